@@ -1,0 +1,64 @@
+//! Sans-IO TCP congestion control, shaped like Linux `tcp_congestion_ops`.
+//!
+//! An algorithm is a pure state machine. It never reads a clock: every hook gets `now_ns`,
+//! the time of the event in nanoseconds since an arbitrary origin. The window lives in
+//! [`TcpState`], the few fields of Linux's `tcp_sock` that congestion modules read and
+//! write (`snd_cwnd`, `snd_cwnd_cnt`, `snd_ssthresh`, ...), counted in segments with the
+//! kernel's integer accounting ([`tcp_slow_start`], [`tcp_cong_avoid_ai`]). The transport
+//! that embeds an algorithm (the cubiclab simulator, the replay driver, a user-space TCP or
+//! QUIC stack) owns `TcpState` and calls the hooks where Linux's `tcp_input.c` calls them.
+//!
+//! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
+//! checked parameters, dispatched without boxing.
+
+pub mod params;
+pub mod registry;
+pub mod replay;
+pub mod reno;
+pub mod tcp;
+
+pub use params::{ParamError, ParamSpec, Params};
+pub use registry::{Algorithm, ALGORITHMS};
+pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, TcpState};
+
+/// The hooks of Linux `struct tcp_congestion_ops` (seed 000, Fig. 2), minus `release`
+/// (nothing to free) and `get_info` (see [`CongestionControl::vars`]).
+///
+/// `ssthresh`, `cong_avoid` and `undo_cwnd` are required, as in Linux; the rest default to
+/// doing nothing.
+pub trait CongestionControl {
+    /// Called once when the connection starts, before any other hook.
+    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {}
+
+    /// A congestion event (fast retransmit or timeout): return the new slow-start
+    /// threshold. Called before the window is reduced, with the window at the event.
+    fn ssthresh(&mut self, tcp: &TcpState, now_ns: u64) -> u32;
+
+    /// An ACK advanced the window by `acked` segments: grow `tcp.cwnd`. Linux calls it only
+    /// when the congestion state allows the window to rise (Open, Disorder, Loss).
+    fn cong_avoid(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64);
+
+    /// The congestion state changes to `new_state` (`tcp.ca_state` still holds the old one).
+    fn set_state(&mut self, _tcp: &mut TcpState, _new_state: CaState, _now_ns: u64) {}
+
+    /// A window event such as restart after idle.
+    fn cwnd_event(&mut self, _tcp: &mut TcpState, _event: CaEvent, _now_ns: u64) {}
+
+    /// A congestion event proved spurious: return the window to restore.
+    /// The default is Linux `tcp_reno_undo_cwnd`.
+    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
+        tcp.cwnd.max(tcp.prior_cwnd)
+    }
+
+    /// Segments were cumulatively acknowledged, with an RTT sample when one is valid.
+    fn pkts_acked(&mut self, _tcp: &mut TcpState, _sample: &AckSample, _now_ns: u64) {}
+
+    /// Whether a fast retransmit is followed by fast recovery (cwnd = ssthresh when it ends).
+    /// Not a Linux hook: Tahoe answers false and restarts from one segment in slow start.
+    fn fast_recovery(&self) -> bool {
+        true
+    }
+
+    /// The algorithm's own variables, by name, for traces (Linux `get_info` in spirit).
+    fn vars(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
+}

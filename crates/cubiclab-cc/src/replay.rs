@@ -1,0 +1,323 @@
+//! Drive any algorithm from a trace of events and record its state after each one.
+//!
+//! The driver plays the part of Linux `tcp_input.c` around the hooks, in the kernel's order:
+//! on an ACK, `pkts_acked` (with the RTT sample) before `cong_avoid`; on a fast-retransmit
+//! loss, `ssthresh` then `set_state(Recovery)`, and at the end of recovery `cwnd = ssthresh`
+//! (`tcp_end_cwnd_reduction`) then `set_state(Open)`; on a timeout, `tcp_enter_loss`:
+//! `ssthresh`, `cwnd_event(Loss)`, `cwnd = 1`, `set_state(Loss)`, and Open again once the
+//! data outstanding at the timeout is acknowledged; on undo, `tcp_undo_cwnd_reduction`.
+//!
+//! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1),
+//! `idle_us` (for `tx_start`), `snd_una` and `snd_nxt` (segments, for HyStart rounds).
+//! Without sequence numbers the sender is taken to be always cwnd-limited: after each ACK it
+//! sends until `snd_nxt = snd_una + cwnd`.
+
+use crate::tcp::{AckSample, CaEvent, CaState, TcpState};
+use crate::{Algorithm, CongestionControl};
+
+/// One event of a trace.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
+    /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
+    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// A congestion event detected by fast retransmit, through to the end of its recovery.
+    Loss,
+    /// A retransmission timeout.
+    Rto,
+    /// First transmission after `idle_us` of idle.
+    TxStart { idle_us: u64 },
+    /// The last congestion event proved spurious.
+    Undo,
+}
+
+impl Event {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::Ack { .. } => "ack",
+            Event::Loss => "loss",
+            Event::Rto => "rto",
+            Event::TxStart { .. } => "tx_start",
+            Event::Undo => "undo",
+        }
+    }
+}
+
+/// An event at a time, with optional sequence numbers from the trace.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceEvent {
+    pub time_us: u64,
+    pub event: Event,
+    pub snd_una: Option<u32>,
+    pub snd_nxt: Option<u32>,
+}
+
+/// The connection's state after one event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayRow {
+    pub time_us: u64,
+    pub event: &'static str,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub cwnd_cnt: u32,
+    pub ca_state: CaState,
+    /// The algorithm's own variables, in the order it reports them.
+    pub vars: Vec<(&'static str, f64)>,
+}
+
+/// Starting conditions of a replay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReplayStart {
+    pub cwnd: u32,
+    pub ssthresh: u32,
+}
+
+impl Default for ReplayStart {
+    fn default() -> Self {
+        let tcp = TcpState::default();
+        Self { cwnd: tcp.cwnd, ssthresh: tcp.ssthresh }
+    }
+}
+
+/// The host side of a replay: the TCP state around an algorithm.
+pub struct Replayer {
+    pub alg: Algorithm,
+    pub tcp: TcpState,
+    /// `high_seq`: `snd_nxt` when the current Loss state began.
+    high_seq: u32,
+}
+
+impl Replayer {
+    /// Start a connection at time `now_us`: the algorithm's `init`, then the initial window
+    /// sent (unless the trace gives sequence numbers).
+    pub fn new(mut alg: Algorithm, start: ReplayStart, now_us: u64) -> Self {
+        let mut tcp = TcpState { cwnd: start.cwnd.max(1), ssthresh: start.ssthresh.max(1), ..TcpState::default() };
+        // Linux calls init when the handshake completes, before any data is sent.
+        alg.init(&mut tcp, now_us * 1000);
+        tcp.snd_nxt = tcp.snd_una + tcp.cwnd;
+        tcp.lsndtime_ns = now_us * 1000;
+        Self { alg, tcp, high_seq: 0 }
+    }
+
+    /// Apply one event and return the state after it.
+    pub fn step(&mut self, ev: &TraceEvent) -> ReplayRow {
+        let now = ev.time_us * 1000;
+        let (alg, tcp) = (&mut self.alg, &mut self.tcp);
+        match ev.event {
+            Event::Ack { acked, rtt_us, cwnd_limited } => {
+                let in_flight = tcp.snd_nxt.wrapping_sub(tcp.snd_una);
+                tcp.snd_una = ev.snd_una.unwrap_or(tcp.snd_una.wrapping_add(acked));
+                if let Some(nxt) = ev.snd_nxt {
+                    tcp.snd_nxt = nxt;
+                }
+                if rtt_us >= 0 {
+                    // Linux smooths with gain 1/8 (tcp_rtt_estimator); the first sample seeds it.
+                    let r = rtt_us as u32;
+                    tcp.srtt_us = if tcp.srtt_us == 0 { r } else { tcp.srtt_us - (tcp.srtt_us >> 3) + (r >> 3) };
+                }
+                let sample = AckSample { pkts_acked: acked, rtt_us, in_flight };
+                alg.pkts_acked(tcp, &sample, now);
+                if tcp.ca_state == CaState::Loss && (tcp.snd_una.wrapping_sub(self.high_seq) as i32) >= 0 {
+                    alg.set_state(tcp, CaState::Open, now);
+                    tcp.ca_state = CaState::Open;
+                }
+                tcp.cwnd_limited = cwnd_limited;
+                if cwnd_limited && acked > 0 {
+                    alg.cong_avoid(tcp, acked, now);
+                }
+                if ev.snd_nxt.is_none() {
+                    let want = tcp.snd_una.wrapping_add(tcp.cwnd);
+                    if (want.wrapping_sub(tcp.snd_nxt) as i32) > 0 {
+                        tcp.snd_nxt = want;
+                        tcp.lsndtime_ns = now;
+                    }
+                }
+            }
+            Event::Loss => {
+                // tcp_enter_recovery -> tcp_init_cwnd_reduction
+                tcp.prior_ssthresh = tcp.current_ssthresh();
+                tcp.ssthresh = alg.ssthresh(tcp, now);
+                tcp.prior_cwnd = tcp.cwnd;
+                tcp.cwnd_cnt = 0;
+                alg.set_state(tcp, CaState::Recovery, now);
+                tcp.ca_state = CaState::Recovery;
+                // tcp_end_cwnd_reduction, then back to Open
+                tcp.cwnd = if alg.fast_recovery() { tcp.ssthresh } else { 1 };
+                alg.cwnd_event(tcp, CaEvent::CompleteCwr, now);
+                alg.set_state(tcp, CaState::Open, now);
+                tcp.ca_state = CaState::Open;
+            }
+            Event::Rto => {
+                // tcp_enter_loss
+                tcp.prior_ssthresh = tcp.current_ssthresh();
+                tcp.prior_cwnd = tcp.cwnd;
+                tcp.ssthresh = alg.ssthresh(tcp, now);
+                alg.cwnd_event(tcp, CaEvent::Loss, now);
+                tcp.cwnd = 1;
+                tcp.cwnd_cnt = 0;
+                alg.set_state(tcp, CaState::Loss, now);
+                tcp.ca_state = CaState::Loss;
+                self.high_seq = tcp.snd_nxt;
+            }
+            Event::TxStart { idle_us } => {
+                tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
+                alg.cwnd_event(tcp, CaEvent::TxStart, now);
+                tcp.lsndtime_ns = now;
+            }
+            Event::Undo => {
+                // tcp_undo_cwnd_reduction
+                if tcp.prior_ssthresh != 0 {
+                    tcp.cwnd = alg.undo_cwnd(tcp, now);
+                    if tcp.prior_ssthresh > tcp.ssthresh {
+                        tcp.ssthresh = tcp.prior_ssthresh;
+                    }
+                }
+                if tcp.ca_state != CaState::Open {
+                    alg.set_state(tcp, CaState::Open, now);
+                    tcp.ca_state = CaState::Open;
+                }
+            }
+        }
+        self.row(ev.time_us, ev.event.name())
+    }
+
+    fn row(&self, time_us: u64, event: &'static str) -> ReplayRow {
+        let mut vars = Vec::new();
+        self.alg.vars(&mut |k, v| vars.push((k, v)));
+        ReplayRow {
+            time_us,
+            event,
+            cwnd: self.tcp.cwnd,
+            ssthresh: self.tcp.ssthresh,
+            cwnd_cnt: self.tcp.cwnd_cnt,
+            ca_state: self.tcp.ca_state,
+            vars,
+        }
+    }
+}
+
+/// Replay a whole trace through `alg`; one row per event.
+pub fn replay(alg: Algorithm, start: ReplayStart, events: &[TraceEvent]) -> Vec<ReplayRow> {
+    let t0 = events.first().map_or(0, |e| e.time_us);
+    let mut r = Replayer::new(alg, start, t0);
+    events.iter().map(|e| r.step(e)).collect()
+}
+
+/// Parse a trace CSV (see the module docs). Errors name the line and the column.
+pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let Some((_, header)) = lines.next() else {
+        return Err("trace is empty: expected a header line 'time_us,event,acked,rtt_us'".into());
+    };
+    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+    let col = |name: &str| cols.iter().position(|c| *c == name);
+    const KNOWN: &[&str] = &["time_us", "event", "acked", "rtt_us", "cwnd_limited", "idle_us", "snd_una", "snd_nxt"];
+    if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
+        return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
+    }
+    let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
+        return Err("trace header must have columns 'time_us' and 'event'".into());
+    };
+    let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
+        (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
+    let mut out = Vec::new();
+    let mut last_time = 0u64;
+    for (i, line) in lines {
+        let lineno = i + 1;
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
+        fn num<T: std::str::FromStr>(v: Option<&str>, name: &str, lineno: usize) -> Result<Option<T>, String> {
+            v.map(|s| s.parse::<T>().map_err(|_| format!("line {lineno}: column '{name}' is '{s}', not a valid number")))
+                .transpose()
+        }
+        let time_us: u64 = num(get(Some(c_time)), "time_us", lineno)?
+            .ok_or_else(|| format!("line {lineno}: column 'time_us' is missing"))?;
+        if time_us < last_time {
+            return Err(format!("line {lineno}: time_us {time_us} goes back in time (previous {last_time})"));
+        }
+        last_time = time_us;
+        let name = get(Some(c_event)).ok_or_else(|| format!("line {lineno}: column 'event' is missing"))?;
+        let event = match name {
+            "ack" => Event::Ack {
+                acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
+                rtt_us: num(get(c_rtt), "rtt_us", lineno)?.unwrap_or(-1),
+                cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
+            },
+            "loss" => Event::Loss,
+            "rto" => Event::Rto,
+            "tx_start" => Event::TxStart { idle_us: num(get(c_idle), "idle_us", lineno)?.unwrap_or(0) },
+            "undo" => Event::Undo,
+            other => {
+                return Err(format!(
+                    "line {lineno}: event '{other}' is unknown; allowed: ack, loss, rto, tx_start, undo"
+                ))
+            }
+        };
+        out.push(TraceEvent {
+            time_us,
+            event,
+            snd_una: num(get(c_una), "snd_una", lineno)?,
+            snd_nxt: num(get(c_nxt), "snd_nxt", lineno)?,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Params;
+
+    fn ack(t: u64, acked: u32) -> TraceEvent {
+        TraceEvent {
+            time_us: t,
+            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true },
+            snd_una: None,
+            snd_nxt: None,
+        }
+    }
+
+    #[test]
+    fn reno_slow_start_then_halving() {
+        // Slow start from 10: each ACKed segment adds one, so 30 ACKs give 40.
+        // A loss then sets ssthresh = cwnd = 40 / 2 = 20.
+        let mut evs: Vec<TraceEvent> = (0..30).map(|i| ack(i * 100, 1)).collect();
+        evs.push(TraceEvent { time_us: 4000, event: Event::Loss, snd_una: None, snd_nxt: None });
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!(rows[29].cwnd, 40);
+        assert_eq!((rows[30].cwnd, rows[30].ssthresh), (20, 20));
+    }
+
+    #[test]
+    fn rto_sets_one_segment_and_undo_restores() {
+        // RTO at cwnd 10 with infinite ssthresh: ssthresh = 5, cwnd = 1. Undo restores
+        // cwnd = max(1, prior_cwnd 10) and ssthresh = prior_ssthresh = max(inf, 7).
+        let evs = [
+            TraceEvent { time_us: 0, event: Event::Rto, snd_una: None, snd_nxt: None },
+            TraceEvent { time_us: 1, event: Event::Undo, snd_una: None, snd_nxt: None },
+        ];
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!((rows[0].cwnd, rows[0].ssthresh, rows[0].ca_state), (1, 5, CaState::Loss));
+        assert_eq!((rows[1].cwnd, rows[1].ssthresh), (10, crate::tcp::TCP_INFINITE_SSTHRESH));
+    }
+
+    #[test]
+    fn tahoe_restarts_from_one() {
+        let evs = [TraceEvent { time_us: 0, event: Event::Loss, snd_una: None, snd_nxt: None }];
+        let rows = replay(Algorithm::new("tahoe", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!((rows[0].cwnd, rows[0].ssthresh), (1, 5));
+    }
+
+    #[test]
+    fn csv_parses_and_rejects_with_line_numbers() {
+        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n").unwrap();
+        assert_eq!(evs.len(), 3);
+        assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true });
+        let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
+        assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");
+        let err = parse_trace_csv("time_us,event,foo\n").unwrap_err();
+        assert!(err.contains("'foo'"), "{err}");
+        let err = parse_trace_csv("time_us,event\n5,ack\n4,ack\n").unwrap_err();
+        assert!(err.contains("back in time"), "{err}");
+    }
+}

@@ -1,0 +1,193 @@
+//! The part of Linux `struct tcp_sock` that congestion modules see, and the window helpers
+//! of `net/ipv4/tcp_cong.c` (Linux 6.x) that every module shares.
+
+/// Linux `TCP_INFINITE_SSTHRESH`: no threshold yet, slow start until the first loss.
+pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+/// Linux `TCP_INIT_CWND` (RFC 6928).
+pub const TCP_INIT_CWND: u32 = 10;
+
+/// Linux `enum tcp_ca_state`, in the kernel's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open = 0,
+    Disorder = 1,
+    Cwr = 2,
+    Recovery = 3,
+    Loss = 4,
+}
+
+/// Linux `enum tcp_ca_event`, the events a module may react to in `cwnd_event`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packet is in flight (restart after idle).
+    TxStart,
+    /// Congestion window restart after idle (RFC 2861).
+    CwndRestart,
+    /// End of congestion window reduction (CWR or Recovery completed).
+    CompleteCwr,
+    /// A retransmission timeout fired (`tcp_enter_loss`).
+    Loss,
+}
+
+/// What `pkts_acked` learns from one ACK (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    /// Segments newly acknowledged by this ACK.
+    pub pkts_acked: u32,
+    /// RTT sample in microseconds from a never-retransmitted segment; negative when none.
+    pub rtt_us: i64,
+    /// Segments in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// Window state that Linux keeps in `tcp_sock` and that congestion modules read and write.
+///
+/// The embedding transport owns it and keeps the non-window fields (`snd_una`, `srtt_us`,
+/// `cwnd_limited`, ...) current before each hook. Sequence numbers count segments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpState {
+    /// `snd_cwnd`: congestion window, segments.
+    pub cwnd: u32,
+    /// `snd_cwnd_cnt`: ACKed segments credited toward the next congestion-avoidance increment.
+    pub cwnd_cnt: u32,
+    /// `snd_ssthresh`: slow-start threshold, segments.
+    pub ssthresh: u32,
+    /// `snd_cwnd_clamp`: upper bound of `cwnd`.
+    pub cwnd_clamp: u32,
+    /// `prior_cwnd`: window when the last congestion event began (for undo).
+    pub prior_cwnd: u32,
+    /// `prior_ssthresh`: threshold before the last congestion event (for undo).
+    pub prior_ssthresh: u32,
+    /// `snd_una`: first unacknowledged segment.
+    pub snd_una: u32,
+    /// `snd_nxt`: next segment to send.
+    pub snd_nxt: u32,
+    /// Congestion state (`icsk_ca_state`).
+    pub ca_state: CaState,
+    /// `tcp_is_cwnd_limited()`: the sender used its window in the last round.
+    pub cwnd_limited: bool,
+    /// `srtt_us >> 3`: smoothed RTT in microseconds, 0 before the first sample.
+    pub srtt_us: u32,
+    /// `lsndtime`: time of the last transmission, nanoseconds.
+    pub lsndtime_ns: u64,
+    /// `sk_pacing_rate`: bytes per second, 0 when unknown.
+    pub pacing_rate: u64,
+    /// `sk_pacing_status != SK_PACING_NONE`: the qdisc or the stack paces packets.
+    pub paced: bool,
+    /// `sk_gso_max_size`: bytes.
+    pub gso_max_size: u32,
+    /// `mss_cache`: bytes of payload per segment.
+    pub mss: u32,
+}
+
+impl Default for TcpState {
+    fn default() -> Self {
+        Self {
+            cwnd: TCP_INIT_CWND,
+            cwnd_cnt: 0,
+            ssthresh: TCP_INFINITE_SSTHRESH,
+            cwnd_clamp: u32::MAX,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            ca_state: CaState::Open,
+            cwnd_limited: true,
+            srtt_us: 0,
+            lsndtime_ns: 0,
+            pacing_rate: 0,
+            paced: false,
+            gso_max_size: 65536,
+            mss: 1448,
+        }
+    }
+}
+
+impl TcpState {
+    /// `tcp_in_slow_start()`.
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// `tcp_current_ssthresh()`: the threshold to restore if the next reduction is undone.
+    #[inline]
+    pub fn current_ssthresh(&self) -> u32 {
+        if matches!(self.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.ssthresh
+        } else {
+            self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2))
+        }
+    }
+}
+
+/// Linux `tcp_slow_start()`: grow `cwnd` by one per ACKed segment up to `ssthresh`;
+/// return the ACKed segments left over for congestion avoidance.
+#[inline]
+pub fn tcp_slow_start(tcp: &mut TcpState, acked: u32) -> u32 {
+    let cwnd = tcp.cwnd.saturating_add(acked).min(tcp.ssthresh);
+    let left = acked - (cwnd - tcp.cwnd.min(cwnd));
+    tcp.cwnd = cwnd.min(tcp.cwnd_clamp);
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai()`: add one segment to `cwnd` per `w` ACKed segments,
+/// carrying the remainder in `cwnd_cnt`.
+#[inline]
+pub fn tcp_cong_avoid_ai(tcp: &mut TcpState, w: u32, acked: u32) {
+    let w = w.max(1);
+    // Credits earned while `w` was larger are applied gently: one segment, not a burst.
+    if tcp.cwnd_cnt >= w {
+        tcp.cwnd_cnt = 0;
+        tcp.cwnd = tcp.cwnd.saturating_add(1);
+    }
+    tcp.cwnd_cnt = tcp.cwnd_cnt.saturating_add(acked);
+    if tcp.cwnd_cnt >= w {
+        let delta = tcp.cwnd_cnt / w;
+        tcp.cwnd_cnt -= delta * w;
+        tcp.cwnd = tcp.cwnd.saturating_add(delta);
+    }
+    tcp.cwnd = tcp.cwnd.min(tcp.cwnd_clamp);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        // cwnd 10, ssthresh 12, 5 ACKed: cwnd reaches 12 using 2, 3 are left for CA.
+        let mut tcp = TcpState { ssthresh: 12, ..TcpState::default() };
+        assert_eq!(tcp_slow_start(&mut tcp, 5), 3);
+        assert_eq!(tcp.cwnd, 12);
+    }
+
+    #[test]
+    fn cong_avoid_ai_adds_one_per_window() {
+        // w = cwnd = 10: ten single ACKs add exactly one segment and clear the credit.
+        let mut tcp = TcpState { ssthresh: 5, ..TcpState::default() };
+        for _ in 0..9 {
+            tcp_cong_avoid_ai(&mut tcp, 10, 1);
+        }
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (10, 9));
+        tcp_cong_avoid_ai(&mut tcp, 10, 1);
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (11, 0));
+        // A stretch ACK of 25 with w = 11 adds 2 and keeps 3.
+        tcp_cong_avoid_ai(&mut tcp, 11, 25);
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (13, 3));
+    }
+
+    #[test]
+    fn cong_avoid_ai_applies_stale_credit_as_one() {
+        // cnt 50 earned under w = 100, now w = 10: one segment, not five (Linux comment).
+        let mut tcp = TcpState { cwnd_cnt: 50, ..TcpState::default() };
+        tcp_cong_avoid_ai(&mut tcp, 10, 1);
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (11, 1));
+    }
+
+    #[test]
+    fn current_ssthresh_is_three_quarters_cwnd_when_open() {
+        let tcp = TcpState { cwnd: 100, ssthresh: 20, ..TcpState::default() };
+        assert_eq!(tcp.current_ssthresh(), 75);
+    }
+}

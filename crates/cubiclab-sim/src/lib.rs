@@ -1,0 +1,1 @@
+//! The cubiclab packet simulator (see DESIGN.md, layer 2).
