@@ -13,8 +13,8 @@
 
 pub mod params;
 pub mod registry;
-pub mod replay;
 pub mod reno;
+pub mod replay;
 pub mod tcp;
 
 pub use params::{ParamError, ParamSpec, Params};

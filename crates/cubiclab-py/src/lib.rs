@@ -39,27 +39,50 @@ fn replay_csv<'py>(
     let mut start = ReplayStart::default();
     if let Some(c) = initial_cwnd {
         if c == 0 {
-            return Err(PyValueError::new_err("initial_cwnd must be at least 1 segment"));
+            return Err(PyValueError::new_err(
+                "initial_cwnd must be at least 1 segment",
+            ));
         }
         start.cwnd = c;
     }
     if let Some(s) = initial_ssthresh {
         if s < 2 {
-            return Err(PyValueError::new_err("initial_ssthresh must be at least 2 segments"));
+            return Err(PyValueError::new_err(
+                "initial_ssthresh must be at least 2 segments",
+            ));
         }
         start.ssthresh = s;
     }
     let rows = py.allow_threads(|| replay(alg, start, &events));
     let out = PyDict::new(py);
-    out.set_item("time_us", rows.iter().map(|r| r.time_us).collect::<Vec<_>>())?;
+    out.set_item(
+        "time_us",
+        rows.iter().map(|r| r.time_us).collect::<Vec<_>>(),
+    )?;
     out.set_item("event", rows.iter().map(|r| r.event).collect::<Vec<_>>())?;
     out.set_item("cwnd", rows.iter().map(|r| r.cwnd).collect::<Vec<_>>())?;
-    out.set_item("ssthresh", rows.iter().map(|r| r.ssthresh).collect::<Vec<_>>())?;
-    out.set_item("cwnd_cnt", rows.iter().map(|r| r.cwnd_cnt).collect::<Vec<_>>())?;
-    out.set_item("ca_state", rows.iter().map(|r| format!("{:?}", r.ca_state)).collect::<Vec<_>>())?;
+    out.set_item(
+        "ssthresh",
+        rows.iter().map(|r| r.ssthresh).collect::<Vec<_>>(),
+    )?;
+    out.set_item(
+        "cwnd_cnt",
+        rows.iter().map(|r| r.cwnd_cnt).collect::<Vec<_>>(),
+    )?;
+    out.set_item(
+        "ca_state",
+        rows.iter()
+            .map(|r| format!("{:?}", r.ca_state))
+            .collect::<Vec<_>>(),
+    )?;
     if let Some(first) = rows.first() {
         for (i, (name, _)) in first.vars.iter().enumerate() {
-            out.set_item(*name, rows.iter().map(|r| r.vars.get(i).map_or(f64::NAN, |v| v.1)).collect::<Vec<_>>())?;
+            out.set_item(
+                *name,
+                rows.iter()
+                    .map(|r| r.vars.get(i).map_or(f64::NAN, |v| v.1))
+                    .collect::<Vec<_>>(),
+            )?;
         }
     }
     Ok(out)
@@ -67,11 +90,22 @@ fn replay_csv<'py>(
 
 /// The registry: a list of (name, reference, [(param, default, min, max, integer, help)]).
 #[pyfunction]
-fn algorithms() -> Vec<(&'static str, &'static str, Vec<(&'static str, f64, f64, f64, bool, &'static str)>)> {
+fn algorithms() -> Vec<(
+    &'static str,
+    &'static str,
+    Vec<(&'static str, f64, f64, f64, bool, &'static str)>,
+)> {
     ALGORITHMS
         .iter()
         .map(|a| {
-            (a.name, a.reference, a.params.iter().map(|p| (p.name, p.default, p.min, p.max, p.integer, p.help)).collect())
+            (
+                a.name,
+                a.reference,
+                a.params
+                    .iter()
+                    .map(|p| (p.name, p.default, p.min, p.max, p.integer, p.help))
+                    .collect(),
+            )
         })
         .collect()
 }
@@ -81,7 +115,9 @@ fn algorithms() -> Vec<(&'static str, &'static str, Vec<(&'static str, f64, f64,
 #[pyo3(signature = (algorithm, params=None))]
 fn check_algorithm(algorithm: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
     let p = params_from(params)?;
-    Algorithm::new(algorithm, &p).map(|_| ()).map_err(|e| PyValueError::new_err(e.0))
+    Algorithm::new(algorithm, &p)
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(e.0))
 }
 
 #[pymodule]

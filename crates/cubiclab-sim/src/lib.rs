@@ -1,1 +1,20 @@
-//! The cubiclab packet simulator (see DESIGN.md, layer 2).
+//! The cubiclab packet simulator (DESIGN.md, layer 2): a discrete-event dumbbell in
+//! integer nanoseconds, running the `cubiclab-cc` algorithms (the same code, never a copy).
+//! The same scenario and seed give bit-identical results.
+
+pub mod engine;
+pub mod link;
+pub mod packet;
+pub mod pipe;
+pub mod queue;
+pub mod record;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+
+pub use queue::Limit;
+pub use record::Results;
+pub use scenario::{FlowSpec, Scenario};
+pub use sim::Sim;
+pub use tcp::Recovery;

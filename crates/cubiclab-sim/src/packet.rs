@@ -1,0 +1,18 @@
+//! A packet: a small `Copy` value moved between queues and delay lines, never boxed.
+
+/// `sack` value of an ACK that carries no selective acknowledgement.
+pub const NO_SACK: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Index of the flow in the simulation.
+    pub flow: u32,
+    /// Data: segment number. ACK: cumulative acknowledgement (next segment expected).
+    pub seq: u32,
+    /// ACK only: the out-of-order segment that triggered it (its SACK block), or `NO_SACK`.
+    pub sack: u32,
+    /// Bytes on the wire.
+    pub size: u32,
+    /// True for an ACK, false for data.
+    pub is_ack: bool,
+}

@@ -1,0 +1,11 @@
+//! TCP endpoints: a sender whose window is driven by a `cubiclab-cc` algorithm, with
+//! Linux-style loss recovery (SACK scoreboard or NewReno), PRR and RTO; and a receiver
+//! with delayed ACKs.
+
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+pub use receiver::Receiver;
+pub use sender::{Recovery, Sender, SenderConfig};

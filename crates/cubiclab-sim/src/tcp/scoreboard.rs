@@ -1,0 +1,415 @@
+//! The sender's record of every outstanding segment, Linux-style: per-segment SACKED, LOST
+//! and RETRANS marks in a ring indexed by segment number, and the counters `sacked_out`,
+//! `lost_out` and `retrans_out` from which `packets_in_flight` follows (Linux
+//! `tcp_packets_in_flight`, the RFC 6675 "pipe").
+//!
+//! A retransmission is itself judged lost once a segment sent after it has been delivered
+//! (the RACK rule of RFC 8985 applied to retransmissions, with no reordering window: the
+//! simulated paths never reorder). Retransmissions go out in time order, so a FIFO of them
+//! suffices.
+//!
+//! Every operation is amortized O(1) per segment: the cumulative ACK walks each segment
+//! once, and loss marking and the retransmission search move cursors that only go forward
+//! (until a timeout restarts them).
+
+use std::collections::VecDeque;
+
+use crate::engine::Time;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// Retransmitted and not yet acknowledged.
+const RETRANS: u8 = 4;
+/// Retransmitted at least once (Karn: no RTT sample from it).
+const EVER_RETRANS: u8 = 8;
+
+/// RFC 6675 DupThresh.
+pub const DUPTHRESH: u32 = 3;
+
+/// What a cumulative ACK covered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Acked {
+    /// Segments newly acknowledged (the distance snd_una moved).
+    pub acked: u32,
+    /// Of those, segments not SACKed before (newly delivered).
+    pub newly_delivered: u32,
+    /// Send time of the oldest never-retransmitted segment covered (RFC 6298 sample).
+    pub first_sent: Option<Time>,
+    /// Send time of the newest never-retransmitted segment covered (the CC's RTT sample).
+    pub last_sent: Option<Time>,
+    /// Latest transmission time of any segment covered (retransmissions included).
+    pub latest_tx: Option<Time>,
+}
+
+pub struct Scoreboard {
+    flags: Vec<u8>,
+    sent: Vec<Time>,
+    mask: u32,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// First segment not yet judged by the loss rule.
+    mark_seq: u32,
+    /// SACKed segments in [snd_una, mark_seq).
+    sacked_below_mark: u32,
+    /// No segment in [snd_una, retx_seq) is waiting for retransmission.
+    retx_seq: u32,
+    /// Outstanding retransmissions in the order they were sent: (segment, time).
+    retx_fifo: VecDeque<(u32, Time)>,
+}
+
+#[inline]
+fn after_eq(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) >= 0
+}
+
+impl Scoreboard {
+    pub fn new() -> Self {
+        Self {
+            flags: vec![0; 64],
+            sent: vec![0; 64],
+            mask: 63,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            mark_seq: 0,
+            sacked_below_mark: 0,
+            retx_seq: 0,
+            retx_fifo: VecDeque::new(),
+        }
+    }
+
+    /// Make room for the segments [una, nxt]; allocates only while the window grows.
+    pub fn reserve(&mut self, una: u32, nxt: u32) {
+        let need = nxt.wrapping_sub(una) as usize + 1;
+        if need <= self.flags.len() {
+            return;
+        }
+        let mut cap = self.flags.len();
+        while cap < need {
+            cap *= 2;
+        }
+        let mut flags = vec![0; cap];
+        let mut sent = vec![0; cap];
+        let new_mask = cap as u32 - 1;
+        let mut s = una;
+        while s != nxt {
+            flags[(s & new_mask) as usize] = self.flags[(s & self.mask) as usize];
+            sent[(s & new_mask) as usize] = self.sent[(s & self.mask) as usize];
+            s = s.wrapping_add(1);
+        }
+        self.flags = flags;
+        self.sent = sent;
+        self.mask = new_mask;
+    }
+
+    #[inline]
+    fn idx(&self, seq: u32) -> usize {
+        (seq & self.mask) as usize
+    }
+
+    /// A segment left the sender (`una..=seq` must fit: call `reserve` first).
+    #[inline]
+    pub fn on_send(&mut self, seq: u32, now: Time, retransmit: bool) {
+        let i = self.idx(seq);
+        if retransmit {
+            if self.flags[i] & RETRANS != 0 {
+                return;
+            }
+            self.retrans_out += 1;
+            self.flags[i] |= RETRANS | EVER_RETRANS;
+            self.retx_fifo.push_back((seq, now));
+        } else {
+            self.flags[i] = 0;
+        }
+        self.sent[i] = now;
+    }
+
+    /// The cumulative ACK moved snd_una from `una` to `new_una`.
+    pub fn cum_ack(&mut self, una: u32, new_una: u32) -> Acked {
+        let mut out = Acked {
+            acked: new_una.wrapping_sub(una),
+            ..Acked::default()
+        };
+        let mut sacked_removed_below_mark = 0;
+        let mut s = una;
+        while s != new_una {
+            let i = self.idx(s);
+            let f = self.flags[i];
+            if f & SACKED != 0 {
+                self.sacked_out -= 1;
+                if !after_eq(s, self.mark_seq) {
+                    sacked_removed_below_mark += 1;
+                }
+            } else {
+                out.newly_delivered += 1;
+            }
+            if f & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if f & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            if f & SACKED == 0 {
+                out.latest_tx = Some(
+                    out.latest_tx
+                        .map_or(self.sent[i], |x: Time| x.max(self.sent[i])),
+                );
+            }
+            if f & EVER_RETRANS == 0 && f & SACKED == 0 {
+                let t = self.sent[i];
+                out.first_sent.get_or_insert(t);
+                out.last_sent = Some(t);
+            }
+            self.flags[i] = 0;
+            s = s.wrapping_add(1);
+        }
+        if after_eq(new_una, self.mark_seq) {
+            self.mark_seq = new_una;
+            self.sacked_below_mark = 0;
+        } else {
+            self.sacked_below_mark -= sacked_removed_below_mark;
+        }
+        if after_eq(new_una, self.retx_seq) {
+            self.retx_seq = new_una;
+        }
+        out
+    }
+
+    /// A SACK for `seq` (within [una, nxt)). Returns whether it is newly SACKed, and its
+    /// send time if it was never retransmitted (an RTT sample).
+    pub fn sack(&mut self, seq: u32) -> (bool, Option<Time>) {
+        let i = self.idx(seq);
+        let f = self.flags[i];
+        if f & SACKED != 0 {
+            return (false, None);
+        }
+        self.detect_lost_retransmits(self.sent[i]);
+        self.sacked_out += 1;
+        if f & LOST != 0 {
+            self.lost_out -= 1;
+        }
+        if f & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        if !after_eq(seq, self.mark_seq) {
+            self.sacked_below_mark += 1;
+        }
+        self.flags[i] = SACKED | (f & EVER_RETRANS);
+        (true, (f & EVER_RETRANS == 0).then_some(self.sent[i]))
+    }
+
+    /// Retransmissions sent before `delivered_tx` (the transmission time of a segment just
+    /// delivered) and still unacknowledged are lost. Returns how many were marked.
+    pub fn detect_lost_retransmits(&mut self, delivered_tx: Time) -> u32 {
+        let mut marked = 0;
+        while let Some(&(seq, t)) = self.retx_fifo.front() {
+            if t >= delivered_tx {
+                break;
+            }
+            self.retx_fifo.pop_front();
+            if self.flags[self.idx(seq)] & RETRANS != 0 && self.mark_lost(seq) {
+                marked += 1;
+            }
+        }
+        marked
+    }
+
+    /// Loss marking with SACK: a hole is lost once DupThresh SACKed segments lie above it
+    /// (RFC 6675 IsLost), or — when `rack_tx` is given — once a segment transmitted after it
+    /// has been delivered (RACK, RFC 8985, with the zero reordering window Linux uses in
+    /// Recovery when no reordering has been seen). Holes not yet retransmitted were sent in
+    /// sequence order, so both rules are monotone in the sequence number and a forward
+    /// cursor suffices. Returns the number of segments newly marked lost.
+    pub fn mark_losses_sack(&mut self, nxt: u32, rack_tx: Option<Time>) -> u32 {
+        let mut marked = 0;
+        while self.mark_seq != nxt {
+            let i = self.idx(self.mark_seq);
+            let f = self.flags[i];
+            if f & SACKED != 0 {
+                self.sacked_below_mark += 1;
+            } else if self.sacked_out - self.sacked_below_mark >= DUPTHRESH
+                || rack_tx.is_some_and(|t| self.sent[i] < t)
+            {
+                if f & LOST == 0 {
+                    self.flags[i] |= LOST;
+                    self.lost_out += 1;
+                    marked += 1;
+                    if !after_eq(self.mark_seq, self.retx_seq) {
+                        self.retx_seq = self.mark_seq;
+                    }
+                }
+            } else {
+                break;
+            }
+            self.mark_seq = self.mark_seq.wrapping_add(1);
+        }
+        marked
+    }
+
+    /// Mark one segment lost (NewReno: the head after three duplicate ACKs or a partial ACK).
+    pub fn mark_lost(&mut self, seq: u32) -> bool {
+        let i = self.idx(seq);
+        let f = self.flags[i];
+        if f & SACKED != 0 || (f & LOST != 0 && f & RETRANS == 0) {
+            return false;
+        }
+        // A retransmission that is itself lost is no longer in flight.
+        if f & RETRANS != 0 {
+            self.retrans_out -= 1;
+        }
+        if f & LOST == 0 {
+            self.lost_out += 1;
+        }
+        self.flags[i] = (f & !RETRANS) | LOST;
+        if !after_eq(seq, self.retx_seq) {
+            self.retx_seq = seq;
+        }
+        true
+    }
+
+    /// A timeout: every segment not SACKed is lost and nothing retransmitted is in flight
+    /// (Linux `tcp_timeout_mark_lost`).
+    pub fn mark_all_lost(&mut self, una: u32, nxt: u32) {
+        let mut s = una;
+        self.lost_out = 0;
+        self.retrans_out = 0;
+        while s != nxt {
+            let i = self.idx(s);
+            if self.flags[i] & SACKED == 0 {
+                self.flags[i] = (self.flags[i] & EVER_RETRANS) | LOST;
+                self.lost_out += 1;
+            }
+            s = s.wrapping_add(1);
+        }
+        self.mark_seq = nxt;
+        self.sacked_below_mark = self.sacked_out;
+        self.retx_seq = una;
+        self.retx_fifo.clear();
+    }
+
+    /// The next segment marked lost and not yet retransmitted, if any, below `limit`.
+    #[inline]
+    pub fn next_retransmit(&mut self, una: u32, limit: u32) -> Option<u32> {
+        if self.lost_out == 0 {
+            return None;
+        }
+        if !after_eq(self.retx_seq, una) {
+            self.retx_seq = una;
+        }
+        while self.retx_seq != limit && after_eq(limit, self.retx_seq) {
+            let f = self.flags[self.idx(self.retx_seq)];
+            if f & LOST != 0 && f & RETRANS == 0 {
+                return Some(self.retx_seq);
+            }
+            self.retx_seq = self.retx_seq.wrapping_add(1);
+        }
+        None
+    }
+
+    /// Forget retransmissions below `una` (acknowledged) at the head of the FIFO.
+    pub fn trim_retransmits(&mut self, una: u32) {
+        while let Some(&(seq, _)) = self.retx_fifo.front() {
+            if after_eq(seq, una) {
+                break;
+            }
+            self.retx_fifo.pop_front();
+        }
+    }
+
+    /// Whether `seq` was ever retransmitted.
+    pub fn ever_retransmitted(&self, seq: u32) -> bool {
+        self.flags[self.idx(seq)] & EVER_RETRANS != 0
+    }
+}
+
+impl Default for Scoreboard {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_sacks_above_a_hole_mark_it_lost() {
+        // Segments 0..10 sent; 2 is lost; 3, 4 SACKed: not yet lost (2 < DupThresh);
+        // 5 SACKed: three above 2, so 2 is lost and is the next retransmission.
+        let mut sb = Scoreboard::new();
+        for s in 0..10 {
+            sb.on_send(s, 0, false);
+        }
+        let a = sb.cum_ack(0, 2);
+        assert_eq!((a.acked, a.newly_delivered), (2, 2));
+        sb.sack(3);
+        sb.sack(4);
+        assert_eq!(sb.mark_losses_sack(10, None), 0);
+        sb.sack(5);
+        assert_eq!(sb.mark_losses_sack(10, None), 1);
+        assert_eq!((sb.sacked_out, sb.lost_out), (3, 1));
+        assert_eq!(sb.next_retransmit(2, 10), Some(2));
+        sb.on_send(2, 1, true);
+        assert_eq!(sb.retrans_out, 1);
+        assert_eq!(sb.next_retransmit(2, 10), None);
+        // The retransmission is ACKed with 3..5: una jumps to 6, counters return to zero,
+        // and only 2 was newly delivered by the cumulative ACK (3..5 were SACKed before).
+        let a = sb.cum_ack(2, 6);
+        assert_eq!((a.acked, a.newly_delivered), (4, 1));
+        assert_eq!((sb.sacked_out, sb.lost_out, sb.retrans_out), (0, 0, 0));
+        assert_eq!(
+            a.first_sent, None,
+            "Karn: no sample from a retransmitted segment"
+        );
+    }
+
+    #[test]
+    fn a_retransmission_is_lost_when_later_data_is_delivered() {
+        // 0..6 sent at t=0; 1 lost and retransmitted at t=10; new segment 6 sent at t=20.
+        // A SACK for 6 (sent at 20 > 10) proves the retransmission of 1 was lost.
+        let mut sb = Scoreboard::new();
+        for s in 0..6 {
+            sb.on_send(s, 0, false);
+        }
+        sb.cum_ack(0, 1);
+        for s in 2..5 {
+            sb.sack(s);
+        }
+        sb.mark_losses_sack(6, None);
+        assert_eq!(sb.next_retransmit(1, 6), Some(1));
+        sb.on_send(1, 10, true);
+        sb.on_send(6, 20, false);
+        assert_eq!((sb.lost_out, sb.retrans_out), (1, 1));
+        sb.sack(6);
+        assert_eq!((sb.lost_out, sb.retrans_out), (1, 0));
+        assert_eq!(sb.next_retransmit(1, 7), Some(1));
+    }
+
+    #[test]
+    fn timeout_marks_everything_not_sacked() {
+        let mut sb = Scoreboard::new();
+        for s in 0..8 {
+            sb.on_send(s, 0, false);
+        }
+        sb.sack(5);
+        sb.mark_all_lost(0, 8);
+        assert_eq!((sb.lost_out, sb.sacked_out), (7, 1));
+        assert_eq!(sb.next_retransmit(0, 8), Some(0));
+    }
+
+    #[test]
+    fn grows_and_keeps_marks() {
+        let mut sb = Scoreboard::new();
+        for s in 0..60 {
+            sb.on_send(s, s as u64, false);
+        }
+        sb.sack(30);
+        sb.reserve(0, 200);
+        for s in 60..200 {
+            sb.on_send(s, s as u64, false);
+        }
+        assert_eq!(sb.sack(30), (false, None));
+        assert_eq!(sb.sack(150), (true, Some(150)));
+    }
+}

@@ -1,0 +1,174 @@
+//! Whole-simulation checks against the arithmetic of AIMD and the papers.
+
+use cubiclab_sim::{FlowSpec, Limit, Recovery, Scenario, Sim};
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+fn one_flow(alg: &str, rate_bps: u64, rtt_ns: u64, secs: u64) -> Scenario {
+    let mut sc = Scenario::dumbbell(rate_bps, rtt_ns, Limit::Packets(1), secs * S);
+    sc.buffer = Limit::Packets(sc.bdp_packets(rtt_ns));
+    sc.record_cwnd_changes = true;
+    sc.flows.push(FlowSpec::bulk(alg, rtt_ns));
+    sc
+}
+
+/// Times of the congestion events of `flow`.
+fn loss_times(r: &cubiclab_sim::Results, flow: u32) -> Vec<u64> {
+    let t = &r.traces;
+    (0..t.loss_t_ns.len())
+        .filter(|&i| t.loss_flow[i] == flow)
+        .map(|i| t.loss_t_ns[i])
+        .collect()
+}
+
+#[test]
+fn reno_alone_fills_a_bdp_buffer_with_the_aimd_period() {
+    // 20 Mbps, 40 ms, 1500-byte packets: C = 1666.7 pkt/s, BDP = 66 packets, buffer B = 66.
+    // The window peaks at BDP + B = 132 and halves to 66 = BDP, so the queue only just
+    // drains: utilisation ~100%. It grows one segment per round, and a round lasts W / C
+    // while the queue is non-empty, so one sawtooth lasts
+    //   T = sum_{W=66}^{132} W / C ~ (132^2 - 66^2) / (2 C) = 3.92 s.
+    let sc = one_flow("reno", 20_000_000, 40 * MS, 60);
+    let r = Sim::new(sc).unwrap().run();
+    let losses = loss_times(&r, 0);
+    assert!(
+        losses.len() >= 10,
+        "expected a regular sawtooth, got {} losses",
+        losses.len()
+    );
+    let gaps: Vec<f64> = losses
+        .windows(2)
+        .skip(2)
+        .map(|w| (w[1] - w[0]) as f64 / 1e9)
+        .collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    assert!(
+        (mean - 3.92).abs() < 0.4,
+        "sawtooth period {mean:.2} s, expected 3.92 s"
+    );
+    // Peak window just before each loss: BDP + B (+1 in service, +1 for the arrival that is
+    // dropped) = 132..134.
+    let peak = *r
+        .traces
+        .cwnd
+        .iter()
+        .skip(r.traces.cwnd.len() / 2)
+        .max()
+        .unwrap();
+    assert!((131..=136).contains(&peak), "peak cwnd {peak}");
+    let util: f64 =
+        r.link.utilization[50..].iter().sum::<f64>() / (r.link.utilization.len() - 50) as f64;
+    assert!(util > 0.98, "utilisation {util:.3}");
+}
+
+#[test]
+fn packets_are_conserved_at_every_sample() {
+    // Every data packet sent is, at any instant, either arrived, dropped, or in the network.
+    let mut sc = one_flow("reno", 50_000_000, 30 * MS, 5);
+    sc.flows.push(FlowSpec::bulk("reno", 80 * MS));
+    sc.buffer = Limit::Packets(20); // small, so that drops happen
+    let mut sim = Sim::new(sc).unwrap();
+    let mut t = 0;
+    let mut drops = 0;
+    while !sim.run_until(t) {
+        for f in 0..2 {
+            let (sent, arrived, dropped) = sim.flow_counts(f);
+            assert_eq!(
+                sent,
+                arrived + dropped + sim.in_network(f),
+                "flow {f} at {t} ns"
+            );
+            drops += dropped;
+        }
+        t += 37 * MS;
+    }
+    assert!(drops > 0);
+}
+
+#[test]
+fn identical_flows_share_fairly() {
+    // Two Reno flows with the same RTT lose at the same rate and grow at the same rate:
+    // Jain's index of their goodput over the second half is close to 1.
+    let mut sc = one_flow("reno", 20_000_000, 40 * MS, 120);
+    let mut f = FlowSpec::bulk("reno", 40 * MS);
+    f.start_ns = 5 * S;
+    sc.flows.push(f);
+    let r = Sim::new(sc).unwrap().run();
+    let (a, b) = goodput_second_half(&r);
+    let jain = (a + b).powi(2) / (2.0 * (a * a + b * b));
+    assert!(jain > 0.97, "Jain index {jain:.3} ({a:.0} vs {b:.0} bit/s)");
+}
+
+#[test]
+fn reno_favours_the_short_rtt_flow() {
+    // Seed 000 Sec. 6.3: TCP-SACK shares in inverse proportion to RTT (or steeper, up to
+    // RTT^-2 with synchronised losses). With RTTs of 20 ms and 200 ms the short flow
+    // should get well over 3 times the long one's throughput.
+    let mut sc = one_flow("reno", 20_000_000, 20 * MS, 120);
+    sc.delay_ns = 5 * MS;
+    sc.buffer = Limit::Packets(100);
+    sc.flows.push(FlowSpec::bulk("reno", 200 * MS));
+    let r = Sim::new(sc).unwrap().run();
+    let (short, long) = goodput_second_half(&r);
+    assert!(
+        short > 3.0 * long,
+        "short {short:.0} vs long {long:.0} bit/s"
+    );
+}
+
+#[test]
+fn newreno_recovery_also_works() {
+    // Same single-flow setting with NewReno instead of SACK: still no timeouts in steady
+    // state and near-full utilisation (one loss per window is easy for NewReno).
+    let mut sc = one_flow("reno", 20_000_000, 40 * MS, 40);
+    sc.flows[0].recovery = Recovery::NewReno;
+    let r = Sim::new(sc).unwrap().run();
+    let util: f64 =
+        r.link.utilization[100..].iter().sum::<f64>() / (r.link.utilization.len() - 100) as f64;
+    assert!(util > 0.97, "utilisation {util:.3}");
+}
+
+#[test]
+fn same_seed_same_results() {
+    let mut sc = one_flow("reno", 30_000_000, 50 * MS, 10);
+    sc.start_jitter_ns = 10 * MS;
+    sc.flows.push(FlowSpec::bulk("tahoe", 70 * MS));
+    let a = Sim::new(sc.clone()).unwrap().run();
+    let b = Sim::new(sc.clone()).unwrap().run();
+    assert_eq!(a.flows.goodput_bps, b.flows.goodput_bps);
+    assert_eq!(a.traces.cwnd, b.traces.cwnd);
+    sc.seed = 2;
+    let c = Sim::new(sc).unwrap().run();
+    assert_ne!(
+        a.traces.cwnd_t_ns, c.traces.cwnd_t_ns,
+        "another seed moves the start jitter"
+    );
+}
+
+#[test]
+fn bad_scenarios_are_refused_with_the_field_named() {
+    let mut sc = one_flow("reno", 10_000_000, 40 * MS, 1);
+    sc.flows[0].rtt_ns = 10 * MS; // bottleneck delay is 10 ms one way
+    let e = Sim::new(sc).err().unwrap();
+    assert!(e.contains("flows[0]") && e.contains("rtt"), "{e}");
+    let mut sc = one_flow("nope", 10_000_000, 40 * MS, 1);
+    sc.rate_bps = 1;
+    assert!(Sim::new(sc)
+        .err()
+        .unwrap()
+        .contains("unknown algorithm 'nope'"));
+    let mut sc = one_flow("reno", 10_000_000, 40 * MS, 1);
+    sc.buffer = Limit::Packets(0);
+    assert!(Sim::new(sc).err().unwrap().contains("bottleneck.buffer"));
+}
+
+fn goodput_second_half(r: &cubiclab_sim::Results) -> (f64, f64) {
+    let n = r.flows.t_ns.len();
+    let mut sums = [0.0, 0.0];
+    for i in n / 2..n {
+        sums[r.flows.flow[i] as usize] += r.flows.goodput_bps[i];
+    }
+    let k = ((n - n / 2) / 2) as f64;
+    (sums[0] / k, sums[1] / k)
+}
