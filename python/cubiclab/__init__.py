@@ -5,11 +5,19 @@ Quick start::
     import cubiclab
     df = cubiclab.replay("cubic", cubiclab.builtin_trace())   # pandas DataFrame
     cubiclab.algorithms()                                       # the registry
+    res = cubiclab.simulate(cubiclab.default_scenario())        # seed 000 Fig. 6
+    res.flows, res.totals, res.summary
 """
 
 from cubiclab.algorithms import algorithms, check_algorithm
 from cubiclab.replay import builtin_trace, replay
+from cubiclab.results import Results
+from cubiclab.scenario import Bottleneck, FlowGroup, Record, Scenario, default_scenario
+from cubiclab.simulate import simulate
 from cubiclab.window import window_curve
 
-__all__ = ["algorithms", "check_algorithm", "builtin_trace", "replay", "window_curve"]
+__all__ = [
+    "algorithms", "check_algorithm", "builtin_trace", "replay", "window_curve",
+    "Scenario", "FlowGroup", "Bottleneck", "Record", "default_scenario", "simulate", "Results",
+]
 __version__ = "0.1.0"

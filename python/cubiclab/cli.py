@@ -70,6 +70,42 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_run(args) -> int:
+    """Simulate a scenario file (or the built-in default) and write tables, plots, summary."""
+    from cubiclab.plots import plot_run
+    from cubiclab.scenario import Scenario, default_scenario
+    from cubiclab.simulate import simulate
+
+    sc = Scenario.load(args.scenario) if args.scenario else default_scenario()
+    changes = {}
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    if args.duration is not None:
+        changes["duration"] = args.duration
+    if changes:
+        sc = sc.replace(**changes)
+    if args.cwnd_changes:
+        sc.record.cwnd = "changes"
+    sc.compile()  # validate before printing anything
+    outdir = Path(args.out) / sc.name
+    if not args.json:
+        print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)
+    res = simulate(sc, progress=not args.quiet and not args.json)
+    res.save(outdir, args.format)
+    if not args.no_plots:
+        plot_run(res, outdir)
+    if args.json:
+        print(json.dumps(res.summary, indent=2))
+    else:
+        s = res.summary
+        print(f"utilisation {s['utilization']:.3f} (goodput {s['goodput_utilization']:.3f}), "
+              f"loss events {s['loss_events']}, {s['events'] / 1e6:.1f} M events in {s['wall_s']:.2f} s")
+        for g, share in s["group_shares"].items():
+            print(f"  {g:12s} share {share:.3f}")
+        print(f"wrote {outdir}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cubiclab", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -86,6 +122,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=["csv", "json"], default="csv")
     r.add_argument("--output", "-o", help="write here instead of stdout")
     r.set_defaults(func=cmd_replay)
+
+    run = sub.add_parser("run", help="simulate a scenario (default: seed 000 Fig. 6)")
+    run.add_argument("scenario", nargs="?", help="TOML scenario file; omitted: the built-in default")
+    run.add_argument("--out", default="cubiclab-out", help="output folder (a subfolder per scenario)")
+    run.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--seed", type=int)
+    run.add_argument("--duration", help="override the duration, e.g. 30s")
+    run.add_argument("--cwnd-changes", action="store_true", help="record every cwnd change")
+    run.add_argument("--no-plots", action="store_true")
+    run.add_argument("--quiet", action="store_true", help="no progress line")
+    run.set_defaults(func=cmd_run)
 
     d = sub.add_parser("demo", help="replay the built-in trace and plot cwnd")
     d.add_argument("--out", default="cubiclab-out")

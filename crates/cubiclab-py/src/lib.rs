@@ -7,6 +7,7 @@ use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{parse_trace_csv, replay, ReplayStart};
 use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
+use cubiclab_sim::{FlowSpec, Limit, Recovery, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
     let mut p = Params::new();
@@ -120,8 +121,184 @@ fn check_algorithm(algorithm: &str, params: Option<&Bound<'_, PyDict>>) -> PyRes
         .map_err(|e| PyValueError::new_err(e.0))
 }
 
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    d.get_item(key)?
+        .ok_or_else(|| PyValueError::new_err(format!("scenario: missing key '{key}'")))?
+        .extract()
+        .map_err(|e| PyValueError::new_err(format!("scenario: key '{key}': {e}")))
+}
+
+fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<T>> {
+    match d.get_item(key)? {
+        None => Ok(None),
+        Some(v) if v.is_none() => Ok(None),
+        Some(v) => v.extract().map(Some).map_err(|e| PyValueError::new_err(format!("scenario: key '{key}': {e}"))),
+    }
+}
+
+fn limit_from(kind: &str, value: u64, field: &str) -> PyResult<Limit> {
+    match kind {
+        "packets" => Ok(Limit::Packets(value.min(u32::MAX as u64) as u32)),
+        "bytes" => Ok(Limit::Bytes(value)),
+        _ => Err(PyValueError::new_err(format!("{field}: unit '{kind}'; allowed: packets, bytes"))),
+    }
+}
+
+/// Build a simulator scenario from the flat dict `cubiclab.scenario` produces (integers in
+/// bits/s, ns and bytes).
+fn scenario_from(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
+    let mut flows = Vec::new();
+    let list: Vec<Bound<'_, PyDict>> = get(d, "flows")?;
+    for f in &list {
+        let params: Option<Bound<'_, PyDict>> = get_opt(f, "params")?;
+        let recovery: String = get(f, "recovery")?;
+        flows.push(FlowSpec {
+            group: get(f, "group")?,
+            algorithm: get(f, "algorithm")?,
+            params: params_from(params.as_ref())?,
+            rtt_ns: get(f, "rtt_ns")?,
+            start_ns: get(f, "start_ns")?,
+            stop_ns: get_opt(f, "stop_ns")?,
+            bytes: get_opt(f, "bytes")?,
+            recovery: match recovery.as_str() {
+                "sack" => Recovery::Sack,
+                "newreno" => Recovery::NewReno,
+                other => return Err(PyValueError::new_err(format!("recovery '{other}'; allowed: sack, newreno"))),
+            },
+            ack_every: get(f, "ack_every")?,
+            delack_timeout_ns: get(f, "delack_timeout_ns")?,
+            rwnd: get(f, "rwnd")?,
+            initial_cwnd: get(f, "initial_cwnd")?,
+            initial_ssthresh: get_opt(f, "initial_ssthresh")?,
+        });
+    }
+    let buffer_kind: String = get(d, "buffer_kind")?;
+    let rbuffer_kind: String = get(d, "reverse_buffer_kind")?;
+    Ok(Scenario {
+        seed: get(d, "seed")?,
+        duration_ns: get(d, "duration_ns")?,
+        mss: get(d, "mss")?,
+        header_bytes: get(d, "header_bytes")?,
+        ack_bytes: get(d, "ack_bytes")?,
+        rate_bps: get(d, "rate_bps")?,
+        delay_ns: get(d, "delay_ns")?,
+        buffer: limit_from(&buffer_kind, get(d, "buffer")?, "bottleneck.buffer")?,
+        reverse_buffer: limit_from(&rbuffer_kind, get(d, "reverse_buffer")?, "bottleneck.reverse_buffer")?,
+        flows,
+        sample_interval_ns: get(d, "sample_interval_ns")?,
+        start_jitter_ns: get(d, "start_jitter_ns")?,
+        min_rto_ns: get(d, "min_rto_ns")?,
+        record_cwnd_changes: get(d, "record_cwnd_changes")?,
+        record_rtt_samples: get(d, "record_rtt_samples")?,
+    })
+}
+
+/// A simulation run in steps, so Python can show progress and be interrupted.
+#[pyclass]
+struct Simulation {
+    sim: Option<Sim>,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(spec: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let sc = scenario_from(spec)?;
+        let sim = Sim::new(sc).map_err(PyValueError::new_err)?;
+        Ok(Self { sim: Some(sim) })
+    }
+
+    /// Advance to simulated time `until_ns`; true when the run is complete.
+    fn run_until(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+        let sim = self.sim.as_mut().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        Ok(py.allow_threads(move || sim.run_until(until_ns)))
+    }
+
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.sim.as_ref().map_or(0, |s| s.now())
+    }
+
+    #[getter]
+    fn duration_ns(&self) -> u64 {
+        self.sim.as_ref().map_or(0, |s| s.duration())
+    }
+
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.as_ref().map_or(0, |s| s.events())
+    }
+
+    /// Finish and return the results as a dict of column dicts.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        results_to_py(py, sim.finish())
+    }
+}
+
+fn results_to_py<'py>(py: Python<'py>, r: Results) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let f = PyDict::new(py);
+    f.set_item("t_ns", r.flows.t_ns)?;
+    f.set_item("flow", r.flows.flow)?;
+    f.set_item("cwnd", r.flows.cwnd)?;
+    f.set_item("ssthresh", r.flows.ssthresh)?;
+    f.set_item("srtt_us", r.flows.srtt_us)?;
+    f.set_item("throughput_bps", r.flows.throughput_bps)?;
+    f.set_item("goodput_bps", r.flows.goodput_bps)?;
+    f.set_item("drops", r.flows.drops)?;
+    f.set_item("retransmits", r.flows.retransmits)?;
+    f.set_item("ca_state", r.flows.ca_state.iter().map(|&x| x as u32).collect::<Vec<_>>())?;
+    out.set_item("flows", f)?;
+    let l = PyDict::new(py);
+    l.set_item("t_ns", r.link.t_ns)?;
+    l.set_item("queue_packets", r.link.queue_packets)?;
+    l.set_item("queue_bytes", r.link.queue_bytes)?;
+    l.set_item("drops", r.link.drops)?;
+    l.set_item("utilization", r.link.utilization)?;
+    out.set_item("link", l)?;
+    let c = PyDict::new(py);
+    c.set_item("t_ns", r.traces.cwnd_t_ns)?;
+    c.set_item("flow", r.traces.cwnd_flow)?;
+    c.set_item("cwnd", r.traces.cwnd)?;
+    c.set_item("ssthresh", r.traces.cwnd_ssthresh)?;
+    out.set_item("cwnd", c)?;
+    let t = PyDict::new(py);
+    t.set_item("t_ns", r.traces.rtt_t_ns)?;
+    t.set_item("flow", r.traces.rtt_flow)?;
+    t.set_item("rtt_us", r.traces.rtt_us)?;
+    out.set_item("rtt", t)?;
+    let lo = PyDict::new(py);
+    lo.set_item("t_ns", r.traces.loss_t_ns)?;
+    lo.set_item("flow", r.traces.loss_flow)?;
+    lo.set_item("cwnd", r.traces.loss_cwnd)?;
+    lo.set_item("timeout", r.traces.loss_timeout)?;
+    out.set_item("losses", lo)?;
+    let tt = PyDict::new(py);
+    let tot = &r.totals;
+    tt.set_item("flow", tot.iter().map(|x| x.flow).collect::<Vec<_>>())?;
+    tt.set_item("group", tot.iter().map(|x| x.group.clone()).collect::<Vec<_>>())?;
+    tt.set_item("algorithm", tot.iter().map(|x| x.algorithm.clone()).collect::<Vec<_>>())?;
+    tt.set_item("rtt_ns", tot.iter().map(|x| x.rtt_ns).collect::<Vec<_>>())?;
+    tt.set_item("start_ns", tot.iter().map(|x| x.start_ns).collect::<Vec<_>>())?;
+    tt.set_item("segments_sent", tot.iter().map(|x| x.segments_sent).collect::<Vec<_>>())?;
+    tt.set_item("retransmits", tot.iter().map(|x| x.retransmits).collect::<Vec<_>>())?;
+    tt.set_item("timeouts", tot.iter().map(|x| x.timeouts).collect::<Vec<_>>())?;
+    tt.set_item("loss_events", tot.iter().map(|x| x.loss_events).collect::<Vec<_>>())?;
+    tt.set_item("drops", tot.iter().map(|x| x.drops).collect::<Vec<_>>())?;
+    tt.set_item("delivered_bytes", tot.iter().map(|x| x.delivered_bytes).collect::<Vec<_>>())?;
+    tt.set_item("fct_ns", tot.iter().map(|x| x.fct_ns).collect::<Vec<_>>())?;
+    out.set_item("totals", tt)?;
+    out.set_item("events", r.events)?;
+    out.set_item("sim_ns", r.sim_ns)?;
+    out.set_item("bottleneck_tx_bytes", r.bottleneck_tx_bytes)?;
+    out.set_item("bottleneck_drops", r.bottleneck_drops)?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(replay_csv, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
