@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="cubiclab-out")
     d.add_argument("--algorithms", nargs="+", default=["cubic", "reno"])
     d.set_defaults(func=cmd_demo)
+    from cubiclab.models.cli import add_parsers as _add_model
+    _add_model(sub)
     return p
 
 
