@@ -17,6 +17,10 @@ def atomic_path(path: Path):
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp makes the file private (0600); give it the mode a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

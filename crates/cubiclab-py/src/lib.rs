@@ -132,7 +132,10 @@ fn get_opt<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyRe
     match d.get_item(key)? {
         None => Ok(None),
         Some(v) if v.is_none() => Ok(None),
-        Some(v) => v.extract().map(Some).map_err(|e| PyValueError::new_err(format!("scenario: key '{key}': {e}"))),
+        Some(v) => v
+            .extract()
+            .map(Some)
+            .map_err(|e| PyValueError::new_err(format!("scenario: key '{key}': {e}"))),
     }
 }
 
@@ -140,7 +143,9 @@ fn limit_from(kind: &str, value: u64, field: &str) -> PyResult<Limit> {
     match kind {
         "packets" => Ok(Limit::Packets(value.min(u32::MAX as u64) as u32)),
         "bytes" => Ok(Limit::Bytes(value)),
-        _ => Err(PyValueError::new_err(format!("{field}: unit '{kind}'; allowed: packets, bytes"))),
+        _ => Err(PyValueError::new_err(format!(
+            "{field}: unit '{kind}'; allowed: packets, bytes"
+        ))),
     }
 }
 
@@ -163,7 +168,11 @@ fn scenario_from(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
             recovery: match recovery.as_str() {
                 "sack" => Recovery::Sack,
                 "newreno" => Recovery::NewReno,
-                other => return Err(PyValueError::new_err(format!("recovery '{other}'; allowed: sack, newreno"))),
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "recovery '{other}'; allowed: sack, newreno"
+                    )))
+                }
             },
             ack_every: get(f, "ack_every")?,
             delack_timeout_ns: get(f, "delack_timeout_ns")?,
@@ -183,7 +192,11 @@ fn scenario_from(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
         rate_bps: get(d, "rate_bps")?,
         delay_ns: get(d, "delay_ns")?,
         buffer: limit_from(&buffer_kind, get(d, "buffer")?, "bottleneck.buffer")?,
-        reverse_buffer: limit_from(&rbuffer_kind, get(d, "reverse_buffer")?, "bottleneck.reverse_buffer")?,
+        reverse_buffer: limit_from(
+            &rbuffer_kind,
+            get(d, "reverse_buffer")?,
+            "bottleneck.reverse_buffer",
+        )?,
         flows,
         sample_interval_ns: get(d, "sample_interval_ns")?,
         start_jitter_ns: get(d, "start_jitter_ns")?,
@@ -210,7 +223,10 @@ impl Simulation {
 
     /// Advance to simulated time `until_ns`; true when the run is complete.
     fn run_until(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
-        let sim = self.sim.as_mut().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let sim = self
+            .sim
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
         Ok(py.allow_threads(move || sim.run_until(until_ns)))
     }
 
@@ -231,7 +247,10 @@ impl Simulation {
 
     /// Finish and return the results as a dict of column dicts.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let sim = self
+            .sim
+            .take()
+            .ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
         results_to_py(py, sim.finish())
     }
 }
@@ -248,7 +267,14 @@ fn results_to_py<'py>(py: Python<'py>, r: Results) -> PyResult<Bound<'py, PyDict
     f.set_item("goodput_bps", r.flows.goodput_bps)?;
     f.set_item("drops", r.flows.drops)?;
     f.set_item("retransmits", r.flows.retransmits)?;
-    f.set_item("ca_state", r.flows.ca_state.iter().map(|&x| x as u32).collect::<Vec<_>>())?;
+    f.set_item(
+        "ca_state",
+        r.flows
+            .ca_state
+            .iter()
+            .map(|&x| x as u32)
+            .collect::<Vec<_>>(),
+    )?;
     out.set_item("flows", f)?;
     let l = PyDict::new(py);
     l.set_item("t_ns", r.link.t_ns)?;
@@ -277,16 +303,40 @@ fn results_to_py<'py>(py: Python<'py>, r: Results) -> PyResult<Bound<'py, PyDict
     let tt = PyDict::new(py);
     let tot = &r.totals;
     tt.set_item("flow", tot.iter().map(|x| x.flow).collect::<Vec<_>>())?;
-    tt.set_item("group", tot.iter().map(|x| x.group.clone()).collect::<Vec<_>>())?;
-    tt.set_item("algorithm", tot.iter().map(|x| x.algorithm.clone()).collect::<Vec<_>>())?;
+    tt.set_item(
+        "group",
+        tot.iter().map(|x| x.group.clone()).collect::<Vec<_>>(),
+    )?;
+    tt.set_item(
+        "algorithm",
+        tot.iter().map(|x| x.algorithm.clone()).collect::<Vec<_>>(),
+    )?;
     tt.set_item("rtt_ns", tot.iter().map(|x| x.rtt_ns).collect::<Vec<_>>())?;
-    tt.set_item("start_ns", tot.iter().map(|x| x.start_ns).collect::<Vec<_>>())?;
-    tt.set_item("segments_sent", tot.iter().map(|x| x.segments_sent).collect::<Vec<_>>())?;
-    tt.set_item("retransmits", tot.iter().map(|x| x.retransmits).collect::<Vec<_>>())?;
-    tt.set_item("timeouts", tot.iter().map(|x| x.timeouts).collect::<Vec<_>>())?;
-    tt.set_item("loss_events", tot.iter().map(|x| x.loss_events).collect::<Vec<_>>())?;
+    tt.set_item(
+        "start_ns",
+        tot.iter().map(|x| x.start_ns).collect::<Vec<_>>(),
+    )?;
+    tt.set_item(
+        "segments_sent",
+        tot.iter().map(|x| x.segments_sent).collect::<Vec<_>>(),
+    )?;
+    tt.set_item(
+        "retransmits",
+        tot.iter().map(|x| x.retransmits).collect::<Vec<_>>(),
+    )?;
+    tt.set_item(
+        "timeouts",
+        tot.iter().map(|x| x.timeouts).collect::<Vec<_>>(),
+    )?;
+    tt.set_item(
+        "loss_events",
+        tot.iter().map(|x| x.loss_events).collect::<Vec<_>>(),
+    )?;
     tt.set_item("drops", tot.iter().map(|x| x.drops).collect::<Vec<_>>())?;
-    tt.set_item("delivered_bytes", tot.iter().map(|x| x.delivered_bytes).collect::<Vec<_>>())?;
+    tt.set_item(
+        "delivered_bytes",
+        tot.iter().map(|x| x.delivered_bytes).collect::<Vec<_>>(),
+    )?;
     tt.set_item("fct_ns", tot.iter().map(|x| x.fct_ns).collect::<Vec<_>>())?;
     out.set_item("totals", tt)?;
     out.set_item("events", r.events)?;
