@@ -27,12 +27,12 @@ fn main() {
     let delivered: u64 = r.totals.iter().map(|t| t.delivered_bytes).sum();
     let pkts = delivered as f64 / sc.mss as f64;
     println!(
-        "{alg} {rate}Mbps {rtt}ms flows={n} sim={secs}s util_goodput={:.3} util_link={:.3} pkts={pkts:.0} wall={wall:.3}s pkts_per_s={:.0} events={} losses={:?} timeouts={:?}",
+        "{alg} {rate}Mbps {rtt}ms flows={n} sim={secs}s util_goodput={:.3} util_link={:.3} pkts={pkts:.0} wall={wall:.3}s pkts_per_s={:.0} events={} loss_events={} timeouts={}",
         delivered as f64 * 8.0 / secs / (rate * 1e6),
         r.bottleneck_tx_bytes as f64 * 8.0 / secs / (rate * 1e6),
         pkts / wall,
         r.events,
-        r.totals.iter().map(|t| t.loss_events).collect::<Vec<_>>(),
-        r.totals.iter().map(|t| t.timeouts).collect::<Vec<_>>(),
+        r.totals.iter().map(|t| t.loss_events).sum::<u64>(),
+        r.totals.iter().map(|t| t.timeouts).sum::<u64>(),
     );
 }

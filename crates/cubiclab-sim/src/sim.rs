@@ -4,7 +4,9 @@
 //! forward delay line (bottleneck propagation plus its access links) → receiver. ACKs go
 //! back through the reverse bottleneck and the flow's reverse delay line. All of a flow's
 //! access delay sits after the bottleneck: for one shared bottleneck only the loop delay
-//! matters, and it saves two events per packet.
+//! matters, and it saves two events per packet. Flows with the same delay share a delay
+//! line (packets carry their flow), so the event heap grows with the number of distinct
+//! RTTs, not with the number of flows.
 
 use cubiclab_cc::{Algorithm, CaState};
 
@@ -24,8 +26,9 @@ const REV: u32 = 1;
 struct Flow {
     sender: Sender,
     receiver: Receiver,
-    fwd: Pipe,
-    rev: Pipe,
+    /// Indices of this flow's forward and reverse delay lines in `Sim::pipes`.
+    fwd: u32,
+    rev: u32,
     start_ns: Time,
     delack_timeout: Time,
     /// Counters since the last sample.
@@ -48,9 +51,21 @@ pub struct Sim {
     now: Time,
     links: [Link; 2],
     flows: Vec<Flow>,
+    pipes: Vec<Pipe>,
     res: Results,
     link_tx_mark: u64,
     link_drop_mark: u64,
+}
+
+/// The delay line with `delay`, shared by every flow with that delay.
+fn pipe_for(pipes: &mut Vec<Pipe>, delay: Time) -> u32 {
+    match pipes.iter().position(|p| p.delay == delay) {
+        Some(i) => i as u32,
+        None => {
+            pipes.push(Pipe::new(delay));
+            (pipes.len() - 1) as u32
+        }
+    }
 }
 
 impl Sim {
@@ -59,6 +74,7 @@ impl Sim {
         sc.validate()?;
         let mut q = EventQueue::default();
         let mut flows = Vec::with_capacity(sc.flows.len());
+        let mut pipes: Vec<Pipe> = Vec::new();
         for (i, f) in sc.flows.iter().enumerate() {
             let alg = Algorithm::new(&f.algorithm, &f.params).map_err(|e| e.0)?;
             let cfg = SenderConfig {
@@ -86,8 +102,8 @@ impl Sim {
             flows.push(Flow {
                 sender,
                 receiver: Receiver::new(f.ack_every),
-                fwd: Pipe::new(fwd_delay),
-                rev: Pipe::new(rev_delay),
+                fwd: pipe_for(&mut pipes, fwd_delay),
+                rev: pipe_for(&mut pipes, rev_delay),
                 start_ns: start,
                 delack_timeout: f.delack_timeout_ns,
                 tx_bytes: 0,
@@ -116,6 +132,7 @@ impl Sim {
             now: 0,
             links,
             flows,
+            pipes,
             res: Results::default(),
             link_tx_mark: 0,
             link_drop_mark: 0,
@@ -246,27 +263,20 @@ impl Sim {
             self.q.push(t, Ev::TxDone(link));
         }
         let fl = &mut self.flows[p.flow as usize];
-        let (pipe, id) = if link == FWD {
+        let id = if link == FWD {
             fl.tx_bytes += p.size as u64;
-            (&mut fl.fwd, 2 * p.flow)
+            fl.fwd
         } else {
-            (&mut fl.rev, 2 * p.flow + 1)
+            fl.rev
         };
-        if let Some(t) = pipe.push(self.now, p) {
+        if let Some(t) = self.pipes[id as usize].push(self.now, p) {
             self.q.push(t, Ev::PipeOut(id));
         }
     }
 
     #[inline]
     fn on_pipe_out(&mut self, id: u32) {
-        let f = id / 2;
-        let fl = &mut self.flows[f as usize];
-        let pipe = if id % 2 == 0 {
-            &mut fl.fwd
-        } else {
-            &mut fl.rev
-        };
-        let (p, next) = pipe.pop();
+        let (p, next) = self.pipes[id as usize].pop();
         if let Some(t) = next {
             self.q.push(t, Ev::PipeOut(id));
         }
@@ -281,7 +291,7 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[p.flow as usize];
         fl.arrived += 1;
-        let (delivered, action) = fl.receiver.on_data(p.seq);
+        let (delivered, action) = fl.receiver.on_data(p.seq, now);
         fl.delivered_segs += delivered as u64;
         fl.total_delivered += delivered as u64;
         match action {
@@ -297,6 +307,7 @@ impl Sim {
                 self.offer(REV, ack);
             }
             crate::tcp::receiver::AckAction::Delay => {
+                // One pending heap entry per timer; `on_delack` moves it if it is early.
                 if fl.receiver.delack_deadline == 0 {
                     fl.receiver.delack_deadline = now + fl.delack_timeout;
                     self.q.push(now + fl.delack_timeout, Ev::DelAck(p.flow));
@@ -306,19 +317,31 @@ impl Sim {
     }
 
     fn on_delack(&mut self, f: u32) {
+        let now = self.now;
         let fl = &mut self.flows[f as usize];
-        if fl.receiver.delack_deadline != self.now {
+        if fl.receiver.delack_deadline != now {
             return;
         }
-        if fl.receiver.on_delack_timer() {
-            let ack = Packet {
-                flow: f,
-                seq: fl.receiver.rcv_nxt,
-                sack: NO_SACK,
-                size: self.sc.ack_bytes,
-                is_ack: true,
-            };
-            self.offer(REV, ack);
+        // Linux arms the timer when a segment is held and cancels it when an ACK goes out;
+        // here the entry stays and is re-aimed at the oldest held segment's deadline.
+        match fl.receiver.held_since() {
+            Some(t) if t + fl.delack_timeout > now => {
+                fl.receiver.delack_deadline = t + fl.delack_timeout;
+                self.q.push(t + fl.delack_timeout, Ev::DelAck(f));
+            }
+            Some(_) => {
+                fl.receiver.delack_deadline = 0;
+                fl.receiver.acked_now();
+                let ack = Packet {
+                    flow: f,
+                    seq: fl.receiver.rcv_nxt,
+                    sack: NO_SACK,
+                    size: self.sc.ack_bytes,
+                    is_ack: true,
+                };
+                self.offer(REV, ack);
+            }
+            None => fl.receiver.delack_deadline = 0,
         }
     }
 
@@ -420,8 +443,9 @@ impl Sim {
     /// conservation check `sent = arrived + dropped + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
         let l = &self.links[FWD as usize];
-        (l.queue.count_flow(f) + l.in_service_flow(f) + self.flows[f as usize].fwd.count_flow(f))
-            as u64
+        (l.queue.count_flow(f)
+            + l.in_service_flow(f)
+            + self.pipes[self.flows[f as usize].fwd as usize].count_flow(f)) as u64
     }
 
     /// (segments sent, arrived at the receiver, dropped) of flow `f` so far.

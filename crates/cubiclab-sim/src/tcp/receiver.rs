@@ -25,8 +25,10 @@ pub struct Receiver {
     pending: u32,
     /// Segments per ACK when delaying (2 in Linux); 1 disables delayed ACKs.
     ack_every: u32,
-    /// Timer deadline of the pending delayed ACK, 0 when none.
+    /// Time of the pending heap entry of the delayed-ACK timer, 0 when none.
     pub delack_deadline: Time,
+    /// Arrival time of the oldest segment held for a delayed ACK.
+    held_at: Time,
     /// Segments that arrived (including duplicates).
     pub arrived: u64,
 }
@@ -40,6 +42,7 @@ impl Receiver {
             pending: 0,
             ack_every: ack_every.max(1),
             delack_deadline: 0,
+            held_at: 0,
             arrived: 0,
         }
     }
@@ -83,7 +86,7 @@ impl Receiver {
 
     /// A data segment arrived. Returns the in-order segments it delivered and the ACK to send.
     #[inline]
-    pub fn on_data(&mut self, seq: u32) -> (u32, AckAction) {
+    pub fn on_data(&mut self, seq: u32, now: Time) -> (u32, AckAction) {
         self.arrived += 1;
         let ahead = seq.wrapping_sub(self.rcv_nxt) as i32;
         if ahead < 0 {
@@ -112,6 +115,9 @@ impl Receiver {
             self.pending = 0;
             return (delivered, AckAction::Now { sack: NO_SACK });
         }
+        if self.pending == 0 {
+            self.held_at = now;
+        }
         self.pending += 1;
         if self.pending >= self.ack_every {
             self.pending = 0;
@@ -121,12 +127,9 @@ impl Receiver {
         }
     }
 
-    /// The delayed-ACK timer fired: true if an ACK is owed.
-    pub fn on_delack_timer(&mut self) -> bool {
-        self.delack_deadline = 0;
-        let owed = self.pending > 0;
-        self.pending = 0;
-        owed
+    /// Arrival time of the oldest segment waiting for a delayed ACK, if any.
+    pub fn held_since(&self) -> Option<Time> {
+        (self.pending > 0).then_some(self.held_at)
     }
 
     /// An ACK was just sent for everything received: nothing is pending.
@@ -142,8 +145,8 @@ mod tests {
     #[test]
     fn every_second_segment_is_acked() {
         let mut r = Receiver::new(2);
-        assert_eq!(r.on_data(0), (1, AckAction::Delay));
-        assert_eq!(r.on_data(1), (1, AckAction::Now { sack: NO_SACK }));
+        assert_eq!(r.on_data(0, 0), (1, AckAction::Delay));
+        assert_eq!(r.on_data(1, 0), (1, AckAction::Now { sack: NO_SACK }));
     }
 
     #[test]
@@ -151,21 +154,21 @@ mod tests {
         // 0 arrives, 1 is lost, 2..=4 arrive out of order (each SACKed at once), then 1
         // fills the hole and releases 1..=4: four segments, rcv_nxt = 5.
         let mut r = Receiver::new(2);
-        r.on_data(0);
+        r.on_data(0, 0);
         for s in 2..=4 {
-            assert_eq!(r.on_data(s), (0, AckAction::Now { sack: s }));
+            assert_eq!(r.on_data(s, 0), (0, AckAction::Now { sack: s }));
         }
-        assert_eq!(r.on_data(1), (4, AckAction::Now { sack: NO_SACK }));
+        assert_eq!(r.on_data(1, 0), (4, AckAction::Now { sack: NO_SACK }));
         assert_eq!(r.rcv_nxt, 5);
     }
 
     #[test]
     fn ring_grows_for_far_segments() {
         let mut r = Receiver::new(1);
-        r.on_data(5000);
-        assert_eq!(r.on_data(0).0, 1);
+        r.on_data(5000, 0);
+        assert_eq!(r.on_data(0, 0).0, 1);
         for s in 1..5000 {
-            r.on_data(s);
+            r.on_data(s, 0);
         }
         assert_eq!(r.rcv_nxt, 5001);
     }
