@@ -11,10 +11,14 @@
 //! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
 //! checked parameters, dispatched without boxing.
 
+pub mod bic;
+pub mod highspeed;
+pub mod htcp;
 pub mod params;
 pub mod registry;
 pub mod replay;
 pub mod reno;
+pub mod scalable;
 pub mod tcp;
 
 pub use params::{ParamError, ParamSpec, Params};
