@@ -11,11 +11,15 @@
 //! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
 //! checked parameters, dispatched without boxing.
 
+pub mod bic;
 pub mod cubic;
+pub mod highspeed;
+pub mod htcp;
 pub mod params;
 pub mod registry;
 pub mod reno;
 pub mod replay;
+pub mod scalable;
 pub mod tcp;
 
 pub use params::{ParamError, ParamSpec, Params};

@@ -1,8 +1,12 @@
 //! Every algorithm by name: a closed enum (no boxing on the simulator's hot path), built
 //! from a name and checked parameters, like Linux's registry of `tcp_congestion_ops`.
 
+use crate::bic::Bic;
+use crate::highspeed::HighSpeed;
+use crate::htcp::Htcp;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::reno::{Reno, Tahoe};
+use crate::scalable::Scalable;
 use crate::tcp::{AckSample, CaEvent, CaState, TcpState};
 use crate::CongestionControl;
 
@@ -88,9 +92,13 @@ macro_rules! registry {
 }
 
 registry! {
+    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x)";
     Reno(Reno) = "reno", "Linux net/ipv4/tcp_cong.c tcp_reno_* (6.x); RFC 5681";
     Tahoe(Tahoe) = "tahoe", "RFC 5681 without fast recovery (seed 003)";
-    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x)";
+    Bic(Bic) = "bic", "Linux net/ipv4/tcp_bic.c (6.x)";
+    HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649";
+    Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)";
+    Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)";
 }
 
 /// The registry entry for `name`.
