@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod link;
+pub mod loss;
 pub mod packet;
 pub mod pipe;
 pub mod queue;
@@ -13,8 +14,10 @@ pub mod scenario;
 pub mod sim;
 pub mod tcp;
 
+pub use loss::LossSpec;
 pub use queue::Limit;
+pub use queue::{CoDelSpec, RedSpec};
 pub use record::Results;
-pub use scenario::{FlowSpec, Scenario};
+pub use scenario::{Direction, FlowSpec, QueueKind, RttDist, Scenario, WebSpec};
 pub use sim::Sim;
 pub use tcp::Recovery;

@@ -18,12 +18,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(min_rto: u64) -> Self {
-        Self {
-            srtt: 0,
-            rttvar: 0,
-            min_rto,
-            backoff: 0,
-        }
+        Self { srtt: 0, rttvar: 0, min_rto, backoff: 0 }
     }
 
     /// A valid (Karn) sample: RFC 6298 Sec. 2.2-2.3, alpha 1/8, beta 1/4.
@@ -41,13 +36,9 @@ impl RttEstimator {
 
     /// The current timeout, backed off.
     pub fn rto(&self) -> u64 {
-        let base = if self.srtt == 0 {
-            RTO_INIT_NS
-        } else {
-            (self.srtt + (4 * self.rttvar).max(1_000_000)).max(self.min_rto)
-        };
-        base.saturating_mul(1u64 << self.backoff.min(16))
-            .min(RTO_MAX_NS)
+        let base =
+            if self.srtt == 0 { RTO_INIT_NS } else { (self.srtt + (4 * self.rttvar).max(1_000_000)).max(self.min_rto) };
+        base.saturating_mul(1u64 << self.backoff.min(16)).min(RTO_MAX_NS)
     }
 }
 
