@@ -11,6 +11,10 @@
 //! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
 //! checked parameters, dispatched without boxing.
 
+pub mod cubic_2005;
+pub mod cubic_2008;
+pub mod cubic_rfc9438;
+pub mod cubic_v2_0;
 pub mod params;
 pub mod registry;
 pub mod replay;
