@@ -11,6 +11,7 @@
 //! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
 //! checked parameters, dispatched without boxing.
 
+pub mod cubic;
 pub mod params;
 pub mod registry;
 pub mod replay;

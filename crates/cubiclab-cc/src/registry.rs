@@ -90,6 +90,7 @@ macro_rules! registry {
 registry! {
     Reno(Reno) = "reno", "Linux net/ipv4/tcp_cong.c tcp_reno_* (6.x); RFC 5681";
     Tahoe(Tahoe) = "tahoe", "RFC 5681 without fast recovery (seed 003)";
+    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x)";
 }
 
 /// The registry entry for `name`.
