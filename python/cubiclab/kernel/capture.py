@@ -71,6 +71,7 @@ def run_flow(
     limit_bytes: int = 120_000,
     port: int = 5201,
     sysctls: dict | None = None,
+    ticks: bool = True,
 ) -> Capture:
     """Create the testbed, trace one bulk flow of `seconds` with congestion control `cc`,
     tear everything down, and return the records (see :func:`tracing.parse_trace`).
@@ -94,7 +95,7 @@ def run_flow(
             )
             procs.append(sniffer)
             _read_json_line(sniffer, "ACK sniffer", 10)
-            with _tracing.TraceSession(port=port) as tr:
+            with _tracing.TraceSession(port=port, ticks=ticks) as tr:
                 srv = subprocess.Popen(
                     tb.exec_args("receiver") + [sys.executable, str(ENDPOINTS), "server", tb.receiver_ip, str(port)],
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

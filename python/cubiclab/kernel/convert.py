@@ -91,7 +91,7 @@ class Converted:
 
 
 def _probes_and_events(records: pd.DataFrame):
-    rec = records.reset_index(drop=True)
+    rec = records[records.event.isin(["probe", "state"])].reset_index(drop=True)
     is_probe = (rec.event == "probe").to_numpy()
     probe_rows = np.flatnonzero(is_probe)
     probes = rec.loc[probe_rows].reset_index(drop=True)
@@ -167,6 +167,27 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
     return delivered, sack_seen, aligned
 
 
+def stale_jiffy(t: np.ndarray, ticks: np.ndarray, tick_us: int) -> np.ndarray:
+    """ACKs processed after a jiffy boundary but before the (late) tick that advanced
+    ``jiffies`` past it: the kernel read the previous jiffy there.
+
+    ``jiffies`` advance in the tick handler (``tick_nohz_handler`` ->
+    ``tick_do_update_jiffies64``), normally a few microseconds after each boundary, but a
+    virtual CPU can run it hundreds of microseconds late. An ACK at time ``t`` in jiffy
+    ``J`` is stale when the ticks were running (one ran in jiffy ``J - 1``) and the first
+    tick of jiffy ``J`` ran after ``t``. (An idle CPU woken by an interrupt updates jiffies
+    on entry, but then its ticks were stopped and the first condition fails.)
+    """
+    j = t // tick_us
+    k = np.searchsorted(ticks, t, side="right")  # ticks[k-1] <= t < ticks[k]
+    prev_tick = np.where(k > 0, ticks[np.maximum(k - 1, 0)], -1)
+    next_tick = np.where(k < len(ticks), ticks[np.minimum(k, len(ticks) - 1)], -1)
+    no_tick_yet = (prev_tick // tick_us) < j
+    ran_before = (prev_tick >= 0) & ((prev_tick // tick_us) == j - 1)
+    late_in_j = (next_tick >= 0) & ((next_tick // tick_us) == j)
+    return no_tick_yet & ran_before & late_in_j
+
+
 def delay_min_bound(probes: pd.DataFrame, period_starts: list[int], in_slow_start: np.ndarray) -> dict[int, int]:
     """Upper bound of CUBIC's ``delay_min`` for each period (keyed by its first probe),
     from the RTT samples recoverable from ``srtt`` during that period's slow start."""
@@ -220,6 +241,13 @@ def convert(
     cwnd = probes.cwnd.to_numpy(dtype=np.int64)
     ssth = probes.ssthresh.to_numpy(dtype=np.int64)
     t = probes.time_us.to_numpy(dtype=np.int64) - phase_us
+    tick_us = 1_000_000 // hz
+    ticks = np.sort(records.time_us[records.event == "tick"].to_numpy(dtype=np.int64)) - phase_us
+    stale = stale_jiffy(t, ticks, tick_us) if len(ticks) else np.zeros(n, dtype=bool)
+    if stale.any():
+        # The algorithm read the previous jiffy: give it the last microsecond of that one.
+        t = np.where(stale, (t // tick_us) * tick_us - 1, t)
+        notes.append(f"{int(stale.sum())} ACKs came before a late tick advanced jiffies; timed in the previous jiffy")
     d_una = np.zeros(n, dtype=np.int64)
     d_una[:-1] = una[1:] - una[:-1]
 

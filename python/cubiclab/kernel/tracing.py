@@ -37,6 +37,7 @@ from cubiclab.kernel.netns import PREFIX, _pid_alive
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("tcp/tcp_probe", "tcp/tcp_cong_state_set")
+TICK_EVENT = "timer/hrtimer_expire_entry"
 CA_STATES = {0: "Open", 1: "Disorder", 2: "CWR", 3: "Recovery", 4: "Loss"}
 
 
@@ -86,7 +87,7 @@ def _write(path: Path, value: str) -> None:
 
 
 def _disable_all(inst: Path) -> None:
-    for e in EVENTS:
+    for e in EVENTS + (TICK_EVENT,):
         p = inst / "events" / e / "enable"
         if p.exists():
             try:
@@ -106,6 +107,9 @@ class TraceSession:
     port: int
     buffer_kb: int = 32768
     clock: str = "mono"
+    #: Also record the runs of the tick handler (``timer:hrtimer_expire_entry`` for
+    #: ``tick_nohz_handler``): they show when jiffies were actually advanced.
+    ticks: bool = False
     _dir: Path | None = None
     _instance: bool = False
     _saved: dict | None = None
@@ -157,6 +161,8 @@ class TraceSession:
         for e in EVENTS:
             _write(d / "events" / e / "filter", f"dport == {self.port}")
             _write(d / "events" / e / "enable", "1")
+        if self.ticks:
+            _write(d / "events" / TICK_EVENT / "enable", "1")
         _write(d / "tracing_on", "1")
 
     def stop(self) -> str:
@@ -231,13 +237,18 @@ def parse_trace(text: str) -> pd.DataFrame:
         if not line or line.startswith("#"):
             continue
         m = _LINE.match(line)
-        if m is None or m.group("ev") not in ("tcp_probe", "tcp_cong_state_set"):
+        if m is None or m.group("ev") not in ("tcp_probe", "tcp_cong_state_set", "hrtimer_expire_entry"):
             continue
         kv = dict(_KV.findall(m.group("body")))
         sec, _, frac = m.group("ts").partition(".")
         t_us = int(sec) * 1_000_000 + int(frac.ljust(6, "0")[:6])
         row = {"time_us": t_us, "cpu": int(m.group("cpu"))}
-        if m.group("ev") == "tcp_probe":
+        if m.group("ev") == "hrtimer_expire_entry":
+            if kv.get("function") != "tick_nohz_handler":
+                continue
+            row["event"] = "tick"
+            row["state"] = None
+        elif m.group("ev") == "tcp_probe":
             row["event"] = "probe"
             for k in _HEX_FIELDS:
                 row[k] = int(kv[k], 16)
