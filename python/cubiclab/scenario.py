@@ -26,6 +26,7 @@ A scenario file (every key optional except ``flows``)::
     direction = "both"          # "forward", "reverse", "both" (sessions split evenly)
     mean_size = "10packets"     # Pareto mean object size
     shape = 1.2                 # Pareto shape, > 1
+    max_size = 1000             # sizes capped at this many times the mean (mean kept)
     think = "10s"               # exponential mean think time (set from `load` if given)
     rtt = "exp:50ms"            # exponential per session (or a fixed "40ms")
     algorithm = "reno"
@@ -84,6 +85,7 @@ class WebGroup:
     direction: str = "both"
     mean_size: str | int = "10packets"
     shape: float = 1.2
+    max_size: float = 1000.0
     think: str | int | None = None
     rtt: str | int = "exp:50ms"
     algorithm: str = "reno"
@@ -349,6 +351,9 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> l
     shape = _num(g.shape, f"{at}.shape")
     if shape <= 1:
         raise ValueError(f"{at}.shape is {shape}; allowed: > 1 (at or below 1 the Pareto mean is infinite)")
+    cap = _num(g.max_size, f"{at}.max_size")
+    if cap <= 1:
+        raise ValueError(f"{at}.max_size is {cap}; allowed: > 1 (a multiple of the mean size)")
     size = units.parse_size(g.mean_size, f"{at}.mean_size", mss=mss)
     if size <= 0:
         raise ValueError(f"{at}.mean_size must be > 0")
@@ -389,7 +394,7 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> l
     per = total // len(dirs)
     return [{
         "group": g.name or f"web{i}",
-        "sessions": per, "direction": d, "mean_size_bytes": size, "shape": shape,
+        "sessions": per, "direction": d, "mean_size_bytes": size, "shape": shape, "max_size_ratio": cap,
         "think_ns": think, "rtt_kind": kind, "rtt_ns": rtt, "algorithm": g.algorithm,
         "params": {str(k): float(v) for k, v in g.params.items()}, "recovery": g.recovery,
     } for d in dirs]

@@ -187,6 +187,7 @@ fn scenario_from(d: &Bound<'_, PyDict>) -> PyResult<Scenario> {
             },
             mean_size_bytes: get(w, "mean_size_bytes")?,
             shape: get(w, "shape")?,
+            max_size_ratio: get(w, "max_size_ratio")?,
             think_mean_ns: get(w, "think_ns")?,
             rtt: if rtt_kind == "exp" {
                 RttDist::Exponential(get(w, "rtt_ns")?)

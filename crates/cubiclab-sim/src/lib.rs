@@ -13,6 +13,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod traffic;
 
 pub use loss::LossSpec;
 pub use queue::Limit;

@@ -46,6 +46,8 @@ pub struct WebSpec {
     pub mean_size_bytes: u64,
     /// Pareto shape (> 1 for a finite mean).
     pub shape: f64,
+    /// Sizes are capped at this multiple of the mean (see `traffic.rs`).
+    pub max_size_ratio: f64,
     pub think_mean_ns: u64,
     pub rtt: RttDist,
     pub algorithm: String,
@@ -159,6 +161,9 @@ impl Scenario {
                     "{at}: shape is {}; allowed: > 1 (at or below 1 the Pareto mean is infinite)",
                     w.shape
                 ));
+            }
+            if !(w.max_size_ratio > 1.0 && w.max_size_ratio.is_finite()) {
+                return Err(format!("{at}: max_size must be above the mean size"));
             }
             if w.mean_size_bytes == 0 {
                 return Err(format!("{at}: mean_size must be > 0"));

@@ -24,6 +24,7 @@ use crate::rng::Rng;
 use crate::scenario::{Direction, QueueKind, RttDist, Scenario};
 use crate::tcp::receiver::AckAction;
 use crate::tcp::{Receiver, Sender, SenderConfig};
+use crate::traffic::BoundedPareto;
 
 const FWD: u32 = 0;
 const REV: u32 = 1;
@@ -68,6 +69,7 @@ struct Session {
     rng: Rng,
     rtt_ns: Time,
     alg: Algorithm,
+    sizes: BoundedPareto,
     object_start: Time,
     object_bytes: u64,
 }
@@ -156,8 +158,9 @@ impl Sim {
                 let link = if w.direction == Direction::Reverse { REV } else { FWD };
                 let first = (rng.exponential(w.think_mean_ns as f64)) as Time;
                 let f = sim.flows.len() as u32;
+                let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
                 let session =
-                    Session { group: g as u32, rng, rtt_ns, alg: alg.clone(), object_start: 0, object_bytes: 0 };
+                    Session { group: g as u32, rng, rtt_ns, alg: alg.clone(), sizes, object_start: 0, object_bytes: 0 };
                 sim.web.push(session);
                 let web = Some(sim.web.len() as u32 - 1);
                 sim.add_flow(alg.clone(), cfg.clone(), 0, rtt_ns, link, 2, 40_000_000, first, web);
@@ -284,11 +287,7 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         let s = &mut self.web[fl.web.expect("Object event for a long-lived flow") as usize];
-        let w = &self.sc.web[s.group as usize];
-        // Pareto with shape a and mean m: scale x_m = m (a - 1) / a, x = x_m / U^(1/a).
-        let xm = w.mean_size_bytes as f64 * (w.shape - 1.0) / w.shape;
-        let u = 1.0 - s.rng.uniform();
-        let bytes = (xm / u.powf(1.0 / w.shape)).min(1e15) as u64;
+        let bytes = s.sizes.sample(&mut s.rng) as u64;
         s.object_start = now;
         s.object_bytes = bytes.max(1);
         let segs = bytes.div_ceil(self.sc.mss as u64).clamp(1, u32::MAX as u64 - 1) as u32;

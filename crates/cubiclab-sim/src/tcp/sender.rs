@@ -364,6 +364,10 @@ impl Sender {
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
             self.after_send(now, true);
+            if seq == una {
+                // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
+                self.rto_deadline = now + self.rtt.rto();
+            }
             return Some((seq, true));
         }
         let window_ok = nxt.wrapping_sub(una) < self.cfg.rwnd;
