@@ -67,7 +67,7 @@ impl Cubic2008 {
             name: "c",
             default: 0.4,
             min: 1e-4,
-            max: 100.0,
+            max: 1e6,
             integer: false,
             help: "cubic coefficient, segments/s^3",
         },
