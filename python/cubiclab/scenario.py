@@ -38,7 +38,8 @@ A scenario file (every key optional except ``flows``)::
     start = "0s"
     start_spacing = "1s"        # flow k of the group starts k x spacing later
     # stop = "100s" | bytes = "10MB" | recovery = "sack" | "newreno"
-    # delayed_ack = true | initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB"
+    # delayed_ack = true | ack_every = 2 | delack_timeout = "40ms"
+    # initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB"
     [flows.params]
     beta = 717
 
@@ -106,6 +107,8 @@ class FlowGroup:
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
     delayed_ack: bool = True
+    ack_every: int = 2
+    delack_timeout: str | int = "40ms"
     initial_cwnd: int = 10
     initial_ssthresh: int | None = None
     rwnd: str | int | None = None
@@ -223,6 +226,9 @@ class Scenario:
                 raise ValueError(f"{at}.recovery is '{g.recovery}'; allowed: sack, newreno")
             if not isinstance(g.delayed_ack, bool):
                 raise ValueError(f"{at}.delayed_ack must be true or false")
+            delack = units.parse_time(g.delack_timeout, f"{at}.delack_timeout")
+            if delack <= 0:
+                raise ValueError(f"{at}.delack_timeout must be > 0")
             rwnd = (1 << 30) if g.rwnd is None else max(1, units.parse_size(g.rwnd, f"{at}.rwnd", mss=self.mss) // self.mss)
             for k in range(count):
                 flows.append({
@@ -234,8 +240,8 @@ class Scenario:
                     "stop_ns": stop,
                     "bytes": nbytes,
                     "recovery": g.recovery,
-                    "ack_every": 2 if g.delayed_ack else 1,
-                    "delack_timeout_ns": 40_000_000,
+                    "ack_every": _int(g.ack_every, f"{at}.ack_every", 1, 64) if g.delayed_ack else 1,
+                    "delack_timeout_ns": delack,
                     "rwnd": min(rwnd, (1 << 31) - 1),
                     "initial_cwnd": _int(g.initial_cwnd, f"{at}.initial_cwnd", 1, 1 << 30),
                     "initial_ssthresh": None if g.initial_ssthresh is None

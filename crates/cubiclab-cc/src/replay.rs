@@ -148,11 +148,15 @@ impl Replayer {
                 tcp.ca_state = CaState::Open;
             }
             Event::Rto => {
-                // tcp_enter_loss
-                tcp.prior_ssthresh = tcp.current_ssthresh();
-                tcp.prior_cwnd = tcp.cwnd;
-                tcp.ssthresh = alg.ssthresh(tcp, now);
-                alg.cwnd_event(tcp, CaEvent::Loss, now);
+                // tcp_enter_loss: a repeated timeout while already in Loss keeps the
+                // threshold of the first one (the kernel recomputes only from Open/Disorder
+                // or a fresh Loss).
+                if tcp.ca_state != CaState::Loss {
+                    tcp.prior_ssthresh = tcp.current_ssthresh();
+                    tcp.prior_cwnd = tcp.cwnd;
+                    tcp.ssthresh = alg.ssthresh(tcp, now);
+                    alg.cwnd_event(tcp, CaEvent::Loss, now);
+                }
                 tcp.cwnd = 1;
                 tcp.cwnd_cnt = 0;
                 alg.set_state(tcp, CaState::Loss, now);
@@ -301,6 +305,18 @@ mod tests {
         let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         assert_eq!((rows[0].cwnd, rows[0].ssthresh, rows[0].ca_state), (1, 5, CaState::Loss));
         assert_eq!((rows[1].cwnd, rows[1].ssthresh), (10, crate::tcp::TCP_INFINITE_SSTHRESH));
+    }
+
+    #[test]
+    fn a_second_timeout_keeps_the_first_threshold() {
+        // An RTO at cwnd 10 gives ssthresh 5 and cwnd 1; a second RTO before the data is
+        // recovered must not recompute it (reno would give max(1 >> 1, 2) = 2).
+        let evs = [
+            TraceEvent { time_us: 0, event: Event::Rto, snd_una: None, snd_nxt: None },
+            TraceEvent { time_us: 1, event: Event::Rto, snd_una: None, snd_nxt: None },
+        ];
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!((rows[1].cwnd, rows[1].ssthresh), (1, 5));
     }
 
     #[test]
