@@ -3,6 +3,11 @@
 # the Rust tests and the Python tests. Used by `.ci/run` and the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The kernel comparison (tests/test_kernel_cubic.py) needs iproute2's ip and tc; as root
+# on a machine without them, install them (the test skips, with the reason, otherwise).
+if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
+fi
 python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
 cargo test --workspace --release
 python3 -m pytest -q tests

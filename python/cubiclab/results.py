@@ -28,6 +28,8 @@ class Results:
     - ``rtt``: every RTT sample (with ``record.rtt_samples = true``).
     - ``losses``: every congestion event: t, flow, cwnd before it, timeout.
     - ``totals``: one row per flow.
+    - ``web``: one row per completed background web object: t (requested), session, group,
+      bytes, fct_s (request to last byte acknowledged, one RTT of handshake included).
     - ``summary``: a dict (see ``summary_dict``).
     """
 
@@ -38,6 +40,7 @@ class Results:
     rtt: pd.DataFrame
     losses: pd.DataFrame
     totals: pd.DataFrame
+    web: pd.DataFrame
     summary: dict = field(default_factory=dict)
 
     @classmethod
@@ -67,7 +70,12 @@ class Results:
         duration = spec["duration_ns"] / 1e9
         active = np.maximum(duration - totals["start_s"].to_numpy(), 1e-9)
         totals["mean_goodput_bps"] = totals["delivered_bytes"] * 8 / active
-        res = cls(scenario, flows, link, cwnd, rtt, losses, totals)
+        web = pd.DataFrame(raw["web"])
+        web.insert(0, "t", web.pop("t_ns") / 1e9)
+        web_groups = [w["group"] for w in spec.get("web", [])]
+        web["group"] = [web_groups[g] for g in web["group"]] if len(web) else []
+        web["fct_s"] = web.pop("fct_ns") / 1e9
+        res = cls(scenario, flows, link, cwnd, rtt, losses, totals, web)
         res.summary = res._summary(spec, raw, wall_s)
         return res
 
@@ -97,6 +105,11 @@ class Results:
             "group_shares": {str(g): float(v / delivered) if delivered else 0.0 for g, v in by_group.items()},
             "loss_events": int(t["loss_events"].sum()),
             "bottleneck_drops": int(raw["bottleneck_drops"]),
+            "bottleneck_random_losses": int(raw["bottleneck_random_losses"]),
+            "web_objects": int(len(self.web)),
+            "web_mean_fct_s": float(self.web.fct_s.mean()) if len(self.web) else None,
+            "web_forward_load": raw["web_forward_delivered_bytes"] * (spec["mss"] + 52) / spec["mss"] * 8
+            / (rate * duration),
             "events": int(raw["events"]),
             "wall_s": wall_s,
             "events_per_s": raw["events"] / wall_s if wall_s > 0 else None,
@@ -105,7 +118,7 @@ class Results:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.flows, "link": self.link, "cwnd": self.cwnd, "rtt": self.rtt,
-                "losses": self.losses, "totals": self.totals}
+                "losses": self.losses, "totals": self.totals, "web": self.web}
 
     def save(self, outdir: str | Path, fmt: str = "parquet") -> list[Path]:
         """Write every table (Parquet or CSV) and summary.json; each file atomically."""

@@ -13,6 +13,23 @@ A scenario file (every key optional except ``flows``)::
     delay = "5ms"               # one-way; default: a quarter of the smallest flow RTT
     buffer = "100%BDP"          # or "500packets", "2MB"; BDP = rate x the largest flow RTT
     reverse_buffer = "100%BDP"
+    queue = "droptail"          # or "red", "codel"
+    red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true }  # packets
+    codel = { target = "5ms", interval = "100ms" }
+    loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
+                                                # loss_good, loss_bad); random loss, forward
+    # reverse_loss = { ... }                    # the same on the reverse direction
+
+    [[web]]                     # background web sessions (seed 000 Sec. 6.1, seed 002)
+    sessions = 50               # with `load`, the think time is set to reach it
+    load = 0.15                 # fraction of the bottleneck, per direction (optional)
+    direction = "both"          # "forward", "reverse", "both" (sessions split evenly)
+    mean_size = "10packets"     # Pareto mean object size
+    shape = 1.2                 # Pareto shape, > 1
+    max_size = 1000             # sizes capped at this many times the mean (mean kept)
+    think = "10s"               # exponential mean think time (set from `load` if given)
+    rtt = "exp:50ms"            # exponential per session (or a fixed "40ms")
+    algorithm = "reno"
 
     [[flows]]
     algorithm = "cubic"
@@ -21,7 +38,8 @@ A scenario file (every key optional except ``flows``)::
     start = "0s"
     start_spacing = "1s"        # flow k of the group starts k x spacing later
     # stop = "100s" | bytes = "10MB" | recovery = "sack" | "newreno"
-    # delayed_ack = true | initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB"
+    # delayed_ack = true | ack_every = 2 | delack_timeout = "40ms"
+    # initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB"
     [flows.params]
     beta = 717
 
@@ -54,6 +72,27 @@ class Bottleneck:
     delay: str | int | None = None
     buffer: str | int = "100%BDP"
     reverse_buffer: str | int = "100%BDP"
+    queue: str = "droptail"
+    red: dict = field(default_factory=dict)
+    codel: dict = field(default_factory=dict)
+    loss: dict | None = None
+    reverse_loss: dict | None = None
+
+
+@dataclass
+class WebGroup:
+    sessions: int | None = None
+    load: float | None = None
+    direction: str = "both"
+    mean_size: str | int = "10packets"
+    shape: float = 1.2
+    max_size: float = 1000.0
+    think: str | int | None = None
+    rtt: str | int = "exp:50ms"
+    algorithm: str = "reno"
+    params: dict = field(default_factory=dict)
+    recovery: str = "sack"
+    name: str | None = None
 
 
 @dataclass
@@ -68,6 +107,8 @@ class FlowGroup:
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
     delayed_ack: bool = True
+    ack_every: int = 2
+    delack_timeout: str | int = "40ms"
     initial_cwnd: int = 10
     initial_ssthresh: int | None = None
     rwnd: str | int | None = None
@@ -85,6 +126,7 @@ class Record:
 class Scenario:
     flows: list[FlowGroup] = field(default_factory=list)
     bottleneck: Bottleneck = field(default_factory=Bottleneck)
+    web: list[WebGroup] = field(default_factory=list)
     duration: str | int = "60s"
     seed: int = 1
     start_jitter: str | int = "10ms"
@@ -108,13 +150,14 @@ class Scenario:
                 _expect(v, dict, f"{where}.record")
                 _check_keys(v, Record, f"{where}.record")
                 kw[k] = Record(**v)
-            elif k == "flows":
-                _expect(v, list, f"{where}.flows")
+            elif k in ("flows", "web"):
+                cls_ = FlowGroup if k == "flows" else WebGroup
+                _expect(v, list, f"{where}.{k}")
                 groups = []
                 for i, g in enumerate(v):
-                    _expect(g, dict, f"{where}.flows[{i}]")
-                    _check_keys(g, FlowGroup, f"{where}.flows[{i}]")
-                    groups.append(FlowGroup(**g))
+                    _expect(g, dict, f"{where}.{k}[{i}]")
+                    _check_keys(g, cls_, f"{where}.{k}[{i}]")
+                    groups.append(cls_(**g))
                 kw[k] = groups
             else:
                 kw[k] = v
@@ -150,7 +193,7 @@ class Scenario:
     # ---- compilation to the simulator's integer units ----------------------------
     def compile(self) -> dict:
         """Check every field and return the simulator's flat spec (bits/s, ns, bytes)."""
-        if not self.flows:
+        if not self.flows and not self.web:
             raise ValueError("flows: a scenario needs at least one flow group")
         wire = _int(self.mss, "mss", 1, 65000) + HEADER_BYTES
         b = self.bottleneck
@@ -183,6 +226,9 @@ class Scenario:
                 raise ValueError(f"{at}.recovery is '{g.recovery}'; allowed: sack, newreno")
             if not isinstance(g.delayed_ack, bool):
                 raise ValueError(f"{at}.delayed_ack must be true or false")
+            delack = units.parse_time(g.delack_timeout, f"{at}.delack_timeout")
+            if delack <= 0:
+                raise ValueError(f"{at}.delack_timeout must be > 0")
             rwnd = (1 << 30) if g.rwnd is None else max(1, units.parse_size(g.rwnd, f"{at}.rwnd", mss=self.mss) // self.mss)
             for k in range(count):
                 flows.append({
@@ -194,13 +240,15 @@ class Scenario:
                     "stop_ns": stop,
                     "bytes": nbytes,
                     "recovery": g.recovery,
-                    "ack_every": 2 if g.delayed_ack else 1,
-                    "delack_timeout_ns": 40_000_000,
+                    "ack_every": _int(g.ack_every, f"{at}.ack_every", 1, 64) if g.delayed_ack else 1,
+                    "delack_timeout_ns": delack,
                     "rwnd": min(rwnd, (1 << 31) - 1),
                     "initial_cwnd": _int(g.initial_cwnd, f"{at}.initial_cwnd", 1, 1 << 30),
                     "initial_ssthresh": None if g.initial_ssthresh is None
                     else _int(g.initial_ssthresh, f"{at}.initial_ssthresh", 2, 1 << 30),
                 })
+        if not rtts:
+            rtts = [units.parse_time("40ms")]
         delay = min(rtts) // 4 if b.delay is None else units.parse_time(b.delay, "bottleneck.delay")
         for i, g in enumerate(self.flows):
             if rtts[i] < 2 * delay:
@@ -217,6 +265,10 @@ class Scenario:
         if interval <= 0:
             raise ValueError("record.interval must be > 0")
         return {
+            "queue": _queue(b),
+            "loss": _loss(b.loss, "bottleneck.loss"),
+            "reverse_loss": _loss(b.reverse_loss, "bottleneck.reverse_loss"),
+            "web": [w for i, g in enumerate(self.web) for w in _web(g, i, rate, delay, wire, self.mss)],
             "seed": _int(self.seed, "seed", 0, 2**63),
             "duration_ns": duration,
             "mss": int(self.mss),
@@ -235,6 +287,135 @@ class Scenario:
             "record_cwnd_changes": rec.cwnd == "changes",
             "record_rtt_samples": bool(rec.rtt_samples),
         }
+
+
+def _queue(b: Bottleneck) -> dict:
+    if b.queue == "droptail":
+        return {"kind": "droptail"}
+    if b.queue == "red":
+        allowed = {"min_th", "max_th", "max_p", "w_q", "gentle"}
+        _check_dict_keys(b.red, allowed, "bottleneck.red")
+        r = {"min_th": 5.0, "max_th": 15.0, "max_p": 0.1, "w_q": 0.002, "gentle": True, **b.red}
+        out = {"kind": "red", "gentle": bool(r["gentle"])}
+        for k in ("min_th", "max_th", "max_p", "w_q"):
+            out[k] = _num(r[k], f"bottleneck.red.{k}")
+        if not 0 <= out["min_th"] < out["max_th"]:
+            raise ValueError(f"bottleneck.red: min_th ({out['min_th']}) must be >= 0 and below max_th ({out['max_th']})")
+        if not 0 < out["max_p"] <= 1:
+            raise ValueError(f"bottleneck.red.max_p is {out['max_p']}; allowed: (0, 1]")
+        if not 0 < out["w_q"] <= 1:
+            raise ValueError(f"bottleneck.red.w_q is {out['w_q']}; allowed: (0, 1]")
+        return out
+    if b.queue == "codel":
+        _check_dict_keys(b.codel, {"target", "interval"}, "bottleneck.codel")
+        c = {"target": "5ms", "interval": "100ms", **b.codel}
+        t = units.parse_time(c["target"], "bottleneck.codel.target")
+        i = units.parse_time(c["interval"], "bottleneck.codel.interval")
+        if t <= 0 or i <= 0:
+            raise ValueError("bottleneck.codel: target and interval must be > 0")
+        return {"kind": "codel", "target_ns": t, "interval_ns": i}
+    raise ValueError(f"bottleneck.queue is '{b.queue}'; allowed: droptail, red, codel")
+
+
+_LOSS_KEYS = {"none": set(), "bernoulli": {"p"}, "poisson": {"rate"},
+              "gilbert": {"p_gb", "p_bg", "loss_good", "loss_bad"}}
+
+
+def _loss(spec: dict | None, where: str) -> dict | None:
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or "model" not in spec:
+        raise ValueError(f"{where} must be a table with 'model' = one of {', '.join(_LOSS_KEYS)}")
+    model = spec["model"]
+    if model not in _LOSS_KEYS:
+        raise ValueError(f"{where}.model is '{model}'; allowed: {', '.join(_LOSS_KEYS)}")
+    _check_dict_keys(spec, _LOSS_KEYS[model] | {"model"}, where)
+    out = {"model": model}
+    for k in _LOSS_KEYS[model]:
+        if k not in spec:
+            raise ValueError(f"{where}: model '{model}' needs '{k}'")
+        v = _num(spec[k], f"{where}.{k}")
+        if k == "rate":
+            if v < 0:
+                raise ValueError(f"{where}.rate is {v}; allowed: >= 0 loss events per second")
+        elif k in ("p", "loss_good") and not 0 <= v < 1:
+            raise ValueError(f"{where}.{k} is {v}; allowed: [0, 1)")
+        elif not 0 <= v <= 1:
+            raise ValueError(f"{where}.{k} is {v}; allowed: [0, 1]")
+        out[k] = v
+    return out
+
+
+def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> list[dict]:
+    """One spec per direction. With a target `load`, the think time (or, if only the think
+    time is given, the session count) is set so that sessions x mean size / (think + about
+    two RTTs of transfer) equals load x rate on the wire."""
+    at = f"web[{i}]"
+    check_algorithm(g.algorithm, g.params)
+    if g.direction not in ("forward", "reverse", "both"):
+        raise ValueError(f"{at}.direction is '{g.direction}'; allowed: forward, reverse, both")
+    shape = _num(g.shape, f"{at}.shape")
+    if shape <= 1:
+        raise ValueError(f"{at}.shape is {shape}; allowed: > 1 (at or below 1 the Pareto mean is infinite)")
+    cap = _num(g.max_size, f"{at}.max_size")
+    if cap <= 1:
+        raise ValueError(f"{at}.max_size is {cap}; allowed: > 1 (a multiple of the mean size)")
+    size = units.parse_size(g.mean_size, f"{at}.mean_size", mss=mss)
+    if size <= 0:
+        raise ValueError(f"{at}.mean_size must be > 0")
+    rtt_text = g.rtt
+    kind = "fixed"
+    if isinstance(rtt_text, str) and rtt_text.strip().lower().startswith("exp:"):
+        kind, rtt_text = "exp", rtt_text.split(":", 1)[1]
+    rtt = units.parse_time(rtt_text, f"{at}.rtt")
+    if kind == "fixed" and rtt < 2 * delay:
+        raise ValueError(f"{at}.rtt is '{g.rtt}', smaller than twice the bottleneck delay")
+    if g.recovery not in ("sack", "newreno"):
+        raise ValueError(f"{at}.recovery is '{g.recovery}'; allowed: sack, newreno")
+    dirs = ["forward", "reverse"] if g.direction == "both" else [g.direction]
+    total = g.sessions
+    if total is not None:
+        total = _int(total, f"{at}.sessions", len(dirs), 1_000_000)
+    think = None if g.think is None else units.parse_time(g.think, f"{at}.think")
+    if think is not None and think <= 0:
+        raise ValueError(f"{at}.think must be > 0")
+    wire_size = size * wire / mss
+    busy = 2 * max(rtt, 2 * delay) / 1e9  # handshake and a short transfer, seconds
+    if g.load is not None:
+        load = _num(g.load, f"{at}.load")
+        if not 0 < load < 1:
+            raise ValueError(f"{at}.load is {load}; allowed: 0 < load < 1 (a fraction of the bottleneck)")
+        if total is None and think is not None:
+            per_dir = max(1, round(load * rate * (think / 1e9 + busy) / (8 * wire_size)))
+            total = per_dir * len(dirs)
+        else:
+            total = total or 50 * len(dirs)
+            per_dir = total // len(dirs)
+            think_s = per_dir * 8 * wire_size / (load * rate) - busy
+            if think_s <= 0.001:
+                raise ValueError(f"{at}: {per_dir} sessions cannot offer only {load:g} of the link; use fewer sessions")
+            think = int(think_s * 1e9)
+    total = total or 50 * len(dirs)
+    think = think or 10_000_000_000
+    per = total // len(dirs)
+    return [{
+        "group": g.name or f"web{i}",
+        "sessions": per, "direction": d, "mean_size_bytes": size, "shape": shape, "max_size_ratio": cap,
+        "think_ns": think, "rtt_kind": kind, "rtt_ns": rtt, "algorithm": g.algorithm,
+        "params": {str(k): float(v) for k, v in g.params.items()}, "recovery": g.recovery,
+    } for d in dirs]
+
+
+def _num(v, name) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{name} is {v!r}; expected a number")
+    return float(v)
+
+
+def _check_dict_keys(d: dict, allowed: set, where: str):
+    for k in d:
+        if k not in allowed:
+            raise ValueError(f"{where}: unknown key '{k}'; allowed: {', '.join(sorted(allowed))}")
 
 
 def _dup_alg(groups, g) -> bool:

@@ -8,27 +8,17 @@ use cubiclab_cc::cubic::cubic_root;
 fn inputs() -> Vec<u64> {
     // cube_factor for bic_scale 41 is 2^40 / 410; drops spread log-uniformly over 1..10^6.
     let cube_factor = (1u64 << 40) / 410;
-    (0..1024)
-        .map(|i| cube_factor * 10f64.powf(6.0 * f64::from(i) / 1023.0) as u64)
-        .collect()
+    (0..1024).map(|i| cube_factor * 10f64.powf(6.0 * f64::from(i) / 1023.0) as u64).collect()
 }
 
 fn cube_root(c: &mut Criterion) {
     let xs = inputs();
     let mut group = c.benchmark_group("cube_root");
     group.bench_function("kernel_cubic_root", |b| {
-        b.iter(|| {
-            xs.iter()
-                .map(|&a| cubic_root(black_box(a)))
-                .fold(0u32, u32::wrapping_add)
-        })
+        b.iter(|| xs.iter().map(|&a| cubic_root(black_box(a))).fold(0u32, u32::wrapping_add))
     });
     group.bench_function("f64_cbrt", |b| {
-        b.iter(|| {
-            xs.iter()
-                .map(|&a| (black_box(a) as f64).cbrt() as u32)
-                .fold(0u32, u32::wrapping_add)
-        })
+        b.iter(|| xs.iter().map(|&a| (black_box(a) as f64).cbrt() as u32).fold(0u32, u32::wrapping_add))
     });
     group.finish();
 }

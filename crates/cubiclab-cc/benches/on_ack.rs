@@ -9,11 +9,7 @@ fn on_ack(c: &mut Criterion) {
     let mut group = c.benchmark_group("on_ack");
     for info in ALGORITHMS {
         let mut alg = Algorithm::new(info.name, &Params::new()).unwrap();
-        let mut tcp = TcpState {
-            cwnd: 1000,
-            ssthresh: 900,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 1000, ssthresh: 900, ..TcpState::default() };
         alg.init(&mut tcp, 0);
         let mut now: u64 = 0;
         let mut n: u32 = 0;
@@ -25,11 +21,7 @@ fn on_ack(c: &mut Criterion) {
                     tcp.ssthresh = alg.ssthresh(&tcp, now);
                     tcp.cwnd = tcp.ssthresh;
                 }
-                let s = AckSample {
-                    pkts_acked: 1,
-                    rtt_us: 40_000,
-                    in_flight: tcp.cwnd,
-                };
+                let s = AckSample { pkts_acked: 1, rtt_us: 40_000, in_flight: tcp.cwnd };
                 alg.pkts_acked(&mut tcp, &s, now);
                 alg.cong_avoid(&mut tcp, black_box(1), now);
                 tcp.snd_una = tcp.snd_una.wrapping_add(1);

@@ -246,11 +246,8 @@ impl CongestionControl for Bic {
     /// `bictcp_acked`: delayed_ack = 15/16 delayed_ack + pkts_acked (in units of 1/16).
     fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
         if tcp.ca_state == CaState::Open {
-            self.delayed_ack = self.delayed_ack.wrapping_add(
-                sample
-                    .pkts_acked
-                    .wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT),
-            );
+            self.delayed_ack =
+                self.delayed_ack.wrapping_add(sample.pkts_acked.wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT));
         }
     }
 
@@ -260,10 +257,7 @@ impl CongestionControl for Bic {
         out("last_cwnd", self.last_cwnd as f64);
         out("last_time", self.last_time as f64);
         out("epoch_start", self.epoch_start as f64);
-        out(
-            "ack_ratio",
-            self.delayed_ack as f64 / (1 << ACK_RATIO_SHIFT) as f64,
-        );
+        out("ack_ratio", self.delayed_ack as f64 / (1 << ACK_RATIO_SHIFT) as f64);
     }
 }
 
@@ -283,14 +277,7 @@ mod tests {
         let mut b = bic();
         b.last_max_cwnd = last_max;
         b.delayed_ack = 1 << ACK_RATIO_SHIFT;
-        (
-            b,
-            TcpState {
-                cwnd,
-                ssthresh: 2,
-                ..TcpState::default()
-            },
-        )
+        (b, TcpState { cwnd, ssthresh: 2, ..TcpState::default() })
     }
 
     /// `n` ACKs of one segment, all at time 0 (so `cnt` is recomputed only when cwnd moves).
@@ -310,28 +297,16 @@ mod tests {
     fn ssthresh_beta_and_low_window() {
         let mut b = bic();
         // cwnd 100 > low_window: 100 * 819 / 1024 = 81900 / 1024 = 79 (79.98 truncated).
-        let tcp = TcpState {
-            cwnd: 100,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 100, ..TcpState::default() };
         assert_eq!(b.ssthresh(&tcp, 0), 79);
         assert_eq!(b.last_max_cwnd, 100);
         // cwnd 14 = low_window: Reno, 14 >> 1 = 7; cwnd 3: 1, floored to 2.
-        let tcp = TcpState {
-            cwnd: 14,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 14, ..TcpState::default() };
         assert_eq!(b.ssthresh(&tcp, 0), 7);
-        let tcp = TcpState {
-            cwnd: 3,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 3, ..TcpState::default() };
         assert_eq!(b.ssthresh(&tcp, 0), 2);
         // cwnd 15 just above: 15 * 819 / 1024 = 12285 / 1024 = 11.
-        let tcp = TcpState {
-            cwnd: 15,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 15, ..TcpState::default() };
         assert_eq!(b.ssthresh(&tcp, 0), 11);
     }
 
@@ -349,13 +324,7 @@ mod tests {
         assert_eq!(b.last_max_cwnd, 100);
         // A loss above the old maximum keeps the window: 250.
         let (mut b, _) = at(0, 200);
-        b.ssthresh(
-            &TcpState {
-                cwnd: 250,
-                ..TcpState::default()
-            },
-            0,
-        );
+        b.ssthresh(&TcpState { cwnd: 250, ..TcpState::default() }, 0);
         assert_eq!(b.last_max_cwnd, 250);
     }
 
@@ -371,11 +340,7 @@ mod tests {
         let mut b = Bic::new(&Params::new().set("max_increment", 32.0)).unwrap();
         b.last_max_cwnd = 200;
         b.delayed_ack = 16;
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 2, ..TcpState::default() };
         b.cong_avoid(&mut tcp, 1, 0);
         assert_eq!(b.cnt, 4);
     }
@@ -431,29 +396,18 @@ mod tests {
         // cnt = 6, then (6 << 4) / 32 = 3.
         let mut b = bic();
         b.last_max_cwnd = 200;
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 2, ..TcpState::default() };
         b.cong_avoid(&mut tcp, 1, 0);
         assert_eq!(b.cnt, 3);
         // One packet per ACK: d += 1 - (d >> 4): 32 -> 31, then 31 + 1 - 1 = 31 for ever
         // (the average cannot fall below 16 s + 15): cnt = 96 / 31 = 3.
-        let s1 = AckSample {
-            pkts_acked: 1,
-            rtt_us: 1000,
-            in_flight: 100,
-        };
+        let s1 = AckSample { pkts_acked: 1, rtt_us: 1000, in_flight: 100 };
         for _ in 0..100 {
             b.pkts_acked(&mut tcp, &s1, 0);
         }
         assert_eq!(b.delayed_ack, 31);
         // Four per ACK: rises by 2 per ACK until d >> 4 = 4, i.e. 64: cnt = 96 / 64 = 1.
-        let s4 = AckSample {
-            pkts_acked: 4,
-            ..s1
-        };
+        let s4 = AckSample { pkts_acked: 4, ..s1 };
         for _ in 0..100 {
             b.pkts_acked(&mut tcp, &s4, 0);
         }
@@ -496,48 +450,16 @@ mod tests {
         // loss at 79 < 100: fast convergence, last_max = 79 * 1843 / 2048 = 71, ssthresh =
         // 79 * 819 / 1024 = 63. A timeout: ssthresh = 63 * 819 / 1024 = 50, cwnd 1, and
         // set_state(Loss) resets last_max to 0.
-        let ev = |t, event| TraceEvent {
-            time_us: t,
-            event,
-            snd_una: None,
-            snd_nxt: None,
-        };
-        let mut evs: Vec<TraceEvent> = (0..90)
-            .map(|i| {
-                ev(
-                    i * 100,
-                    Event::Ack {
-                        acked: 1,
-                        rtt_us: 10_000,
-                        cwnd_limited: true,
-                    },
-                )
-            })
-            .collect();
-        evs.extend([
-            ev(10_000, Event::Loss),
-            ev(10_001, Event::Loss),
-            ev(10_002, Event::Rto),
-        ]);
-        let rows = replay(
-            Algorithm::new("bic", &Params::new()).unwrap(),
-            ReplayStart::default(),
-            &evs,
-        );
+        let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
+        let mut evs: Vec<TraceEvent> =
+            (0..90).map(|i| ev(i * 100, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true })).collect();
+        evs.extend([ev(10_000, Event::Loss), ev(10_001, Event::Loss), ev(10_002, Event::Rto)]);
+        let rows = replay(Algorithm::new("bic", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         let var = |i: usize, name: &str| rows[i].vars.iter().find(|(k, _)| *k == name).unwrap().1;
         assert_eq!(rows[89].cwnd, 100);
-        assert_eq!(
-            (rows[90].cwnd, rows[90].ssthresh, var(90, "last_max_cwnd")),
-            (79, 79, 100.0)
-        );
-        assert_eq!(
-            (rows[91].cwnd, rows[91].ssthresh, var(91, "last_max_cwnd")),
-            (63, 63, 71.0)
-        );
-        assert_eq!(
-            (rows[92].cwnd, rows[92].ssthresh, var(92, "last_max_cwnd")),
-            (1, 50, 0.0)
-        );
+        assert_eq!((rows[90].cwnd, rows[90].ssthresh, var(90, "last_max_cwnd")), (79, 79, 100.0));
+        assert_eq!((rows[91].cwnd, rows[91].ssthresh, var(91, "last_max_cwnd")), (63, 63, 71.0));
+        assert_eq!((rows[92].cwnd, rows[92].ssthresh, var(92, "last_max_cwnd")), (1, 50, 0.0));
     }
 
     #[test]
@@ -545,11 +467,7 @@ mod tests {
         // initial_ssthresh 50: slow start stops at 50; the 41st ACK is congestion avoidance.
         let ev = |t| TraceEvent {
             time_us: t,
-            event: Event::Ack {
-                acked: 1,
-                rtt_us: 10_000,
-                cwnd_limited: true,
-            },
+            event: Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true },
             snd_una: None,
             snd_nxt: None,
         };
@@ -567,43 +485,21 @@ mod tests {
         // 10^6-segment windows, 10^6 s of time, huge ACKs: u32 arithmetic as the kernel's
         // (wrapping), no division by zero; ssthresh stays within [2, cwnd].
         let mut b = bic();
-        let mut tcp = TcpState {
-            cwnd: 1_000_000,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 1_000_000, ssthresh: 2, ..TcpState::default() };
         b.init(&mut tcp, 0);
-        for (i, t) in [0u64, 1, 1000, 4_294_967, 4_294_968, 1_000_000]
-            .into_iter()
-            .enumerate()
-        {
+        for (i, t) in [0u64, 1, 1000, 4_294_967, 4_294_968, 1_000_000].into_iter().enumerate() {
             let now = t * 1_000_000_000;
-            let s = AckSample {
-                pkts_acked: if i % 2 == 0 { 1_000_000 } else { u32::MAX },
-                rtt_us: i64::MAX,
-                in_flight: 0,
-            };
+            let s =
+                AckSample { pkts_acked: if i % 2 == 0 { 1_000_000 } else { u32::MAX }, rtt_us: i64::MAX, in_flight: 0 };
             b.pkts_acked(&mut tcp, &s, now);
             for _ in 0..1000 {
                 b.cong_avoid(&mut tcp, 1_000_000, now + 1);
             }
             let ss = b.ssthresh(&tcp, now + 2);
-            assert!(
-                (2..=tcp.cwnd).contains(&ss),
-                "t {t}: ssthresh {ss} cwnd {}",
-                tcp.cwnd
-            );
+            assert!((2..=tcp.cwnd).contains(&ss), "t {t}: ssthresh {ss} cwnd {}", tcp.cwnd);
             tcp.cwnd = 1_000_000 - i as u32; // below last_max: fast convergence next time
             b.cong_avoid(&mut tcp, 1, now + 3);
-            b.set_state(
-                &mut tcp,
-                if i % 3 == 2 {
-                    CaState::Loss
-                } else {
-                    CaState::Recovery
-                },
-                now + 4,
-            );
+            b.set_state(&mut tcp, if i % 3 == 2 { CaState::Loss } else { CaState::Recovery }, now + 4);
         }
     }
 }

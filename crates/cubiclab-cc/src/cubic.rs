@@ -111,24 +111,16 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
 impl UsecsToJiffies {
     fn new(hz: u64) -> Self {
         if divides_usec_per_sec(hz) {
-            return UsecsToJiffies::Div {
-                usec_per_jiffy: USEC_PER_SEC / hz,
-            };
+            return UsecsToJiffies::Div { usec_per_jiffy: USEC_PER_SEC / hz };
         }
         // timeconst.bc: fmul(b,n,d) = (2^b*n + d - 1)/d; fmuls picks the least shift s with
         // fmul(s,n,d) >= 2^31; fadj(b,n,d) = 2^b*(d'-1)/d' with d' = d/gcd(n,d).
         let (n, d) = (u128::from(hz), u128::from(USEC_PER_SEC));
         let fmul = |s: u32| ((1u128 << s) * n).div_ceil(d);
-        let shr = (0..96)
-            .find(|&s| fmul(s) >= 1u128 << 31)
-            .expect("HZ >= 1 reaches 2^31 below 2^96");
+        let shr = (0..96).find(|&s| fmul(s) >= 1u128 << 31).expect("HZ >= 1 reaches 2^31 below 2^96");
         let d2 = d / gcd(n, d);
         let adj = (1u128 << shr) * (d2 - 1) / d2;
-        UsecsToJiffies::Mul {
-            mul: fmul(shr) as u64,
-            adj: adj as u64,
-            shr,
-        }
+        UsecsToJiffies::Mul { mul: fmul(shr) as u64, adj: adj as u64, shr }
     }
 
     /// `jiffies_to_usecs(MAX_JIFFY_OFFSET)` on 64-bit, truncated to `unsigned int` as the
@@ -152,9 +144,7 @@ impl UsecsToJiffies {
         match self {
             UsecsToJiffies::Div { usec_per_jiffy } => u64::from(u).div_ceil(usec_per_jiffy),
             // wraps: u64 arithmetic as in C (it cannot overflow for u32 inputs).
-            UsecsToJiffies::Mul { mul, adj, shr } => {
-                mul.wrapping_mul(u64::from(u)).wrapping_add(adj) >> shr
-            }
+            UsecsToJiffies::Mul { mul, adj, shr } => mul.wrapping_mul(u64::from(u)).wrapping_add(adj) >> shr,
         }
     }
 }
@@ -253,14 +243,7 @@ impl Cubic {
             integer: true,
             help: "grow at least as fast as an estimated Reno flow (0/1)",
         },
-        ParamSpec {
-            name: "hystart",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "hybrid slow start (0/1)",
-        },
+        ParamSpec { name: "hystart", default: 1.0, min: 0.0, max: 1.0, integer: true, help: "hybrid slow start (0/1)" },
         ParamSpec {
             name: "hystart_detect",
             default: 3.0,
@@ -394,9 +377,7 @@ impl Cubic {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
 
         // At most one full update per HZ/32 jiffies while cwnd is unchanged.
-        if self.last_cwnd == cwnd
-            && (now.wrapping_sub(self.last_time) as i32) <= (self.hz / 32) as i32
-        {
+        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (self.hz / 32) as i32 {
             return;
         }
 
@@ -442,9 +423,7 @@ impl Cubic {
             } else {
                 // K = cbrt((W_max - cwnd) / C) in 1/1024 s.
                 // wraps: u64 product in C (only with bic_scale far below 41 and huge windows).
-                let a = self
-                    .cube_factor
-                    .wrapping_mul(u64::from(self.last_max_cwnd - cwnd));
+                let a = self.cube_factor.wrapping_mul(u64::from(self.last_max_cwnd - cwnd));
                 self.bic_k = cubic_root(a);
                 self.bic_origin_point = self.last_max_cwnd;
             }
@@ -459,17 +438,11 @@ impl Cubic {
         let k = u64::from(self.bic_k);
         let offs = k.abs_diff(t);
         // C/rtt * (t - K)^3. wraps: u64 products in C, truncated to the u32 delta.
-        let delta = (u64::from(self.cube_rtt_scale)
-            .wrapping_mul(offs)
-            .wrapping_mul(offs)
-            .wrapping_mul(offs)
+        let delta = (u64::from(self.cube_rtt_scale).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
             >> (10 + 3 * BICTCP_HZ)) as u32;
         // wraps: u32 in C.
-        let bic_target = if t < k {
-            self.bic_origin_point.wrapping_sub(delta)
-        } else {
-            self.bic_origin_point.wrapping_add(delta)
-        };
+        let bic_target =
+            if t < k { self.bic_origin_point.wrapping_sub(delta) } else { self.bic_origin_point.wrapping_add(delta) };
 
         self.cnt = if bic_target > cwnd {
             cwnd / (bic_target - cwnd)
@@ -671,11 +644,7 @@ mod tests {
     }
 
     fn sample(rtt_us: i64) -> AckSample {
-        AckSample {
-            pkts_acked: 1,
-            rtt_us,
-            in_flight: 0,
-        }
+        AckSample { pkts_acked: 1, rtt_us, in_flight: 0 }
     }
 
     /// A loss as `tcp_input.c` applies it: ssthresh from the module, then cwnd = ssthresh at
@@ -728,11 +697,7 @@ mod tests {
         // length gives the largest shift; it must stay below 64, and the root must not
         // divide by zero (x >= 2).
         for fls in 7..=64u32 {
-            let a = if fls == 64 {
-                u64::MAX
-            } else {
-                (1u64 << fls) - 1
-            };
+            let a = if fls == 64 { u64::MAX } else { (1u64 << fls) - 1 };
             let b = ((fls * 84) >> 8) - 1;
             assert!((a >> (b * 3)) < 64, "fls {fls}");
             assert!(cubic_root(a) > 0);
@@ -766,8 +731,7 @@ mod tests {
                 (max_all, sum_all, n_all) = (max_all.max(e), sum_all + e, n_all + 1);
                 // CUBIC's own inputs: a = cube_factor * (W_max - cwnd) >= 2681735677 > 2^31.
                 if bits > 31 {
-                    (max_cubic, sum_cubic, n_cubic) =
-                        (max_cubic.max(e), sum_cubic + e, n_cubic + 1);
+                    (max_cubic, sum_cubic, n_cubic) = (max_cubic.max(e), sum_cubic + e, n_cubic + 1);
                 }
             }
         }
@@ -786,20 +750,13 @@ mod tests {
         assert!(max_all < 0.19 && mean_all < 0.01, "{max_all} {mean_all}");
         // Over CUBIC's range the kernel's claim (average ~0.195 %) holds with room: measured
         // max 0.155 %, mean 0.030 % (0.188 % max from 2^29 up).
-        assert!(
-            max_cubic < 0.0019 && mean_cubic < 0.0005,
-            "{max_cubic} {mean_cubic}"
-        );
+        assert!(max_cubic < 0.0019 && mean_cubic < 0.0005, "{max_cubic} {mean_cubic}");
     }
 
     #[test]
     fn k_origin_and_cnt_in_the_concave_region() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 100,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 100, ..TcpState::default() };
         c.init(&mut tcp, T0);
         // Loss at cwnd 100: W_max = 100, ssthresh = 100*717/1024 = 70 (70.02).
         loss(&mut c, &mut tcp, T0);
@@ -810,21 +767,14 @@ mod tests {
         // delta = 410 * 4316^3 >> 40 = 32963108863360 / 2^40 = 29 (29.98), target = 71,
         // cnt = 70 / (71 - 70) = 70. Friendliness: ack_cnt 1 <= 70*15 >> 3 = 131: no change.
         c.cong_avoid(&mut tcp, 1, T0 + MS);
-        assert_eq!(
-            (c.epoch_start, c.bic_k, c.bic_origin_point, c.cnt),
-            (10_001, 4316, 100, 70)
-        );
+        assert_eq!((c.epoch_start, c.bic_k, c.bic_origin_point, c.cnt), (10_001, 4316, 100, 70));
         assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (70, 1));
     }
 
     #[test]
     fn cnt_looks_one_min_rtt_ahead_then_turns_convex() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 100,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 100, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.pkts_acked(&mut tcp, &sample(100_000), T0); // delay_min = 100 ms
         loss(&mut c, &mut tcp, T0);
@@ -844,10 +794,7 @@ mod tests {
     #[test]
     fn cnt_in_the_tcp_friendly_region() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 20,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 20, ..TcpState::default() };
         c.init(&mut tcp, T0);
         // W_max = 20 with the window back at 20 (as after an undo): ssthresh = 14340/1024 = 14.
         tcp.ssthresh = c.ssthresh(&tcp, T0);
@@ -868,11 +815,7 @@ mod tests {
     #[test]
     fn cnt_capped_at_20_until_the_first_loss() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 10,
-            ssthresh: 10,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 10, ssthresh: 10, ..TcpState::default() };
         c.init(&mut tcp, T0);
         // W_max = 0 <= 10: K = 0, origin = 10, target = 10, cnt = 100 * 10 = 1000, capped to 20
         // ("increase cwnd 5% per RTT"); friendliness: ack_cnt 1 <= 10*15 >> 3 = 18.
@@ -888,10 +831,7 @@ mod tests {
     #[test]
     fn ssthresh_and_fast_convergence() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ..TcpState::default() };
         c.init(&mut tcp, T0);
         // First loss at 100: W_max = 100, ssthresh = 71700/1024 = 70.
         assert_eq!(c.ssthresh(&tcp, T0), 70);
@@ -918,11 +858,7 @@ mod tests {
     #[test]
     fn jiffy_gating() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 10,
-            ssthresh: 10,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 10, ssthresh: 10, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.cong_avoid(&mut tcp, 1, T0); // full update at jiffy 10000
         assert_eq!((c.last_time, c.last_cwnd, c.ack_cnt), (10_000, 10, 1));
@@ -942,11 +878,7 @@ mod tests {
         assert_eq!((c.last_time, c.last_cwnd), (10_033, 11));
         // With HZ = 250, HZ/32 = 7 jiffies of 4 ms: 28 ms is gated, 32 ms is not.
         let mut c = cubic_with(&[("hz", 250.0)]);
-        let mut tcp = TcpState {
-            cwnd: 10,
-            ssthresh: 10,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 10, ssthresh: 10, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.cong_avoid(&mut tcp, 1, T0);
         c.cong_avoid(&mut tcp, 1, T0 + 28 * MS);
@@ -957,27 +889,14 @@ mod tests {
 
     /// Slow start with room: cwnd 1000 and snd_nxt 1000, so 1-segment ACKs stay in the round.
     fn hystart_setup(c: &mut Cubic) -> TcpState {
-        let mut tcp = TcpState {
-            cwnd: 1000,
-            snd_nxt: 1000,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 1000, snd_nxt: 1000, ..TcpState::default() };
         c.init(&mut tcp, T0);
-        assert_eq!(
-            (c.end_seq, c.round_start, c.curr_rtt),
-            (1000, 10_000_000, u32::MAX)
-        );
+        assert_eq!((c.end_seq, c.round_start, c.curr_rtt), (1000, 10_000_000, u32::MAX));
         tcp
     }
 
     /// The index of the first ACK (spaced `gap_us`, all with `rtt_us`) at which HyStart fires.
-    fn hystart_exit(
-        c: &mut Cubic,
-        tcp: &mut TcpState,
-        gap_us: u64,
-        rtt_us: i64,
-        n: u32,
-    ) -> Option<u32> {
+    fn hystart_exit(c: &mut Cubic, tcp: &mut TcpState, gap_us: u64, rtt_us: i64, n: u32) -> Option<u32> {
         for i in 1..=n {
             tcp.snd_una = i;
             c.pkts_acked(tcp, &sample(rtt_us), T0 + u64::from(i) * gap_us * 1000);
@@ -1034,18 +953,11 @@ mod tests {
         // Linux 6.x after "tcp_cubic: fix incorrect HyStart round start detection": the round
         // resets when snd_una passes end_seq even while cwnd < hystart_low_window.
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 10,
-            snd_nxt: 10,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 10, snd_nxt: 10, ..TcpState::default() };
         c.init(&mut tcp, T0);
         (tcp.snd_una, tcp.snd_nxt) = (11, 30);
         c.pkts_acked(&mut tcp, &sample(40_000), T0 + 5 * MS);
-        assert_eq!(
-            (c.round_start, c.end_seq, c.sample_cnt),
-            (10_005_000, 30, 0)
-        );
+        assert_eq!((c.round_start, c.end_seq, c.sample_cnt), (10_005_000, 30, 0));
     }
 
     #[test]
@@ -1053,8 +965,7 @@ mod tests {
         // (delay_min, threshold = delay_min + clamp(delay_min >> 3, 4000, 16000)):
         // 40 ms -> 40000 + 5000; 10 ms -> 10000 + clamp(1250) = 14000;
         // 200 ms -> 200000 + clamp(25000) = 216000.
-        for (delay_min, threshold) in [(40_000i64, 45_000i64), (10_000, 14_000), (200_000, 216_000)]
-        {
+        for (delay_min, threshold) in [(40_000i64, 45_000i64), (10_000, 14_000), (200_000, 216_000)] {
             for (rtt, fires) in [(threshold, false), (threshold + 1, true)] {
                 let mut c = cubic();
                 let mut tcp = hystart_setup(&mut c);
@@ -1066,11 +977,7 @@ mod tests {
                 for i in 1..=9u64 {
                     c.pkts_acked(&mut tcp, &sample(rtt), T0 + i * 3 * MS);
                     tcp.snd_una += 1;
-                    assert_eq!(
-                        c.found,
-                        fires && i == 9,
-                        "delay_min {delay_min} rtt {rtt} ack {i}"
-                    );
+                    assert_eq!(c.found, fires && i == 9, "delay_min {delay_min} rtt {rtt} ack {i}");
                     if c.found {
                         assert_eq!(tcp.ssthresh, 1000);
                     }
@@ -1097,11 +1004,7 @@ mod tests {
     }
 
     fn hystart_setup_off(c: &mut Cubic) -> TcpState {
-        let mut tcp = TcpState {
-            cwnd: 1000,
-            snd_nxt: 1000,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 1000, snd_nxt: 1000, ..TcpState::default() };
         c.init(&mut tcp, T0);
         tcp
     }
@@ -1109,11 +1012,7 @@ mod tests {
     #[test]
     fn pkts_acked_sampling_rules() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 10,
-            ssthresh: 10,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 10, ssthresh: 10, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.pkts_acked(&mut tcp, &sample(-1), T0); // no sample
         assert_eq!(c.delay_min, 0);
@@ -1136,12 +1035,7 @@ mod tests {
     #[test]
     fn loss_state_resets_everything() {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 100,
-            snd_nxt: 500,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 100, snd_nxt: 500, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.pkts_acked(&mut tcp, &sample(40_000), T0);
         loss(&mut c, &mut tcp, T0);
@@ -1150,25 +1044,9 @@ mod tests {
         assert!(c.bic_k > 0 && c.delay_min > 0 && c.epoch_start > 0);
         // An RTO: W_max, K, delay_min (so the next epoch has no look-ahead) and found all go.
         c.set_state(&mut tcp, CaState::Loss, T0 + 2 * MS);
-        assert_eq!(
-            (
-                c.cnt,
-                c.last_max_cwnd,
-                c.last_cwnd,
-                c.last_time,
-                c.bic_origin_point,
-                c.bic_k
-            ),
-            (0, 0, 0, 0, 0, 0)
-        );
-        assert_eq!(
-            (c.delay_min, c.epoch_start, c.ack_cnt, c.tcp_cwnd, c.found),
-            (0, 0, 0, 0, false)
-        );
-        assert_eq!(
-            (c.round_start, c.end_seq, c.curr_rtt, c.sample_cnt),
-            (10_002_000, 500, u32::MAX, 0)
-        );
+        assert_eq!((c.cnt, c.last_max_cwnd, c.last_cwnd, c.last_time, c.bic_origin_point, c.bic_k), (0, 0, 0, 0, 0, 0));
+        assert_eq!((c.delay_min, c.epoch_start, c.ack_cnt, c.tcp_cwnd, c.found), (0, 0, 0, 0, false));
+        assert_eq!((c.round_start, c.end_seq, c.curr_rtt, c.sample_cnt), (10_002_000, 500, u32::MAX, 0));
         // Other states leave CUBIC alone.
         c.last_max_cwnd = 7;
         c.set_state(&mut tcp, CaState::Recovery, T0);
@@ -1205,21 +1083,14 @@ mod tests {
     fn undo_is_reno_undo() {
         // tcp_reno_undo_cwnd: max(cwnd, prior_cwnd).
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 50,
-            prior_cwnd: 100,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 50, prior_cwnd: 100, ..TcpState::default() };
         assert_eq!(c.undo_cwnd(&mut tcp, T0), 100);
     }
 
     #[test]
     fn usecs_to_jiffies_rounds_up() {
         let c = cubic(); // HZ 1000: ceil(u / 1000)
-        assert_eq!(
-            [0, 1, 1000, 1001].map(|u| c.usecs_to_jiffies(u)),
-            [0, 1, 1, 2]
-        );
+        assert_eq!([0, 1, 1000, 1001].map(|u| c.usecs_to_jiffies(u)), [0, 1, 1, 2]);
         // Above jiffies_to_usecs(MAX_JIFFY_OFFSET) = (u32)(1000 * (2^62 - 2)) = 2^32 - 2000:
         // MAX_JIFFY_OFFSET.
         assert_eq!(c.max_usecs, 4_294_965_296);
@@ -1231,28 +1102,14 @@ mod tests {
         // ceil(2^s * 300 / 10^6) >= 2^31), MUL32 = 2638827907, ADJ32 = 2^43 * 9999 / 10000
         // = 8795213412905; this is ceil(u * 300 / 10^6) in the signed range.
         let c = cubic_with(&[("hz", 300.0)]);
-        assert_eq!(
-            c.usecs_to_jiffies,
-            UsecsToJiffies::Mul {
-                mul: 2_638_827_907,
-                adj: 8_795_213_412_905,
-                shr: 43
-            }
-        );
+        assert_eq!(c.usecs_to_jiffies, UsecsToJiffies::Mul { mul: 2_638_827_907, adj: 8_795_213_412_905, shr: 43 });
         // jiffies_to_usecs(MAX_JIFFY_OFFSET) on 64-bit is (j * 10000) / 3 in unsigned long:
         // (2^62 - 2) * 10000 wraps to 2^64 - 20000, / 3, truncated to u32 = 1431649098 us
         // (23.9 min): larger RTTs give MAX_JIFFY_OFFSET, as on a HZ=300 kernel.
         assert_eq!(c.max_usecs, 1_431_649_098);
         assert_eq!(c.usecs_to_jiffies(1_431_649_099), MAX_JIFFY_OFFSET);
-        for u in (0..=c.max_usecs)
-            .step_by(9973)
-            .chain([3333, 3334, c.max_usecs])
-        {
-            assert_eq!(
-                c.usecs_to_jiffies(u),
-                (u64::from(u) * 300).div_ceil(1_000_000),
-                "{u}"
-            );
+        for u in (0..=c.max_usecs).step_by(9973).chain([3333, 3334, c.max_usecs]) {
+            assert_eq!(c.usecs_to_jiffies(u), (u64::from(u) * 300).div_ceil(1_000_000), "{u}");
         }
     }
 
@@ -1267,18 +1124,9 @@ mod tests {
 
     /// An ACK-clocked flow after one loss at `w_max`: one-segment ACKs spaced `rtt / cwnd`.
     /// Returns (seconds since the loss, cwnd, tcp_cwnd) every `step_ms`.
-    fn ack_clocked(
-        rtt_us: u64,
-        w_max: u32,
-        secs: u64,
-        step_ms: u64,
-    ) -> (u32, Vec<(f64, u32, u32)>) {
+    fn ack_clocked(rtt_us: u64, w_max: u32, secs: u64, step_ms: u64) -> (u32, Vec<(f64, u32, u32)>) {
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: w_max,
-            ssthresh: w_max,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: w_max, ssthresh: w_max, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.pkts_acked(&mut tcp, &sample(rtt_us as i64), T0);
         let t_loss = T0 + MS;
@@ -1308,11 +1156,7 @@ mod tests {
         assert_eq!(fast.len(), slow.len());
         for (a, b) in fast.iter().zip(&slow) {
             assert!(a.1.abs_diff(b.1) <= 2, "t {} s: {} vs {}", a.0, a.1, b.1);
-            assert!(
-                a.2 < a.1 && b.2 < b.1,
-                "t {} s: in the TCP-friendly region",
-                a.0
-            );
+            assert!(a.2 < a.1 && b.2 < b.1, "t {} s: in the TCP-friendly region", a.0);
         }
         // Not a flat line: the window grew from 3500 by more than 25 %.
         assert!(fast.last().unwrap().1 > 4375);
@@ -1343,11 +1187,7 @@ mod tests {
         // beta 100: beta_scale = (8*1124/3 = 2997) / 924 = 3, so at cwnd 2 the Reno step is
         // (2*3) >> 3 = 0 ACKs: the kernel's loop would never end; here tcp_cwnd stays put.
         let mut c = cubic_with(&[("beta", 100.0)]);
-        let mut tcp = TcpState {
-            cwnd: 2,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 2, ssthresh: 2, ..TcpState::default() };
         c.init(&mut tcp, T0);
         c.cong_avoid(&mut tcp, 5, T0);
         assert_eq!((c.beta_scale, c.tcp_cwnd, c.ack_cnt), (3, 2, 5));
@@ -1359,21 +1199,13 @@ mod tests {
         // K = cubic_root(2681735677 * 299805) against the exact cbrt(299805 * 2^40 / 410)
         // = 92986.2 (1/1024 s, 90.8 s): within the 0.2 % the kernel claims.
         let mut c = cubic();
-        let mut tcp = TcpState {
-            cwnd: 1_000_000,
-            ssthresh: 1_000_000,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 1_000_000, ssthresh: 1_000_000, ..TcpState::default() };
         c.init(&mut tcp, T0);
         loss(&mut c, &mut tcp, T0);
         assert_eq!(tcp.cwnd, 700_195);
         c.cong_avoid(&mut tcp, 1, T0 + MS);
         let exact = (2_681_735_677f64 * 299_805.0).cbrt();
-        assert!(
-            (f64::from(c.bic_k) - exact).abs() / exact < 0.002,
-            "{} vs {exact}",
-            c.bic_k
-        );
+        assert!((f64::from(c.bic_k) - exact).abs() / exact < 0.002, "{} vs {exact}", c.bic_k);
         // 10^6 s later (a wrapped cube) the update still runs and keeps cnt >= 2.
         c.cong_avoid(&mut tcp, 1, T0 + 1_000_000 * 1_000 * MS);
         assert!(c.cnt >= 2);
@@ -1381,13 +1213,7 @@ mod tests {
 
     #[test]
     fn parameters_are_checked() {
-        for (k, v) in [
-            ("beta", 1024.0),
-            ("beta", 0.0),
-            ("hz", 5.0),
-            ("hystart_detect", 4.0),
-            ("bic_scale", 0.0),
-        ] {
+        for (k, v) in [("beta", 1024.0), ("beta", 0.0), ("hz", 5.0), ("hystart_detect", 4.0), ("bic_scale", 0.0)] {
             let err = Cubic::new(&Params::new().set(k, v)).unwrap_err();
             assert!(err.0.contains(k), "{err}");
         }
@@ -1398,37 +1224,13 @@ mod tests {
     fn replay_reports_the_variables() {
         use crate::replay::{replay, Event, ReplayStart, TraceEvent};
         // Loss at 100 then one ACK 1 ms later: W_max 100, K 4316, origin 100 (as above).
-        let ev = |t, event| TraceEvent {
-            time_us: t,
-            event,
-            snd_una: None,
-            snd_nxt: None,
-        };
-        let evs = [
-            ev(10_000_000, Event::Loss),
-            ev(
-                10_001_000,
-                Event::Ack {
-                    acked: 1,
-                    rtt_us: -1,
-                    cwnd_limited: true,
-                },
-            ),
-        ];
+        let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
+        let evs =
+            [ev(10_000_000, Event::Loss), ev(10_001_000, Event::Ack { acked: 1, rtt_us: -1, cwnd_limited: true })];
         let alg = crate::Algorithm::new("cubic", &Params::new()).unwrap();
-        let rows = replay(
-            alg,
-            ReplayStart {
-                cwnd: 100,
-                ssthresh: 100,
-            },
-            &evs,
-        );
+        let rows = replay(alg, ReplayStart { cwnd: 100, ssthresh: 100 }, &evs);
         let var = |name: &str| rows[1].vars.iter().find(|(k, _)| *k == name).unwrap().1;
-        assert_eq!(
-            (rows[1].cwnd, var("last_max_cwnd"), var("K"), var("origin")),
-            (70, 100.0, 4316.0, 100.0)
-        );
+        assert_eq!((rows[1].cwnd, var("last_max_cwnd"), var("K"), var("origin")), (70, 100.0, 4316.0, 100.0));
         assert_eq!(rows[1].vars.len(), 11);
     }
 }

@@ -184,11 +184,7 @@ mod tests {
     /// A HighSpeed flow in congestion avoidance at `cwnd`, its row already tracked.
     fn at(cwnd: u32) -> (HighSpeed, TcpState) {
         let mut hs = HighSpeed::default();
-        let mut tcp = TcpState {
-            cwnd,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd, ssthresh: 2, ..TcpState::default() };
         hs.init(&mut tcp, 0);
         // Reaching the row takes one ACK; undo its credit so tests start from cnt = 0.
         hs.cong_avoid(&mut tcp, 1, 0);
@@ -205,11 +201,7 @@ mod tests {
         for (i, &(w, md)) in HSTCP_AIMD_VALS.iter().enumerate() {
             let w = w as f64;
             assert_eq!(md, (rfc_b(w) * 256.0).floor() as u32, "row {i} w {w}");
-            assert!(
-                (rfc_a(w) - (i + 1) as f64).abs() < 0.05,
-                "row {i} w {w}: a = {}",
-                rfc_a(w)
-            );
+            assert!((rfc_a(w) - (i + 1) as f64).abs() < 0.05, "row {i} w {w}: a = {}", rfc_a(w));
         }
     }
 
@@ -248,10 +240,7 @@ mod tests {
     fn loss_in_slow_start_halves() {
         // ai only moves in congestion avoidance: a loss at 1000 in slow start uses row 0.
         let mut hs = HighSpeed::default();
-        let mut tcp = TcpState {
-            cwnd: 1000,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 1000, ..TcpState::default() };
         hs.init(&mut tcp, 0);
         hs.cong_avoid(&mut tcp, 1, 0);
         assert_eq!((tcp.cwnd, hs.ai), (1001, 0));
@@ -312,38 +301,16 @@ mod tests {
         // Start in congestion avoidance at 2000 (row 11, 1793 < 2000 <= 2076, md 74); one
         // ACK moves the row (and credits 12 of 2000). Loss: 2000 - (148000 >> 8 = 578) = 1422.
         // Undo restores max(1422, prior_cwnd 2000).
-        let ev = |t, event| TraceEvent {
-            time_us: t,
-            event,
-            snd_una: None,
-            snd_nxt: None,
-        };
+        let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
         let evs = [
-            ev(
-                0,
-                Event::Ack {
-                    acked: 1,
-                    rtt_us: 10_000,
-                    cwnd_limited: true,
-                },
-            ),
+            ev(0, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true }),
             ev(1, Event::Loss),
             ev(2, Event::Undo),
         ];
         let alg = Algorithm::new("highspeed", &Params::new()).unwrap();
-        let rows = replay(
-            alg,
-            ReplayStart {
-                cwnd: 2000,
-                ssthresh: 1000,
-            },
-            &evs,
-        );
+        let rows = replay(alg, ReplayStart { cwnd: 2000, ssthresh: 1000 }, &evs);
         assert_eq!((rows[0].cwnd, rows[0].cwnd_cnt), (2000, 12));
-        assert_eq!(
-            rows[0].vars,
-            vec![("ai", 11.0), ("a", 12.0), ("b", 74.0 / 256.0)]
-        );
+        assert_eq!(rows[0].vars, vec![("ai", 11.0), ("a", 12.0), ("b", 74.0 / 256.0)]);
         assert_eq!((rows[1].cwnd, rows[1].ssthresh), (1422, 1422));
         assert_eq!(rows[2].cwnd, 2000);
     }

@@ -93,12 +93,7 @@ impl Htcp {
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("htcp", Self::PARAMS)?;
-        Ok(Self::fresh(
-            p.bool("use_rtt_scaling"),
-            p.bool("use_bandwidth_switch"),
-            p.u32("hz"),
-            0,
-        ))
+        Ok(Self::fresh(p.bool("use_rtt_scaling"), p.bool("use_bandwidth_switch"), p.u32("hz"), 0))
     }
 
     /// The state `htcp_init` leaves: all zero but alpha 1, beta 0.5, the epoch from `now`.
@@ -169,8 +164,7 @@ impl Htcp {
             if self.max_rtt < self.min_rtt {
                 self.max_rtt = self.min_rtt;
             }
-            if self.max_rtt < srtt && srtt as u64 <= self.max_rtt as u64 + self.msecs_to_jiffies(20)
-            {
+            if self.max_rtt < srtt && srtt as u64 <= self.max_rtt as u64 + self.msecs_to_jiffies(20) {
                 self.max_rtt = srtt;
             }
         }
@@ -207,25 +201,18 @@ impl Htcp {
         if diff > hz {
             diff -= hz;
             let half = diff / 2;
-            factor = 1
-                + (10u32
-                    .wrapping_mul(diff)
-                    .wrapping_add(half.wrapping_mul(half) / hz))
-                    / hz;
+            factor = 1 + (10u32.wrapping_mul(diff).wrapping_add(half.wrapping_mul(half) / hz)) / hz;
         }
         if self.use_rtt_scaling && self.min_rtt != 0 {
             // 8 × (100 ms / minRTT), clamped to [0.5, 10] << 3. (10 minRTT cannot wrap to 0
             // for any RTT a u32 of microseconds can hold.)
-            let scale =
-                ((hz << 3) / 10u32.wrapping_mul(self.min_rtt).max(1)).clamp(1 << 2, 10 << 3);
+            let scale = ((hz << 3) / 10u32.wrapping_mul(self.min_rtt).max(1)).clamp(1 << 2, 10 << 3);
             factor = (factor << 3) / scale;
             if factor == 0 {
                 factor = 1;
             }
         }
-        self.alpha = 2u32
-            .wrapping_mul(factor)
-            .wrapping_mul((1u32 << 7) - self.beta as u32);
+        self.alpha = 2u32.wrapping_mul(factor).wrapping_mul((1u32 << 7) - self.beta as u32);
         if self.alpha == 0 {
             self.alpha = ALPHA_BASE;
         }
@@ -246,12 +233,7 @@ impl CongestionControl for Htcp {
     /// `htcp_init`.
     fn init(&mut self, _tcp: &mut TcpState, now_ns: u64) {
         let now = self.jiffies(now_ns);
-        *self = Self::fresh(
-            self.use_rtt_scaling,
-            self.use_bandwidth_switch,
-            self.hz,
-            now,
-        );
+        *self = Self::fresh(self.use_rtt_scaling, self.use_bandwidth_switch, self.hz, now);
     }
 
     /// `htcp_recalc_ssthresh`.
@@ -385,11 +367,7 @@ mod tests {
     }
 
     fn sample(pkts: u32, rtt_us: i64) -> AckSample {
-        AckSample {
-            pkts_acked: pkts,
-            rtt_us,
-            in_flight: 100,
-        }
+        AckSample { pkts_acked: pkts, rtt_us, in_flight: 100 }
     }
 
     /// alpha (in 1/128) `delta` jiffies (ms at HZ = 1000) after a congestion event at jiffy 0.
@@ -457,11 +435,7 @@ mod tests {
         // that takes 10 credited ACKs + 1. One RTT (100 ACKs): 9 segments in 99 ACKs,
         // then 1 credit: cwnd 109 — against alpha = 11 ideally, the uncredited ACK costs ~1/11.
         let mut h = htcp();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 2, ..TcpState::default() };
         alpha_at(&mut h, 2000);
         for _ in 0..100 {
             h.cong_avoid(&mut tcp, 1, 2000 * MS);
@@ -469,11 +443,7 @@ mod tests {
         assert_eq!((tcp.cwnd, tcp.cwnd_cnt, h.alpha), (109, 1, 11 * 128));
         // Δ < 1 s, alpha = 1 (Reno): 100 credits at cwnd 100, the 101st ACK adds the segment.
         let mut h = htcp();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 2, ..TcpState::default() };
         for _ in 0..100 {
             h.cong_avoid(&mut tcp, 1, 500 * MS);
         }
@@ -485,11 +455,7 @@ mod tests {
         // 4 segments in 28; 6 ACKs left credit 6 at cwnd 115.
         let mut h = htcp();
         h.min_rtt = 200;
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 2, ..TcpState::default() };
         alpha_at(&mut h, 2000);
         assert_eq!(h.alpha, 22 * 128);
         for _ in 0..100 {
@@ -502,11 +468,7 @@ mod tests {
     fn ack_credits_its_segments() {
         // In Open, pkts_acked records the ACK's count for cong_avoid (then back to 1).
         let mut h = htcp();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 2,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ssthresh: 2, ..TcpState::default() };
         h.pkts_acked(&mut tcp, &sample(3, -1), 0);
         h.cong_avoid(&mut tcp, 3, 0);
         h.cong_avoid(&mut tcp, 1, 0);
@@ -517,10 +479,7 @@ mod tests {
     fn beta_is_rtt_ratio_within_bounds() {
         // After one congestion event (modeswitch 1), steady throughput (maxB = old_maxB):
         // beta = (minRTT << 7) / maxRTT clamped to [64, 102]; ssthresh = cwnd × beta >> 7.
-        let tcp = TcpState {
-            cwnd: 1000,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 1000, ..TcpState::default() };
         let mut h = htcp();
         let mut at = |min, max| {
             h.modeswitch = 1;
@@ -548,10 +507,7 @@ mod tests {
     #[test]
     fn bandwidth_switch() {
         // between(5 maxB, 4 old, 6 old): maxB within ±20% of old_maxB keeps adaptive beta.
-        let tcp = TcpState {
-            cwnd: 1000,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 1000, ..TcpState::default() };
         let run = |h: &mut Htcp, old: u32, max: u32| {
             (h.modeswitch, h.min_rtt, h.max_rtt, h.old_max_b, h.max_b) = (1, 100, 110, old, max);
             h.ssthresh(&tcp, 0);
@@ -596,18 +552,12 @@ mod tests {
         // 100 × 1000 / 100 = 1000 segments/s; within 3 minRTTs of the last congestion
         // (100 / 100 = 1) it restarts minB = maxB = Bi.
         let mut h = htcp();
-        let mut tcp = TcpState {
-            cwnd: 100,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 100, ..TcpState::default() };
         h.init(&mut tcp, 0);
         for t in 1..=100 {
             h.pkts_acked(&mut tcp, &sample(1, 100_000), t * MS);
         }
-        assert_eq!(
-            (h.min_b, h.max_b, h.bi, h.packetcount, h.lasttime),
-            (1000, 1000, 1000, 0, 100)
-        );
+        assert_eq!((h.min_b, h.max_b, h.bi, h.packetcount, h.lasttime), (1000, 1000, 1000, 0, 100));
         // 4 segments per ACK from t = 501 ms: 100 at t = 525, 425 jiffies after the last
         // estimate: 100000 / 425 = 235; 525 / 100 = 5 > 3, so Bi = (3 × 1000 + 235) / 4 = 808
         // and maxB keeps 1000.
@@ -625,11 +575,7 @@ mod tests {
 
     #[test]
     fn epoch_restarts_at_end_of_congestion_and_undo_restores_it() {
-        let mut tcp = TcpState {
-            cwnd: 50,
-            prior_cwnd: 100,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 50, prior_cwnd: 100, ..TcpState::default() };
         // Epoch from init at 1 s. Recovery at 3 s, Open at 3.1 s: Δ counts from 3.1 s.
         let mut h = htcp();
         h.init(&mut tcp, 1000 * MS);
@@ -675,49 +621,23 @@ mod tests {
         //   modeswitch 1; alpha 11.
         // Loss 3: beta = 12800 / 110 = 116 -> 102; alpha = 2 × 11 × 26 = 572 (4.47);
         //   maxRTT fades to 100 + 10 × 95 / 100 = 109.
-        let ev = |t, event| TraceEvent {
-            time_us: t,
-            event,
-            snd_una: None,
-            snd_nxt: None,
-        };
+        let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
         let mut evs = Vec::new();
         let mut losses = Vec::new();
         for phase in 0..3u64 {
             for ms in phase * 2000 + 1..=(phase + 1) * 2000 {
                 let rtt_us = if ms % 10 == 0 { 110_000 } else { 100_000 };
-                evs.push(ev(
-                    ms * 1000,
-                    Event::Ack {
-                        acked: 1,
-                        rtt_us,
-                        cwnd_limited: true,
-                    },
-                ));
+                evs.push(ev(ms * 1000, Event::Ack { acked: 1, rtt_us, cwnd_limited: true }));
             }
             losses.push(evs.len());
             evs.push(ev((phase + 1) * 2_000_000 + 500, Event::Loss));
         }
-        let rows = replay(
-            Algorithm::new("htcp", &Params::new()).unwrap(),
-            ReplayStart {
-                cwnd: 100,
-                ssthresh: 100,
-            },
-            &evs,
-        );
+        let rows =
+            replay(Algorithm::new("htcp", &Params::new()).unwrap(), ReplayStart { cwnd: 100, ssthresh: 100 }, &evs);
         let var = |i: usize, name: &str| rows[i].vars.iter().find(|(k, _)| *k == name).unwrap().1;
-        let expect = [
-            (64u32, 11.0, 0.0),
-            (64, 11.0, 1.0),
-            (102, 572.0 / 128.0, 1.0),
-        ];
+        let expect = [(64u32, 11.0, 0.0), (64, 11.0, 1.0), (102, 572.0 / 128.0, 1.0)];
         for (&i, &(beta, alpha, modeswitch)) in losses.iter().zip(&expect) {
-            assert_eq!(
-                rows[i].ssthresh,
-                (rows[i - 1].cwnd * beta) >> 7,
-                "loss at row {i}"
-            );
+            assert_eq!(rows[i].ssthresh, (rows[i - 1].cwnd * beta) >> 7, "loss at row {i}");
             assert_eq!(rows[i].cwnd, rows[i].ssthresh);
             assert_eq!(var(i, "beta"), beta as f64 / 128.0);
             assert_eq!(var(i, "alpha"), alpha);
@@ -736,11 +656,7 @@ mod tests {
         // arithmetic wraps but never traps; ssthresh stays within [2, cwnd].
         for hz in [100.0, 1000.0, 10000.0] {
             let mut h = Htcp::new(&Params::new().set("hz", hz)).unwrap();
-            let mut tcp = TcpState {
-                cwnd: 1_000_000,
-                ssthresh: 500_000,
-                ..TcpState::default()
-            };
+            let mut tcp = TcpState { cwnd: 1_000_000, ssthresh: 500_000, ..TcpState::default() };
             h.init(&mut tcp, 0);
             for t in [0u64, 1, 131, 132, 1000, 4295, 100_000, 1_000_000].into_iter() {
                 let now = t * 1_000_000_000;
@@ -750,11 +666,7 @@ mod tests {
                     h.cong_avoid(&mut tcp, 1_000_000, now + 2);
                 }
                 let ss = h.ssthresh(&tcp, now + 3);
-                assert!(
-                    (2..=tcp.cwnd).contains(&ss),
-                    "hz {hz} t {t}: ssthresh {ss} cwnd {}",
-                    tcp.cwnd
-                );
+                assert!((2..=tcp.cwnd).contains(&ss), "hz {hz} t {t}: ssthresh {ss} cwnd {}", tcp.cwnd);
                 h.set_state(&mut tcp, CaState::Recovery, now + 4);
                 h.undo_cwnd(&mut tcp, now + 5);
                 h.set_state(&mut tcp, CaState::Open, now + 6);

@@ -13,6 +13,10 @@
 
 pub mod bic;
 pub mod cubic;
+pub mod cubic_2005;
+pub mod cubic_2008;
+pub mod cubic_rfc9438;
+pub mod cubic_v2_0;
 pub mod highspeed;
 pub mod htcp;
 pub mod params;

@@ -63,11 +63,7 @@ impl Params {
                 let allowed: Vec<&str> = specs.iter().map(|s| s.name).collect();
                 return Err(ParamError(format!(
                     "unknown parameter '{name}' for algorithm '{algorithm}'; allowed: {}",
-                    if allowed.is_empty() {
-                        "none".to_string()
-                    } else {
-                        allowed.join(", ")
-                    }
+                    if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
                 )));
             };
             let in_range = value.is_finite() && value >= spec.min && value <= spec.max;
@@ -83,10 +79,7 @@ impl Params {
         }
         let mut values = Vec::with_capacity(specs.len());
         for spec in specs {
-            values.push((
-                spec.name,
-                *self.values.get(spec.name).unwrap_or(&spec.default),
-            ));
+            values.push((spec.name, *self.values.get(spec.name).unwrap_or(&spec.default)));
         }
         Ok(Resolved { values })
     }
@@ -136,27 +129,15 @@ mod tests {
 
     #[test]
     fn unknown_name_lists_allowed() {
-        let err = Params::new()
-            .set("bta", 1.0)
-            .check("cubic", SPECS)
-            .unwrap_err();
-        assert!(
-            err.0.contains("'bta'") && err.0.contains("allowed: beta"),
-            "{err}"
-        );
+        let err = Params::new().set("bta", 1.0).check("cubic", SPECS).unwrap_err();
+        assert!(err.0.contains("'bta'") && err.0.contains("allowed: beta"), "{err}");
     }
 
     #[test]
     fn out_of_range_names_range() {
-        let err = Params::new()
-            .set("beta", 2000.0)
-            .check("cubic", SPECS)
-            .unwrap_err();
+        let err = Params::new().set("beta", 2000.0).check("cubic", SPECS).unwrap_err();
         assert!(err.0.contains("[1, 1023]"), "{err}");
-        let err = Params::new()
-            .set("beta", 1.5)
-            .check("cubic", SPECS)
-            .unwrap_err();
+        let err = Params::new().set("beta", 1.5).check("cubic", SPECS).unwrap_err();
         assert!(err.0.contains("integer"), "{err}");
     }
 

@@ -86,15 +86,9 @@ mod tests {
     #[test]
     fn ssthresh_halves_with_floor_two() {
         let mut reno = Reno;
-        let tcp = TcpState {
-            cwnd: 101,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 101, ..TcpState::default() };
         assert_eq!(reno.ssthresh(&tcp, 0), 50); // 101 >> 1
-        let tcp = TcpState {
-            cwnd: 3,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 3, ..TcpState::default() };
         assert_eq!(reno.ssthresh(&tcp, 0), 2); // 1, floored to 2
     }
 
@@ -102,11 +96,7 @@ mod tests {
     fn one_segment_per_round_in_congestion_avoidance() {
         // cwnd 20 = ssthresh: 20 ACKs of one segment add exactly one segment (AIMD a = 1).
         let mut reno = Reno;
-        let mut tcp = TcpState {
-            cwnd: 20,
-            ssthresh: 20,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: 20, ssthresh: 20, ..TcpState::default() };
         for _ in 0..20 {
             reno.cong_avoid(&mut tcp, 1, 0);
         }
@@ -116,10 +106,7 @@ mod tests {
     #[test]
     fn no_growth_when_not_cwnd_limited() {
         let mut reno = Reno;
-        let mut tcp = TcpState {
-            cwnd_limited: false,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd_limited: false, ..TcpState::default() };
         reno.cong_avoid(&mut tcp, 5, 0);
         assert_eq!(tcp.cwnd, 10);
     }

@@ -20,11 +20,7 @@ use crate::{Algorithm, CongestionControl};
 pub enum Event {
     /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
     /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
-    Ack {
-        acked: u32,
-        rtt_us: i64,
-        cwnd_limited: bool,
-    },
+    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
     Loss,
     /// A retransmission timeout.
@@ -79,10 +75,7 @@ pub struct ReplayStart {
 impl Default for ReplayStart {
     fn default() -> Self {
         let tcp = TcpState::default();
-        Self {
-            cwnd: tcp.cwnd,
-            ssthresh: tcp.ssthresh,
-        }
+        Self { cwnd: tcp.cwnd, ssthresh: tcp.ssthresh }
     }
 }
 
@@ -98,20 +91,12 @@ impl Replayer {
     /// Start a connection at time `now_us`: the algorithm's `init`, then the initial window
     /// sent (unless the trace gives sequence numbers).
     pub fn new(mut alg: Algorithm, start: ReplayStart, now_us: u64) -> Self {
-        let mut tcp = TcpState {
-            cwnd: start.cwnd.max(1),
-            ssthresh: start.ssthresh.max(1),
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd: start.cwnd.max(1), ssthresh: start.ssthresh.max(1), ..TcpState::default() };
         // Linux calls init when the handshake completes, before any data is sent.
         alg.init(&mut tcp, now_us * 1000);
         tcp.snd_nxt = tcp.snd_una + tcp.cwnd;
         tcp.lsndtime_ns = now_us * 1000;
-        Self {
-            alg,
-            tcp,
-            high_seq: 0,
-        }
+        Self { alg, tcp, high_seq: 0 }
     }
 
     /// Apply one event and return the state after it.
@@ -119,11 +104,7 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let (alg, tcp) = (&mut self.alg, &mut self.tcp);
         match ev.event {
-            Event::Ack {
-                acked,
-                rtt_us,
-                cwnd_limited,
-            } => {
+            Event::Ack { acked, rtt_us, cwnd_limited } => {
                 let in_flight = tcp.snd_nxt.wrapping_sub(tcp.snd_una);
                 tcp.snd_una = ev.snd_una.unwrap_or(tcp.snd_una.wrapping_add(acked));
                 if let Some(nxt) = ev.snd_nxt {
@@ -132,21 +113,11 @@ impl Replayer {
                 if rtt_us >= 0 {
                     // Linux smooths with gain 1/8 (tcp_rtt_estimator); the first sample seeds it.
                     let r = rtt_us as u32;
-                    tcp.srtt_us = if tcp.srtt_us == 0 {
-                        r
-                    } else {
-                        tcp.srtt_us - (tcp.srtt_us >> 3) + (r >> 3)
-                    };
+                    tcp.srtt_us = if tcp.srtt_us == 0 { r } else { tcp.srtt_us - (tcp.srtt_us >> 3) + (r >> 3) };
                 }
-                let sample = AckSample {
-                    pkts_acked: acked,
-                    rtt_us,
-                    in_flight,
-                };
+                let sample = AckSample { pkts_acked: acked, rtt_us, in_flight };
                 alg.pkts_acked(tcp, &sample, now);
-                if tcp.ca_state == CaState::Loss
-                    && (tcp.snd_una.wrapping_sub(self.high_seq) as i32) >= 0
-                {
+                if tcp.ca_state == CaState::Loss && (tcp.snd_una.wrapping_sub(self.high_seq) as i32) >= 0 {
                     alg.set_state(tcp, CaState::Open, now);
                     tcp.ca_state = CaState::Open;
                 }
@@ -177,11 +148,15 @@ impl Replayer {
                 tcp.ca_state = CaState::Open;
             }
             Event::Rto => {
-                // tcp_enter_loss
-                tcp.prior_ssthresh = tcp.current_ssthresh();
-                tcp.prior_cwnd = tcp.cwnd;
-                tcp.ssthresh = alg.ssthresh(tcp, now);
-                alg.cwnd_event(tcp, CaEvent::Loss, now);
+                // tcp_enter_loss: a repeated timeout while already in Loss keeps the
+                // threshold of the first one (the kernel recomputes only from Open/Disorder
+                // or a fresh Loss).
+                if tcp.ca_state != CaState::Loss {
+                    tcp.prior_ssthresh = tcp.current_ssthresh();
+                    tcp.prior_cwnd = tcp.cwnd;
+                    tcp.ssthresh = alg.ssthresh(tcp, now);
+                    alg.cwnd_event(tcp, CaEvent::Loss, now);
+                }
                 tcp.cwnd = 1;
                 tcp.cwnd_cnt = 0;
                 alg.set_state(tcp, CaState::Loss, now);
@@ -234,70 +209,40 @@ pub fn replay(alg: Algorithm, start: ReplayStart, events: &[TraceEvent]) -> Vec<
 
 /// Parse a trace CSV (see the module docs). Errors name the line and the column.
 pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
     let Some((_, header)) = lines.next() else {
         return Err("trace is empty: expected a header line 'time_us,event,acked,rtt_us'".into());
     };
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
     let col = |name: &str| cols.iter().position(|c| *c == name);
-    const KNOWN: &[&str] = &[
-        "time_us",
-        "event",
-        "acked",
-        "rtt_us",
-        "cwnd_limited",
-        "idle_us",
-        "snd_una",
-        "snd_nxt",
-    ];
+    const KNOWN: &[&str] = &["time_us", "event", "acked", "rtt_us", "cwnd_limited", "idle_us", "snd_una", "snd_nxt"];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
-        return Err(format!(
-            "trace header: unknown column '{bad}'; allowed: {}",
-            KNOWN.join(", ")
-        ));
+        return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
     let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
         return Err("trace header must have columns 'time_us' and 'event'".into());
     };
-    let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) = (
-        col("acked"),
-        col("rtt_us"),
-        col("cwnd_limited"),
-        col("idle_us"),
-        col("snd_una"),
-        col("snd_nxt"),
-    );
+    let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
+        (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
     let mut out = Vec::new();
     let mut last_time = 0u64;
     for (i, line) in lines {
         let lineno = i + 1;
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
         let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
-        fn num<T: std::str::FromStr>(
-            v: Option<&str>,
-            name: &str,
-            lineno: usize,
-        ) -> Result<Option<T>, String> {
+        fn num<T: std::str::FromStr>(v: Option<&str>, name: &str, lineno: usize) -> Result<Option<T>, String> {
             v.map(|s| {
-                s.parse::<T>().map_err(|_| {
-                    format!("line {lineno}: column '{name}' is '{s}', not a valid number")
-                })
+                s.parse::<T>().map_err(|_| format!("line {lineno}: column '{name}' is '{s}', not a valid number"))
             })
             .transpose()
         }
         let time_us: u64 = num(get(Some(c_time)), "time_us", lineno)?
             .ok_or_else(|| format!("line {lineno}: column 'time_us' is missing"))?;
         if time_us < last_time {
-            return Err(format!(
-                "line {lineno}: time_us {time_us} goes back in time (previous {last_time})"
-            ));
+            return Err(format!("line {lineno}: time_us {time_us} goes back in time (previous {last_time})"));
         }
         last_time = time_us;
-        let name = get(Some(c_event))
-            .ok_or_else(|| format!("line {lineno}: column 'event' is missing"))?;
+        let name = get(Some(c_event)).ok_or_else(|| format!("line {lineno}: column 'event' is missing"))?;
         let event = match name {
             "ack" => Event::Ack {
                 acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
@@ -332,11 +277,7 @@ mod tests {
     fn ack(t: u64, acked: u32) -> TraceEvent {
         TraceEvent {
             time_us: t,
-            event: Event::Ack {
-                acked,
-                rtt_us: 10_000,
-                cwnd_limited: true,
-            },
+            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true },
             snd_una: None,
             snd_nxt: None,
         }
@@ -347,17 +288,8 @@ mod tests {
         // Slow start from 10: each ACKed segment adds one, so 30 ACKs give 40.
         // A loss then sets ssthresh = cwnd = 40 / 2 = 20.
         let mut evs: Vec<TraceEvent> = (0..30).map(|i| ack(i * 100, 1)).collect();
-        evs.push(TraceEvent {
-            time_us: 4000,
-            event: Event::Loss,
-            snd_una: None,
-            snd_nxt: None,
-        });
-        let rows = replay(
-            Algorithm::new("reno", &Params::new()).unwrap(),
-            ReplayStart::default(),
-            &evs,
-        );
+        evs.push(TraceEvent { time_us: 4000, event: Event::Loss, snd_una: None, snd_nxt: None });
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         assert_eq!(rows[29].cwnd, 40);
         assert_eq!((rows[30].cwnd, rows[30].ssthresh), (20, 20));
     }
@@ -367,64 +299,38 @@ mod tests {
         // RTO at cwnd 10 with infinite ssthresh: ssthresh = 5, cwnd = 1. Undo restores
         // cwnd = max(1, prior_cwnd 10) and ssthresh = prior_ssthresh = max(inf, 7).
         let evs = [
-            TraceEvent {
-                time_us: 0,
-                event: Event::Rto,
-                snd_una: None,
-                snd_nxt: None,
-            },
-            TraceEvent {
-                time_us: 1,
-                event: Event::Undo,
-                snd_una: None,
-                snd_nxt: None,
-            },
+            TraceEvent { time_us: 0, event: Event::Rto, snd_una: None, snd_nxt: None },
+            TraceEvent { time_us: 1, event: Event::Undo, snd_una: None, snd_nxt: None },
         ];
-        let rows = replay(
-            Algorithm::new("reno", &Params::new()).unwrap(),
-            ReplayStart::default(),
-            &evs,
-        );
-        assert_eq!(
-            (rows[0].cwnd, rows[0].ssthresh, rows[0].ca_state),
-            (1, 5, CaState::Loss)
-        );
-        assert_eq!(
-            (rows[1].cwnd, rows[1].ssthresh),
-            (10, crate::tcp::TCP_INFINITE_SSTHRESH)
-        );
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!((rows[0].cwnd, rows[0].ssthresh, rows[0].ca_state), (1, 5, CaState::Loss));
+        assert_eq!((rows[1].cwnd, rows[1].ssthresh), (10, crate::tcp::TCP_INFINITE_SSTHRESH));
+    }
+
+    #[test]
+    fn a_second_timeout_keeps_the_first_threshold() {
+        // An RTO at cwnd 10 gives ssthresh 5 and cwnd 1; a second RTO before the data is
+        // recovered must not recompute it (reno would give max(1 >> 1, 2) = 2).
+        let evs = [
+            TraceEvent { time_us: 0, event: Event::Rto, snd_una: None, snd_nxt: None },
+            TraceEvent { time_us: 1, event: Event::Rto, snd_una: None, snd_nxt: None },
+        ];
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!((rows[1].cwnd, rows[1].ssthresh), (1, 5));
     }
 
     #[test]
     fn tahoe_restarts_from_one() {
-        let evs = [TraceEvent {
-            time_us: 0,
-            event: Event::Loss,
-            snd_una: None,
-            snd_nxt: None,
-        }];
-        let rows = replay(
-            Algorithm::new("tahoe", &Params::new()).unwrap(),
-            ReplayStart::default(),
-            &evs,
-        );
+        let evs = [TraceEvent { time_us: 0, event: Event::Loss, snd_una: None, snd_nxt: None }];
+        let rows = replay(Algorithm::new("tahoe", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         assert_eq!((rows[0].cwnd, rows[0].ssthresh), (1, 5));
     }
 
     #[test]
     fn csv_parses_and_rejects_with_line_numbers() {
-        let evs =
-            parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n")
-                .unwrap();
+        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n").unwrap();
         assert_eq!(evs.len(), 3);
-        assert_eq!(
-            evs[0].event,
-            Event::Ack {
-                acked: 2,
-                rtt_us: 100,
-                cwnd_limited: true
-            }
-        );
+        assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true });
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");
         let err = parse_trace_csv("time_us,event,foo\n").unwrap_err();

@@ -43,10 +43,7 @@ impl Scalable {
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("scalable", Self::PARAMS)?;
-        Ok(Scalable {
-            ai_cnt: p.u32("ai_cnt"),
-            md_scale: p.u32("md_scale"),
-        })
+        Ok(Scalable { ai_cnt: p.u32("ai_cnt"), md_scale: p.u32("md_scale") })
     }
 }
 
@@ -87,11 +84,7 @@ mod tests {
     }
 
     fn ca(cwnd: u32) -> TcpState {
-        TcpState {
-            cwnd,
-            ssthresh: cwnd,
-            ..TcpState::default()
-        }
+        TcpState { cwnd, ssthresh: cwnd, ..TcpState::default() }
     }
 
     #[test]
@@ -161,10 +154,7 @@ mod tests {
         // cwnd 10, ssthresh 12, an ACK of 5: slow start takes 2 (to 12), the 3 left are
         // credited with w = min(12, 100) = 12, not enough for a segment.
         let mut s = scalable();
-        let mut tcp = TcpState {
-            ssthresh: 12,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { ssthresh: 12, ..TcpState::default() };
         s.cong_avoid(&mut tcp, 5, 0);
         assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (12, 3));
     }
@@ -174,28 +164,11 @@ mod tests {
         // From cwnd 800 (ssthresh 800: congestion avoidance), a loss gives 800 - 100 = 700;
         // undo restores max(700, prior_cwnd 800) = 800 (tcp_reno_undo_cwnd).
         let evs = [
-            TraceEvent {
-                time_us: 0,
-                event: Event::Loss,
-                snd_una: None,
-                snd_nxt: None,
-            },
-            TraceEvent {
-                time_us: 10,
-                event: Event::Undo,
-                snd_una: None,
-                snd_nxt: None,
-            },
+            TraceEvent { time_us: 0, event: Event::Loss, snd_una: None, snd_nxt: None },
+            TraceEvent { time_us: 10, event: Event::Undo, snd_una: None, snd_nxt: None },
         ];
         let alg = Algorithm::new("scalable", &Params::new()).unwrap();
-        let rows = replay(
-            alg,
-            ReplayStart {
-                cwnd: 800,
-                ssthresh: 800,
-            },
-            &evs,
-        );
+        let rows = replay(alg, ReplayStart { cwnd: 800, ssthresh: 800 }, &evs);
         assert_eq!((rows[0].cwnd, rows[0].ssthresh), (700, 700));
         assert_eq!(rows[1].cwnd, 800);
     }

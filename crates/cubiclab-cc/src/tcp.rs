@@ -157,10 +157,7 @@ mod tests {
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
         // cwnd 10, ssthresh 12, 5 ACKed: cwnd reaches 12 using 2, 3 are left for CA.
-        let mut tcp = TcpState {
-            ssthresh: 12,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { ssthresh: 12, ..TcpState::default() };
         assert_eq!(tcp_slow_start(&mut tcp, 5), 3);
         assert_eq!(tcp.cwnd, 12);
     }
@@ -168,10 +165,7 @@ mod tests {
     #[test]
     fn cong_avoid_ai_adds_one_per_window() {
         // w = cwnd = 10: ten single ACKs add exactly one segment and clear the credit.
-        let mut tcp = TcpState {
-            ssthresh: 5,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { ssthresh: 5, ..TcpState::default() };
         for _ in 0..9 {
             tcp_cong_avoid_ai(&mut tcp, 10, 1);
         }
@@ -186,21 +180,14 @@ mod tests {
     #[test]
     fn cong_avoid_ai_applies_stale_credit_as_one() {
         // cnt 50 earned under w = 100, now w = 10: one segment, not five (Linux comment).
-        let mut tcp = TcpState {
-            cwnd_cnt: 50,
-            ..TcpState::default()
-        };
+        let mut tcp = TcpState { cwnd_cnt: 50, ..TcpState::default() };
         tcp_cong_avoid_ai(&mut tcp, 10, 1);
         assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (11, 1));
     }
 
     #[test]
     fn current_ssthresh_is_three_quarters_cwnd_when_open() {
-        let tcp = TcpState {
-            cwnd: 100,
-            ssthresh: 20,
-            ..TcpState::default()
-        };
+        let tcp = TcpState { cwnd: 100, ssthresh: 20, ..TcpState::default() };
         assert_eq!(tcp.current_ssthresh(), 75);
     }
 }

@@ -72,37 +72,17 @@ fn op() -> impl Strategy<Value = Op> {
 
 /// Start: time (including 0 and the far end), initial window and threshold.
 fn start() -> impl Strategy<Value = (u64, u32, u32)> {
-    (
-        prop_oneof![Just(0u64), 0u64..=MAX_TIME_US],
-        window(),
-        prop_oneof![window(), Just(INFINITE)],
-    )
+    (prop_oneof![Just(0u64), 0u64..=MAX_TIME_US], window(), prop_oneof![window(), Just(INFINITE)])
 }
 
 /// Replay `ops` through `alg`, checking the window after every event.
-fn check(
-    alg: Algorithm,
-    (t0, cwnd, ssthresh): (u64, u32, u32),
-    ops: &[Op],
-) -> Result<(), TestCaseError> {
+fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> Result<(), TestCaseError> {
     let name = alg.name();
     let mut r = Replayer::new(alg, ReplayStart { cwnd, ssthresh }, t0);
     let mut now = t0;
     for op in ops {
         let (gap_us, event) = match *op {
-            Op::Ack {
-                gap_us,
-                acked,
-                rtt_us,
-                cwnd_limited,
-            } => (
-                gap_us,
-                Event::Ack {
-                    acked,
-                    rtt_us,
-                    cwnd_limited,
-                },
-            ),
+            Op::Ack { gap_us, acked, rtt_us, cwnd_limited } => (gap_us, Event::Ack { acked, rtt_us, cwnd_limited }),
             Op::Loss { gap_us } => (gap_us, Event::Loss),
             Op::Rto { gap_us } => (gap_us, Event::Rto),
             Op::TxStart { gap_us, idle_us } => (gap_us, Event::TxStart { idle_us }),
@@ -117,38 +97,17 @@ fn check(
         let time_us = now;
         // Idle time cannot reach back before time 0.
         let event = match event {
-            Event::TxStart { idle_us } => Event::TxStart {
-                idle_us: idle_us.min(now),
-            },
+            Event::TxStart { idle_us } => Event::TxStart { idle_us: idle_us.min(now) },
             e => e,
         };
-        let row = r.step(&TraceEvent {
-            time_us,
-            event,
-            snd_una: None,
-            snd_nxt: None,
-        });
-        prop_assert!(
-            row.cwnd >= 1,
-            "{name}: cwnd {} after {:?} at {time_us} us",
-            row.cwnd,
-            op
-        );
+        let row = r.step(&TraceEvent { time_us, event, snd_una: None, snd_nxt: None });
+        prop_assert!(row.cwnd >= 1, "{name}: cwnd {} after {:?} at {time_us} us", row.cwnd, op);
         if matches!(event, Event::Loss | Event::Rto) {
             // Every Linux ssthresh hook floors the threshold at 2 segments (tcp_reno_ssthresh,
             // cubictcp_recalc_ssthresh, ...): max(..., 2U).
-            prop_assert!(
-                row.ssthresh >= 2,
-                "{name}: ssthresh {} after {:?}",
-                row.ssthresh,
-                op
-            );
+            prop_assert!(row.ssthresh >= 2, "{name}: ssthresh {} after {:?}", row.ssthresh, op);
             if matches!(event, Event::Loss) && r.alg.fast_recovery() {
-                prop_assert!(
-                    row.cwnd >= 2,
-                    "{name}: cwnd {} after fast recovery",
-                    row.cwnd
-                );
+                prop_assert!(row.cwnd >= 2, "{name}: cwnd {} after fast recovery", row.cwnd);
             }
         }
         for (k, v) in &row.vars {
@@ -195,50 +154,18 @@ proptest! {
 #[test]
 fn extremes_do_not_panic() {
     for info in ALGORITHMS {
-        for &(t0, cwnd) in &[
-            (0u64, 1u32),
-            (MAX_TIME_US, 1_000_000),
-            (4_294_967_295, 1_000_000),
-        ] {
+        for &(t0, cwnd) in &[(0u64, 1u32), (MAX_TIME_US, 1_000_000), (4_294_967_295, 1_000_000)] {
             let ops = [
-                Op::Ack {
-                    gap_us: 0,
-                    acked: 1_000_000,
-                    rtt_us: 100_000_000,
-                    cwnd_limited: true,
-                },
+                Op::Ack { gap_us: 0, acked: 1_000_000, rtt_us: 100_000_000, cwnd_limited: true },
                 Op::Loss { gap_us: 1 },
-                Op::Ack {
-                    gap_us: 100_000_000_000,
-                    acked: 1_000_000,
-                    rtt_us: 0,
-                    cwnd_limited: true,
-                },
-                Op::TxStart {
-                    gap_us: 100_000_000_000,
-                    idle_us: MAX_TIME_US,
-                },
-                Op::Ack {
-                    gap_us: 1,
-                    acked: 1,
-                    rtt_us: -1,
-                    cwnd_limited: true,
-                },
+                Op::Ack { gap_us: 100_000_000_000, acked: 1_000_000, rtt_us: 0, cwnd_limited: true },
+                Op::TxStart { gap_us: 100_000_000_000, idle_us: MAX_TIME_US },
+                Op::Ack { gap_us: 1, acked: 1, rtt_us: -1, cwnd_limited: true },
                 Op::Rto { gap_us: 1 },
                 Op::Undo { gap_us: 1 },
-                Op::Ack {
-                    gap_us: 1,
-                    acked: 1_000_000,
-                    rtt_us: 1,
-                    cwnd_limited: true,
-                },
+                Op::Ack { gap_us: 1, acked: 1_000_000, rtt_us: 1, cwnd_limited: true },
             ];
-            check(
-                Algorithm::new(info.name, &Params::new()).unwrap(),
-                (t0, cwnd, cwnd),
-                &ops,
-            )
-            .unwrap();
+            check(Algorithm::new(info.name, &Params::new()).unwrap(), (t0, cwnd, cwnd), &ops).unwrap();
         }
     }
 }

@@ -24,6 +24,8 @@ pub enum Ev {
     Start(u32),
     /// A flow's application stops sending new data.
     Stop(u32),
+    /// A web session requests its next object.
+    Object(u32),
     /// Record a sample of every flow and link.
     Sample,
 }
@@ -66,11 +68,7 @@ impl EventQueue {
     #[inline]
     pub fn push(&mut self, time: Time, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Entry { time, seq: self.seq, ev });
     }
 
     /// The next event if it is due at or before `until`.

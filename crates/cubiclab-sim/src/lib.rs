@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod link;
+pub mod loss;
 pub mod packet;
 pub mod pipe;
 pub mod queue;
@@ -12,9 +13,12 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod traffic;
 
+pub use loss::LossSpec;
 pub use queue::Limit;
+pub use queue::{CoDelSpec, RedSpec};
 pub use record::Results;
-pub use scenario::{FlowSpec, Scenario};
+pub use scenario::{Direction, FlowSpec, QueueKind, RttDist, Scenario, WebSpec};
 pub use sim::Sim;
 pub use tcp::Recovery;

@@ -2,6 +2,7 @@
 //! Propagation is the delay lines' job (see `pipe.rs`).
 
 use crate::engine::Time;
+use crate::loss::RandomLoss;
 use crate::packet::Packet;
 use crate::queue::Queue;
 
@@ -14,7 +15,10 @@ pub struct Link {
     carry: u64,
     /// Bytes that finished serialization (for utilisation).
     pub tx_bytes: u64,
+    /// Congestion drops (buffer full, or the queue discipline).
     pub drops: u64,
+    /// Random losses of packets leaving the link.
+    pub loss: RandomLoss,
 }
 
 /// What became of a packet offered to a link.
@@ -26,15 +30,8 @@ pub enum Offer {
 }
 
 impl Link {
-    pub fn new(rate_bps: u64, queue: Queue) -> Self {
-        Self {
-            rate_bps,
-            queue,
-            busy: None,
-            carry: 0,
-            tx_bytes: 0,
-            drops: 0,
-        }
+    pub fn new(rate_bps: u64, queue: Queue, loss: RandomLoss) -> Self {
+        Self { rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss }
     }
 
     #[inline]
@@ -59,28 +56,31 @@ impl Link {
         }
     }
 
-    /// The packet in service is done; returns it and, if another starts, its finish time.
+    /// The packet in service is done; returns it, whether random loss took it, and the
+    /// finish time of the next packet if one starts.
     #[inline]
-    pub fn tx_done(&mut self, now: Time) -> (Packet, Option<Time>) {
+    pub fn tx_done(&mut self, now: Time) -> (Packet, bool, Option<Time>) {
         let done = self.busy.take().expect("TxDone on an idle link");
         self.tx_bytes += done.size as u64;
+        let lost = self.loss.lose(now);
         let next = self.queue.dequeue(now).map(|p| {
             self.busy = Some(p);
             now + self.serialization(p.size)
         });
-        (done, next)
+        (done, lost, next)
     }
 
     pub fn in_service_flow(&self, flow: u32) -> usize {
-        self.busy
-            .map_or(0, |p| (p.flow == flow && !p.is_ack) as usize)
+        self.busy.map_or(0, |p| (p.flow == flow && !p.is_ack) as usize)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loss::LossSpec;
     use crate::queue::{DropTail, Limit};
+    use crate::rng::Rng;
 
     #[test]
     fn serialization_is_exact_on_average() {
@@ -88,21 +88,14 @@ mod tests {
         let mut l = Link::new(
             7_000_000,
             Queue::DropTail(DropTail::new(Limit::Packets(10))),
+            RandomLoss::new(LossSpec::None, Rng::new(0, 0)),
         );
-        let p = Packet {
-            flow: 0,
-            seq: 0,
-            sack: 0,
-            size: 1500,
-            is_ack: false,
-        };
-        let Offer::Started(t1) = l.offer(0, p) else {
-            panic!()
-        };
+        let p = Packet { flow: 0, conn: 0, seq: 0, sack: 0, size: 1500, is_ack: false };
+        let Offer::Started(t1) = l.offer(0, p) else { panic!() };
         assert!(matches!(l.offer(0, p), Offer::Queued));
         assert!(matches!(l.offer(0, p), Offer::Queued));
-        let (_, t2) = l.tx_done(t1);
-        let (_, t3) = l.tx_done(t2.unwrap());
+        let (_, _, t2) = l.tx_done(t1);
+        let (_, _, t3) = l.tx_done(t2.unwrap());
         assert_eq!(t3.unwrap(), 5_142_857);
     }
 }

@@ -10,14 +10,23 @@ use crate::rng::Rng;
 pub enum LossSpec {
     None,
     /// Each packet is lost independently with probability `p`.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Loss events form a Poisson process of `rate_per_s` events per second; each event
     /// loses the next packet to leave the link (seed 004's random-loss model).
-    Poisson { rate_per_s: f64 },
+    Poisson {
+        rate_per_s: f64,
+    },
     /// Gilbert–Elliott: a two-state chain stepped per packet; `p_gb` and `p_bg` are the
     /// transition probabilities good→bad and bad→good, `loss_good` and `loss_bad` the loss
     /// probabilities in each state.
-    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
 }
 
 impl LossSpec {

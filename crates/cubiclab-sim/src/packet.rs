@@ -7,6 +7,9 @@ pub const NO_SACK: u32 = u32::MAX;
 pub struct Packet {
     /// Index of the flow in the simulation.
     pub flow: u32,
+    /// Connection number within the flow's slot (web sessions open one per object);
+    /// packets of an earlier connection are discarded on arrival.
+    pub conn: u16,
     /// Data: segment number. ACK: cumulative acknowledgement (next segment expected).
     pub seq: u32,
     /// ACK only: the out-of-order segment that triggered it (its SACK block), or `NO_SACK`.

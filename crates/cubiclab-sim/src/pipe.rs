@@ -13,10 +13,7 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new(delay: Time) -> Self {
-        Self {
-            delay,
-            fifo: VecDeque::new(),
-        }
+        Self { delay, fifo: VecDeque::new() }
     }
 
     /// Put a packet in at `now`; returns its exit time if it is the new head (schedule it).
@@ -30,10 +27,7 @@ impl Pipe {
     /// Take the head; returns it and the exit time of the next head, if any.
     #[inline]
     pub fn pop(&mut self) -> (Packet, Option<Time>) {
-        let (_, p) = self
-            .fifo
-            .pop_front()
-            .expect("PipeOut scheduled for an empty pipe");
+        let (_, p) = self.fifo.pop_front().expect("PipeOut scheduled for an empty pipe");
         (p, self.fifo.front().map(|e| e.0))
     }
 
@@ -46,9 +40,6 @@ impl Pipe {
     }
 
     pub fn count_flow(&self, flow: u32) -> usize {
-        self.fifo
-            .iter()
-            .filter(|(_, p)| p.flow == flow && !p.is_ack)
-            .count()
+        self.fifo.iter().filter(|(_, p)| p.flow == flow && !p.is_ack).count()
     }
 }

@@ -19,14 +19,7 @@ impl Rng {
     /// The stream for component `stream` of a run seeded with `seed`.
     pub fn new(seed: u64, stream: u64) -> Self {
         let mut x = seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        Self {
-            s: [
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-            ],
-        }
+        Self { s: [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)] }
     }
 
     #[inline]

@@ -5,8 +5,55 @@
 
 use cubiclab_cc::{Algorithm, Params};
 
-use crate::queue::Limit;
+use crate::loss::LossSpec;
+use crate::queue::{CoDelSpec, Limit, RedSpec};
 use crate::tcp::Recovery;
+
+/// The queue discipline of the bottleneck buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QueueKind {
+    DropTail,
+    Red(RedSpec),
+    CoDel(CoDelSpec),
+}
+
+/// Which way a web session's objects travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Data on the forward bottleneck, like the long-lived flows.
+    Forward,
+    /// Data on the reverse bottleneck, sharing it with the long-lived flows' ACKs.
+    Reverse,
+}
+
+/// How each web session's RTT is chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RttDist {
+    Fixed(u64),
+    /// Exponential with this mean (seed 000 Sec. 6.1), floored at twice the bottleneck
+    /// delay plus 1 ms, rounded to whole milliseconds.
+    Exponential(u64),
+}
+
+/// Background web sessions: each fetches objects one after another, each object a new
+/// short TCP transfer (one RTT of handshake, then the data), with Pareto-distributed sizes
+/// and exponential think times between objects.
+#[derive(Clone, Debug)]
+pub struct WebSpec {
+    pub group: String,
+    pub sessions: u32,
+    pub direction: Direction,
+    pub mean_size_bytes: u64,
+    /// Pareto shape (> 1 for a finite mean).
+    pub shape: f64,
+    /// Sizes are capped at this multiple of the mean (see `traffic.rs`).
+    pub max_size_ratio: f64,
+    pub think_mean_ns: u64,
+    pub rtt: RttDist,
+    pub algorithm: String,
+    pub params: Params,
+    pub recovery: Recovery,
+}
 
 #[derive(Clone, Debug)]
 pub struct FlowSpec {
@@ -46,7 +93,12 @@ pub struct Scenario {
     pub delay_ns: u64,
     pub buffer: Limit,
     pub reverse_buffer: Limit,
+    pub queue: QueueKind,
+    /// Random loss on the forward and the reverse bottleneck.
+    pub loss: LossSpec,
+    pub reverse_loss: LossSpec,
     pub flows: Vec<FlowSpec>,
+    pub web: Vec<WebSpec>,
     pub sample_interval_ns: u64,
     /// Each flow starts at its start time plus a uniform draw in [0, jitter).
     pub start_jitter_ns: u64,
@@ -72,10 +124,7 @@ impl Scenario {
         if self.mss == 0 || self.mss > 65_000 {
             return Err(format!("mss is {}; allowed: 1..=65000 bytes", self.mss));
         }
-        for (name, b) in [
-            ("bottleneck.buffer", self.buffer),
-            ("bottleneck.reverse_buffer", self.reverse_buffer),
-        ] {
+        for (name, b) in [("bottleneck.buffer", self.buffer), ("bottleneck.reverse_buffer", self.reverse_buffer)] {
             match b {
                 Limit::Packets(0) | Limit::Bytes(0) => return Err(format!("{name} must be > 0")),
                 Limit::Bytes(n) if n < (self.mss + self.header_bytes) as u64 => {
@@ -87,8 +136,46 @@ impl Scenario {
                 _ => {}
             }
         }
-        if self.flows.is_empty() {
+        if self.flows.is_empty() && self.web.is_empty() {
             return Err("flows: a scenario needs at least one flow".into());
+        }
+        self.loss.validate("bottleneck.loss")?;
+        self.reverse_loss.validate("bottleneck.reverse_loss")?;
+        match self.queue {
+            QueueKind::DropTail => {}
+            QueueKind::Red(r) => r.validate()?,
+            QueueKind::CoDel(c) => {
+                if c.target_ns == 0 || c.interval_ns == 0 {
+                    return Err("bottleneck.codel: target and interval must be > 0".into());
+                }
+            }
+        }
+        for (i, w) in self.web.iter().enumerate() {
+            let at = format!("web[{i}] (group '{}')", w.group);
+            Algorithm::new(&w.algorithm, &w.params).map_err(|e| format!("{at}: {e}"))?;
+            if w.sessions == 0 {
+                return Err(format!("{at}: sessions must be > 0"));
+            }
+            if !(w.shape > 1.0 && w.shape.is_finite()) {
+                return Err(format!(
+                    "{at}: shape is {}; allowed: > 1 (at or below 1 the Pareto mean is infinite)",
+                    w.shape
+                ));
+            }
+            if !(w.max_size_ratio > 1.0 && w.max_size_ratio.is_finite()) {
+                return Err(format!("{at}: max_size must be above the mean size"));
+            }
+            if w.mean_size_bytes == 0 {
+                return Err(format!("{at}: mean_size must be > 0"));
+            }
+            if w.think_mean_ns == 0 {
+                return Err(format!("{at}: think must be > 0"));
+            }
+            if let RttDist::Fixed(r) = w.rtt {
+                if r < 2 * self.delay_ns {
+                    return Err(format!("{at}: rtt is smaller than twice the bottleneck delay"));
+                }
+            }
         }
         for (i, f) in self.flows.iter().enumerate() {
             let at = format!("flows[{i}] (group '{}')", f.group);
@@ -110,10 +197,7 @@ impl Scenario {
                 return Err(format!("{at}: bytes must be > 0"));
             }
             if f.ack_every == 0 || f.ack_every > 64 {
-                return Err(format!(
-                    "{at}: ack_every is {}; allowed: 1..=64",
-                    f.ack_every
-                ));
+                return Err(format!("{at}: ack_every is {}; allowed: 1..=64", f.ack_every));
             }
             if f.rwnd == 0 {
                 return Err(format!("{at}: rwnd must be > 0"));
@@ -168,7 +252,11 @@ impl Scenario {
             delay_ns: rtt_ns / 4,
             buffer,
             reverse_buffer: Limit::Packets(100_000),
+            queue: QueueKind::DropTail,
+            loss: LossSpec::None,
+            reverse_loss: LossSpec::None,
             flows: Vec::new(),
+            web: Vec::new(),
             sample_interval_ns: 100_000_000,
             start_jitter_ns: 0,
             min_rto_ns: crate::tcp::rtt::RTO_MIN_NS,
@@ -179,7 +267,6 @@ impl Scenario {
 
     /// One bandwidth-delay product in packets for a round trip of `rtt_ns`.
     pub fn bdp_packets(&self, rtt_ns: u64) -> u32 {
-        ((self.rate_bps as u128 * rtt_ns as u128) / (8 * self.wire_bytes() as u128 * 1_000_000_000))
-            as u32
+        ((self.rate_bps as u128 * rtt_ns as u128) / (8 * self.wire_bytes() as u128 * 1_000_000_000)) as u32
     }
 }

@@ -16,10 +16,7 @@ fn one_flow(alg: &str, rate_bps: u64, rtt_ns: u64, secs: u64) -> Scenario {
 /// Times of the congestion events of `flow`.
 fn loss_times(r: &cubiclab_sim::Results, flow: u32) -> Vec<u64> {
     let t = &r.traces;
-    (0..t.loss_t_ns.len())
-        .filter(|&i| t.loss_flow[i] == flow)
-        .map(|i| t.loss_t_ns[i])
-        .collect()
+    (0..t.loss_t_ns.len()).filter(|&i| t.loss_flow[i] == flow).map(|i| t.loss_t_ns[i]).collect()
 }
 
 #[test]
@@ -32,54 +29,34 @@ fn reno_alone_fills_a_bdp_buffer_with_the_aimd_period() {
     let sc = one_flow("reno", 20_000_000, 40 * MS, 60);
     let r = Sim::new(sc).unwrap().run();
     let losses = loss_times(&r, 0);
-    assert!(
-        losses.len() >= 10,
-        "expected a regular sawtooth, got {} losses",
-        losses.len()
-    );
-    let gaps: Vec<f64> = losses
-        .windows(2)
-        .skip(2)
-        .map(|w| (w[1] - w[0]) as f64 / 1e9)
-        .collect();
+    assert!(losses.len() >= 10, "expected a regular sawtooth, got {} losses", losses.len());
+    let gaps: Vec<f64> = losses.windows(2).skip(2).map(|w| (w[1] - w[0]) as f64 / 1e9).collect();
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
-    assert!(
-        (mean - 3.92).abs() < 0.4,
-        "sawtooth period {mean:.2} s, expected 3.92 s"
-    );
+    assert!((mean - 3.92).abs() < 0.4, "sawtooth period {mean:.2} s, expected 3.92 s");
     // Peak window just before each loss: BDP + B (+1 in service, +1 for the arrival that is
     // dropped) = 132..134.
-    let peak = *r
-        .traces
-        .cwnd
-        .iter()
-        .skip(r.traces.cwnd.len() / 2)
-        .max()
-        .unwrap();
+    let peak = *r.traces.cwnd.iter().skip(r.traces.cwnd.len() / 2).max().unwrap();
     assert!((131..=136).contains(&peak), "peak cwnd {peak}");
-    let util: f64 =
-        r.link.utilization[50..].iter().sum::<f64>() / (r.link.utilization.len() - 50) as f64;
+    let util: f64 = r.link.utilization[50..].iter().sum::<f64>() / (r.link.utilization.len() - 50) as f64;
     assert!(util > 0.98, "utilisation {util:.3}");
 }
 
 #[test]
 fn packets_are_conserved_at_every_sample() {
-    // Every data packet sent is, at any instant, either arrived, dropped, or in the network.
+    // Every data packet sent is, at any instant, either arrived, dropped by the buffer,
+    // lost at random, or in the network.
     let mut sc = one_flow("reno", 50_000_000, 30 * MS, 5);
-    sc.flows.push(FlowSpec::bulk("reno", 80 * MS));
+    sc.flows.push(FlowSpec::bulk("cubic", 80 * MS));
     sc.buffer = Limit::Packets(20); // small, so that drops happen
+    sc.loss = cubiclab_sim::LossSpec::Bernoulli { p: 0.001 };
     let mut sim = Sim::new(sc).unwrap();
     let mut t = 0;
     let mut drops = 0;
     while !sim.run_until(t) {
         for f in 0..2 {
-            let (sent, arrived, dropped) = sim.flow_counts(f);
-            assert_eq!(
-                sent,
-                arrived + dropped + sim.in_network(f),
-                "flow {f} at {t} ns"
-            );
-            drops += dropped;
+            let (sent, arrived, dropped, lost) = sim.flow_counts(f);
+            assert_eq!(sent, arrived + dropped + lost + sim.in_network(f), "flow {f} at {t} ns");
+            drops += dropped.min(lost);
         }
         t += 37 * MS;
     }
@@ -111,10 +88,7 @@ fn reno_favours_the_short_rtt_flow() {
     sc.flows.push(FlowSpec::bulk("reno", 200 * MS));
     let r = Sim::new(sc).unwrap().run();
     let (short, long) = goodput_second_half(&r);
-    assert!(
-        short > 3.0 * long,
-        "short {short:.0} vs long {long:.0} bit/s"
-    );
+    assert!(short > 3.0 * long, "short {short:.0} vs long {long:.0} bit/s");
 }
 
 #[test]
@@ -124,8 +98,7 @@ fn newreno_recovery_also_works() {
     let mut sc = one_flow("reno", 20_000_000, 40 * MS, 40);
     sc.flows[0].recovery = Recovery::NewReno;
     let r = Sim::new(sc).unwrap().run();
-    let util: f64 =
-        r.link.utilization[100..].iter().sum::<f64>() / (r.link.utilization.len() - 100) as f64;
+    let util: f64 = r.link.utilization[100..].iter().sum::<f64>() / (r.link.utilization.len() - 100) as f64;
     assert!(util > 0.97, "utilisation {util:.3}");
 }
 
@@ -140,10 +113,7 @@ fn same_seed_same_results() {
     assert_eq!(a.traces.cwnd, b.traces.cwnd);
     sc.seed = 2;
     let c = Sim::new(sc).unwrap().run();
-    assert_ne!(
-        a.traces.cwnd_t_ns, c.traces.cwnd_t_ns,
-        "another seed moves the start jitter"
-    );
+    assert_ne!(a.traces.cwnd_t_ns, c.traces.cwnd_t_ns, "another seed moves the start jitter");
 }
 
 #[test]
@@ -154,10 +124,7 @@ fn bad_scenarios_are_refused_with_the_field_named() {
     assert!(e.contains("flows[0]") && e.contains("rtt"), "{e}");
     let mut sc = one_flow("nope", 10_000_000, 40 * MS, 1);
     sc.rate_bps = 1;
-    assert!(Sim::new(sc)
-        .err()
-        .unwrap()
-        .contains("unknown algorithm 'nope'"));
+    assert!(Sim::new(sc).err().unwrap().contains("unknown algorithm 'nope'"));
     let mut sc = one_flow("reno", 10_000_000, 40 * MS, 1);
     sc.buffer = Limit::Packets(0);
     assert!(Sim::new(sc).err().unwrap().contains("bottleneck.buffer"));
@@ -171,4 +138,39 @@ fn goodput_second_half(r: &cubiclab_sim::Results) -> (f64, f64) {
     }
     let k = ((n - n / 2) / 2) as f64;
     (sums[0] / k, sums[1] / k)
+}
+
+#[test]
+fn cubic_alone_follows_the_cubic_curve_between_losses() {
+    // One Linux CUBIC flow, 100 Mbps, 100 ms, buffer one BDP (833 packets): losses come when
+    // the window nears BDP + buffer ~ 1667. After a loss at window W the window restarts at
+    // 0.7 W (beta 717/1024) and follows W(t) = C (t - K)^3 + L (seed 000 Eqs. 1-2) with
+    // C = 410/1024 (bic_scale 41), K = cbrt((L - 0.7 W) / C), and origin L = W, or
+    // W (1 + 0.7) / 2 under fast convergence when W fell below the previous L (Sec. 3.7).
+    // The epoch starts when recovery ends, ~1.5 RTT after the loss is detected. So the
+    // window at the next loss must sit on that curve: within 2% of L + C (gap - d - K)^3.
+    // Because the plateau is flat (0.4 x 2^3 = 3 packets in 2 s) and the path holds ~1667,
+    // the flow alternates: a loss just before K when L ~ 1685 sits above the path's limit,
+    // and a plateau at 0.85 W then convex growth when fast convergence lowered L.
+    let sc = one_flow("cubic", 100_000_000, 100 * MS, 120);
+    let r = Sim::new(sc).unwrap().run();
+    let t = &r.traces;
+    let losses: Vec<(f64, f64)> =
+        (0..t.loss_t_ns.len()).map(|i| (t.loss_t_ns[i] as f64 / 1e9, t.loss_cwnd[i] as f64)).collect();
+    assert!(losses.len() >= 6, "{} losses", losses.len());
+    let c = 410.0 / 1024.0;
+    let mut last_max = 0.0;
+    let mut saw_plateau_below_w = false;
+    for w in losses.windows(2) {
+        let ((t0, w0), (t1, w1)) = (w[0], w[1]);
+        let origin = if w0 < last_max { w0 * (1024.0 + 717.0) / 2048.0 } else { w0 };
+        last_max = origin;
+        let start = (w0 * 717.0 / 1024.0).floor();
+        let k = ((origin - start) / c).cbrt();
+        let d = 0.15;
+        let predicted = origin + c * (t1 - t0 - d - k).powi(3);
+        assert!((predicted - w1).abs() < 0.02 * w1, "loss at {t1:.2} s: window {w1}, the curve says {predicted:.0}");
+        saw_plateau_below_w |= origin < 0.9 * w0;
+    }
+    assert!(saw_plateau_below_w, "fast convergence never lowered the plateau");
 }

@@ -14,11 +14,7 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(limit: Limit) -> Self {
-        Self {
-            limit,
-            fifo: VecDeque::new(),
-            bytes: 0,
-        }
+        Self { limit, fifo: VecDeque::new(), bytes: 0 }
     }
 
     #[inline]
@@ -51,10 +47,7 @@ impl DropTail {
     }
 
     pub fn count_flow(&self, flow: u32) -> usize {
-        self.fifo
-            .iter()
-            .filter(|p| p.flow == flow && !p.is_ack)
-            .count()
+        self.fifo.iter().filter(|p| p.flow == flow && !p.is_ack).count()
     }
 }
 
@@ -63,13 +56,7 @@ mod tests {
     use super::*;
 
     fn pkt(size: u32) -> Packet {
-        Packet {
-            flow: 0,
-            seq: 0,
-            sack: 0,
-            size,
-            is_ack: false,
-        }
+        Packet { flow: 0, conn: 0, seq: 0, sack: 0, size, is_ack: false }
     }
 
     #[test]

@@ -67,7 +67,17 @@ pub struct Red {
 
 impl Red {
     pub fn new(spec: RedSpec, limit: Limit, pkt_time_ns: f64, rng: Rng) -> Self {
-        Self { spec, limit, fifo: VecDeque::new(), bytes: 0, avg: 0.0, count: -1, idle_since: Some(0), pkt_time: pkt_time_ns.max(1.0), rng }
+        Self {
+            spec,
+            limit,
+            fifo: VecDeque::new(),
+            bytes: 0,
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(0),
+            pkt_time: pkt_time_ns.max(1.0),
+            rng,
+        }
     }
 
     pub fn enqueue(&mut self, now: Time, p: Packet) -> bool {
@@ -138,14 +148,16 @@ mod tests {
     use super::*;
 
     fn pkt() -> Packet {
-        Packet { flow: 0, seq: 0, sack: 0, size: 1500, is_ack: false }
+        Packet { flow: 0, conn: 0, seq: 0, sack: 0, size: 1500, is_ack: false }
     }
 
     #[test]
     fn measured_drop_rate_follows_the_ramp() {
-        // Hold the instantaneous queue at q packets (one dequeue per accepted arrival) until
-        // avg = q. With the count mechanism the gap between drops is uniform on
-        // 1..1/p_b, so the drop fraction is 2 p_b / (1 + p_b) (Floyd and Jacobson Sec. 7).
+        // Hold the instantaneous queue at q packets (one dequeue per accepted arrival) so
+        // that avg stays at q. The n-th arrival after a drop is dropped with probability
+        // p_a(n) = p_b / (1 - n p_b) (capped at 1), so the gap X between drops has
+        // P(X = n) = p_a(n) prod_{k<n} (1 - p_a(k)) and the drop fraction is 1 / E[X]
+        // (for small p_b about 2 p_b / (1 + p_b), Floyd and Jacobson Sec. 7).
         let spec = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true };
         for q in [8usize, 12, 20] {
             let mut red = Red::new(spec, Limit::Packets(1000), 1000.0, Rng::new(1, q as u64));
@@ -163,7 +175,14 @@ mod tests {
                 }
             }
             let pb = spec.ramp(q as f64);
-            let expect = 2.0 * pb / (1.0 + pb);
+            let (mut survive, mut mean_gap, mut k) = (1.0, 0.0, 1.0);
+            while survive > 1e-12 {
+                let pa = if 1.0 - k * pb <= 0.0 { 1.0 } else { (pb / (1.0 - k * pb)).min(1.0) };
+                mean_gap += k * survive * pa;
+                survive *= 1.0 - pa;
+                k += 1.0;
+            }
+            let expect = 1.0 / mean_gap;
             let got = drops as f64 / n as f64;
             assert!((got - expect).abs() < 0.06 * expect + 0.002, "q {q}: pb {pb:.3} expect {expect:.4} got {got:.4}");
         }

@@ -47,6 +47,14 @@ impl Receiver {
         }
     }
 
+    /// A new connection in the same slot (all earlier data was delivered in order, so the
+    /// out-of-order ring is already clear).
+    pub fn reset(&mut self) {
+        self.rcv_nxt = 0;
+        self.pending = 0;
+        debug_assert_eq!(self.ooo_count, 0);
+    }
+
     #[inline]
     fn bit(&self, seq: u32) -> bool {
         let i = (seq as usize) % (self.ooo.len() * 64);

@@ -79,6 +79,17 @@ impl Scoreboard {
         }
     }
 
+    /// Forget everything for a new connection, keeping the allocated ring.
+    pub fn clear(&mut self) {
+        self.sacked_out = 0;
+        self.lost_out = 0;
+        self.retrans_out = 0;
+        self.mark_seq = 0;
+        self.sacked_below_mark = 0;
+        self.retx_seq = 0;
+        self.retx_fifo.clear();
+    }
+
     /// Make room for the segments [una, nxt]; allocates only while the window grows.
     pub fn reserve(&mut self, una: u32, nxt: u32) {
         let need = nxt.wrapping_sub(una) as usize + 1;
@@ -127,10 +138,7 @@ impl Scoreboard {
 
     /// The cumulative ACK moved snd_una from `una` to `new_una`.
     pub fn cum_ack(&mut self, una: u32, new_una: u32) -> Acked {
-        let mut out = Acked {
-            acked: new_una.wrapping_sub(una),
-            ..Acked::default()
-        };
+        let mut out = Acked { acked: new_una.wrapping_sub(una), ..Acked::default() };
         let mut sacked_removed_below_mark = 0;
         let mut s = una;
         while s != new_una {
@@ -151,10 +159,7 @@ impl Scoreboard {
                 self.retrans_out -= 1;
             }
             if f & SACKED == 0 {
-                out.latest_tx = Some(
-                    out.latest_tx
-                        .map_or(self.sent[i], |x: Time| x.max(self.sent[i])),
-                );
+                out.latest_tx = Some(out.latest_tx.map_or(self.sent[i], |x: Time| x.max(self.sent[i])));
             }
             if f & EVER_RETRANS == 0 && f & SACKED == 0 {
                 let t = self.sent[i];
@@ -228,8 +233,7 @@ impl Scoreboard {
             let f = self.flags[i];
             if f & SACKED != 0 {
                 self.sacked_below_mark += 1;
-            } else if self.sacked_out - self.sacked_below_mark >= DUPTHRESH
-                || rack_tx.is_some_and(|t| self.sent[i] < t)
+            } else if self.sacked_out - self.sacked_below_mark >= DUPTHRESH || rack_tx.is_some_and(|t| self.sent[i] < t)
             {
                 if f & LOST == 0 {
                     self.flags[i] |= LOST;
@@ -358,10 +362,7 @@ mod tests {
         let a = sb.cum_ack(2, 6);
         assert_eq!((a.acked, a.newly_delivered), (4, 1));
         assert_eq!((sb.sacked_out, sb.lost_out, sb.retrans_out), (0, 0, 0));
-        assert_eq!(
-            a.first_sent, None,
-            "Karn: no sample from a retransmitted segment"
-        );
+        assert_eq!(a.first_sent, None, "Karn: no sample from a retransmitted segment");
     }
 
     #[test]

@@ -88,9 +88,7 @@ impl Sender {
     pub fn new(alg: Algorithm, cfg: SenderConfig, mss: u32) -> Self {
         let tcp = TcpState {
             cwnd: cfg.initial_cwnd.max(1),
-            ssthresh: cfg
-                .initial_ssthresh
-                .unwrap_or(cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH),
+            ssthresh: cfg.initial_ssthresh.unwrap_or(cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH),
             mss,
             ..TcpState::default()
         };
@@ -114,6 +112,19 @@ impl Sender {
         }
     }
 
+    /// A new connection in the same slot with a fresh algorithm: keeps the scoreboard's
+    /// memory, the pending timer entry and the cumulative statistics.
+    pub fn reset(&mut self, alg: Algorithm, app_limit: u32) {
+        let mut sb = std::mem::take(&mut self.sb);
+        sb.clear();
+        let (stats, queued) = (self.stats, self.rto_queued);
+        *self = Sender::new(alg, self.cfg.clone(), self.tcp.mss);
+        self.sb = sb;
+        self.stats = stats;
+        self.rto_queued = queued;
+        self.app_limit = app_limit;
+    }
+
     /// The connection is established: the algorithm's `init`.
     pub fn start(&mut self, now: Time) {
         self.alg.init(&mut self.tcp, now);
@@ -133,8 +144,7 @@ impl Sender {
     /// Linux `tcp_packets_in_flight`: sent, minus SACKed and lost, plus retransmitted.
     #[inline]
     pub fn in_flight(&self) -> u32 {
-        (self.packets_out() + self.sb.retrans_out)
-            .saturating_sub(self.sb.sacked_out + self.sb.lost_out)
+        (self.packets_out() + self.sb.retrans_out).saturating_sub(self.sb.sacked_out + self.sb.lost_out)
     }
 
     /// Everything the application handed over has been acknowledged.
@@ -176,12 +186,11 @@ impl Sender {
                 }
                 // Linux tcp_rack_reo_wnd: no reordering window once in Recovery or past
                 // DupThresh (the simulated paths never reorder).
-                let rack =
-                    if self.tcp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUPTHRESH {
-                        rack_tx.map(|t| t.max(self.rack_tx))
-                    } else {
-                        None
-                    };
+                let rack = if self.tcp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUPTHRESH {
+                    rack_tx.map(|t| t.max(self.rack_tx))
+                } else {
+                    None
+                };
                 if let Some(t) = rack_tx {
                     self.rack_tx = self.rack_tx.max(t);
                 }
@@ -212,11 +221,7 @@ impl Sender {
             self.last_rtt_us = rtt_us;
         }
         self.tcp.srtt_us = (self.rtt.srtt / 1000) as u32;
-        let sample = AckSample {
-            pkts_acked: acked.acked,
-            rtt_us,
-            in_flight: prior_in_flight,
-        };
+        let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
         self.alg.pkts_acked(&mut self.tcp, &sample, now);
 
         self.fastretrans_alert(now, advanced);
@@ -230,11 +235,7 @@ impl Sender {
 
         // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
         if advanced {
-            self.rto_deadline = if self.packets_out() > 0 {
-                now + self.rtt.rto()
-            } else {
-                0
-            };
+            self.rto_deadline = if self.packets_out() > 0 { now + self.rtt.rto() } else { 0 };
         }
         delivered
     }
@@ -246,8 +247,7 @@ impl Sender {
                 if self.tcp.ca_state == CaState::Recovery {
                     // tcp_end_cwnd_reduction
                     self.tcp.cwnd = self.tcp.ssthresh;
-                    self.alg
-                        .cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
+                    self.alg.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
                 }
                 self.set_state(CaState::Open, now);
                 self.fastretrans_alert(now, advanced);
@@ -262,9 +262,7 @@ impl Sender {
             _ => {
                 let loss = match self.cfg.recovery {
                     Recovery::Sack => self.sb.lost_out > 0,
-                    Recovery::NewReno => {
-                        self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.tcp.snd_una)
-                    }
+                    Recovery::NewReno => self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.tcp.snd_una),
                 };
                 if loss {
                     self.enter_recovery(now);
@@ -305,13 +303,10 @@ impl Sender {
         let in_flight = self.in_flight();
         let delta = self.tcp.ssthresh as i64 - in_flight as i64;
         let mut sndcnt: i64 = if delta < 0 {
-            let dividend = self.tcp.ssthresh as u64 * self.prr_delivered as u64
-                + self.tcp.prior_cwnd as u64
-                - 1;
+            let dividend = self.tcp.ssthresh as u64 * self.prr_delivered as u64 + self.tcp.prior_cwnd as u64 - 1;
             (dividend / self.tcp.prior_cwnd as u64) as i64 - self.prr_out as i64
         } else {
-            let mut s =
-                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if advanced {
                 s += 1;
             }
@@ -369,13 +364,16 @@ impl Sender {
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
             self.after_send(now, true);
+            if seq == una {
+                // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
+                self.rto_deadline = now + self.rtt.rto();
+            }
             return Some((seq, true));
         }
         let window_ok = nxt.wrapping_sub(una) < self.cfg.rwnd;
         if nxt == self.app_limit || !window_ok {
             // Application- or receiver-limited: Linux tcp_is_cwnd_limited's slow-start rule.
-            self.tcp.cwnd_limited =
-                self.tcp.in_slow_start() && self.tcp.cwnd < 2 * self.packets_out();
+            self.tcp.cwnd_limited = self.tcp.in_slow_start() && self.tcp.cwnd < 2 * self.packets_out();
             return None;
         }
         if self.packets_out() == 0 {
@@ -412,8 +410,7 @@ impl Sender {
         let idle = now.saturating_sub(self.tcp.lsndtime_ns);
         let rto = self.rtt.rto();
         if idle > rto {
-            self.alg
-                .cwnd_event(&mut self.tcp, CaEvent::CwndRestart, now);
+            self.alg.cwnd_event(&mut self.tcp, CaEvent::CwndRestart, now);
             let restart = self.cfg.initial_cwnd.min(self.tcp.cwnd);
             self.tcp.ssthresh = self.tcp.current_ssthresh();
             let mut d = idle as i64 - rto as i64;

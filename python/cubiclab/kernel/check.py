@@ -1,0 +1,125 @@
+"""Record a real flow per algorithm, replay it, and report how well cubiclab matches.
+
+Used by ``tests/test_kernel_cubic.py`` and ``scripts/kernel_cubic_check.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cubiclab.kernel.capture import Capture, run_flow
+from cubiclab.kernel.compare import Comparison, compare
+from cubiclab.kernel.convert import Converted, convert, inflight_share
+
+#: How each algorithm is replayed. Reno's slow start is deterministic, so it is compared
+#: from the first ACK. CUBIC is compared from where the kernel leaves slow start, seeded
+#: with the kernel's cwnd and ssthresh there: HyStart decides on per-ACK RTT samples (the
+#: tracepoint has only the smoothed RTT; the replay gets the delay_min bound on every ACK)
+#: and on an ACK-train threshold of (delay_min + hystart_ack_delay) / 2, where
+#: hystart_ack_delay depends on sk_pacing_rate, which the replay driver leaves at 0. The
+#: replay from the first ACK did reproduce the kernel's HyStart exit in the runs tried,
+#: but only because ACKs ~600 us apart put the first ACK past both thresholds at the same
+#: place: not a check of HyStart. After the seed, everything is compared.
+SETUPS = {
+    "reno": dict(seed="start", params={}),
+    "cubic": dict(seed="ss_exit", params={"hz": 250}),
+}
+
+
+@dataclass
+class Result:
+    algorithm: str
+    capture: Capture
+    converted: Converted
+    comparison: Comparison
+    seconds: float
+
+    @property
+    def losses(self) -> int:
+        return int(self.converted.truth.entry.sum() + (self.converted.truth.timer != "").sum())
+
+    def report(self) -> str:
+        c, v, m = self.capture, self.converted, self.comparison
+        lines = [
+            f"== {self.algorithm}: kernel vs cubiclab replay ==",
+            f"flow: {c.rate} tbf, queue {c.limit_bytes} B, MSS {c.mss}, {self.seconds:.1f} s; "
+            f"{(c.records.event == 'probe').sum()} ACKs traced, {len(c.acks) if c.acks is not None else 0} captured "
+            f"({c.ack_drops} dropped by the capture)",
+            f"bottleneck: {_qdisc_summary(c.qdisc)}",
+            f"loss events: {self.losses}; seeded at ACK {v.seed_index} ({v.seed_reason}) "
+            f"with cwnd {v.initial_cwnd}, ssthresh {v.initial_ssthresh}",
+            f"delay_min <= {v.delay_min_bound_us} us (from srtt steps in slow start); "
+            f"usecs_to_jiffies(delay_min) {'is certainly 1' if v.delay_min_certain else 'is NOT certain'}",
+            f"sender had a full window in flight after {inflight_share(v.truth):.1%} of compared ACKs",
+            f"MATCH: {m.matched} / {m.compared} ACKs in Open = {m.share:.4%} (cwnd and ssthresh after every ACK)",
+        ]
+        for note in v.notes:
+            lines.append(f"note: {note}")
+        if m.compared - m.matched:
+            lines.append("mismatches by cause: " + ", ".join(f"{k} {n}" for k, n in sorted(m.causes().items())))
+            roots = m.mismatches()
+            roots = roots[roots.cause != "inherited"]
+            cols = ["probe", "time_us", "state_cc", "acked", "una_advance", "sack", "cwnd_before", "cwnd_after",
+                    "replay_cwnd", "ssthresh_after", "replay_ssthresh", "cause"]
+            lines.append("first ACK of each divergent run:")
+            lines.append(roots[cols].head(40).to_string(index=False))
+        return "\n".join(lines)
+
+
+def _qdisc_summary(text: str) -> str:
+    m = re.search(r"Sent (\d+) bytes (\d+) pkt \(dropped (\d+)", text or "")
+    return f"{m.group(2)} packets sent, {m.group(3)} dropped" if m else "no qdisc statistics"
+
+
+def run_check(
+    algorithms=("reno", "cubic"),
+    seconds: float = 5.0,
+    rate: str = "20mbit",
+    limit_bytes: int = 120_000,
+    setups: dict | None = None,
+) -> dict[str, Result]:
+    """Trace one flow per algorithm and compare each with its replay."""
+    setups = {**SETUPS, **(setups or {})}
+    out = {}
+    for alg in algorithms:
+        s = setups.get(alg, dict(seed="ss_exit", params={}))
+        cap = run_flow(alg, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
+        conv = convert(cap.records, cap.mss, cap.t_stop_us, cap.acks, seed=s["seed"])
+        hz = int(s["params"].get("hz", 250))
+        cmp = compare(conv, alg, s["params"], hz=hz)
+        out[alg] = Result(alg, cap, conv, cmp, seconds)
+    return out
+
+
+def measure_hz_and_phase(samples: float = 0.3) -> tuple[int, int]:
+    """Estimate the kernel's HZ, and how late jiffies tick relative to multiples of the
+    tick period on CLOCK_MONOTONIC, from ``/proc/timer_list`` (``now at <ns>`` is printed
+    before ``jiffies: <n>``).
+
+    Returns (hz, lag_us): the largest ``CLOCK_MONOTONIC mod tick`` (signed, in us) at which
+    the old jiffy was still seen. A value at or below 0 means every reading is consistent
+    with jiffies ticking exactly at multiples of the tick period."""
+    path = Path("/proc/timer_list")
+
+    def read():
+        s = path.read_text()
+        return int(re.search(r"now at (\d+) nsecs", s).group(1)), int(re.search(r"\njiffies: (\d+)", s).group(1))
+
+    t0, j0 = read()
+    time.sleep(samples)
+    t1, j1 = read()
+    hz = int(round((j1 - j0) / ((t1 - t0) / 1e9) / 50.0) * 50) or 1
+    tick = 1_000_000 // hz
+    late = []
+    prev = read()
+    end = time.monotonic() + samples
+    while time.monotonic() < end:
+        cur = read()
+        if cur[1] != prev[1]:
+            x = (prev[0] // 1000) % tick
+            late.append(x - tick if x > tick // 2 else x)
+        prev = cur
+    return hz, (max(late) if late else 0)

@@ -1,0 +1,380 @@
+"""Turn a traced kernel flow into a replay trace and the kernel's window after each ACK.
+
+Input: the ``tcp_probe`` / ``tcp_cong_state_set`` records of the sender's socket (see
+:mod:`cubiclab.kernel.tracing`) and, when available, the ACKs captured on the sender's
+interface (ack number and SACK blocks). Output: a trace for :func:`cubiclab.replay`
+(``time_us,event,acked,rtt_us,cwnd_limited,snd_una,snd_nxt``) and, for every ACK, the
+kernel's ``snd_cwnd`` and ``ssthresh`` after it.
+
+How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c``, 6.18):
+
+* A ``tcp_probe`` record is written at the top of ``tcp_rcv_established()``, before
+  ``tcp_ack()``: record *i* holds the state *before* ACK *i*, record *i + 1* the state
+  after it (plus any timer that fired in between, which ``tcp_cong_state_set`` shows).
+* ``tcp_ack()`` runs ``pkts_acked`` (in ``tcp_clean_rtx_queue``), then
+  ``tcp_fastretrans_alert`` (which may enter Recovery, leave it, undo), then
+  ``tcp_cong_control``: in CWR/Recovery the window follows PRR; otherwise
+  ``cong_avoid`` runs if ``tcp_may_raise_cwnd`` holds, i.e. the ACK advanced ``snd_una``
+  (``FLAG_DATA_ACKED``; reordering is never seen here). Its ``acked`` argument is the
+  number of segments the ACK newly *delivered* (``tcp_newly_delivered``): newly SACKed
+  segments plus cumulatively ACKed ones that were not SACKed before. That differs from the
+  ``snd_una`` advance whenever SACK blocks are around: the ACK that ends recovery advances
+  ``snd_una`` over the whole window but delivers only the retransmission. The tracepoint
+  has no SACK information, so it comes from the captured ACKs; without them the
+  ``snd_una`` advance is used (exact only for ACKs without SACK blocks).
+* So: an ACK in Open/Disorder (or Loss, where slow start runs) that advances ``snd_una``
+  becomes ``ack`` with ``cwnd_limited=1``; an ACK in Recovery/CWR becomes ``ack`` with
+  ``cwnd_limited=0``. Entering Recovery (or CWR) becomes ``loss`` *after* that ACK's
+  ``ack`` row (``pkts_acked`` precedes ``ssthresh`` in the kernel too); the replay then
+  sets ``cwnd = ssthresh`` at once, which is where PRR ends (``tcp_end_cwnd_reduction``).
+  The ACK that returns to Open is compared. A Recovery entered more than ``gap_us`` after
+  the ACK came from the RACK reorder timer, so that ACK was processed in Open. ``Loss``
+  (the retransmission timer) becomes ``rto`` at its own time. A rise of ``ssthresh`` back
+  to the pre-loss value is an undo.
+
+The sender is cwnd-limited throughout (a bulk sender with a huge send buffer; checked by
+:func:`inflight_share`), so ``cwnd_limited`` only encodes whether ``cong_avoid`` runs.
+
+``rtt_us``: CUBIC uses ``delay_min`` only through ``usecs_to_jiffies(delay_min)`` in
+``bictcp_update`` and in HyStart. The tracepoint has only the smoothed RTT, but
+``srtt`` moves by ``m/8`` per sample, so each sample ``m`` is bounded from consecutive
+records: with ``r = srtt_us >> 3``, ``m <= 8 (r' - r) + r + 7``. The kernel's ``delay_min``
+(the minimum ``ca_rtt`` over the ACKs since the last reset, and ``ca_rtt <= seq_rtt = m``)
+is therefore at most the smallest such bound over the slow-start ACKs that follow each
+reset (connection start, every RTO). That bound is written as every ACK's ``rtt_us``; when
+it is at most one jiffy (4000 us at HZ=250) the replay's ``usecs_to_jiffies(delay_min)``
+equals the kernel's exactly (both are 1), whatever the true value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
+_REDUCING = ("Recovery", "CWR")
+
+
+def _u32(x: int) -> int:
+    return int(x) & 0xFFFFFFFF
+
+
+def _s32(x: int) -> int:
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+@dataclass
+class Converted:
+    """A replay trace and the kernel's truth for each ACK.
+
+    ``trace``: the replay CSV columns. ``owner``: for each trace row, the ACK (probe index)
+    it belongs to. ``truth``: one row per ACK from the seed on, with the kernel's
+    ``cwnd_after``/``ssthresh_after``, the state its ``cong_control`` saw (``state_cc``),
+    ``compared`` (an ACK in Open/Disorder with no timer before the next ACK), the ``acked``
+    used, the ``snd_una`` advance, and whether SACK data was known for it.
+    """
+
+    trace: pd.DataFrame
+    owner: np.ndarray
+    truth: pd.DataFrame
+    initial_cwnd: int
+    initial_ssthresh: int
+    seed_index: int
+    seed_reason: str
+    delay_min_bound_us: int
+    delay_min_certain: bool
+    mss: int
+    notes: list = field(default_factory=list)
+
+
+def _probes_and_events(records: pd.DataFrame):
+    rec = records[records.event.isin(["probe", "state"])].reset_index(drop=True)
+    is_probe = (rec.event == "probe").to_numpy()
+    probe_rows = np.flatnonzero(is_probe)
+    probes = rec.loc[probe_rows].reset_index(drop=True)
+    events: list[list[tuple[int, str]]] = [[] for _ in range(len(probes))]
+    for row in np.flatnonzero(~is_probe):
+        i = int(np.searchsorted(probe_rows, row)) - 1
+        if i >= 0:
+            events[i].append((int(rec.time_us[row]), str(rec.state[row])))
+    return probes, events
+
+
+def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
+    """Segments newly delivered by each probe's ACK(s), from the captured ack numbers and
+    SACK blocks, the way ``tcp_newly_delivered`` counts them.
+
+    Returns (delivered, sack_seen, aligned): arrays over probes; ``aligned[i]`` is False
+    where the captured ACKs could not be matched to the probe (its ``delivered`` is then
+    the ``snd_una`` advance). One probe may cover several captured ACKs: pure ACKs with
+    equal options are coalesced in the socket backlog (``tcp_add_backlog``) and processed
+    as one.
+    """
+    n = len(probes)
+    base = int(probes.snd_una[0])
+    una_b = [_s32(int(u) - base) for u in probes.snd_una]
+    rel_acks = [_s32(int(a) - base) for a in acks.ack]
+    sacks = list(acks.sacks)
+    delivered = np.zeros(n, dtype=np.int64)
+    sack_seen = np.zeros(n, dtype=bool)
+    aligned = np.ones(n, dtype=bool)
+    sacked: set[int] = set()
+    j = 0
+    # Skip ACKs captured before the first probe (acks of data before tracing began).
+    while j < len(rel_acks) and rel_acks[j] < una_b[0]:
+        j += 1
+    una = una_b[0]
+    for i in range(n - 1):
+        target = una_b[i + 1]
+        got = 0
+        ok = False
+        while j < len(rel_acks):
+            a, blocks = rel_acks[j], sacks[j]
+            j += 1
+            if a > una:
+                for seg in range(una // mss, a // mss):
+                    if seg in sacked:
+                        sacked.discard(seg)
+                    else:
+                        got += 1
+                una = a
+            for k, (s, e) in enumerate(blocks):
+                s, e = _s32(s - base), _s32(e - base)
+                if e <= una:
+                    continue  # D-SACK of data below snd_una
+                if k == 0 and len(blocks) > 1:
+                    s1, e1 = _s32(blocks[1][0] - base), _s32(blocks[1][1] - base)
+                    if s >= s1 and e <= e1:
+                        continue  # D-SACK inside the next block
+                sack_seen[i] = True
+                for seg in range(-(-max(s, una) // mss), e // mss):
+                    if seg not in sacked:
+                        sacked.add(seg)
+                        got += 1
+            if a >= target or (target == una_b[i] and a <= una_b[i]):
+                ok = a == target or (target == una_b[i] and a <= una_b[i])
+                break
+        if not ok:
+            aligned[i] = False
+            got = max(0, (target - una_b[i]) // mss)
+            una = max(una, target)
+            # Resynchronise on the next captured ACK that reaches the next target.
+        delivered[i] = got
+    aligned[n - 1] = False
+    return delivered, sack_seen, aligned
+
+
+def stale_jiffy(t: np.ndarray, ticks: np.ndarray, tick_us: int) -> np.ndarray:
+    """ACKs processed after a jiffy boundary but before the (late) tick that advanced
+    ``jiffies`` past it: the kernel read the previous jiffy there.
+
+    ``jiffies`` advance in the tick handler (``tick_nohz_handler`` ->
+    ``tick_do_update_jiffies64``), normally a few microseconds after each boundary, but a
+    virtual CPU can run it hundreds of microseconds late. An ACK at time ``t`` in jiffy
+    ``J`` is stale when the ticks were running (one ran in jiffy ``J - 1``) and the first
+    tick of jiffy ``J`` ran after ``t``. (An idle CPU woken by an interrupt updates jiffies
+    on entry, but then its ticks were stopped and the first condition fails.)
+    """
+    j = t // tick_us
+    k = np.searchsorted(ticks, t, side="right")  # ticks[k-1] <= t < ticks[k]
+    prev_tick = np.where(k > 0, ticks[np.maximum(k - 1, 0)], -1)
+    next_tick = np.where(k < len(ticks), ticks[np.minimum(k, len(ticks) - 1)], -1)
+    no_tick_yet = (prev_tick // tick_us) < j
+    ran_before = (prev_tick >= 0) & ((prev_tick // tick_us) == j - 1)
+    late_in_j = (next_tick >= 0) & ((next_tick // tick_us) == j)
+    return no_tick_yet & ran_before & late_in_j
+
+
+def delay_min_bound(probes: pd.DataFrame, period_starts: list[int], in_slow_start: np.ndarray) -> dict[int, int]:
+    """Upper bound of CUBIC's ``delay_min`` for each period (keyed by its first probe),
+    from the RTT samples recoverable from ``srtt`` during that period's slow start."""
+    r = probes.srtt_us.to_numpy(dtype=np.int64)
+    out = {}
+    bounds = list(period_starts) + [len(probes) - 1]
+    for k, start in enumerate(period_starts):
+        end = bounds[k + 1]
+        best = None
+        for i in range(start, end):
+            if not in_slow_start[i] or r[i + 1] == r[i] or r[i] == 0:
+                continue
+            m_max = 8 * (r[i + 1] - r[i]) + r[i] + 7
+            if m_max > 0 and (best is None or m_max < best):
+                best = int(m_max)
+        if best is None:
+            seg = r[start:end + 1]
+            best = int(seg[seg > 0].min()) if (seg > 0).any() else 1
+        out[start] = best
+    return out
+
+
+def convert(
+    records: pd.DataFrame,
+    mss: int,
+    t_stop_us: int | None = None,
+    acks: pd.DataFrame | None = None,
+    seed: str = "start",
+    gap_us: int = 50,
+    hz: int = 250,
+    phase_us: int = 0,
+) -> Converted:
+    """Build the replay trace (see the module docs).
+
+    `seed`: ``"start"`` replays from the first ACK of the connection; ``"ss_exit"`` from
+    the ACK at which the kernel first leaves slow start (HyStart setting ``ssthresh``, or
+    the first loss), with the replay seeded by the kernel's ``cwnd``/``ssthresh`` there.
+    `phase_us` is subtracted from every time (jiffy phase; 0 when the trace clock is mono).
+    """
+    probes, events = _probes_and_events(records)
+    if t_stop_us is not None:
+        keep = int(np.searchsorted(probes.time_us.to_numpy(), t_stop_us))
+        probes, events = probes.iloc[:keep].reset_index(drop=True), events[:keep]
+    n = len(probes)
+    if n < 3:
+        raise ValueError(f"only {n} tcp_probe records: nothing to compare")
+    notes: list[str] = []
+    base = int(probes.snd_una[0])
+    una = np.array([_s32(int(u) - base) for u in probes.snd_una], dtype=np.int64)
+    nxt = np.array([_s32(int(u) - base) for u in probes.snd_nxt], dtype=np.int64)
+    cwnd = probes.cwnd.to_numpy(dtype=np.int64)
+    ssth = probes.ssthresh.to_numpy(dtype=np.int64)
+    t = probes.time_us.to_numpy(dtype=np.int64) - phase_us
+    tick_us = 1_000_000 // hz
+    ticks = np.sort(records.time_us[records.event == "tick"].to_numpy(dtype=np.int64)) - phase_us
+    stale = stale_jiffy(t, ticks, tick_us) if len(ticks) else np.zeros(n, dtype=bool)
+    if stale.any():
+        # The algorithm read the previous jiffy: give it the last microsecond of that one.
+        t = np.where(stale, (t // tick_us) * tick_us - 1, t)
+        notes.append(f"{int(stale.sum())} ACKs came before a late tick advanced jiffies; timed in the previous jiffy")
+    d_una = np.zeros(n, dtype=np.int64)
+    d_una[:-1] = una[1:] - una[:-1]
+
+    if acks is not None and len(acks):
+        delivered, sack_seen, aligned = delivered_from_acks(probes, acks, mss)
+        bad = int((~aligned[:-1]).sum())
+        if bad:
+            notes.append(f"{bad} ACKs could not be matched to captured packets; used the snd_una advance")
+    else:
+        delivered = np.maximum(d_una, 0) // mss
+        sack_seen = np.zeros(n, dtype=bool)
+        aligned = np.zeros(n, dtype=bool)
+        notes.append("no captured ACKs: acked = snd_una advance / MSS (wrong where SACK blocks were present)")
+
+    # Walk the states: which ACKs ran cong_avoid, which are compared, where the losses are.
+    st = "Open"
+    state_cc = []
+    timer_evs: list[list[tuple[int, str]]] = []
+    entry = np.zeros(n, dtype=bool)
+    undo = np.zeros(n, dtype=bool)
+    for i in range(n):
+        ack_evs, tim = [], []
+        for te, name in events[i]:
+            if name == "Loss" or (name in _REDUCING and te - (t[i] + phase_us) > gap_us):
+                tim.append((te - phase_us, name))
+            else:
+                ack_evs.append(name)
+        before = st
+        cc = before
+        for name in ack_evs:
+            if name in _REDUCING and cc not in _REDUCING:
+                entry[i] = True
+            cc = name
+        # The probe's ssthresh is tcp_current_ssthresh(): snd_ssthresh in CWR/Recovery,
+        # max(snd_ssthresh, 3/4 cwnd) otherwise, so it rises with cwnd in Open. An undo
+        # (tcp_undo_cwnd_reduction) shows as leaving Recovery/CWR with ssthresh above the
+        # reduction's, or, in Open (a D-SACK undo), as cwnd jumping by more than cong_avoid
+        # can add.
+        if i + 1 < n and before in _REDUCING and cc in ("Open", "Disorder") and ssth[i + 1] > ssth[i]:
+            undo[i] = True
+        if i + 1 < n and before in ("Open", "Disorder") and not ack_evs and not tim:
+            if cwnd[i] >= ssth[i] and cwnd[i + 1] - cwnd[i] > 2:
+                undo[i] = True
+        state_cc.append(cc)
+        timer_evs.append(tim)
+        st = tim[-1][1] if tim else cc
+    state_cc = np.array(state_cc, dtype=object)
+
+    in_ss = cwnd < ssth
+    # Seed.
+    i0, reason = 0, "connection start"
+    init_cwnd, init_ssth = int(cwnd[0]), int(ssth[0])
+    if seed == "ss_exit":
+        for i in range(n - 1):
+            if entry[i] or timer_evs[i]:
+                i0, reason = i, "first loss"
+                init_cwnd, init_ssth = int(cwnd[i]), int(ssth[i])
+                break
+            if ssth[i + 1] != ssth[i]:
+                # HyStart: ssthresh = cwnd in pkts_acked, then this ACK's cong_avoid
+                # already runs congestion avoidance.
+                i0, reason = i, "HyStart exit"
+                init_cwnd, init_ssth = int(cwnd[i]), int(ssth[i + 1])
+                break
+        else:
+            raise ValueError("the kernel never left slow start in this trace")
+    elif seed != "start":
+        raise ValueError(f"seed must be 'start' or 'ss_exit', not {seed!r}")
+
+    # delay_min bound per period (reset at start and at every RTO).
+    period_starts = [0] + [i for i in range(n) if any(nm == "Loss" for _, nm in timer_evs[i])]
+    bounds = delay_min_bound(probes, period_starts, in_ss)
+    jiffy_us = 1_000_000 // hz
+    certain = all(b <= jiffy_us for b in bounds.values())
+    period_of = np.zeros(n, dtype=np.int64)
+    for s in period_starts:
+        period_of[s:] = s
+
+    rows, owner, truth = [], [], []
+    for i in range(i0, n - 1):
+        rtt = bounds[int(period_of[i])]
+        seq = dict(snd_una=int(una[i + 1] // mss), snd_nxt=int(nxt[i + 1] // mss))
+        if undo[i]:
+            rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", **seq))
+            owner.append(i)
+        runs = state_cc[i] not in _REDUCING and d_una[i] > 0
+        if entry[i]:
+            runs = False
+        acked = int(delivered[i])
+        rows.append(dict(time_us=int(t[i]), event="ack", acked=acked, rtt_us=rtt, cwnd_limited=int(runs), **seq))
+        owner.append(i)
+        if entry[i]:
+            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", **seq))
+            owner.append(i)
+        for te, name in timer_evs[i]:
+            ev = "rto" if name == "Loss" else "loss"
+            rows.append(dict(time_us=int(te), event=ev, acked="", rtt_us="", cwnd_limited="", **seq))
+            owner.append(i)
+        truth.append(dict(
+            probe=i, time_us=int(t[i]), state_cc=state_cc[i], compared=state_cc[i] in ("Open", "Disorder") and not timer_evs[i],
+            cong_avoid=bool(runs), acked=acked, una_advance=int(d_una[i] // mss), sack=bool(sack_seen[i]),
+            aligned=bool(aligned[i]), entry=bool(entry[i]), undo=bool(undo[i]),
+            timer=",".join(nm for _, nm in timer_evs[i]),
+            cwnd_before=int(cwnd[i]), ssthresh_before=int(ssth[i]),
+            cwnd_after=int(cwnd[i + 1]), ssthresh_after=int(ssth[i + 1]),
+            inflight_after=int((nxt[i + 1] - una[i + 1]) // mss),
+        ))
+    trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "snd_una", "snd_nxt"])
+    return Converted(
+        trace=trace,
+        owner=np.array(owner, dtype=np.int64),
+        truth=pd.DataFrame(truth),
+        initial_cwnd=init_cwnd,
+        initial_ssthresh=init_ssth,
+        seed_index=i0,
+        seed_reason=reason,
+        delay_min_bound_us=min(bounds.values()) if len(bounds) == 1 else max(bounds.values()),
+        delay_min_certain=certain,
+        mss=mss,
+        notes=notes,
+    )
+
+
+def inflight_share(truth: pd.DataFrame) -> float:
+    """Share of compared ACKs after which the sender had a full window in flight
+    (``snd_nxt - snd_una >= cwnd``): evidence that it was cwnd-limited, not app-limited."""
+    t = truth[truth["compared"]]
+    if not len(t):
+        return float("nan")
+    return float((t.inflight_after >= t.cwnd_after).mean())

@@ -1,0 +1,110 @@
+"""Cross traffic, random loss and queue disciplines, run through the whole simulator."""
+
+import pytest
+
+import cubiclab
+from cubiclab import Bottleneck, FlowGroup, Scenario
+from cubiclab.scenario import WebGroup
+
+
+def web_only(load=0.15, seconds=600, seed=3):
+    return Scenario(name="load", seed=seed, duration=f"{seconds}s",
+                    bottleneck=Bottleneck(rate="100Mbps", buffer="100%BDP"), flows=[],
+                    web=[WebGroup(sessions=50, load=load, direction="forward", mean_size="10packets",
+                                  shape=1.2, rtt="exp:50ms")])
+
+
+def test_background_load_reaches_its_target():
+    # 50 sessions of Pareto(1.2) objects, mean 10 packets, asked for 15% of 100 Mbps: the
+    # think time is set to 50 x 15000 B x 8 / (0.15 x 100 Mbps) minus two RTTs ~ 0.3 s.
+    # Over 600 s (about 70,000 objects) the delivered load must be within 10% of 0.15.
+    r = cubiclab.simulate(web_only())
+    assert r.summary["web_forward_load"] == pytest.approx(0.15, rel=0.10)
+    assert r.summary["web_objects"] > 50_000
+    # Flow completion times: any object needs the handshake RTT plus at least one RTT; RTTs
+    # are exponential with mean 50 ms, floored at 2 x 10 ms + 1 ms: every FCT is above 42 ms.
+    # The largest 1% of objects (over 100 packets) need several more rounds of slow start.
+    assert r.web.fct_s.min() > 0.042
+    small = r.web[r.web.bytes <= r.web.bytes.quantile(0.1)].fct_s.median()
+    big = r.web[r.web.bytes >= r.web.bytes.quantile(0.99)].fct_s.median()
+    assert big > 2 * small
+
+
+def test_poisson_loss_events_count():
+    # Poisson loss at 2 events/s for 200 s on a busy link: lambda T = 400, sd 20.
+    sc = Scenario(name="poisson", duration="200s", flows=[FlowGroup("cubic", rtt="40ms")],
+                  bottleneck=Bottleneck(rate="20Mbps", buffer="100%BDP", loss={"model": "poisson", "rate": 2.0}))
+    r = cubiclab.simulate(sc)
+    assert abs(r.summary["bottleneck_random_losses"] - 400) < 4 * 20
+    assert r.totals.random_losses.iloc[0] == r.summary["bottleneck_random_losses"]
+
+
+def test_bernoulli_loss_fraction():
+    # p = 1%: random losses over packets sent through the link within 4 binomial sd.
+    sc = Scenario(name="bern", duration="60s", flows=[FlowGroup("reno", rtt="40ms")],
+                  bottleneck=Bottleneck(rate="10Mbps", buffer="100%BDP", loss={"model": "bernoulli", "p": 0.01}))
+    r = cubiclab.simulate(sc)
+    n = r.totals.segments_sent.iloc[0] - r.totals.drops.iloc[0]
+    k = r.totals.random_losses.iloc[0]
+    assert abs(k - 0.01 * n) < 4 * (n * 0.01 * 0.99) ** 0.5
+
+
+def test_codel_keeps_the_standing_queue_near_target():
+    # One CUBIC flow into a 1000-packet buffer: drop-tail lets the queue stand at hundreds
+    # of ms; CoDel (target 5 ms, interval 100 ms) holds the mean queueing delay near 5 ms
+    # while the link stays nearly full.
+    def run(queue):
+        sc = Scenario(name=queue, duration="60s", flows=[FlowGroup("cubic", rtt="40ms")],
+                      bottleneck=Bottleneck(rate="20Mbps", buffer="1000packets", queue=queue))
+        r = cubiclab.simulate(sc)
+        late = r.link[r.link.t > 10]
+        return (late.queue_bytes * 8 / 20e6).mean(), late.utilization.mean()
+    dt_delay, _ = run("droptail")
+    codel_delay, codel_util = run("codel")
+    assert dt_delay > 0.1
+    assert codel_delay < 3 * 0.005
+    assert codel_util > 0.9
+
+
+def test_red_drops_early():
+    # RED (min 5, max 15 packets, max_p 0.1) keeps the average queue between its thresholds
+    # for one Reno flow, far below the 200-packet buffer a drop-tail queue would fill.
+    sc = Scenario(name="red", duration="60s", flows=[FlowGroup("reno", rtt="40ms")],
+                  bottleneck=Bottleneck(rate="20Mbps", buffer="200packets", queue="red",
+                                        red={"min_th": 5, "max_th": 15, "max_p": 0.1}))
+    r = cubiclab.simulate(sc)
+    q = r.link[r.link.t > 10].queue_packets.mean()
+    assert 2 < q < 30, q
+
+
+def test_seed002_high_utilisation_with_200_web_sessions():
+    # Seed 002: two CUBIC flows at 250 Mbps / 200 ms sharing the link with 200 web sessions
+    # (both directions) still use the link well. Utilisation after the first 20 s > 0.9.
+    sc = Scenario(name="s002", duration="100s", bottleneck=Bottleneck(rate="250Mbps", buffer="100%BDP"),
+                  flows=[FlowGroup("cubic", count=2, rtt="200ms", start_spacing="1s")],
+                  web=[WebGroup(sessions=200, direction="both", mean_size="10packets", think="10s", rtt="exp:50ms")])
+    r = cubiclab.simulate(sc)
+    assert r.link[r.link.t > 20].utilization.mean() > 0.9
+    assert r.summary["web_objects"] > 500
+
+
+@pytest.mark.parametrize("web, message", [
+    (WebGroup(shape=1.0), "shape"),
+    (WebGroup(load=1.0), "load"),
+    (WebGroup(direction="up"), "direction"),
+])
+def test_bad_web_input(web, message):
+    with pytest.raises(ValueError, match=message):
+        cubiclab.simulate(Scenario(duration="1s", flows=[FlowGroup("reno")], web=[web]))
+
+
+@pytest.mark.parametrize("bottleneck, message", [
+    (Bottleneck(loss={"model": "bernoulli", "p": 1.0}), r"loss.p"),
+    (Bottleneck(loss={"model": "poisson", "rate": -1}), r"loss.rate"),
+    (Bottleneck(loss={"model": "gauss"}), r"loss.model"),
+    (Bottleneck(queue="red", red={"min_th": 20, "max_th": 10}), "min_th"),
+    (Bottleneck(queue="fq"), "bottleneck.queue"),
+])
+def test_bad_impairments(bottleneck, message):
+    with pytest.raises(ValueError, match=message):
+        cubiclab.simulate(Scenario(duration="1s", flows=[FlowGroup("reno")], bottleneck=bottleneck))

@@ -1,0 +1,89 @@
+"""The pieces of the kernel comparison that need no root: trace parsing, the SACK
+scoreboard, late-jiffy detection and the event mapping, on small hand-made inputs."""
+
+import numpy as np
+import pandas as pd
+
+from cubiclab.kernel.convert import convert, delivered_from_acks, stale_jiffy
+from cubiclab.kernel.tracing import parse_trace
+
+LINE = ("          python3-4242    [001] ..s1.  1234.567890: tcp_probe: family=AF_INET "
+        "src=10.77.1.1:40000 dest=10.77.2.1:5201 mark=0x0 data_len=0 snd_nxt=0x10 snd_una=0x8 "
+        "snd_cwnd=12 ssthresh=2147483647 snd_wnd=65535 srtt=78 rcv_wnd=65535 sock_cookie=1 "
+        "skbaddr=000000001 skaddr=000000002")
+STATE = ("          <idle>-0       [000] ..s1.  1234.567895: tcp_cong_state_set: family=AF_INET "
+         "sport=40000 dport=5201 saddr=10.77.1.1 daddr=10.77.2.1 saddrv6=::ffff:10.77.1.1 "
+         "daddrv6=::ffff:10.77.2.1 cong_state=3")
+
+
+def test_parse_trace_fields_and_time():
+    df = parse_trace("# tracer: nop\n" + LINE + "\n" + STATE + "\n")
+    assert list(df.event) == ["probe", "state"]
+    p = df.iloc[0]
+    # 1234.567890 s on the trace clock = 1234567890 us; hex sequence numbers.
+    assert (p.time_us, p.snd_nxt, p.snd_una, p.cwnd, p.srtt_us) == (1234567890, 16, 8, 12, 78)
+    assert df.state.iloc[1] == "Recovery" and df.time_us.iloc[1] == 1234567895
+
+
+def _probes(unas):
+    return pd.DataFrame({"snd_una": unas})
+
+
+def test_delivered_counts_sacked_segments_once():
+    # MSS 100. ACK 1 acks segment 0. Segment 1 is lost: two dupACKs SACK segments 2 and
+    # 3 (one new each), then the retransmission's ACK jumps to 400 but delivers only
+    # segment 1: tcp_newly_delivered gives 1, 0+1, 0+1, 1, while snd_una moves 1, 0, 0, 3.
+    probes = _probes([0, 100, 100, 100, 400, 400])
+    acks = pd.DataFrame({"ack": [100, 100, 100, 400, 400],
+                         "sacks": [[], [[200, 300]], [[200, 400]], [], []]})
+    delivered, sack_seen, aligned = delivered_from_acks(probes, acks, 100)
+    assert list(delivered[:4]) == [1, 1, 1, 1]
+    assert list(sack_seen[:4]) == [False, True, True, False]
+    assert aligned[:4].all()
+
+
+def test_delivered_merges_acks_coalesced_in_the_backlog():
+    # Two pure ACKs (to 100 and to 300) processed as one skb: one probe, 3 segments.
+    probes = _probes([0, 300, 300])
+    acks = pd.DataFrame({"ack": [100, 300, 300], "sacks": [[], [], []]})
+    delivered, _, aligned = delivered_from_acks(probes, acks, 100)
+    assert delivered[0] == 3 and aligned[0]
+
+
+def test_stale_jiffy_only_before_a_late_tick():
+    tick = 4000
+    # Ticks ran 5 us after each boundary, except the one after 8000, which ran at 8300.
+    ticks = np.array([5, 4005, 8300, 12005])
+    t = np.array([4100, 8100, 8299, 8301, 12100])
+    # 8100 and 8299 came after boundary 8000 but before its (late) tick: still jiffy 1.
+    assert list(stale_jiffy(t, ticks, tick)) == [False, True, True, False, False]
+
+
+def _rec(rows):
+    cols = ["time_us", "event", "snd_nxt", "snd_una", "cwnd", "ssthresh", "srtt_us", "snd_wnd", "data_len", "state", "cpu"]
+    return pd.DataFrame([dict(zip(cols, r)) for r in rows], columns=cols)
+
+
+def test_recovery_maps_to_ack_then_loss_and_exit_is_compared():
+    inf = 2147483647
+    mss = 100
+    # Probe rows hold the state before each ACK. ACK 1 enters Recovery (its ack row gets
+    # cwnd_limited 0, then a loss row); ACK 2 is inside Recovery; ACK 3 leaves it and
+    # delivers one segment (its snd_una jump is 3); ACK 4 is in Open.
+    rows = [
+        (1000, "probe", 2000, 0, 20, inf, 100, 0, 0, None, 0),
+        (2000, "probe", 2100, 100, 20, inf, 100, 0, 0, None, 0),
+        (2003, "state", None, None, None, None, None, None, None, "Recovery", 0),
+        (3000, "probe", 2100, 100, 19, 10, 100, 0, 0, None, 0),
+        (4000, "probe", 2200, 100, 18, 10, 100, 0, 0, None, 0),
+        (4003, "state", None, None, None, None, None, None, None, "Open", 0),
+        (5000, "probe", 2300, 400, 10, 10, 100, 0, 0, None, 0),
+        (6000, "probe", 2400, 500, 10, 10, 100, 0, 0, None, 0),
+    ]
+    acks = pd.DataFrame({"ack": [100, 100, 100, 400, 500],
+                         "sacks": [[], [[200, 300]], [[200, 400]], [], []]})
+    conv = convert(_rec(rows), mss, acks=acks)
+    assert list(conv.trace.event) == ["ack", "ack", "loss", "ack", "ack", "ack"]
+    assert list(conv.trace.cwnd_limited.replace("", -1)) == [1, 0, -1, 0, 1, 1]
+    assert list(conv.truth.compared) == [True, False, False, True, True]
+    assert conv.truth.acked.iloc[3] == 1 and conv.truth.una_advance.iloc[3] == 3
