@@ -33,7 +33,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -106,7 +106,9 @@ def ensemble(scenario: Scenario, seeds: Iterable[int], **tags) -> list[Run]:
 class Cache:
     """Finished runs on disk, one folder per key, each written atomically."""
 
-    TABLES = ("flows", "link", "cwnd", "rtt", "losses", "totals")
+    # Results' tables (flows, link, cwnd, rtt, losses, totals, web, ...): whatever this
+    # build's Results holds besides the scenario and the summary.
+    TABLES = tuple(f.name for f in fields(Results) if f.name not in ("scenario", "summary"))
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -147,14 +149,10 @@ class Cache:
         for name in self.TABLES:
             p = d / f"{name}.parquet"
             tables[name] = pd.read_parquet(p) if p.exists() else pd.DataFrame()
-        extra = {p.stem: pd.read_parquet(p) for p in d.glob("*.parquet") if p.stem not in self.TABLES}
         summary = json.loads((d / "summary.json").read_text())
         if scenario is None:
             scenario = Scenario.from_dict(json.loads((d / "scenario.json").read_text()))
-        res = Results(scenario, **tables, summary=summary)
-        for name, df in extra.items():  # tables added by newer simulators (e.g. web)
-            setattr(res, name, df)
-        return res
+        return Results(scenario, **tables, summary=summary)
 
     def clean_stale(self, older_than_s: float = 3600.0) -> int:
         """Remove temporary folders left by runs killed while writing (older than
@@ -179,12 +177,6 @@ def _payload(res: Results) -> dict:
         buf = io.BytesIO()
         df.to_parquet(buf, index=False)
         tables[name] = buf.getvalue()
-    for name in ("web",):  # tables of newer simulators, kept when present
-        df = getattr(res, name, None)
-        if isinstance(df, pd.DataFrame):
-            buf = io.BytesIO()
-            df.to_parquet(buf, index=False)
-            tables[name] = buf.getvalue()
     return {"tables": tables, "summary": res.summary, "scenario": res.scenario.to_dict()}
 
 

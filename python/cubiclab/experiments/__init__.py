@@ -10,7 +10,7 @@ and the paper's claims checked with tolerances.
 """
 
 from cubiclab.experiments.base import CATALOG, Claim, Experiment, Outcome, features, load_scenario
-from cubiclab.experiments import seed000  # noqa: F401  (registers the entries)
+from cubiclab.experiments import seed000, seed001, seed002, seed003, seed004  # noqa: F401,E402  (registers)
 from cubiclab.experiments.runner import reproduce
 
 __all__ = ["CATALOG", "Claim", "Experiment", "Outcome", "features", "load_scenario", "reproduce"]

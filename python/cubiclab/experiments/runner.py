@@ -50,8 +50,11 @@ def reproduce(names: list[str] | None = None, quick: bool = False, out: str | Pa
         if not why:
             try:
                 runs = e.runs(quick)
+                for r in runs:
+                    r.key  # compiles the scenario: a bad one is reported for this entry only
             except ValueError as err:
                 why = f"could not build its scenarios: {err}"
+                runs = []
         plans.append((e, why, runs))
         all_runs += runs
     if log and all_runs:

@@ -215,7 +215,7 @@ class Fig6(Experiment):
 
     def runs(self, quick):
         sc = self.scenario("s000_fig6")
-        return [Run(vary(sc, duration="120s" if quick else "300s"), {})]
+        return [Run(vary(sc, duration="90s" if quick else "300s"), {})]
 
     def analyse(self, sweep, quick, outdir):
         res = sweep.results(0)
@@ -256,7 +256,7 @@ class Fig6(Experiment):
 
 def _two_flow_runs(exp, quick, rtt_pairs):
     sc = exp.scenario("s000_two_flows")
-    dur = 150 if quick else 600
+    dur = 100 if quick else 600
     runs = []
     for alg in HS:
         for first, second in rtt_pairs:
@@ -295,7 +295,7 @@ class Fig8(Experiment):
         return int(dur * 0.1)
 
     def rtts(self, quick):
-        return (16, 82, 324) if quick else (16, 42, 82, 162, 324)
+        return (16, 324) if quick else (16, 42, 82, 162, 324)
 
     def runs(self, quick):
         return _two_flow_runs(self, quick, [(r, r) for r in self.rtts(quick)])
@@ -368,7 +368,7 @@ class Fig9(Experiment):
         return 0
 
     def others(self, quick):
-        return (16, 54, 162) if quick else (16, 32, 54, 82, 162)
+        return (16, 162) if quick else (16, 32, 54, 82, 162)
 
     def runs(self, quick):
         return _two_flow_runs(self, quick, [(162, r) for r in self.others(quick)])
@@ -448,11 +448,11 @@ class Fig10a(Experiment):
              "reports accumulated averages).")
 
     def rtts(self, quick):
-        return (10, 40, 160) if quick else (10, 20, 40, 80, 160)
+        return (10, 160) if quick else (10, 20, 40, 80, 160)
 
     def runs(self, quick):
         sc = self.scenario("s000_fig10")
-        dur = "100s" if quick else "300s"
+        dur = "80s" if quick else "300s"
         return [Run(vary(sc, rtt=ms(r), duration=dur, seed=seed, groups={"hs": {"algorithm": a}}), {"alg": a, "rtt": r})
                 for a in HS for r in self.rtts(quick) for seed in seeds(quick)]
 
@@ -513,13 +513,13 @@ class Fig10bc(Experiment):
              "Throughput ratio: mean TCP-SACK flow over mean flow of the protocol (1 = as friendly as SACK).")
 
     def bws(self, quick):
-        return (20, 100, 400) if quick else (10, 20, 50, 100, 200, 400)
+        return (20, 400) if quick else (10, 20, 50, 100, 200, 400)
 
     def runs(self, quick):
         sc = self.scenario("s000_fig10")
         runs = []
         for rtt in (10, 100):
-            dur = ("60s" if rtt == 10 else "120s") if quick else ("150s" if rtt == 10 else "300s")
+            dur = ("60s" if rtt == 10 else "100s") if quick else ("150s" if rtt == 10 else "300s")
             for a in HS:
                 for bw in self.bws(quick):
                     s = vary(sc, rate=mbps(bw), rtt=ms(rtt), duration=dur, groups={"hs": {"algorithm": a}})
