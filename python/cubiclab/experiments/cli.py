@@ -25,9 +25,14 @@ def cmd_reproduce(args) -> int:
         raise ValueError("give entry names or --all, not both")
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs is {args.jobs}; allowed: >= 1")
-    outcomes = reproduce(None if args.all else args.names, quick=args.quick, out=args.out, jobs=args.jobs,
-                         ray=args.ray, cache=args.cache, progress=not args.quiet,
-                         log=None if args.quiet else sys.stderr)
+    try:
+        outcomes = reproduce(None if args.all else args.names, quick=args.quick, out=args.out, jobs=args.jobs,
+                             ray=args.ray, cache=args.cache, progress=not args.quiet,
+                             log=None if args.quiet else sys.stderr)
+    except KeyboardInterrupt:
+        print("\ncubiclab: interrupted; finished simulations are cached, run the same command again to resume",
+              file=sys.stderr)
+        return 130
     bad = [o for o in outcomes if o.error]
     for o in outcomes:
         for c in o.claims:

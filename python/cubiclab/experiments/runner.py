@@ -97,7 +97,14 @@ def reproduce(names: list[str] | None = None, quick: bool = False, out: str | Pa
             status = f"error: {o.error}" if o.error else f"{h} hold, {f} do not"
             print(f"  {e.name}: {status}", file=log)
     if report:
-        path = write_report(outcomes, out / "report.html", quick=quick)
+        from cubiclab.experiments.base import features
+
+        extra = ("Each claim is a statement of the paper, made measurable as its row says; 'paper' is the "
+                 "paper's value, 'ours' what the simulation gives, 'tolerance' what counts as agreement. The "
+                 "papers measured testbeds (seeds 000, 002), ns-2 (001) or their own models (003, 004); we run "
+                 "one packet simulator with the algorithm versions named in each setup. Simulator features in "
+                 f"this build: {', '.join(sorted(features())) or 'none beyond drop-tail'}.")
+        path = write_report(outcomes, out / "report.html", quick=quick, extra=extra)
         if log:
             print(f"cubiclab: report {path}", file=log)
     return outcomes

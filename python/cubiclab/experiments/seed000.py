@@ -248,8 +248,10 @@ class Fig6(Experiment):
                      "throughputs)", "fair share", jain, 0.9, note="The CUBIC flows do not share evenly in our run.",
                      robust=True),
         ]
-        data = pd.DataFrame([{k: v for k, v in sh.items()} | {"cubic_fraction": frac, "cubic_jain": jain}])
-        return self.outcome(data={"fig6": data}, figures=figs, claims=claims)
+        data = {"fig6": pd.DataFrame([{k: v for k, v in sh.items()} | {"cubic_fraction": frac, "cubic_jain": jain}])}
+        if len(res.web):  # completion times of the background web objects, per size decade
+            data["web_fct"] = metrics.flow_completion_times(res.web.bytes / 1448, res.web.fct_s)
+        return self.outcome(data=data, figures=figs, claims=claims)
 
 
 # ---- Figs. 8 and 9 -----------------------------------------------------------------------
@@ -483,8 +485,9 @@ class Fig10a(Experiment):
         room = all(p.sack_share.cubic[r] >= max(p.sack_share.bic[r], p.sack_share.highspeed[r]) - 0.02 for r in p.index)
         hs_util = min(p.utilization[a][hi] for a in ("cubic", "bic", "highspeed"))
         claims = [
-            approx("sack_80pct_at_160ms", f"At 400 Mbps and {hi} ms, 8 TCP-SACK flows use around 80% of the link",
-                   0.8, p.utilization.reno[hi], 0.1, paper="≈ 80%",
+            approx("sack_80pct_at_160ms", f"At 400 Mbps and {hi} ms, 8 TCP-SACK flows use around 80% of the link "
+                   "(their share, background excluded)", 0.8, p.hs_share.reno[hi] + p.sack_share.reno[hi], 0.1,
+                   paper="≈ 80%",
                    note="How far TCP-SACK gets in its slow linear growth depends on the run length; " + TESTBED +
                    "."),
             at_least("hs_full", f"CUBIC, BIC-TCP and HSTCP fully utilise the link (lowest at {hi} ms)", "full",
