@@ -394,10 +394,14 @@ def _run_ray(todo, cache, address, bar, failures):
         raise ValueError("--ray needs Ray: pip install 'cubiclab[ray]'") from None
     started = False
     if not ray.is_initialized():
-        if address in ("local", "", None):
-            ray.init(include_dashboard=False, log_to_driver=False)
-        else:
-            ray.init(address=address, log_to_driver=False)
+        try:
+            if address in ("local", "", None):
+                ray.init(include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        except Exception as e:  # noqa: BLE001 - Ray raises several kinds
+            raise ValueError(f"--ray {address}: could not start or reach Ray ({type(e).__name__}: {e}); "
+                             f"'auto' needs a running cluster (ray start --head), 'local' starts one") from None
         started = True
     try:
         remote = ray.remote(_simulate_payload)
