@@ -82,3 +82,16 @@ def cwnd_axes(ax, res, title: str = "", labels: dict | None = None, t_max: float
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
+
+
+def log_ticks(ax, values, axis: str = "x"):
+    """A log axis labelled at `values` only (no minor-tick clutter)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter, NullLocator
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    a.set_major_locator(FixedLocator(list(values)))
+    a.set_major_formatter(FixedFormatter([f"{v:g}" for v in values]))
+    a.set_minor_locator(NullLocator())
+    a.set_minor_formatter(NullFormatter())
+

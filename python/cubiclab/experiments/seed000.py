@@ -314,9 +314,7 @@ class Fig8(Experiment):
             band_plot(axes[0, 1], g, "rtt", "utilization", marker=m, color=c, label=lab)
         for ax, yl, tag in ((axes[0, 0], "throughput ratio (min / max)", "(a) Intra-protocol fairness"),
                             (axes[0, 1], "link utilisation", "(b) Link utilisation")):
-            ax.set_xscale("log")
-            ax.set_xticks(self.rtts(quick))
-            ax.set_xticklabels([str(r) for r in self.rtts(quick)])
+            plotting.log_ticks(ax, self.rtts(quick))
             ax.set_xlabel("RTT (ms)")
             ax.set_ylabel(yl)
             ax.set_ylim(0, 1.05)
@@ -469,9 +467,7 @@ class Fig10a(Experiment):
             band_plot(ax, g, "rtt", "hs_share", marker=m, color=c, label=f"{lab}")
             if alg != "reno":
                 band_plot(ax, g, "rtt", "sack_share", marker=m, color=c, ls="--", mfc="none", label=f"SACK vs {lab}")
-        ax.set_xscale("log")
-        ax.set_xticks(self.rtts(quick))
-        ax.set_xticklabels([str(r) for r in self.rtts(quick)])
+        plotting.log_ticks(ax, self.rtts(quick))
         ax.set_xlabel("RTT (ms)")
         ax.set_ylabel("share of the link (4 flows)")
         ax.set_ylim(0, 1)
@@ -540,7 +536,7 @@ class Fig10bc(Experiment):
             for alg, g in d[d.rtt == rtt].groupby("alg", sort=False):
                 c, m, lab = plotting.style(alg)
                 band_plot(ax, g, "bw", "tcp_friendly_ratio", marker=m, color=c, label=lab)
-            ax.set_xscale("log")
+            plotting.log_ticks(ax, self.bws(quick))
             ax.set_xlabel("bandwidth (Mbps)")
             ax.set_ylabel("throughput ratio (SACK / protocol)")
             ax.set_title(f"({'bc'[i]}) RTT {rtt} ms")

@@ -133,7 +133,7 @@ class Exp1_2(Experiment):
                 c, m, lab = plotting.style(alg)
                 g = g.sort_values("bw")
                 ax.plot(g.bw, g.ratio, marker=m, color=c, label=lab)
-            ax.set_xscale("log")
+            plotting.log_ticks(ax, self.bws(quick))
             ax.set_xlabel("bottleneck bandwidth (Mbps)")
             ax.set_ylabel("TCP-friendly ratio (TCP / high-speed)")
             ax.set_title(f"Exp. {i + 1}: RTT ≈ {rtt} ms (Fig. {5 + i})")

@@ -279,7 +279,7 @@ class Buffer(Experiment):
             c, m, lab = plotting.style(alg)
             g = g.sort_values("buffer")
             ax.plot(g.buffer, g.utilization, marker=m, color=c, ls="-" if bw == 250 else ":", label=f"{lab}, {bw} Mb/s")
-        ax.set_xscale("log")
+        plotting.log_ticks(ax, self.grid(quick)[0])
         ax.set_xlabel("buffer (% of BDP)")
         ax.set_ylabel("link utilisation")
         ax.set_ylim(0, 1.05)
