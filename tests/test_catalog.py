@@ -127,3 +127,35 @@ def test_cli_list_run_and_errors(tmp_path):
     assert bad.returncode == 2 and "no catalog entry 's999-nothing'" in bad.stderr
     none = subprocess.run(cmd, capture_output=True, text=True)
     assert none.returncode == 2 and "--all" in none.stderr
+
+
+def test_a_broken_or_skipped_entry_does_not_sink_the_report(tmp_path, monkeypatch):
+    from cubiclab.experiments.base import Experiment, approx
+
+    class Broken(Experiment):
+        name, seed, figure, title = "zz-broken", "000", "Fig. 0", "raises"
+
+        def analyse(self, sweep, quick, outdir):
+            raise RuntimeError("a bug in the analysis")
+
+    class Fine(Experiment):
+        name, seed, figure, title = "zz-fine", "000", "Fig. 0", "computes"
+
+        def analyse(self, sweep, quick, outdir):
+            # 0.93 against 0.95 +- 0.05 holds; the second claim is 0.5 off and does not.
+            return self.outcome(claims=[approx("a", "close", 0.95, 0.93, 0.05),
+                                        approx("b", "far", 0.95, 0.45, 0.05, note="because")])
+
+    class Skipped(Experiment):
+        name, seed, figure, title = "zz-skipped", "000", "Fig. 0", "needs a missing algorithm"
+        algorithms = ("no-such-algorithm",)
+
+    for cls in (Broken, Fine, Skipped):
+        monkeypatch.setitem(CATALOG, cls.name, cls())
+    outs = {o.name: o for o in reproduce(["zz-"], out=tmp_path, progress=False, log=None)}
+    assert "RuntimeError: a bug in the analysis" in outs["zz-broken"].error
+    assert [c.verdict for c in outs["zz-fine"].claims] == ["holds", "does not hold"]
+    assert "no-such-algorithm" in outs["zz-skipped"].skipped
+    html = (tmp_path / "report.html").read_text()
+    assert "a bug in the analysis" in html and "Skipped: needs algorithm(s) no-such-algorithm" in html
+    assert "because" in html and "1 hold" in html
