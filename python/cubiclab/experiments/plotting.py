@@ -20,7 +20,7 @@ STYLE = {
     "scalable": ("C4", "v", "STCP"),
     "htcp": ("C1", "D", "HTCP"),
     "reno": ("k", "x", "TCP-SACK"),
-    "tahoe": ("C5", "+", "Tahoe"),
+    "tahoe": ("C0", "+", "Tahoe"),
 }
 
 
@@ -67,9 +67,13 @@ def cwnd_axes(ax, res, title: str = "", labels: dict | None = None, t_max: float
     groups = res.totals.set_index("flow")["group"]
     colours = {}
     seen = set()
+    algs = res.totals.set_index("flow")["algorithm"].astype(str)
+    group_algs = {str(g): set(algs[groups == g]) for g in set(groups)}
+    by_alg = not per_flow and len({next(iter(a)) for a in group_algs.values()}) == len(group_algs) and all(
+        len(a) == 1 for a in group_algs.values())
     for flow, d in df.groupby("flow"):
         g = f"flow {flow + 1}" if per_flow else str(groups[flow])
-        c = colours.setdefault(g, f"C{len(colours) * 3 % 10}")
+        c = colours.setdefault(g, style(algs[flow])[0] if by_alg else f"C{len(colours) * 3 % 10}")
         lab = None
         if g not in seen:
             seen.add(g)
