@@ -60,7 +60,7 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
         h = sum(c.holds is True for c in o.claims)
         f = sum(c.holds is False for c in o.claims)
         u = sum(c.holds is None for c in o.claims)
-        status = f" <span class='skipped'>(skipped)</span>" if o.skipped else (
+        status = " <span class='skipped'>(skipped)</span>" if o.skipped else (
             " <span class='fails'>(error)</span>" if o.error else "")
         parts.append(f"<tr><td><a href='#{e(o.name)}'>{e(o.name)}</a>{status}</td><td>seed {e(o.seed)} "
                      f"{e(o.figure)}</td><td>{h}</td><td>{f}</td><td>{u}</td><td>{o.runs}</td>"

@@ -6,7 +6,6 @@ Figs. 3-6 and 8-10. The paper's experiments ran on a dummynet testbed with Linux
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -6,7 +6,6 @@ scalable, htcp), not the 2005 ns-2 ones."""
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,7 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, approx, at_most, check, mbps, ms, register, untested, vary
-from cubiclab.experiments.common import duration_s, flow_means, group_flow_ids, group_means, pct, shares
+from cubiclab.experiments.common import duration_s, group_flow_ids, group_means, shares
 from cubiclab.sweep import Run
 
 NS2 = "The paper ran ns-2 with its own background traffic; ours is the cubiclab packet simulator"

@@ -12,8 +12,8 @@ import pandas as pd
 
 from cubiclab import metrics
 from cubiclab.experiments import plotting
-from cubiclab.experiments.base import (Experiment, approx, at_least, check, mbps, ms, register, untested, vary)
-from cubiclab.experiments.common import duration_s, flow_means, group_flow_ids, loglog_slope, loss_events, pct
+from cubiclab.experiments.base import Experiment, approx, at_least, check, mbps, ms, register, vary
+from cubiclab.experiments.common import duration_s, flow_means, group_flow_ids, loglog_slope, loss_events
 from cubiclab.sweep import Run
 
 TESTBED = "The slides measured a hardware testbed (Linux 2.6.2x); ours is a packet simulation"

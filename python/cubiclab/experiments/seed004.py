@@ -4,8 +4,6 @@ runs the same CUBIC through the packet simulator with Poisson random loss."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
