@@ -94,6 +94,9 @@ pub struct Config {
     pub ctl_fd: Option<RawFd>,
     /// Keep at most this many drop events.
     pub max_events: usize,
+    /// Interval records fall at `epoch_ns + k * sample_ns` (CLOCK_MONOTONIC); default: the
+    /// start of the run.
+    pub epoch_ns: Option<u64>,
 }
 
 fn parse_limit(v: &str) -> Result<Limit, String> {
@@ -127,7 +130,7 @@ impl Config {
     /// (`packets N` | `bytes N`), loss / rev_loss (`none` | `bernoulli P` | `poisson RATE`
     /// | `gilbert P_GB P_BG LOSS_GOOD LOSS_BAD`), seed, flow (`PORT FWD_NS REV_NS`, repeated),
     /// default_delay (`FWD_NS REV_NS`), max_duration_ns, sample_ns, mtu, out, ctl_fd,
-    /// max_events.
+    /// max_events, epoch_ns.
     pub fn parse(text: &str) -> Result<Config, String> {
         let mut c = Config {
             netns_a: String::new(),
@@ -151,6 +154,7 @@ impl Config {
             out: String::new(),
             ctl_fd: None,
             max_events: 1_000_000,
+            epoch_ns: None,
         };
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -198,6 +202,7 @@ impl Config {
                 "out" => c.out = v.into(),
                 "ctl_fd" => c.ctl_fd = Some(int(v)? as RawFd),
                 "max_events" => c.max_events = int(v)? as usize,
+                "epoch_ns" => c.epoch_ns = Some(int(v)?),
                 _ => return Err(format!("line {}: unknown key '{k}'", n + 1)),
             }
         }
@@ -649,7 +654,12 @@ fn run_fds(cfg: &Config, fd_a: RawFd, fd_b: RawFd) -> Result<Summary, String> {
     let mut late = Lateness::new();
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let bufsize = cfg.mtu + 128;
-    let mut next_sample = start + cfg.sample_ns;
+    let epoch = cfg.epoch_ns.unwrap_or(start);
+    let mut next_sample = if epoch > start {
+        epoch - (epoch - start) / cfg.sample_ns * cfg.sample_ns
+    } else {
+        epoch + ((start - epoch) / cfg.sample_ns + 1) * cfg.sample_ns
+    };
     let mut max_q = 0usize;
     let mut max_qb = 0u64;
     let mut peak_q = 0usize;
