@@ -97,6 +97,10 @@ pub struct Config {
     /// Interval records fall at `epoch_ns + k * sample_ns` (CLOCK_MONOTONIC); default: the
     /// start of the run.
     pub epoch_ns: Option<u64>,
+    /// Run under SCHED_FIFO at this priority (0: normal scheduling). The loop sleeps when
+    /// nothing is due, so it takes the CPU only to forward packets, but then at once: on a
+    /// busy machine that is what keeps deliveries on time.
+    pub sched_fifo: i32,
 }
 
 fn parse_limit(v: &str) -> Result<Limit, String> {
@@ -130,7 +134,7 @@ impl Config {
     /// (`packets N` | `bytes N`), loss / rev_loss (`none` | `bernoulli P` | `poisson RATE`
     /// | `gilbert P_GB P_BG LOSS_GOOD LOSS_BAD`), seed, flow (`PORT FWD_NS REV_NS`, repeated),
     /// default_delay (`FWD_NS REV_NS`), max_duration_ns, sample_ns, mtu, out, ctl_fd,
-    /// max_events, epoch_ns.
+    /// max_events, epoch_ns, sched_fifo.
     pub fn parse(text: &str) -> Result<Config, String> {
         let mut c = Config {
             netns_a: String::new(),
@@ -155,6 +159,7 @@ impl Config {
             ctl_fd: None,
             max_events: 1_000_000,
             epoch_ns: None,
+            sched_fifo: 0,
         };
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -203,6 +208,7 @@ impl Config {
                 "ctl_fd" => c.ctl_fd = Some(int(v)? as RawFd),
                 "max_events" => c.max_events = int(v)? as usize,
                 "epoch_ns" => c.epoch_ns = Some(int(v)?),
+                "sched_fifo" => c.sched_fifo = int(v)?.min(99) as i32,
                 _ => return Err(format!("line {}: unknown key '{k}'", n + 1)),
             }
         }
@@ -598,9 +604,21 @@ pub fn run(cfg: &Config) -> Result<Summary, String> {
     if let Some(home) = &cfg.netns_home {
         enter_netns(home)?;
     }
-    // SAFETY: plain prctl.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    let r = run_fds(cfg, fd_a, fd_b);
+    // SAFETY: plain prctl / sched_setscheduler on this process.
+    let sched = unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+        if cfg.sched_fifo > 0 {
+            let sp = libc::sched_param { sched_priority: cfg.sched_fifo };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &sp) == 0 {
+                "fifo"
+            } else {
+                "normal (SCHED_FIFO refused)"
+            }
+        } else {
+            "normal"
+        }
+    };
+    let r = run_fds(cfg, fd_a, fd_b, sched);
     // SAFETY: we own both descriptors.
     unsafe {
         libc::close(fd_a);
@@ -609,7 +627,7 @@ pub fn run(cfg: &Config) -> Result<Summary, String> {
     r
 }
 
-fn run_fds(cfg: &Config, fd_a: RawFd, fd_b: RawFd) -> Result<Summary, String> {
+fn run_fds(cfg: &Config, fd_a: RawFd, fd_b: RawFd, sched: &str) -> Result<Summary, String> {
     fs::create_dir_all(&cfg.out).map_err(|e| format!("{}: {e}", cfg.out))?;
     let start = mono_ns();
     let deadline = start.saturating_add(cfg.max_duration_ns);
@@ -888,6 +906,7 @@ fn run_fds(cfg: &Config, fd_a: RawFd, fd_b: RawFd) -> Result<Summary, String> {
         ("late_max_ns".into(), s(&late.max)),
         ("polls".into(), s(&polls)),
         ("events_lost".into(), s(&events_lost)),
+        ("scheduling".into(), sched.replace(' ', "_")),
     ]);
     let out = std::path::Path::new(&cfg.out);
     for (name, text) in [("link.csv", &link_csv), ("flows.csv", &flows_csv), ("events.csv", &events_csv)] {

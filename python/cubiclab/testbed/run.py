@@ -171,7 +171,8 @@ def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
 
 
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
-            max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None):
+            max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
+            realtime: bool = True):
     """Run `scenario`'s flows as real kernel TCP connections through the emulated
     bottleneck and return a :class:`cubiclab.testbed.results.TestbedResults` (the
     simulator's tables plus ``info``, the TCP_INFO samples, and ``drops``, the emulator's
@@ -179,7 +180,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
 
     `trace`: record cwnd/ssthresh after every ACK from ``tcp:tcp_probe`` (if tracefs is
     usable; otherwise the TCP_INFO samples stand in). `info_interval`: TCP_INFO sampling
-    period. Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
+    period. `realtime`: run the emulator under SCHED_FIFO (it sleeps when nothing is due;
+    on a busy machine this keeps its deliveries on time). Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
     unsupported scenarios raise ValueError before anything is created.
     """
     from cubiclab.testbed.results import build_results
@@ -224,6 +226,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 default_delay=f"{spec['delay_ns']} {spec['delay_ns']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
                 sample_ns=spec["sample_interval_ns"], mtu=p.mtu, epoch_ns=epoch,
+                sched_fifo=10 if realtime else 0,
             )
             from cubiclab.testbed.emu import config_text
 
