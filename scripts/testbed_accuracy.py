@@ -188,6 +188,8 @@ def tcp_check(rate_mbps: float, rtt_ms: float, limit: int) -> dict:
         "utilization": r.summary["utilization"], "loss_events": r.summary["loss_events"],
         "late_p50_us": r.summary["emulator"]["late_p50_us"], "late_p99_us": r.summary["emulator"]["late_p99_us"],
         "late_max_ms": r.summary["emulator"]["late_max_ns"] / 1e6,
+        "drops_outside_emulator": r.summary["drops_outside_emulator"],
+        "emulator_buffer_drops": r.summary["bottleneck_drops"],
     }
 
 
@@ -195,12 +197,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rates", nargs="+", type=float, default=[10, 100, 1000])
     ap.add_argument("--out", default="testbed_accuracy.json")
+    ap.add_argument("--tcp-only", action="store_true")
     a = ap.parse_args()
     res = {}
     for rate in a.rates:
         limit = 100
-        r = {"udp": udp_checks(rate, limit, 10.0, flood=rate <= 100),
-             "tcp": tcp_check(rate, 20.0, max(limit, int(rate * 1e6 * 0.02 / 12000)))}
+        r = {} if a.tcp_only else {"udp": udp_checks(rate, limit, 10.0, flood=rate <= 100)}
+        r["tcp"] = tcp_check(rate, 20.0, max(limit, int(rate * 1e6 * 0.02 / 12000)))
         res[f"{rate:g}Mbps"] = r
         print(json.dumps({f"{rate:g}Mbps": r}, indent=1), flush=True)
     Path(a.out).write_text(json.dumps(res, indent=2) + "\n")

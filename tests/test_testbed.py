@@ -101,6 +101,8 @@ def test_rate_and_rtt_of_one_cubic_flow():
     assert abs(info[info.t > 1.0].rtt_us.mean() / 1e3 - (40.0 + 1.2 * (q + 1))) < 4.0
     # The emulator never held more than the buffer.
     assert res.summary["peak_queue_packets"] <= 33
+    # Nothing was lost outside the emulator (it kept up).
+    assert res.summary["drops_outside_emulator"] == 0
     assert res.summary["cwnd_source"] in ("tcp_probe", "tcp_info")
     assert len(res.cwnd) > 100 and (res.totals.cc_kernel == "cubic").all()
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")

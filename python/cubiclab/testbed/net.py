@@ -41,6 +41,10 @@ class TunPath(Namespaces):
     """
 
     mtu: int = 1500
+    #: The TUN device's own queue, where packets wait until the emulator reads them: deep,
+    #: so that a burst the sender's stack releases at once is not dropped there (the
+    #: emulator reads in microseconds; only its own buffer should drop).
+    txqueuelen: int = 10000
     tag: str = "tb"
     route_opts: dict = field(default_factory=dict)
     sender_sysctls: dict = field(default_factory=dict)
@@ -56,7 +60,7 @@ class TunPath(Namespaces):
             self.sysctl(role, "net.ipv6.conf.all.disable_ipv6", 1)
             self.sysctl(role, "net.ipv6.conf.default.disable_ipv6", 1)
             _run("ip", "-n", ns, "tuntap", "add", "mode", "tun", "name", DEV)
-            _run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu))
+            _run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
             _run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
             _run("ip", "-n", ns, "link", "set", DEV, "up")
         for k, v in self.sender_sysctls.items():
@@ -64,6 +68,26 @@ class TunPath(Namespaces):
         if self.route_opts:
             opts = [str(x) for kv in self.route_opts.items() for x in kv]
             _run("ip", "-n", self.names["sender"], "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
+
+    def device_drops(self, role: str) -> dict:
+        """Packets the kernel dropped at the TUN device of `role` before the emulator read
+        them (its qdisc and the device's own queue): losses the scenario did not ask for,
+        which mean the emulator did not keep up."""
+        import json as _json
+
+        out = {"qdisc_drops": 0, "tx_dropped": 0}
+        p = _run("tc", "-s", "-j", "-n", self.names[role], "qdisc", "show", "dev", DEV, check=False)
+        try:
+            out["qdisc_drops"] = sum(int(q.get("drops", 0)) for q in _json.loads(p.stdout or "[]"))
+        except ValueError:
+            pass
+        p = _run("ip", "-s", "-j", "-n", self.names[role], "link", "show", DEV, check=False)
+        try:
+            stats = _json.loads(p.stdout or "[]")[0].get("stats64", {})
+            out["tx_dropped"] = int(stats.get("tx", {}).get("dropped", 0))
+        except (ValueError, IndexError):
+            pass
+        return out
 
     def carrier(self, role: str) -> bool:
         """Whether the TUN device of `role` has a reader attached (the emulator)."""

@@ -287,6 +287,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     tr.__exit__(None, None, None)
             sink.terminate()
             sink.wait(10)
+            outside = {role: net.device_drops(role) for role in ("sender", "receiver")}
             emu_out = emu.stop()
             emu = None
             source_out = json.loads((work / "source.json").read_text())
@@ -303,8 +304,17 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
-    return build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
-                         trace_reason, time.perf_counter() - wall0)
+    res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
+                        trace_reason, time.perf_counter() - wall0)
+    lost_outside = sum(v for d in outside.values() for v in d.values())
+    res.summary["drops_outside_emulator"] = lost_outside
+    res.summary["device_drops"] = outside
+    if lost_outside:
+        import warnings
+
+        warnings.warn(f"{lost_outside} packets were dropped at the TUN devices before the emulator read them: "
+                      "the emulator did not keep up with this rate on this machine", RuntimeWarning, stacklevel=2)
+    return res
 
 
 def cleanup() -> dict:
