@@ -50,6 +50,18 @@ def availability() -> str | None:
         return reason
     if not Path("/dev/net/tun").exists():
         return "/dev/net/tun is missing (no TUN support)"
+    import os
+
+    probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
+    try:
+        _netns._run("ip", "netns", "add", probe)
+        p = _netns._run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
+        if p.returncode != 0:
+            return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
+    except RuntimeError as e:
+        return f"cannot create a network namespace: {e}"
+    finally:
+        _netns._run("ip", "netns", "del", probe, check=False)
     return None
 
 
