@@ -372,9 +372,7 @@ fn results_to_py<'py>(py: Python<'py>, r: Results) -> PyResult<Bound<'py, PyDict
 fn emulate(py: Python<'_>, config: &str) -> PyResult<String> {
     let cfg = cubiclab_emu::Config::parse(config).map_err(PyValueError::new_err)?;
     cubiclab_emu::install_signal_handlers();
-    py.allow_threads(|| cubiclab_emu::run(&cfg))
-        .map(|s| s.text())
-        .map_err(pyo3::exceptions::PyRuntimeError::new_err)
+    py.allow_threads(|| cubiclab_emu::run(&cfg)).map(|s| s.text()).map_err(pyo3::exceptions::PyRuntimeError::new_err)
 }
 
 #[pymodule]
