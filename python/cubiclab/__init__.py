@@ -7,6 +7,7 @@ Quick start::
     cubiclab.algorithms()                                       # the registry
     res = cubiclab.simulate(cubiclab.default_scenario())        # seed 000 Fig. 6
     res.flows, res.totals, res.summary
+    tb = cubiclab.testbed(scenario)                             # the same on the real kernel (root)
 """
 
 from cubiclab.algorithms import algorithms, check_algorithm
@@ -14,10 +15,11 @@ from cubiclab.replay import builtin_trace, replay
 from cubiclab.results import Results
 from cubiclab.scenario import Bottleneck, FlowGroup, Record, Scenario, default_scenario
 from cubiclab.simulate import simulate
+from cubiclab.testbed import testbed
 from cubiclab.window import window_curve
 
 __all__ = [
     "algorithms", "check_algorithm", "builtin_trace", "replay", "window_curve",
-    "Scenario", "FlowGroup", "Bottleneck", "Record", "default_scenario", "simulate", "Results",
+    "Scenario", "FlowGroup", "Bottleneck", "Record", "default_scenario", "simulate", "Results", "testbed",
 ]
 __version__ = "0.1.0"

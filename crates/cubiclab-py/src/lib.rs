@@ -364,11 +364,24 @@ fn results_to_py<'py>(py: Python<'py>, r: Results) -> PyResult<Bound<'py, PyDict
     Ok(out)
 }
 
+/// Run the testbed's bottleneck emulator (`cubiclab-emu`) with a `key value`
+/// configuration until SIGTERM/SIGINT, end of file on its control descriptor, or its time
+/// bound; returns the summary lines. It installs its own signal handlers and moves the
+/// calling thread into other network namespaces: call it only in a process of its own
+/// (`cubiclab.testbed` starts one).
+#[pyfunction]
+fn emulate(py: Python<'_>, config: &str) -> PyResult<String> {
+    let cfg = cubiclab_emu::Config::parse(config).map_err(PyValueError::new_err)?;
+    cubiclab_emu::install_signal_handlers();
+    py.allow_threads(|| cubiclab_emu::run(&cfg)).map(|s| s.text()).map_err(pyo3::exceptions::PyRuntimeError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(replay_csv, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! The event list: a binary heap of (time, sequence) keys. Packets in flight do not live
-//! here — each delay line keeps its own FIFO and has at most one event in the heap — so
-//! the heap holds O(links + flows) entries whatever the windows, and pushing allocates
-//! nothing once it has grown to that size.
+//! here — each delay line keeps its own FIFO and has at most one event in the heap — and
+//! neither do the per-flow timers (retransmission, delayed ACK): they wait in a wheel of
+//! 1 ms slots and enter the heap, at their exact time, only in the millisecond they are
+//! due. So the heap holds O(links + delay lines) entries whatever the number of flows and
+//! the windows, and nothing is allocated once the structures have grown.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -28,7 +30,12 @@ pub enum Ev {
     Object(u32),
     /// Record a sample of every flow and link.
     Sample,
+    /// Move the timers due in the next millisecond from the wheel to the heap.
+    Tick,
 }
+
+const SLOT_NS: u64 = 1_000_000;
+const SLOTS: u64 = 4096;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -56,15 +63,78 @@ impl Ord for Entry {
 }
 
 /// Events ordered by time, ties broken by insertion order (deterministic).
-#[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
     seq: u64,
-    /// Events popped so far.
+    /// Events popped so far (wheel ticks not counted).
     pub processed: u64,
+    wheel: Vec<Vec<(Time, Ev)>>,
+    /// Every slot before this millisecond has been moved to the heap.
+    cursor_ms: u64,
+    in_wheel: usize,
+    tick_pending: bool,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            seq: 0,
+            processed: 0,
+            wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
+            cursor_ms: 0,
+            in_wheel: 0,
+            tick_pending: false,
+        }
+    }
 }
 
 impl EventQueue {
+    /// Schedule a timer: like `push`, but it waits in the wheel until its millisecond.
+    #[inline]
+    pub fn push_timer(&mut self, time: Time, ev: Ev) {
+        let ms = time / SLOT_NS;
+        if ms < self.cursor_ms {
+            self.push(time, ev);
+            return;
+        }
+        // Beyond the wheel's horizon: park in its last slot, to be re-filed from there.
+        let slot = ms.min(self.cursor_ms + SLOTS - 1) % SLOTS;
+        self.wheel[slot as usize].push((time, ev));
+        self.in_wheel += 1;
+        if !self.tick_pending {
+            self.tick_pending = true;
+            let at = self.cursor_ms * SLOT_NS;
+            self.push(at, Ev::Tick);
+        }
+    }
+
+    fn tick(&mut self) {
+        let slot = (self.cursor_ms % SLOTS) as usize;
+        let mut entries = std::mem::take(&mut self.wheel[slot]);
+        self.in_wheel -= entries.len();
+        let this_ms = self.cursor_ms;
+        self.cursor_ms += 1;
+        for (t, ev) in entries.drain(..) {
+            if t / SLOT_NS == this_ms {
+                self.push(t, ev);
+            } else {
+                self.push_timer(t, ev);
+            }
+        }
+        // Give the allocation back so the slot does not allocate again (unless a far timer
+        // was just parked in this very slot again).
+        if self.wheel[slot].is_empty() {
+            self.wheel[slot] = entries;
+        }
+        self.tick_pending = false;
+        if self.in_wheel > 0 {
+            self.tick_pending = true;
+            let at = self.cursor_ms * SLOT_NS;
+            self.push(at, Ev::Tick);
+        }
+    }
+
     #[inline]
     pub fn push(&mut self, time: Time, ev: Ev) {
         self.seq += 1;
@@ -74,12 +144,18 @@ impl EventQueue {
     /// The next event if it is due at or before `until`.
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, Ev)> {
-        if self.heap.peek()?.time > until {
-            return None;
+        loop {
+            if self.heap.peek()?.time > until {
+                return None;
+            }
+            let e = self.heap.pop()?;
+            if e.ev == Ev::Tick {
+                self.tick();
+                continue;
+            }
+            self.processed += 1;
+            return Some((e.time, e.ev));
         }
-        let e = self.heap.pop()?;
-        self.processed += 1;
-        Some((e.time, e.ev))
     }
 
     pub fn len(&self) -> usize {
@@ -105,5 +181,22 @@ mod tests {
         assert_eq!(q.pop_until(10), Some((3, Ev::Rto(2))));
         assert_eq!(q.pop_until(4), None);
         assert_eq!(q.pop_until(5), Some((5, Ev::Sample)));
+    }
+
+    #[test]
+    fn timers_fire_at_their_exact_time_in_order_with_packets() {
+        // Timers at 2.5 ms, 1.25 ms and 9 s (beyond the 4.096 s horizon) and a packet event
+        // at 2.5 ms pushed after the timer: order by time, then by when each entered the heap.
+        let mut q = EventQueue::default();
+        q.push_timer(2_500_000, Ev::Rto(1));
+        q.push_timer(1_250_000, Ev::DelAck(2));
+        q.push_timer(9_000_000_000, Ev::Rto(3));
+        q.push(2_500_000, Ev::TxDone(0));
+        assert_eq!(q.pop_until(u64::MAX), Some((1_250_000, Ev::DelAck(2))));
+        assert_eq!(q.pop_until(u64::MAX), Some((2_500_000, Ev::TxDone(0))));
+        assert_eq!(q.pop_until(u64::MAX), Some((2_500_000, Ev::Rto(1))));
+        assert_eq!(q.pop_until(u64::MAX), Some((9_000_000_000, Ev::Rto(3))));
+        assert_eq!(q.pop_until(u64::MAX), None);
+        assert_eq!(q.processed, 4);
     }
 }

@@ -278,6 +278,7 @@ impl Sim {
             }
             Ev::Object(f) => self.start_object(f),
             Ev::Sample => self.sample(),
+            Ev::Tick => unreachable!("the event queue handles its own ticks"),
         }
     }
 
@@ -338,7 +339,7 @@ impl Sim {
         let s = &mut self.flows[f as usize].sender;
         if s.rto_deadline != 0 && (s.rto_queued == 0 || s.rto_queued > s.rto_deadline) {
             s.rto_queued = s.rto_deadline;
-            self.q.push(s.rto_deadline, Ev::Rto(f));
+            self.q.push_timer(s.rto_deadline, Ev::Rto(f));
         }
     }
 
@@ -356,7 +357,7 @@ impl Sim {
             // Re-armed later since this entry was queued: move it.
             s.rto_queued = s.rto_deadline;
             let d = s.rto_deadline;
-            self.q.push(d, Ev::Rto(f));
+            self.q.push_timer(d, Ev::Rto(f));
             return;
         }
         let events = s.stats.loss_events;
@@ -435,7 +436,7 @@ impl Sim {
                 // One pending heap entry per timer; `on_delack` moves it if it is early.
                 if fl.receiver.delack_deadline == 0 {
                     fl.receiver.delack_deadline = now + fl.delack_timeout;
-                    self.q.push(now + fl.delack_timeout, Ev::DelAck(p.flow));
+                    self.q.push_timer(now + fl.delack_timeout, Ev::DelAck(p.flow));
                 }
             }
         }
@@ -452,7 +453,7 @@ impl Sim {
         match fl.receiver.held_since() {
             Some(t) if t + fl.delack_timeout > now => {
                 fl.receiver.delack_deadline = t + fl.delack_timeout;
-                self.q.push(t + fl.delack_timeout, Ev::DelAck(f));
+                self.q.push_timer(t + fl.delack_timeout, Ev::DelAck(f));
             }
             Some(_) => {
                 fl.receiver.delack_deadline = 0;

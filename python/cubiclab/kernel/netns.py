@@ -107,45 +107,28 @@ def cleanup(prefix: str = PREFIX, include_live: bool = False) -> list[str]:
     return gone
 
 
-@dataclass
-class Testbed:
-    """Sender, router and receiver namespaces with a tbf bottleneck.
+class Namespaces:
+    """A set of namespaces named ``clk<pid>-<tag><role>``, built by :meth:`_build` and torn
+    down on every exit path: context manager, ``atexit``, SIGTERM/SIGINT/SIGHUP. Subclasses
+    set ``roles`` and implement ``_build``; :meth:`close` is idempotent."""
 
-    `rate` is tc syntax ("20mbit"); `limit_bytes` is the tbf queue; `burst_bytes` its
-    bucket. Use as a context manager; :meth:`close` is idempotent.
-    """
+    #: role -> suffix of the namespace name
+    roles: dict = {}
 
-    rate: str = "20mbit"
-    limit_bytes: int = 120_000
-    burst_bytes: int = 3028
-    tag: str = ""
-    sender_ip: str = "10.77.1.1"
-    receiver_ip: str = "10.77.2.1"
-    names: dict = field(default_factory=dict)
-    _up: bool = False
-    _old_handlers: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        base = f"{PREFIX}{os.getpid()}-{self.tag}" if self.tag else f"{PREFIX}{os.getpid()}-"
-        self.names = {"sender": base + "snd", "router": base + "rtr", "receiver": base + "rcv"}
-
-    @property
-    def sender(self) -> str:
-        return self.names["sender"]
-
-    @property
-    def router(self) -> str:
-        return self.names["router"]
-
-    @property
-    def receiver(self) -> str:
-        return self.names["receiver"]
+    def _init_names(self, tag: str) -> None:
+        base = f"{PREFIX}{os.getpid()}-{tag}"
+        self.names = {role: base + suffix for role, suffix in self.roles.items()}
+        self._up = False
+        self._old_handlers = {}
 
     def exec_args(self, role: str) -> list[str]:
         """The command prefix that runs a program inside the namespace of `role`."""
         return ["ip", "netns", "exec", self.names[role]]
 
-    def open(self) -> "Testbed":
+    def netns_path(self, role: str) -> str:
+        return f"/var/run/netns/{self.names[role]}"
+
+    def open(self):
         reason = availability()
         if reason:
             raise KernelLabUnavailable(reason)
@@ -153,6 +136,9 @@ class Testbed:
         self._install_handlers()
         self._up = True
         try:
+            for ns in self.names.values():
+                _run("ip", "netns", "add", ns)
+                _run("ip", "-n", ns, "link", "set", "lo", "up")
             self._build()
         except BaseException:
             self.close()
@@ -160,32 +146,11 @@ class Testbed:
         return self
 
     def _build(self) -> None:
-        s, r, d = self.sender, self.router, self.receiver
-        for ns in (s, r, d):
-            _run("ip", "netns", "add", ns)
-            _run("ip", "-n", ns, "link", "set", "lo", "up")
-        # Both ends are created directly inside the namespaces: no name ever exists in
-        # the root namespace, so concurrent runs cannot collide.
-        _run("ip", "link", "add", "s0", "netns", s, "type", "veth", "peer", "name", "r0", "netns", r)
-        _run("ip", "link", "add", "r1", "netns", r, "type", "veth", "peer", "name", "d0", "netns", d)
-        _run("ip", "-n", s, "addr", "add", f"{self.sender_ip}/24", "dev", "s0")
-        _run("ip", "-n", r, "addr", "add", "10.77.1.2/24", "dev", "r0")
-        _run("ip", "-n", r, "addr", "add", "10.77.2.2/24", "dev", "r1")
-        _run("ip", "-n", d, "addr", "add", f"{self.receiver_ip}/24", "dev", "d0")
-        for ns, dev in ((s, "s0"), (r, "r0"), (r, "r1"), (d, "d0")):
-            _run("ip", "-n", ns, "link", "set", dev, "up")
-        _run("ip", "-n", s, "route", "add", "default", "via", "10.77.1.2")
-        _run("ip", "-n", d, "route", "add", "default", "via", "10.77.2.2")
-        _run("ip", "netns", "exec", r, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
-        _run("tc", "-n", r, "qdisc", "add", "dev", "r1", "root", "tbf", "rate", self.rate,
-             "burst", str(self.burst_bytes), "limit", str(self.limit_bytes))
+        raise NotImplementedError
 
     def sysctl(self, role: str, key: str, value) -> None:
         """Set a per-namespace sysctl (it dies with the namespace: nothing to restore)."""
         _run("ip", "netns", "exec", self.names[role], "sysctl", "-q", "-w", f"{key}={value}")
-
-    def qdisc_stats(self) -> str:
-        return _run("tc", "-s", "-n", self.router, "qdisc", "show", "dev", "r1", check=False).stdout
 
     def close(self) -> None:
         if not self._up:
@@ -227,8 +192,62 @@ class Testbed:
         else:
             raise SystemExit(128 + signum)
 
-    def __enter__(self) -> "Testbed":
+    def __enter__(self):
         return self.open()
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@dataclass
+class Testbed(Namespaces):
+    """Sender, router and receiver namespaces with a tbf bottleneck.
+
+    `rate` is tc syntax ("20mbit"); `limit_bytes` is the tbf queue; `burst_bytes` its
+    bucket. Use as a context manager; :meth:`close` is idempotent.
+    """
+
+    rate: str = "20mbit"
+    limit_bytes: int = 120_000
+    burst_bytes: int = 3028
+    tag: str = ""
+    sender_ip: str = "10.77.1.1"
+    receiver_ip: str = "10.77.2.1"
+    names: dict = field(default_factory=dict)
+    roles = {"sender": "snd", "router": "rtr", "receiver": "rcv"}
+
+    def __post_init__(self) -> None:
+        self._init_names(self.tag)
+
+    @property
+    def sender(self) -> str:
+        return self.names["sender"]
+
+    @property
+    def router(self) -> str:
+        return self.names["router"]
+
+    @property
+    def receiver(self) -> str:
+        return self.names["receiver"]
+
+    def _build(self) -> None:
+        s, r, d = self.sender, self.router, self.receiver
+        # Both ends are created directly inside the namespaces: no name ever exists in
+        # the root namespace, so concurrent runs cannot collide.
+        _run("ip", "link", "add", "s0", "netns", s, "type", "veth", "peer", "name", "r0", "netns", r)
+        _run("ip", "link", "add", "r1", "netns", r, "type", "veth", "peer", "name", "d0", "netns", d)
+        _run("ip", "-n", s, "addr", "add", f"{self.sender_ip}/24", "dev", "s0")
+        _run("ip", "-n", r, "addr", "add", "10.77.1.2/24", "dev", "r0")
+        _run("ip", "-n", r, "addr", "add", "10.77.2.2/24", "dev", "r1")
+        _run("ip", "-n", d, "addr", "add", f"{self.receiver_ip}/24", "dev", "d0")
+        for ns, dev in ((s, "s0"), (r, "r0"), (r, "r1"), (d, "d0")):
+            _run("ip", "-n", ns, "link", "set", dev, "up")
+        _run("ip", "-n", s, "route", "add", "default", "via", "10.77.1.2")
+        _run("ip", "-n", d, "route", "add", "default", "via", "10.77.2.2")
+        _run("ip", "netns", "exec", r, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1")
+        _run("tc", "-n", r, "qdisc", "add", "dev", "r1", "root", "tbf", "rate", self.rate,
+             "burst", str(self.burst_bytes), "limit", str(self.limit_bytes))
+
+    def qdisc_stats(self) -> str:
+        return _run("tc", "-s", "-n", self.router, "qdisc", "show", "dev", "r1", check=False).stdout

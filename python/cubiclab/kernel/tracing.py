@@ -110,6 +110,11 @@ class TraceSession:
     #: Also record the runs of the tick handler (``timer:hrtimer_expire_entry`` for
     #: ``tick_nohz_handler``): they show when jiffies were actually advanced.
     ticks: bool = False
+    #: An event filter replacing ``dport == port`` (e.g. a port range).
+    filter: str | None = None
+    #: Raise when the ring buffer lost events; otherwise :attr:`lost` counts them.
+    strict: bool = True
+    lost: int = 0
     _dir: Path | None = None
     _instance: bool = False
     _saved: dict | None = None
@@ -159,7 +164,7 @@ class TraceSession:
         # sport/dport are the socket's own ports (host order): on the sender's socket the
         # destination is the server port, so this keeps the sender's records only.
         for e in EVENTS:
-            _write(d / "events" / e / "filter", f"dport == {self.port}")
+            _write(d / "events" / e / "filter", self.filter or f"dport == {self.port}")
             _write(d / "events" / e / "enable", "1")
         if self.ticks:
             _write(d / "events" / TICK_EVENT / "enable", "1")
@@ -169,9 +174,9 @@ class TraceSession:
         """Stop recording and return the buffer's text (kept for :meth:`records`)."""
         if self._text is None and self._dir is not None:
             _write(self._dir / "tracing_on", "0")
-            lost = self.lost_events()
+            lost = self.lost = self.lost_events()
             self._text = (self._dir / "trace").read_text()
-            if lost:
+            if lost and self.strict:
                 raise RuntimeError(f"the trace buffer lost {lost} events; raise buffer_kb")
         return self._text or ""
 
@@ -225,12 +230,21 @@ _INT_FIELDS = ("data_len", "snd_cwnd", "ssthresh", "snd_wnd", "srtt", "rcv_wnd",
 _HEX_FIELDS = ("snd_nxt", "snd_una")
 
 
+def _port(addr: str | None) -> int | None:
+    """The port of ``10.0.0.1:5201`` or ``[::1]:5201``."""
+    if not addr or ":" not in addr:
+        return None
+    tail = addr.rsplit(":", 1)[1]
+    return int(tail) if tail.isdigit() else None
+
+
 def parse_trace(text: str) -> pd.DataFrame:
     """Parse trace text into one row per event.
 
     Columns: ``time_us`` (int, trace clock), ``event`` (``probe`` or ``state``), ``snd_nxt``,
     ``snd_una`` (u32 byte sequence numbers), ``cwnd``, ``ssthresh``, ``srtt_us``,
-    ``snd_wnd``, ``data_len``, ``state`` (new CA state name for ``state`` rows), ``cpu``.
+    ``snd_wnd``, ``data_len``, ``state`` (new CA state name for ``state`` rows), ``cpu``,
+    ``sport``/``dport`` (the socket's own ports) and ``cookie`` (``sock_cookie``, probes).
     """
     rows = []
     for line in text.splitlines():
@@ -258,12 +272,18 @@ def parse_trace(text: str) -> pd.DataFrame:
             row["snd_wnd"] = int(kv["snd_wnd"])
             row["data_len"] = int(kv["data_len"])
             row["state"] = None
+            row["sport"] = _port(kv.get("src"))
+            row["dport"] = _port(kv.get("dest"))
+            row["cookie"] = int(kv["sock_cookie"], 16) if "sock_cookie" in kv else None
         else:
             row["event"] = "state"
             row["state"] = CA_STATES.get(int(kv["cong_state"]), kv["cong_state"])
+            row["sport"] = int(kv["sport"]) if "sport" in kv else None
+            row["dport"] = int(kv["dport"]) if "dport" in kv else None
         rows.append(row)
-    cols = ["time_us", "event", "snd_nxt", "snd_una", "cwnd", "ssthresh", "srtt_us", "snd_wnd", "data_len", "state", "cpu"]
+    cols = ["time_us", "event", "snd_nxt", "snd_una", "cwnd", "ssthresh", "srtt_us", "snd_wnd", "data_len", "state", "cpu",
+            "sport", "dport", "cookie"]
     df = pd.DataFrame(rows, columns=cols)
-    for c in ("snd_nxt", "snd_una", "cwnd", "ssthresh", "srtt_us", "snd_wnd", "data_len"):
+    for c in ("snd_nxt", "snd_una", "cwnd", "ssthresh", "srtt_us", "snd_wnd", "data_len", "sport", "dport"):
         df[c] = df[c].astype("Int64")
     return df.sort_values("time_us", kind="stable").reset_index(drop=True)

@@ -221,6 +221,7 @@ impl Sender {
             self.last_rtt_us = rtt_us;
         }
         self.tcp.srtt_us = (self.rtt.srtt / 1000) as u32;
+        self.update_pacing_rate();
         let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
         self.alg.pkts_acked(&mut self.tcp, &sample, now);
 
@@ -238,6 +239,18 @@ impl Sender {
             self.rto_deadline = if self.packets_out() > 0 { now + self.rtt.rto() } else { 0 };
         }
         delivered
+    }
+
+    /// Linux `tcp_update_pacing_rate`: the rate the stack would pace at (200% of cwnd/srtt
+    /// in slow start, 120% after), which CUBIC's HyStart reads for its ACK-train threshold.
+    /// No packet is actually paced (no fq here, as on the kernel the papers used).
+    fn update_pacing_rate(&mut self) {
+        if self.tcp.srtt_us == 0 {
+            return;
+        }
+        let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 { 200 } else { 120 };
+        let pkts = self.tcp.cwnd.max(self.packets_out()) as u64;
+        self.tcp.pacing_rate = self.tcp.mss as u64 * pkts * 1_000_000 / self.tcp.srtt_us as u64 * ratio / 100;
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here.

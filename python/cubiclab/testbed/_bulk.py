@@ -1,0 +1,300 @@
+"""The testbed's traffic: a sink in the receiver's namespace and a source in the sender's.
+
+Standalone (standard library only), run by ``ip netns exec``::
+
+    python3 _bulk.py sink CONFIG.json OUT.json
+    python3 _bulk.py source CONFIG.json OUT.json
+
+CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
+(CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
+period), ``rcvbuf`` and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
+(times relative to the epoch; ``stop_ns``/``bytes`` may be null).
+
+The sink accepts one connection per flow port and records the bytes received per flow at
+every tick. The source opens each flow at its start time with its congestion control set
+per socket (``TCP_CONGESTION``, before connecting), keeps its send buffer full (bulk,
+cwnd-limited), samples ``TCP_INFO`` of every open socket at every tick, and ends each flow
+at its stop time (or after its bytes are acknowledged, giving the flow completion time),
+all flows at ``end_ns``, with an abortive close (RST) so that no queued data drains after
+the run. Both print ``{"ready": true}`` once listening/started and write OUT at the end
+(or on SIGTERM). Times are CLOCK_MONOTONIC nanoseconds.
+"""
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+TCP_INFO = getattr(socket, "TCP_INFO", 11)
+SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+SO_COOKIE = 57
+
+# struct tcp_info (include/uapi/linux/tcp.h): the fields kept, by offset and format.
+_INFO_FIELDS = (
+    ("state", 0, "B"), ("ca_state", 1, "B"), ("retransmits", 2, "B"), ("backoff", 4, "B"),
+    ("rto_us", 8, "I"), ("snd_mss", 16, "I"), ("unacked", 24, "I"), ("sacked", 28, "I"),
+    ("lost", 32, "I"), ("retrans", 36, "I"), ("rtt_us", 68, "I"), ("rttvar_us", 72, "I"),
+    ("snd_ssthresh", 76, "I"), ("snd_cwnd", 80, "I"), ("total_retrans", 100, "I"),
+    ("pacing_rate", 104, "Q"), ("bytes_acked", 120, "Q"), ("segs_out", 136, "I"),
+    ("notsent_bytes", 144, "I"), ("min_rtt_us", 148, "I"), ("delivery_rate", 160, "Q"),
+    ("delivered", 192, "I"), ("bytes_sent", 200, "Q"), ("bytes_retrans", 208, "Q"),
+)
+INFO_COLUMNS = ["t_ns", "flow"] + [f[0] for f in _INFO_FIELDS]
+_UNACKED = [f[0] for f in _INFO_FIELDS].index("unacked")
+_NOTSENT = [f[0] for f in _INFO_FIELDS].index("notsent_bytes")
+_INFO_LEN = 232
+
+_stop = []
+
+
+def _on_term(*_):
+    _stop.append(1)
+
+
+def _now() -> int:
+    return time.monotonic_ns()
+
+
+def _sleep_until(t_ns: int) -> None:
+    while not _stop:
+        d = t_ns - _now()
+        if d <= 0:
+            return
+        time.sleep(min(d / 1e9, 0.05))
+
+
+def tcp_info(s: socket.socket) -> list:
+    raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _INFO_LEN)
+    out = []
+    for _, off, fmt in _INFO_FIELDS:
+        size = struct.calcsize(fmt)
+        out.append(struct.unpack_from(fmt, raw, off)[0] if off + size <= len(raw) else None)
+    return out
+
+
+def sink(cfg: dict, outfile: str) -> None:
+    flows = cfg["flows"]
+    listeners = {}
+    for i, f in enumerate(flows):
+        ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # A large receive buffer: the receive window must never limit the sender.
+        ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(f.get("rcvbuf") or cfg["rcvbuf"]))
+        ls.bind((cfg["host"], f["port"]))
+        ls.listen(4)
+        ls.setblocking(False)
+        listeners[ls.fileno()] = (ls, i)
+    print(json.dumps({"ready": True}), flush=True)
+    conns = {}
+    total = [0] * len(flows)
+    first = [None] * len(flows)
+    last = [None] * len(flows)
+    samples = []
+    tick = cfg["tick_ns"]
+    next_tick = cfg["epoch_ns"] + tick
+    end = cfg["end_ns"] + 2_000_000_000
+    buf = bytearray(1 << 20)
+    while not _stop and _now() < end:
+        timeout = max(0.0, min(next_tick - _now(), 50_000_000) / 1e9)
+        fds = list(listeners) + list(conns)
+        try:
+            ready, _, _ = select.select(fds, [], [], timeout)
+        except InterruptedError:
+            continue
+        for fd in ready:
+            if fd in listeners:
+                ls, i = listeners[fd]
+                try:
+                    c, _ = ls.accept()
+                except BlockingIOError:
+                    continue
+                c.setblocking(False)
+                conns[c.fileno()] = (c, i)
+                continue
+            c, i = conns[fd]
+            while True:
+                try:
+                    n = c.recv_into(buf)
+                except BlockingIOError:
+                    break
+                except (ConnectionResetError, OSError):
+                    n = 0
+                if n == 0:
+                    del conns[fd]
+                    c.close()
+                    break
+                t = _now()
+                if first[i] is None:
+                    first[i] = t
+                last[i] = t
+                total[i] += n
+        now = _now()
+        while now >= next_tick:
+            samples.append([next_tick] + total)
+            next_tick += tick
+    samples.append([_now()] + total)
+    with open(outfile, "w") as fh:
+        json.dump({"samples": samples, "total": total, "first_ns": first, "last_ns": last}, fh)
+
+
+class _Flow:
+    def __init__(self, i, spec, cfg):
+        self.i = i
+        self.spec = spec
+        self.port = spec["port"]
+        self.start = cfg["epoch_ns"] + spec["start_ns"]
+        self.stop = cfg["epoch_ns"] + spec["stop_ns"] if spec.get("stop_ns") is not None else None
+        self.bytes = spec.get("bytes")
+        self.sock = None
+        self.state = "waiting"  # waiting, connecting, sending, draining, done
+        self.sent = 0
+        self.info = {}
+        self.t_connected = None
+        self.t_done = None
+        self.fct_ns = None
+
+
+def _abort(s: socket.socket) -> None:
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    s.close()
+
+
+def source(cfg: dict, outfile: str) -> None:
+    flows = [_Flow(i, f, cfg) for i, f in enumerate(cfg["flows"])]
+    chunk = b"\0" * (256 << 10)
+    tick = cfg["tick_ns"]
+    end = cfg["end_ns"]
+    next_tick = cfg["epoch_ns"]
+    rows = []
+    errors = []
+    print(json.dumps({"ready": True}), flush=True)
+    while not _stop:
+        now = _now()
+        if now >= end:
+            break
+        for f in flows:
+            if f.state == "waiting" and now >= f.start:
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                try:
+                    # Before connect, so that the handshake's tcp_init_congestion_control
+                    # runs this algorithm.
+                    s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f.spec["cc"].encode())
+                except OSError as e:
+                    errors.append(f"flow {f.i}: TCP_CONGESTION {f.spec['cc']!r}: {e}")
+                    f.state = "done"
+                    s.close()
+                    continue
+                s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, int(f.spec["sndbuf"]))
+                s.setblocking(False)
+                try:
+                    s.connect((cfg["host"], f.port))
+                except BlockingIOError:
+                    pass
+                f.sock = s
+                f.state = "connecting"
+                f.info["t_open_ns"] = now
+                f.info["cookie"] = struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, SO_COOKIE, 8))[0]
+            if f.state in ("sending", "draining", "connecting") and f.stop is not None and now >= f.stop:
+                _abort(f.sock)
+                f.state, f.t_done = "done", now
+        wfds = [f.sock for f in flows if f.state in ("connecting", "sending")]
+        wake = min([next_tick, end] + [f.start for f in flows if f.state == "waiting"]
+                   + [f.stop for f in flows if f.stop is not None and f.state != "done"])
+        timeout = max(0.0, (wake - _now()) / 1e9)
+        try:
+            _, writable, _ = select.select([], wfds, [], min(timeout, 0.05))
+        except InterruptedError:
+            continue
+        for s in writable:
+            f = next(x for x in flows if x.sock is s)
+            if f.state == "connecting":
+                err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    errors.append(f"flow {f.i}: connect: {os.strerror(err)}")
+                    s.close()
+                    f.state = "done"
+                    continue
+                f.state = "sending"
+                f.t_connected = _now()
+                f.info["cc"] = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0").decode()
+                f.info["mss"] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+                f.info["sport"] = s.getsockname()[1]
+            try:
+                while True:
+                    if f.bytes is not None:
+                        left = f.bytes - f.sent
+                        if left <= 0:
+                            s.shutdown(socket.SHUT_WR)
+                            f.state = "draining"
+                            break
+                        n = s.send(chunk[: min(left, len(chunk))])
+                    else:
+                        n = s.send(chunk)
+                    f.sent += n
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                errors.append(f"flow {f.i}: send: {e}")
+                f.state = "done"
+        now = _now()
+        for f in flows:
+            if f.state == "draining":
+                info = tcp_info(f.sock)
+                # All data acknowledged (tcpi_unacked = 0, nothing unsent).
+                if info[_UNACKED] == 0 and info[_NOTSENT] == 0:
+                    f.fct_ns = now - f.start
+                    f.t_done = now
+                    rows.append([now, f.i] + info)
+                    _abort(f.sock)
+                    f.state = "done"
+        if now >= next_tick:
+            for f in flows:
+                if f.state in ("sending", "draining"):
+                    try:
+                        rows.append([now, f.i] + tcp_info(f.sock))
+                    except OSError:
+                        pass
+            next_tick += tick * max(1, (now - next_tick) // tick + 1)
+        if all(f.state == "done" for f in flows) and all(f.start <= now for f in flows):
+            break
+    now = _now()
+    for f in flows:
+        if f.sock is not None and f.state != "done":
+            try:
+                rows.append([now, f.i] + tcp_info(f.sock))
+            except OSError:
+                pass
+            _abort(f.sock)
+            f.t_done = now
+    out = {
+        "info_columns": INFO_COLUMNS,
+        "info": rows,
+        "errors": errors,
+        "flows": [dict(f.info, sent=f.sent, t_connected_ns=f.t_connected, t_done_ns=f.t_done, fct_ns=f.fct_ns)
+                  for f in flows],
+    }
+    with open(outfile, "w") as fh:
+        json.dump(out, fh)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGINT, _on_term)
+    role, cfgfile, outfile = sys.argv[1], sys.argv[2], sys.argv[3]
+    with open(cfgfile) as fh:
+        config = json.load(fh)
+    if role == "sink":
+        sink(config, outfile)
+    elif role == "source":
+        source(config, outfile)
+    else:
+        sys.exit(f"unknown role {role!r}")

@@ -1,0 +1,199 @@
+"""The simulator and the testbed on the same scenario, side by side, with the differences
+as numbers.
+
+Per flow: mean goodput, share, loss events (and their mean spacing), retransmissions, mean
+and peak cwnd, mean smoothed RTT; over time, the cwnd traces are put on a common 10 ms grid
+and their mean absolute difference is stated relative to the mean cwnd. Overall:
+utilisation, goodput utilisation, bottleneck drops, Jain's fairness index.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cubiclab.io import atomic_write_text
+from cubiclab.scenario import Scenario
+
+
+@dataclass
+class Comparison:
+    scenario: Scenario
+    sim: object
+    testbed: object
+    flows: pd.DataFrame  # one row per flow, columns <metric>_sim, <metric>_testbed, diffs
+    overall: dict
+
+    def to_dict(self) -> dict:
+        return {"scenario": self.scenario.name, "overall": self.overall,
+                "flows": json.loads(self.flows.to_json(orient="records"))}
+
+
+def _jain(x) -> float:
+    x = np.asarray(x, dtype=float)
+    return float(x.sum() ** 2 / (len(x) * (x ** 2).sum())) if len(x) and (x ** 2).sum() > 0 else float("nan")
+
+
+def _cwnd_on_grid(res, flow: int, grid: np.ndarray) -> np.ndarray:
+    d = res.cwnd[res.cwnd.flow == flow] if len(res.cwnd) else res.flows[res.flows.flow == flow]
+    if not len(d):
+        return np.full(len(grid), np.nan)
+    t = d.t.to_numpy()
+    idx = np.searchsorted(t, grid, side="right") - 1
+    v = d.cwnd.to_numpy().astype(float)[np.clip(idx, 0, len(d) - 1)]
+    return np.where(idx >= 0, v, np.nan)
+
+
+def _per_flow(res, duration: float) -> pd.DataFrame:
+    t = res.totals.set_index("flow")
+    grid = np.arange(0.01, duration, 0.01)
+    out = []
+    delivered = float(t["delivered_bytes"].sum())
+    for flow, r in t.iterrows():
+        losses = res.losses[res.losses.flow == flow].t.to_numpy()
+        cw = _cwnd_on_grid(res, flow, grid)
+        f = res.flows[res.flows.flow == flow]
+        out.append({
+            "flow": int(flow), "group": r["group"], "algorithm": r["algorithm"],
+            "goodput_mbps": r["mean_goodput_bps"] / 1e6,
+            "share": r["delivered_bytes"] / delivered if delivered else np.nan,
+            "loss_events": int(len(losses)),
+            "loss_interval_s": float(np.diff(losses).mean()) if len(losses) > 1 else np.nan,
+            "retransmits": int(r["retransmits"]),
+            "cwnd_mean": float(np.nanmean(cw)) if np.isfinite(cw).any() else np.nan,
+            "cwnd_max": float(np.nanmax(cw)) if np.isfinite(cw).any() else np.nan,
+            "srtt_ms": float(f.srtt_ms.mean()) if len(f) else np.nan,
+        })
+    return pd.DataFrame(out)
+
+
+def compare(scenario: Scenario | str, progress: bool = False, **testbed_kw) -> Comparison:
+    """Simulate `scenario` and run it on the testbed; return both and their differences."""
+    from cubiclab.simulate import simulate
+    from cubiclab.testbed.run import plan, testbed
+
+    if isinstance(scenario, str):
+        scenario = Scenario.load(scenario)
+    sc = scenario.replace()
+    sc.record.cwnd = "changes"
+    plan(sc)  # the testbed's checks first: fail before anything runs
+    sim = simulate(sc)
+    tb = testbed(sc, progress=progress, **testbed_kw)
+    duration = sim.summary["duration_s"]
+    a, b = _per_flow(sim, duration), _per_flow(tb, duration)
+    m = a.merge(b, on=["flow", "group", "algorithm"], suffixes=("_sim", "_testbed"))
+    for c in ("goodput_mbps", "cwnd_mean", "loss_events", "srtt_ms"):
+        m[f"{c}_diff"] = m[f"{c}_testbed"] - m[f"{c}_sim"]
+    m["share_diff"] = m["share_testbed"] - m["share_sim"]
+    grid = np.arange(0.01, duration, 0.01)
+    mad = []
+    for flow in m.flow:
+        x, y = _cwnd_on_grid(sim, flow, grid), _cwnd_on_grid(tb, flow, grid)
+        ok = np.isfinite(x) & np.isfinite(y)
+        mad.append(float(np.abs(x[ok] - y[ok]).mean() / max(y[ok].mean(), 1e-9)) if ok.any() else np.nan)
+    m["cwnd_mean_abs_diff_rel"] = mad
+    ss, ts = sim.summary, tb.summary
+    overall = {
+        "utilization_sim": ss["utilization"], "utilization_testbed": ts["utilization"],
+        "goodput_utilization_sim": ss["goodput_utilization"], "goodput_utilization_testbed": ts["goodput_utilization"],
+        "loss_events_sim": ss["loss_events"], "loss_events_testbed": ts["loss_events"],
+        "bottleneck_drops_sim": ss["bottleneck_drops"], "bottleneck_drops_testbed": ts["bottleneck_drops"],
+        "jain_sim": _jain(sim.totals.mean_goodput_bps), "jain_testbed": _jain(tb.totals.mean_goodput_bps),
+        "group_shares_sim": ss["group_shares"], "group_shares_testbed": ts["group_shares"],
+        "testbed_peak_queue_packets": ts["peak_queue_packets"], "buffer": ts["buffer"],
+        "testbed_cwnd_source": ts["cwnd_source"],
+        "emulator_late_p99_us": ts["emulator"].get("late_p99_us"),
+        "emulator_late_max_ms": ts["emulator"].get("late_max_ns", 0) / 1e6,
+    }
+    return Comparison(scenario, sim, tb, m, overall)
+
+
+def plot_compare(c: Comparison, path: Path) -> Path:
+    """cwnd overlaid (simulator dashed, testbed solid), goodput per flow, queue, shares."""
+    import matplotlib.pyplot as plt
+
+    from cubiclab.plots import save
+
+    sim, tb = c.sim, c.testbed
+    fig, axes = plt.subplots(4, 1, figsize=(11, 12), gridspec_kw={"height_ratios": [3, 2, 1.5, 1.2]})
+    ax = axes[0]
+    for flow in c.flows.flow:
+        g = c.flows.loc[c.flows.flow == flow, "group"].iloc[0]
+        col = f"C{flow % 10}"
+        d = sim.cwnd[sim.cwnd.flow == flow]
+        ax.plot(d.t, d.cwnd, color=col, lw=0.8, ls="--", alpha=0.8, drawstyle="steps-post", label=f"{flow} {g} sim")
+        d = tb.cwnd[tb.cwnd.flow == flow]
+        ax.plot(d.t, d.cwnd, color=col, lw=0.8, alpha=0.9, drawstyle="steps-post", label=f"{flow} {g} kernel")
+        for res, mk in ((sim, "v"), (tb, "^")):
+            lo = res.losses[res.losses.flow == flow]
+            ax.plot(lo.t, lo.cwnd, mk, color=col, ms=4, alpha=0.8, ls="none")
+    ax.set_ylabel("cwnd (packets)")
+    ax.set_title(f"{c.scenario.name}: simulator (dashed, ▽ loss) vs Linux {tb.summary.get('kernel', '')} (solid, △ loss)")
+    ax.legend(fontsize="small", ncol=2, loc="upper left")
+    ax.grid(alpha=0.3)
+    ax = axes[1]
+    for flow in c.flows.flow:
+        col = f"C{flow % 10}"
+        d = sim.flows[sim.flows.flow == flow]
+        ax.plot(d.t, d.goodput_bps / 1e6, color=col, ls="--", lw=0.8)
+        d = tb.flows[tb.flows.flow == flow]
+        ax.plot(d.t, d.goodput_bps / 1e6, color=col, lw=0.8)
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.grid(alpha=0.3)
+    ax = axes[2]
+    ax.plot(sim.link.t, sim.link.queue_packets, ls="--", lw=0.8, color="k", label="sim")
+    ax.plot(tb.link.t, tb.link.queue_packets, lw=0.8, color="C3", label="testbed")
+    ax.set_ylabel("queue (packets)")
+    ax.set_xlabel("time (s)")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    ax = axes[3]
+    x = np.arange(len(c.flows))
+    ax.bar(x - 0.2, c.flows.share_sim, 0.4, label="sim", color="0.6")
+    ax.bar(x + 0.2, c.flows.share_testbed, 0.4, label="testbed", color="C0")
+    ax.set_xticks(x, [f"{r.flow} {r.group}" for r in c.flows.itertuples()])
+    ax.set_ylabel("share")
+    o = c.overall
+    ax.set_title(f"utilisation sim {o['utilization_sim']:.3f} / testbed {o['utilization_testbed']:.3f}; "
+                 f"loss events {o['loss_events_sim']} / {o['loss_events_testbed']}", fontsize="small")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def write(c: Comparison, outdir: Path, fmt: str = "parquet", plots: bool = True) -> list[Path]:
+    from cubiclab.plots import plot_run
+
+    outdir = Path(outdir)
+    written = c.sim.save(outdir / "sim", fmt) + c.testbed.save(outdir / "testbed", fmt)
+    written.append(atomic_write_text(outdir / "compare.json", json.dumps(c.to_dict(), indent=2, default=float) + "\n"))
+    written.append(atomic_write_text(outdir / "compare.csv", c.flows.to_csv(index=False)))
+    if plots:
+        written += plot_run(c.sim, outdir / "sim") + plot_run(c.testbed, outdir / "testbed")
+        written.append(plot_compare(c, outdir / "compare.png"))
+    return written
+
+
+def format_table(c: Comparison) -> str:
+    cols = [("goodput_mbps", "goodput Mb/s", "{:.3f}"), ("share", "share", "{:.3f}"),
+            ("loss_events", "loss ev", "{:.0f}"), ("loss_interval_s", "loss gap s", "{:.2f}"),
+            ("cwnd_mean", "mean cwnd", "{:.1f}"), ("cwnd_max", "max cwnd", "{:.0f}"), ("srtt_ms", "srtt ms", "{:.1f}")]
+    lines = [f"{'flow':18s} " + " ".join(f"{h:>21s}" for _, h, _ in cols) + "   |cwnd diff|/cwnd"]
+    for r in c.flows.to_dict("records"):
+        cells = []
+        for k, _, fmt in cols:
+            a, b = r[f"{k}_sim"], r[f"{k}_testbed"]
+            cells.append(f"{fmt.format(a):>10s}/{fmt.format(b):<10s}")
+        lines.append(f"{str(r['flow']) + ' ' + str(r['group']):18s} " + " ".join(cells)
+                     + f"   {r['cwnd_mean_abs_diff_rel']:.3f}")
+    o = c.overall
+    lines.append(f"(sim/testbed) utilisation {o['utilization_sim']:.3f}/{o['utilization_testbed']:.3f}, "
+                 f"goodput {o['goodput_utilization_sim']:.3f}/{o['goodput_utilization_testbed']:.3f}, "
+                 f"drops {o['bottleneck_drops_sim']}/{o['bottleneck_drops_testbed']}, "
+                 f"loss events {o['loss_events_sim']}/{o['loss_events_testbed']}, "
+                 f"Jain {o['jain_sim']:.3f}/{o['jain_testbed']:.3f}")
+    return "\n".join(lines)

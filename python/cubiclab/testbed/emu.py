@@ -1,0 +1,139 @@
+"""Start and stop the bottleneck emulator (crates/cubiclab-emu) as a process of its own.
+
+The emulator is the Rust function ``cubiclab._core.emulate`` run in a fresh Python
+process, or, when the extension was built without it, the ``cubiclab-emu`` binary (found
+through ``$CUBICLAB_EMU``, ``PATH`` or the workspace's ``target/release``). It runs inside
+the emulator's namespace (so that namespace cleanup can kill it), stops when its standard
+input reaches end of file (the parent closed the pipe or died), on SIGTERM/SIGINT, or at
+its own time bound, and writes link.csv, flows.csv, events.csv and summary.txt.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+
+def _binary() -> str | None:
+    env = os.environ.get("CUBICLAB_EMU")
+    if env:
+        return env
+    found = shutil.which("cubiclab-emu")
+    if found:
+        return found
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        cand = parent / "target" / "release" / "cubiclab-emu"
+        if cand.exists():
+            return str(cand)
+    return None
+
+
+def command(config_path: Path) -> list[str]:
+    """The command that runs the emulator on `config_path`."""
+    if not os.environ.get("CUBICLAB_EMU"):
+        try:
+            from cubiclab import _core
+
+            if hasattr(_core, "emulate"):
+                return [sys.executable, "-c",
+                        "import sys; from cubiclab import _core; "
+                        "sys.stdout.write(_core.emulate(open(sys.argv[1]).read()))",
+                        str(config_path)]
+        except ImportError:
+            pass
+    b = _binary()
+    if b is None:
+        raise RuntimeError("the bottleneck emulator is missing: rebuild the extension (pip install -e .) "
+                           "or build crates/cubiclab-emu (cargo build --release -p cubiclab-emu)")
+    return [b, str(config_path)]
+
+
+def config_text(**kw) -> str:
+    """`key value` lines; lists give repeated keys."""
+    lines = []
+    for k, v in kw.items():
+        if v is None:
+            continue
+        for item in v if isinstance(v, list) else [v]:
+            lines.append(f"{k} {item}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class EmuOutput:
+    summary: dict
+    link: pd.DataFrame
+    flows: pd.DataFrame
+    events: pd.DataFrame
+
+
+def read_output(outdir: Path) -> EmuOutput:
+    summary = {}
+    p = outdir / "summary.txt"
+    if p.exists():
+        for line in p.read_text().splitlines():
+            k, _, v = line.partition(" ")
+            try:
+                summary[k] = int(v)
+            except ValueError:
+                summary[k] = v
+
+    def csv(name):
+        f = outdir / name
+        return pd.read_csv(f) if f.exists() else pd.DataFrame()
+
+    return EmuOutput(summary, csv("link.csv"), csv("flows.csv"), csv("events.csv"))
+
+
+class Emulator:
+    """The running emulator process; :meth:`stop` ends it and returns its output."""
+
+    def __init__(self, exec_prefix: list[str], config: str, workdir: Path):
+        self.workdir = workdir
+        self.outdir = workdir / "emu"
+        cfg = workdir / "emu.cfg"
+        cfg.write_text(config + f"out {self.outdir}\nctl_fd 0\n")
+        self.proc = subprocess.Popen(exec_prefix + command(cfg), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def error(self) -> str:
+        try:
+            _, err = self.proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            return ""
+        return err.strip()
+
+    def stop(self, timeout: float = 10) -> EmuOutput:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        err = self.proc.stderr.read() if self.proc.stderr else ""
+        if self.proc.returncode not in (0, None) and not (self.outdir / "summary.txt").exists():
+            raise RuntimeError(f"the emulator failed ({self.proc.returncode}): {err.strip()}")
+        return read_output(self.outdir)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

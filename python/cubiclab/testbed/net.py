@@ -1,0 +1,95 @@
+"""The testbed's namespaces: sender and receiver joined only through the emulator.
+
+::
+
+    sender ns                      emulator ns                      receiver ns
+    tb0 10.78.0.1  <-- TUN fd -->  cubiclab-emu  <-- TUN fd -->  tb0 10.78.0.2
+    (peer 10.78.0.2)               (rate, buffer, delays, loss)      (peer 10.78.0.1)
+
+Each TUN device is persistent (``ip tuntap add``) and lives in its namespace; the emulator
+process, started in the emulator namespace, attaches to both (``TUNSETIFF`` after
+``setns``). A packet the sender's stack routes to ``tb0`` is read by the emulator and, after
+the emulated path, written to the receiver's ``tb0``, which hands it to the receiver's stack
+as if it had arrived on a wire; the ACKs go back the same way. There is no other link: no
+traffic can leave these namespaces, and nothing is created in the host's namespace.
+
+Settings touched are those of the testbed's own namespaces (they die with them): IPv6 off
+(so no router solicitations cross the emulator) and, on request, the sender's
+``net.ipv4.tcp_sack`` and route metrics (``initcwnd``, ``ssthresh``, ``rto_min``).
+Namespaces are named ``clk<pid>-tb<role>``, the kernel lab's prefix, so that
+:func:`cubiclab.kernel.netns.cleanup` removes what a killed run left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cubiclab.kernel.netns import Namespaces, _run
+
+SENDER_IP = "10.78.0.1"
+RECEIVER_IP = "10.78.0.2"
+DEV = "tb0"
+
+
+@dataclass
+class TunPath(Namespaces):
+    """Sender, emulator and receiver namespaces with a TUN device at each end.
+
+    `mtu`: of both TUN devices (the scenario's mss + 52). `route_opts`: extra route
+    metrics for the sender's route to the receiver (e.g. ``{"initcwnd": 4}``).
+    `sender_sysctls`: per-namespace sysctls set in the sender's namespace.
+    """
+
+    mtu: int = 1500
+    #: The TUN device's own queue, where packets wait until the emulator reads them: deep,
+    #: so that a burst the sender's stack releases at once is not dropped there (the
+    #: emulator reads in microseconds; only its own buffer should drop).
+    txqueuelen: int = 10000
+    tag: str = "tb"
+    route_opts: dict = field(default_factory=dict)
+    sender_sysctls: dict = field(default_factory=dict)
+    names: dict = field(default_factory=dict)
+    roles = {"sender": "snd", "emulator": "emu", "receiver": "rcv"}
+
+    def __post_init__(self) -> None:
+        self._init_names(self.tag)
+
+    def _build(self) -> None:
+        for role, ip, peer in (("sender", SENDER_IP, RECEIVER_IP), ("receiver", RECEIVER_IP, SENDER_IP)):
+            ns = self.names[role]
+            self.sysctl(role, "net.ipv6.conf.all.disable_ipv6", 1)
+            self.sysctl(role, "net.ipv6.conf.default.disable_ipv6", 1)
+            _run("ip", "-n", ns, "tuntap", "add", "mode", "tun", "name", DEV)
+            _run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
+            _run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
+            _run("ip", "-n", ns, "link", "set", DEV, "up")
+        for k, v in self.sender_sysctls.items():
+            self.sysctl("sender", k, v)
+        if self.route_opts:
+            opts = [str(x) for kv in self.route_opts.items() for x in kv]
+            _run("ip", "-n", self.names["sender"], "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
+
+    def device_drops(self, role: str) -> dict:
+        """Packets the kernel dropped at the TUN device of `role` before the emulator read
+        them (its qdisc and the device's own queue): losses the scenario did not ask for,
+        which mean the emulator did not keep up."""
+        import json as _json
+
+        out = {"qdisc_drops": 0, "tx_dropped": 0}
+        p = _run("tc", "-s", "-j", "-n", self.names[role], "qdisc", "show", "dev", DEV, check=False)
+        try:
+            out["qdisc_drops"] = sum(int(q.get("drops", 0)) for q in _json.loads(p.stdout or "[]"))
+        except ValueError:
+            pass
+        p = _run("ip", "-s", "-j", "-n", self.names[role], "link", "show", DEV, check=False)
+        try:
+            stats = _json.loads(p.stdout or "[]")[0].get("stats64", {})
+            out["tx_dropped"] = int(stats.get("tx", {}).get("dropped", 0))
+        except (ValueError, IndexError):
+            pass
+        return out
+
+    def carrier(self, role: str) -> bool:
+        """Whether the TUN device of `role` has a reader attached (the emulator)."""
+        out = _run("ip", "-n", self.names[role], "link", "show", DEV, check=False).stdout
+        return "NO-CARRIER" not in out and "LOWER_UP" in out

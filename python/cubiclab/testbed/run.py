@@ -1,0 +1,334 @@
+"""Run a scenario's long-lived flows on the real Linux TCP stack through the emulator.
+
+:func:`testbed` builds the namespaces (:mod:`cubiclab.testbed.net`), starts the emulator
+(:mod:`cubiclab.testbed.emu`) with the scenario's rate, buffers, per-flow delays and random
+loss, a sink in the receiver's namespace and a source in the sender's
+(:mod:`cubiclab.testbed._bulk`), records ``tcp:tcp_probe`` / ``tcp:tcp_cong_state_set``
+for the testbed's sockets (:mod:`cubiclab.kernel.tracing`), and returns the results in the
+simulator's shape (:mod:`cubiclab.testbed.results`). Everything it created is removed on
+every exit path.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cubiclab import units
+from cubiclab.kernel import netns as _netns
+from cubiclab.kernel import tracing as _tracing
+from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab.scenario import HEADER_BYTES, Scenario
+from cubiclab.testbed.emu import Emulator
+from cubiclab.testbed.net import RECEIVER_IP, TunPath
+
+BULK = Path(__file__).with_name("_bulk.py")
+AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+BASE_PORT = 47000
+#: Runs longer than this need ``max_duration`` raised explicitly.
+MAX_DURATION_S = 600.0
+
+
+def kernel_algorithms() -> list[str]:
+    """The congestion controls this kernel offers (loaded), in its own order."""
+    try:
+        return AVAILABLE_CC.read_text().split()
+    except OSError:
+        return []
+
+
+def availability() -> str | None:
+    """None if the testbed can run here, else the reason it cannot."""
+    reason = _netns.availability()
+    if reason:
+        return reason
+    if not Path("/dev/net/tun").exists():
+        return "/dev/net/tun is missing (no TUN support)"
+    import os
+
+    probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
+    try:
+        _netns._run("ip", "netns", "add", probe)
+        p = _netns._run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
+        if p.returncode != 0:
+            return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
+    except RuntimeError as e:
+        return f"cannot create a network namespace: {e}"
+    finally:
+        _netns._run("ip", "netns", "del", probe, check=False)
+    return None
+
+
+@dataclass
+class Plan:
+    """The scenario in the testbed's terms."""
+
+    spec: dict
+    flows: list = field(default_factory=list)  # dicts: port, cc, group, start_ns, stop_ns, bytes, fwd/rev delay
+    route_opts: dict = field(default_factory=dict)
+    sender_sysctls: dict = field(default_factory=dict)
+    mtu: int = 1500
+
+
+def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
+    """Check that the testbed can run `sc` and translate it; ValueError names what cannot."""
+    available = kernel_algorithms()
+    # The simulator's compile() checks the algorithm names against cubiclab's registry; the
+    # testbed runs the kernel's, so check those here and compile with a stand-in.
+    stand_in = sc.replace()
+    for i, g in enumerate(sc.flows):
+        if g.algorithm not in available:
+            raise ValueError(
+                f"flows[{i}].algorithm is '{g.algorithm}'; this kernel offers: {', '.join(available) or 'none'} "
+                f"(from {AVAILABLE_CC})")
+        if g.params:
+            raise ValueError(f"flows[{i}].params: the testbed runs the kernel's {g.algorithm}, whose parameters "
+                             "are module-wide (not per socket); remove them")
+        if not g.delayed_ack:
+            raise ValueError(f"flows[{i}].delayed_ack = false: the kernel's receiver always delays ACKs")
+        stand_in.flows[i].algorithm = "reno"
+    if sc.web:
+        raise ValueError("web: background web sessions are not supported on the testbed (long-lived flows only)")
+    if sc.bottleneck.queue != "droptail":
+        raise ValueError(f"bottleneck.queue is '{sc.bottleneck.queue}'; the testbed's emulator has droptail only")
+    spec = stand_in.compile()
+    expanded = [(i, g) for i, g in enumerate(sc.flows) for _ in range(g.count)]
+    for f, (i, g) in zip(spec["flows"], expanded):
+        f["algorithm"] = g.algorithm
+        dup = sum(1 for x in sc.flows if x.algorithm == g.algorithm) > 1
+        f["group"] = g.name or (f"{g.algorithm}#{i}" if dup else g.algorithm)
+    duration_s = spec["duration_ns"] / 1e9
+    if duration_s > max_duration:
+        raise ValueError(f"duration is {duration_s:g} s; the testbed's bound is {max_duration:g} s "
+                         "(raise max_duration / --max-duration to allow it)")
+    if len(spec["flows"]) > 1000:
+        raise ValueError(f"{len(spec['flows'])} flows; the testbed allows at most 1000")
+    p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES)
+    recov = {g.recovery for g in sc.flows}
+    if len(recov) > 1:
+        raise ValueError("flows: the testbed needs the same recovery (sack or newreno) for all flows")
+    if recov == {"newreno"}:
+        p.sender_sysctls["net.ipv4.tcp_sack"] = 0
+    iw = {f["initial_cwnd"] for f in spec["flows"]}
+    if len(iw) > 1:
+        raise ValueError("flows: the testbed needs the same initial_cwnd for all flows (a route metric)")
+    if iw != {10}:
+        p.route_opts["initcwnd"] = iw.pop()
+    ss = {f["initial_ssthresh"] for f in spec["flows"]}
+    if len(ss) > 1:
+        raise ValueError("flows: the testbed needs the same initial_ssthresh for all flows (a route metric)")
+    ss = ss.pop()
+    if ss is not None:
+        p.route_opts["ssthresh"] = ss
+    if spec["min_rto_ns"] != 200_000_000:
+        p.route_opts["rto_min"] = f"{max(1, spec['min_rto_ns'] // 1_000_000)}ms"
+    rng = random.Random(spec["seed"])
+    delay = spec["delay_ns"]
+    for i, f in enumerate(spec["flows"]):
+        access = f["rtt_ns"] - 2 * delay
+        jitter = int(rng.random() * spec["start_jitter_ns"]) if spec["start_jitter_ns"] > 0 else 0
+        rwnd_bytes = None if f["rwnd"] >= (1 << 30) else f["rwnd"] * spec["mss"]
+        p.flows.append({
+            "port": BASE_PORT + i,
+            "cc": f["algorithm"],
+            "group": f["group"],
+            "start_ns": f["start_ns"] + jitter,
+            "stop_ns": f["stop_ns"],
+            "bytes": f["bytes"],
+            # As the simulator (sim.rs): the bottleneck's delay plus half the access delay
+            # each way, all after the bottleneck.
+            "fwd_delay_ns": delay + access // 2,
+            "rev_delay_ns": delay + (access - access // 2),
+            "rtt_ns": f["rtt_ns"],
+            # The receive buffer is doubled by the kernel and half of it is window; a
+            # configured rwnd gets about that window.
+            "rcvbuf": None if rwnd_bytes is None else rwnd_bytes,
+        })
+    return p
+
+
+def _buffer_bytes(spec: dict) -> int:
+    wire = spec["mss"] + HEADER_BYTES
+    return spec["buffer"] * wire if spec["buffer_kind"] == "packets" else spec["buffer"]
+
+
+def _loss_text(loss: dict | None) -> str:
+    if not loss or loss["model"] == "none":
+        return "none"
+    if loss["model"] == "bernoulli":
+        return f"bernoulli {loss['p']!r}"
+    if loss["model"] == "poisson":
+        return f"poisson {loss['rate']!r}"
+    return f"gilbert {loss['p_gb']!r} {loss['p_bg']!r} {loss['loss_good']!r} {loss['loss_bad']!r}"
+
+
+def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout):
+        raise RuntimeError(f"{what}: no answer within {timeout} s")
+    line = proc.stdout.readline()
+    if not line:
+        err = proc.stderr.read() if proc.stderr else ""
+        raise RuntimeError(f"{what} exited without answering: {err.strip()}")
+    return json.loads(line)
+
+
+def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
+            max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
+            realtime: bool = True):
+    """Run `scenario`'s flows as real kernel TCP connections through the emulated
+    bottleneck and return a :class:`cubiclab.testbed.results.TestbedResults` (the
+    simulator's tables plus ``info``, the TCP_INFO samples, and ``drops``, the emulator's
+    drop events).
+
+    `trace`: record cwnd/ssthresh after every ACK from ``tcp:tcp_probe`` (if tracefs is
+    usable; otherwise the TCP_INFO samples stand in). `info_interval`: TCP_INFO sampling
+    period. `realtime`: run the emulator under SCHED_FIFO (it sleeps when nothing is due;
+    on a busy machine this keeps its deliveries on time). Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
+    unsupported scenarios raise ValueError before anything is created.
+    """
+    from cubiclab.testbed.results import build_results
+
+    if isinstance(scenario, str):
+        scenario = Scenario.load(scenario)
+    elif isinstance(scenario, dict):
+        scenario = Scenario.from_dict(scenario)
+    p = plan(scenario, max_duration)
+    reason = availability()
+    if reason:
+        raise KernelLabUnavailable(f"the testbed {reason}")
+    spec = p.spec
+    tick_ns = units.parse_time(info_interval, "info_interval")
+    if tick_ns < 1_000_000:
+        raise ValueError("info_interval must be at least 1ms")
+    duration_ns = spec["duration_ns"]
+    trace_reason = _tracing.availability() if trace else "tracing not requested"
+    tmpctx = tempfile.TemporaryDirectory(prefix="cubiclab-testbed-")
+    work = Path(keep_dir) if keep_dir else Path(tmpctx.name)
+    work.mkdir(parents=True, exist_ok=True)
+    procs: list[subprocess.Popen] = []
+    emu = None
+    wall0 = time.perf_counter()
+    with tmpctx, TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
+        try:
+            bdp_bytes = spec["rate_bps"] * max(f["rtt_ns"] for f in p.flows) // 8 // 1_000_000_000
+            sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
+            rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
+            epoch = time.monotonic_ns() + 1_500_000_000  # after the processes are up
+            end = epoch + duration_ns
+            emu_cfg = dict(
+                netns_a=net.netns_path("sender"), tun_a="tb0",
+                netns_b=net.netns_path("receiver"), tun_b="tb0",
+                netns_home=net.netns_path("emulator"),
+                rate_bps=spec["rate_bps"], rev_rate_bps=spec["rate_bps"],
+                limit=f"{spec['buffer_kind']} {spec['buffer']}",
+                rev_limit=f"{spec['reverse_buffer_kind']} {spec['reverse_buffer']}",
+                loss=_loss_text(spec["loss"]), rev_loss=_loss_text(spec["reverse_loss"]),
+                seed=spec["seed"],
+                flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows],
+                default_delay=f"{spec['delay_ns']} {spec['delay_ns']}",
+                max_duration_ns=duration_ns + 60_000_000_000,
+                sample_ns=spec["sample_interval_ns"], mtu=p.mtu, epoch_ns=epoch,
+                sched_fifo=10 if realtime else 0,
+            )
+            from cubiclab.testbed.emu import config_text
+
+            emu = Emulator(net.exec_args("emulator"), config_text(**emu_cfg), work)
+            t_wait = time.monotonic() + 10
+            while not (net.carrier("sender") and net.carrier("receiver")):
+                if not emu.alive():
+                    raise RuntimeError(f"the emulator did not start: {emu.error()}")
+                if time.monotonic() > t_wait:
+                    raise RuntimeError("the emulator did not attach to the TUN devices within 10 s")
+                time.sleep(0.02)
+            bulk_cfg = {
+                "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns, "rcvbuf": rcvbuf,
+                "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
+                           "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]} for f in p.flows],
+            }
+            (work / "bulk.json").write_text(json.dumps(bulk_cfg))
+            sink = subprocess.Popen(
+                net.exec_args("receiver") + [sys.executable, str(BULK), "sink", str(work / "bulk.json"),
+                                             str(work / "sink.json")],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            procs.append(sink)
+            _read_json_line(sink, "the receiver", 10)
+            tr = None
+            if trace_reason is None:
+                n_acks = spec["rate_bps"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
+                buf_kb = int(min(max(32768, n_acks * 200 / 1024 * 1.5), 262144))
+                flt = f"dport >= {BASE_PORT} && dport < {BASE_PORT + len(p.flows)}"
+                tr = _tracing.TraceSession(port=BASE_PORT, filter=flt, strict=False, buffer_kb=buf_kb)
+                tr.__enter__()
+            try:
+                src = subprocess.Popen(
+                    net.exec_args("sender") + [sys.executable, str(BULK), "source", str(work / "bulk.json"),
+                                               str(work / "source.json")],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                procs.append(src)
+                _read_json_line(src, "the sender", 10)
+                last = 0.0
+                while src.poll() is None:
+                    if time.monotonic_ns() > end + 30_000_000_000:
+                        raise RuntimeError("the sender did not finish within 30 s of the end of the run")
+                    if not emu.alive():
+                        raise RuntimeError(f"the emulator stopped during the run: {emu.error()}")
+                    if progress and time.monotonic() - last > 1:
+                        last = time.monotonic()
+                        el = max(0.0, (time.monotonic_ns() - epoch) / 1e9)
+                        print(f"\r  testbed {min(el, duration_ns / 1e9):7.1f} / {duration_ns / 1e9:.1f} s",
+                              end="", file=sys.stderr)
+                    time.sleep(0.05)
+                if progress:
+                    print(file=sys.stderr)
+                if src.returncode != 0:
+                    raise RuntimeError(f"the sender failed: {src.stderr.read().strip()}")
+                records = tr.records() if tr is not None else None
+                trace_lost = tr.lost if tr is not None else 0
+            finally:
+                if tr is not None:
+                    tr.__exit__(None, None, None)
+            sink.terminate()
+            sink.wait(10)
+            outside = {role: net.device_drops(role) for role in ("sender", "receiver")}
+            emu_out = emu.stop()
+            emu = None
+            source_out = json.loads((work / "source.json").read_text())
+            sink_out = json.loads((work / "sink.json").read_text())
+        finally:
+            for pr in procs:
+                if pr.poll() is None:
+                    pr.kill()
+                    pr.wait()
+            if emu is not None:
+                emu.kill()
+    if source_out.get("errors"):
+        raise RuntimeError("the sender reported: " + "; ".join(source_out["errors"]))
+    for i, f in enumerate(source_out["flows"]):
+        if f.get("cc") not in (None, p.flows[i]["cc"]):
+            raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
+    res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
+                        trace_reason, time.perf_counter() - wall0)
+    lost_outside = sum(v for d in outside.values() for v in d.values())
+    res.summary["drops_outside_emulator"] = lost_outside
+    res.summary["device_drops"] = outside
+    if lost_outside:
+        import warnings
+
+        warnings.warn(f"{lost_outside} packets were dropped at the TUN devices before the emulator read them: "
+                      "the emulator did not keep up with this rate on this machine", RuntimeWarning, stacklevel=2)
+    return res
+
+
+def cleanup() -> dict:
+    """Remove namespaces and trace instances left by killed runs (of this lab's prefix)."""
+    return {"namespaces": _netns.cleanup(), "trace_instances": _tracing.cleanup_instances()}

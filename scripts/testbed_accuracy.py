@@ -1,0 +1,214 @@
+"""Measure the testbed emulator against its configuration (needs root).
+
+For each rate (default 10, 100, 1000 Mbit/s), independently of the emulator's own counters:
+
+1. delay: 200 small UDP pings (sender -> receiver -> sender) on the idle path; the RTT
+   should be 2 x one-way delay plus the serialization of the two packets;
+2. rate and queue limit: a UDP flood of 1500-byte packets at 1.3 x the rate for 3 s, with a
+   drop-tail buffer of `limit` packets; the receiver time-stamps each packet (CLOCK_MONOTONIC
+   is shared by all namespaces). The rate is the packets received per second in the
+   overloaded part; the queue limit is (largest one-way delay - delay) / serialization - 1
+   (the packet in service is not in the buffer). Skipped where Python cannot offer 1.3 x
+   the rate (then only the TCP run measures the rate);
+3. a TCP CUBIC flow through :func:`cubiclab.testbed` (8 s): wire rate from the receiver's
+   goodput x 1500/1448 after the first second, min RTT, peak queue, emulator lateness.
+
+    sudo python scripts/testbed_accuracy.py [--rates 10 100 1000] [--out accuracy.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import cubiclab
+from cubiclab.testbed.emu import Emulator, config_text
+from cubiclab.testbed.net import RECEIVER_IP, TunPath
+
+UDP_PORT = 46000
+
+_TOOL = r'''
+import socket, struct, sys, time, json, select
+role = sys.argv[1]
+if role == "echo":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((sys.argv[2], int(sys.argv[3])))
+    s.settimeout(float(sys.argv[4]))
+    print("ready", flush=True)
+    try:
+        while True:
+            d, a = s.recvfrom(2048); s.sendto(d, a)
+    except socket.timeout:
+        pass
+elif role == "ping":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1.0)
+    out = []
+    for i in range(int(sys.argv[4])):
+        t0 = time.monotonic_ns(); s.sendto(struct.pack("!Q", i) + b"x" * 24, (sys.argv[2], int(sys.argv[3])))
+        try:
+            s.recvfrom(2048); out.append(time.monotonic_ns() - t0)
+        except socket.timeout:
+            pass
+        time.sleep(0.01)
+    print(json.dumps(out), flush=True)
+elif role == "sink":
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)
+    s.bind((sys.argv[2], int(sys.argv[3]))); s.settimeout(float(sys.argv[4]))
+    print("ready", flush=True)
+    rows = []
+    try:
+        while True:
+            d = s.recv(2048); rows.append((time.monotonic_ns(),) + struct.unpack_from("!QQ", d))
+    except socket.timeout:
+        pass
+    with open(sys.argv[5], "w") as fh:
+        json.dump(rows, fh)
+elif role == "flood":
+    host, port, rate, secs = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, 32, 64 << 20)
+    pad = b"x" * (1472 - 16)
+    gap = 1500 * 8 / rate * 1e9
+    t0 = time.monotonic_ns(); end = t0 + secs * 1e9; i = 0
+    while True:
+        now = time.monotonic_ns()
+        if now >= end: break
+        if t0 + i * gap > now + 200000:
+            time.sleep(0.0002)
+            continue
+        due = t0 + i * gap
+        while due <= now:
+            try:
+                s.sendto(struct.pack("!QQ", i, time.monotonic_ns()) + pad, (host, port))
+            except BlockingIOError:
+                pass
+            i += 1; due = t0 + i * gap
+    print(json.dumps({"sent": i, "secs": (time.monotonic_ns() - t0) / 1e9}), flush=True)
+'''
+
+
+def _emulator(net, work, rate, limit, delay_ns):
+    cfg = config_text(
+        netns_a=net.netns_path("sender"), tun_a="tb0", netns_b=net.netns_path("receiver"), tun_b="tb0",
+        netns_home=net.netns_path("emulator"), rate_bps=rate, rev_rate_bps=rate, limit=f"packets {limit}",
+        rev_limit="packets 100000", default_delay=f"{delay_ns} {delay_ns}", max_duration_ns=120_000_000_000,
+        sample_ns=100_000_000, mtu=1500, sched_fifo=10)
+    emu = Emulator(net.exec_args("emulator"), cfg, work)
+    t = time.time() + 10
+    while not (net.carrier("sender") and net.carrier("receiver")):
+        if time.time() > t:
+            raise RuntimeError("emulator did not attach")
+        time.sleep(0.02)
+    return emu
+
+
+def udp_checks(rate_mbps: float, limit: int, delay_ms: float, flood: bool) -> dict:
+    rate = int(rate_mbps * 1e6)
+    delay_ns = int(delay_ms * 1e6)
+    tool = [sys.executable, "-c", _TOOL]
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp, TunPath() as net:
+        work = Path(tmp)
+        emu = _emulator(net, work, rate, limit, delay_ns)
+        try:
+            echo = subprocess.Popen(net.exec_args("receiver") + tool + ["echo", RECEIVER_IP, str(UDP_PORT), "5"],
+                                    stdout=subprocess.PIPE, text=True)
+            echo.stdout.readline()
+            ping = subprocess.run(net.exec_args("sender") + tool + ["ping", RECEIVER_IP, str(UDP_PORT), "200"],
+                                  capture_output=True, text=True, timeout=60)
+            rtts = np.array(json.loads(ping.stdout)) / 1e6
+            echo.kill()
+            # 60-byte IP packets each way: 2 x 60 x 8 / rate.
+            expected = 2 * delay_ms + 2 * 60 * 8 / rate * 1e3
+            out["ping"] = {"n": int(len(rtts)), "expected_ms": expected, "min_ms": float(rtts.min()),
+                           "median_ms": float(np.median(rtts)), "p99_ms": float(np.percentile(rtts, 99)),
+                           "max_ms": float(rtts.max())}
+            if flood:
+                f = work / "sink.json"
+                sink = subprocess.Popen(net.exec_args("receiver") + tool + ["sink", RECEIVER_IP, str(UDP_PORT + 1), "2",
+                                                                            str(f)], stdout=subprocess.PIPE, text=True)
+                sink.stdout.readline()
+                fl = subprocess.run(net.exec_args("sender") + tool + ["flood", RECEIVER_IP, str(UDP_PORT + 1),
+                                                                      str(1.3 * rate), "3"],
+                                    capture_output=True, text=True, timeout=60)
+                sent = json.loads(fl.stdout)
+                sink.wait(30)
+                rows = np.array(json.load(open(f)), dtype=np.int64)
+                t_rx, seq, t_tx = rows[:, 0], rows[:, 1], rows[:, 2]
+                owd = (t_rx - t_tx) / 1e6
+                ser = 1500 * 8 / rate * 1e3
+                # Overloaded part: from when the queue is full (1 s in) to the end of sending.
+                t0 = t_tx.min() + 1_000_000_000
+                t1 = t_tx.max()
+                m = (t_tx >= t0) & (t_tx <= t1)
+                rx_rate = (m.sum() - 1) * 1500 * 8 / ((t_rx[m].max() - t_rx[m].min()) / 1e9)
+                offered = sent["sent"] * 1500 * 8 / sent["secs"]
+                out["flood"] = {
+                    "offered_mbps": offered / 1e6, "received_mbps": rx_rate / 1e6,
+                    "rate_error": rx_rate / rate - 1,
+                    "max_owd_ms": float(owd.max()), "median_owd_ms_overloaded": float(np.median(owd[m])),
+                    # In overload the buffer is full almost always: the median one-way
+                    # delay is delay + (limit + 1) serializations; the maximum adds the
+                    # emulator's worst lateness.
+                    "queue_limit_measured": float((np.median(owd[m]) - delay_ms) / ser - 1),
+                    "queue_limit_from_max_owd": float((owd.max() - delay_ms) / ser - 1),
+                    "queue_limit_configured": limit,
+                    "loss": 1 - len(rows) / sent["sent"],
+                    "overloaded": bool(offered > 1.1 * rate),
+                }
+        finally:
+            out["emulator"] = emu.stop().summary
+    return out
+
+
+def tcp_check(rate_mbps: float, rtt_ms: float, limit: int) -> dict:
+    sc = cubiclab.Scenario(name=f"acc-{rate_mbps:g}", duration="8s",
+                           flows=[cubiclab.FlowGroup("cubic", rtt=f"{rtt_ms}ms")],
+                           bottleneck=cubiclab.Bottleneck(rate=f"{rate_mbps}Mbps", buffer=f"{limit}packets"))
+    r = cubiclab.testbed(sc, trace=False)
+    f = r.flows[r.flows.t > 1.0]
+    rate = rate_mbps * 1e6
+    wire = f.goodput_bps.mean() * 1500 / 1448
+    i = r.info
+    ser = 1500 * 8 / rate * 1e3
+    return {
+        "wire_rate_mbps_from_goodput": wire / 1e6, "rate_error": wire / rate - 1,
+        "emulator_rate_mbps": f.throughput_bps.mean() / 1e6,
+        "min_rtt_ms": i.min_rtt_us.min() / 1e3, "configured_rtt_ms": rtt_ms,
+        "max_srtt_ms": i.rtt_us.max() / 1e3,
+        "max_srtt_as_queue_packets": (i.rtt_us.max() / 1e3 - rtt_ms) / ser - 1,
+        "peak_queue_packets": r.summary["peak_queue_packets"], "limit": limit,
+        "utilization": r.summary["utilization"], "loss_events": r.summary["loss_events"],
+        "late_p50_us": r.summary["emulator"]["late_p50_us"], "late_p99_us": r.summary["emulator"]["late_p99_us"],
+        "late_max_ms": r.summary["emulator"]["late_max_ns"] / 1e6,
+        "drops_outside_emulator": r.summary["drops_outside_emulator"],
+        "emulator_buffer_drops": r.summary["bottleneck_drops"],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rates", nargs="+", type=float, default=[10, 100, 1000])
+    ap.add_argument("--out", default="testbed_accuracy.json")
+    ap.add_argument("--tcp-only", action="store_true")
+    a = ap.parse_args()
+    res = {}
+    for rate in a.rates:
+        limit = 100
+        r = {} if a.tcp_only else {"udp": udp_checks(rate, limit, 10.0, flood=rate <= 100)}
+        r["tcp"] = tcp_check(rate, 20.0, max(limit, int(rate * 1e6 * 0.02 / 12000)))
+        res[f"{rate:g}Mbps"] = r
+        print(json.dumps({f"{rate:g}Mbps": r}, indent=1), flush=True)
+    Path(a.out).write_text(json.dumps(res, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""The testbed: real kernel TCP through the user-space bottleneck emulator.
+
+The runs need root, network namespaces and /dev/net/tun; where those are missing the tests
+that need them skip, naming the reason. The checks that need no privileges run anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import cubiclab
+from cubiclab.kernel import netns, tracing
+from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab.testbed import run as tbrun
+
+REASON = tbrun.availability()
+needs_root = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable: {REASON}")
+
+
+def _ours(prefix: str) -> list[str]:
+    return [n for n in netns.list_namespaces() if n.startswith(prefix)]
+
+
+def _scenario(**bottleneck) -> cubiclab.Scenario:
+    return cubiclab.Scenario(duration="6s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                             bottleneck=cubiclab.Bottleneck(**bottleneck))
+
+
+# ---- no privileges needed ---------------------------------------------------------------
+
+
+def test_unknown_congestion_control_lists_the_kernels():
+    available = tbrun.kernel_algorithms()
+    sc = cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("tahoe", rtt="40ms")])
+    with pytest.raises(ValueError) as e:
+        tbrun.plan(sc)
+    assert "flows[0].algorithm is 'tahoe'" in str(e.value)
+    for name in available:
+        assert name in str(e.value)
+
+
+def test_plan_follows_the_simulator_delays():
+    # rtt 100 ms, bottleneck delay 10 ms one way: access = 100 - 20 = 80 ms, half each way,
+    # so each direction carries 10 + 40 = 50 ms (crates/cubiclab-sim/src/sim.rs).
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+    sc = cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="100ms", count=2)],
+                           bottleneck=cubiclab.Bottleneck(rate="10Mbps", delay="10ms"))
+    p = tbrun.plan(sc)
+    assert [(f["fwd_delay_ns"], f["rev_delay_ns"]) for f in p.flows] == [(50_000_000, 50_000_000)] * 2
+    assert [f["port"] for f in p.flows] == [tbrun.BASE_PORT, tbrun.BASE_PORT + 1]
+    with pytest.raises(ValueError, match="bound is 600"):
+        tbrun.plan(sc.replace(duration="700s"))
+    with pytest.raises(ValueError, match="params"):
+        tbrun.plan(cubiclab.Scenario(flows=[cubiclab.FlowGroup("cubic", params={"beta": 717})]))
+
+
+def test_without_root_a_clear_error(monkeypatch):
+    available = tbrun.kernel_algorithms()
+    if not available:
+        pytest.skip("no /proc/sys/net/ipv4/tcp_available_congestion_control")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "root" in tbrun.availability()
+    sc = cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup(available[0])])
+    with pytest.raises(KernelLabUnavailable, match="root"):
+        cubiclab.testbed(sc)
+
+
+# ---- real runs -----------------------------------------------------------------------------
+
+
+@needs_root
+def test_rate_and_rtt_of_one_cubic_flow():
+    rate, mss = 10e6, 1448
+    res = cubiclab.testbed(_scenario(rate="10Mbps", buffer="100%BDP"))
+    # Goodput counted by the receiving application after slow start: the wire carries
+    # mss + 52 bytes per segment, so full use is 10 Mbit/s x 1448/1500 = 9.653 Mbit/s.
+    steady = res.flows[res.flows.t > 1.0]
+    goodput = steady.goodput_bps.mean()
+    assert abs(goodput - rate * mss / (mss + 52)) < 0.10 * rate, goodput
+    assert abs(steady.throughput_bps.mean() - rate) < 0.10 * rate
+    info = res.info[res.info.t > 0.5]
+    # The least RTT is the 40 ms path plus at most one 1500-byte serialization (1.2 ms);
+    # allow 3 ms of scheduling on top.
+    assert 40.0 <= info.min_rtt_us.min() / 1e3 <= 44.0
+    # Every smoothed RTT lies between the path and the path plus a full buffer: 33 packets
+    # (100% BDP = 50 kB / 1500 B) x 1.2 ms = 39.6 ms, plus the packet in service.
+    assert info.rtt_us.min() / 1e3 >= 40.0
+    assert info.rtt_us.max() / 1e3 <= 40.0 + 34 * 1.2 + 4.0
+    # On average, the RTT is the path plus the emulator's mean queue (1.2 ms per packet,
+    # one more in service) within a few ms: the queue the kernel sees is the one we report.
+    q = res.link[res.link.t > 1.0].queue_packets.mean()
+    assert abs(info[info.t > 1.0].rtt_us.mean() / 1e3 - (40.0 + 1.2 * (q + 1))) < 4.0
+    # The emulator never held more than the buffer.
+    assert res.summary["peak_queue_packets"] <= 33
+    # Nothing was lost outside the emulator (it kept up).
+    assert res.summary["drops_outside_emulator"] == 0
+    assert res.summary["cwnd_source"] in ("tcp_probe", "tcp_info")
+    assert len(res.cwnd) > 100 and (res.totals.cc_kernel == "cubic").all()
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_random_loss_rate_is_reproduced():
+    p = 0.01
+    sc = cubiclab.Scenario(duration="4s", flows=[cubiclab.FlowGroup("reno", rtt="10ms")],
+                           bottleneck=cubiclab.Bottleneck(rate="100Mbps", buffer="1000packets",
+                                                          loss={"model": "bernoulli", "p": p}))
+    res = cubiclab.testbed(sc, trace=False)
+    e = res.summary["emulator"]
+    n, k = e["fwd_tx_packets"], e["fwd_random_losses"]
+    assert n > 1000
+    # Binomial: k ~ B(n, p); 4 standard deviations.
+    assert abs(k - n * p) < 4 * np.sqrt(n * p * (1 - p)), (n, k)
+    # No buffer drops with a 1000-packet buffer, and the kernel retransmitted what was lost
+    # (at least 90%: losses in the last RTT before the abortive close need not be).
+    assert e["fwd_drops"] == 0
+    assert res.totals.retransmits.sum() >= 0.9 * res.totals.random_losses.sum()
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+_CHILD = textwrap.dedent("""
+    import sys, cubiclab
+    sc = cubiclab.Scenario(duration="20s", flows=[cubiclab.FlowGroup("cubic", rtt="20ms")],
+                           bottleneck=cubiclab.Bottleneck(rate="5Mbps"))
+    print("go", flush=True)
+    cubiclab.testbed(sc, trace=True)
+""")
+
+
+def _start_child():
+    child = subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "go"
+    prefix = f"{netns.PREFIX}{child.pid}-"
+    t_end = time.time() + 10
+    while len(_ours(prefix)) < 3 and time.time() < t_end:
+        time.sleep(0.05)
+    assert len(_ours(prefix)) == 3, "the testbed's namespaces did not appear"
+    time.sleep(1.0)
+    return child, prefix
+
+
+@needs_root
+def test_ctrl_c_removes_everything():
+    child, prefix = _start_child()
+    child.send_signal(signal.SIGINT)
+    child.wait(20)
+    assert not _ours(prefix)
+    root = tracing.tracefs_root()
+    if root is not None and (root / "instances").is_dir():
+        assert not [d for d in (root / "instances").iterdir() if d.name.startswith(prefix)]
+
+
+@needs_root
+def test_cleanup_after_a_killed_run():
+    child, prefix = _start_child()
+    child.kill()
+    child.wait(10)
+    time.sleep(0.3)
+    gone = tbrun.cleanup()
+    assert not _ours(prefix)
+    assert any(n.startswith(prefix) for n in gone["namespaces"])
