@@ -9,8 +9,6 @@ import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-import pandas as pd
-
 from cubiclab.scenario import Bottleneck, Scenario
 from cubiclab.sweep import Run, SweepResult
 
@@ -284,7 +282,3 @@ def register(cls):
         raise ValueError(f"two catalog entries named '{inst.name}'")
     CATALOG[inst.name] = inst
     return cls
-
-
-def frame_of(sweep: SweepResult, fn) -> pd.DataFrame:
-    return sweep.frame(fn)
