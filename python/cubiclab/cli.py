@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model(sub)
     from cubiclab.testbed.cli import add_parsers as _add_testbed
     _add_testbed(sub)
+    from cubiclab.experiments.cli import add_parsers as _add_reproduce
+    _add_reproduce(sub)
     return p
 
 

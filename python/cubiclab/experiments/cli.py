@@ -1,0 +1,56 @@
+"""`cubiclab reproduce`: run catalog entries and write figures, data and the HTML report."""
+
+from __future__ import annotations
+
+import sys
+
+
+def cmd_reproduce(args) -> int:
+    from cubiclab.experiments import CATALOG, reproduce
+    from cubiclab.experiments.base import features
+
+    if args.list:
+        have = features()
+        print(f"{len(CATALOG)} entries (simulator features in this build: {', '.join(sorted(have)) or 'none extra'})")
+        for name, e in CATALOG.items():
+            why = e.missing()
+            mark = "  " if not why else "- "
+            print(f"{mark}{name:26s} seed {e.seed} {e.figure:12s} {e.title}")
+            if why:
+                print(f"    ({why})")
+        return 0
+    if not args.all and not args.names:
+        raise ValueError("name one or more entries, or --all (see --list)")
+    if args.all and args.names:
+        raise ValueError("give entry names or --all, not both")
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs is {args.jobs}; allowed: >= 1")
+    try:
+        outcomes = reproduce(None if args.all else args.names, quick=args.quick, out=args.out, jobs=args.jobs,
+                             ray=args.ray, cache=args.cache, progress=not args.quiet,
+                             log=None if args.quiet else sys.stderr)
+    except KeyboardInterrupt:
+        print("\ncubiclab: interrupted; finished simulations are cached, run the same command again to resume",
+              file=sys.stderr)
+        return 130
+    bad = [o for o in outcomes if o.error]
+    for o in outcomes:
+        for c in o.claims:
+            print(f"{o.name:24s} {c.verdict:14s} {c.id:28s} paper {c.paper} | ours {c.ours} ({c.tolerance})")
+    return 1 if bad else 0
+
+
+def add_parsers(sub) -> None:
+    """Add the `reproduce` subcommand to `sub`."""
+    r = sub.add_parser("reproduce", help="rerun the seed papers' experiments: figures, data, HTML report")
+    r.add_argument("names", nargs="*", help="catalog entries (or prefixes, e.g. s000) to run")
+    r.add_argument("--all", action="store_true", help="run every entry")
+    r.add_argument("--quick", action="store_true", help="shorter runs and coarser grids (minutes on 2 cores)")
+    r.add_argument("--list", action="store_true", help="show the catalog")
+    r.add_argument("--out", default="cubiclab-out/reproduce", help="output folder (report.html, one folder per entry)")
+    r.add_argument("--jobs", type=int, default=None, help="worker processes (default: all local cores)")
+    r.add_argument("--ray", default=None, metavar="auto|local|ADDRESS",
+                   help="run the simulations on Ray (pip install 'cubiclab[ray]')")
+    r.add_argument("--cache", default=None, help="run cache (default: OUT/cache or $CUBICLAB_CACHE)")
+    r.add_argument("--quiet", action="store_true", help="no progress output")
+    r.set_defaults(func=cmd_reproduce)

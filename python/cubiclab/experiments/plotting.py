@@ -1,0 +1,101 @@
+"""Figure helpers for the catalog: every figure is written as PNG and SVG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from cubiclab.plots import plt, save
+
+# One colour and marker per protocol, as in the papers' legends.
+STYLE = {
+    "cubic": ("C3", "o", "CUBIC"),
+    "cubic-2.0": ("C3", "o", "CUBIC 2.0"),
+    "cubic-2005": ("C3", "o", "CUBIC (2005)"),
+    "cubic-2008": ("C3", "o", "CUBIC (2008)"),
+    "cubic-rfc9438": ("C3", "o", "CUBIC (RFC 9438)"),
+    "bic": ("C0", "s", "BIC-TCP"),
+    "highspeed": ("C2", "^", "HSTCP"),
+    "scalable": ("C4", "v", "STCP"),
+    "htcp": ("C1", "D", "HTCP"),
+    "reno": ("k", "x", "TCP-SACK"),
+    "tahoe": ("C0", "+", "Tahoe"),
+}
+
+
+def style(alg: str) -> tuple[str, str, str]:
+    return STYLE.get(alg, ("C7", ".", alg))
+
+
+def new(ncols: int = 1, nrows: int = 1, width: float = 5.5, height: float = 4.0, **kw):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, **kw)
+    return fig, axes
+
+
+def finish(fig, outdir: Path, stem: str, title: str | None = None) -> list[Path]:
+    """Write `fig` as <stem>.png and <stem>.svg in `outdir` (atomically) and close it."""
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    outdir = Path(outdir)
+    png = outdir / f"{stem}.png"
+    svg = outdir / f"{stem}.svg"
+    # save() closes the figure; write the SVG first.
+    from cubiclab.io import atomic_path
+
+    with atomic_path(svg) as tmp:
+        fig.savefig(tmp, format="svg", bbox_inches="tight")
+    save(fig, png)
+    return [png, svg]
+
+
+def line_band(ax, x, mean, lo=None, hi=None, **kw):
+    """A line with markers and, when given, a shaded band (ensemble spread)."""
+    x = np.asarray(x, dtype=float)
+    (ln,) = ax.plot(x, mean, **kw)
+    if lo is not None and hi is not None:
+        ax.fill_between(x, lo, hi, color=ln.get_color(), alpha=0.18, lw=0)
+    return ln
+
+
+def cwnd_axes(ax, res, title: str = "", labels: dict | None = None, t_max: float | None = None, lw: float = 0.8,
+              per_flow: bool = False):
+    """cwnd of each flow against time (seed 000 Figs. 4-6 style), coloured by group (or by
+    flow with per_flow)."""
+    df = res.cwnd if len(res.cwnd) else res.flows
+    groups = res.totals.set_index("flow")["group"]
+    colours = {}
+    seen = set()
+    algs = res.totals.set_index("flow")["algorithm"].astype(str)
+    group_algs = {str(g): set(algs[groups == g]) for g in set(groups)}
+    by_alg = not per_flow and len({next(iter(a)) for a in group_algs.values()}) == len(group_algs) and all(
+        len(a) == 1 for a in group_algs.values())
+    for flow, d in df.groupby("flow"):
+        g = f"flow {flow + 1}" if per_flow else str(groups[flow])
+        c = colours.setdefault(g, style(algs[flow])[0] if by_alg else f"C{len(colours) * 3 % 10}")
+        lab = None
+        if g not in seen:
+            seen.add(g)
+            lab = (labels or {}).get(g, g)
+        ax.plot(d.t, d.cwnd, lw=lw, color=c, alpha=0.85, label=lab, drawstyle="steps-post")
+    if t_max is not None:
+        ax.set_xlim(0, t_max)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cwnd (packets)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+
+
+def log_ticks(ax, values, axis: str = "x"):
+    """A log axis labelled at `values` only (no minor-tick clutter)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter, NullLocator
+
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    a.set_major_locator(FixedLocator(list(values)))
+    a.set_major_formatter(FixedFormatter([f"{v:g}" for v in values]))
+    a.set_minor_locator(NullLocator())
+    a.set_minor_formatter(NullFormatter())
+

@@ -1,0 +1,145 @@
+"""Sweeps: cache keys, parallel runs, resuming after an interruption, ensembles, Ray."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import cubiclab
+from cubiclab import Bottleneck, FlowGroup, Scenario
+from cubiclab.sweep import Cache, Run, SweepError, ensemble, run_key, run_sweep
+
+
+def small(seed=1, rate="50Mbps", duration="5s"):
+    return Scenario(name="t", seed=seed, duration=duration, bottleneck=Bottleneck(rate=rate),
+                    flows=[FlowGroup("cubic", count=2, rtt="40ms")])
+
+
+def test_key_is_the_compiled_scenario_and_seed():
+    a, b = small(), small()
+    b.name = "another name"
+    assert run_key(a) == run_key(b)  # the name does not change what is simulated
+    assert run_key(a) != run_key(small(seed=2))
+    assert run_key(a) != run_key(small(rate="60Mbps"))
+    # "50Mbps" and "50000kbps" compile to the same spec (bits/s): same key.
+    assert run_key(a) == run_key(small(rate="50000kbps"))
+
+
+def test_sweep_runs_caches_and_aggregates(tmp_path):
+    runs = ensemble(small(), range(1, 4), rate=50) + ensemble(small(rate="80Mbps"), range(1, 4), rate=80)
+    runs.append(Run(small(), {"rate": 50, "dup": True}))  # the same simulation as runs[0]
+    r1 = run_sweep(runs, tmp_path, jobs=2, progress=False)
+    assert (r1.computed, r1.cached) == (6, 0)  # the duplicate is simulated once
+    assert len(Cache(tmp_path).keys()) == 6
+    direct = cubiclab.simulate(small(seed=2))
+    assert r1.results(1).flows.equals(direct.flows)  # the cached copy is the simulation's
+    r2 = run_sweep(runs, tmp_path, jobs=2, progress=False)
+    assert (r2.computed, r2.cached) == (0, 6)
+    agg = r2.aggregate(lambda res: {"util": res.summary["utilization"]}, by=["rate"])
+    one = r2.frame(lambda res: {"util": res.summary["utilization"]})
+    # rate 50: seeds 1, 2, 3 and the duplicate of seed 1, four runs.
+    assert agg.set_index("rate").loc[50, "util"] == pytest.approx(one.util[[0, 1, 2, 6]].mean())
+    assert set(agg.columns) >= {"util", "util_std", "util_min", "util_max", "n"}
+    assert agg.set_index("rate").n.to_dict() == {50: 4, 80: 3}
+
+
+def test_a_failing_run_is_reported_and_the_others_kept(tmp_path, monkeypatch):
+    import cubiclab.sweep as sw
+
+    real = sw._simulate_payload
+
+    def flaky(d):
+        if d["seed"] == 2:
+            raise RuntimeError("boom")
+        return real(d)
+
+    monkeypatch.setattr(sw, "_simulate_payload", flaky)
+    runs = ensemble(small(), [1, 2, 3])
+    with pytest.raises(SweepError, match="(?s)1 run\\(s\\) failed.*boom"):
+        run_sweep(runs, tmp_path, jobs=1, progress=False)
+    assert len(Cache(tmp_path).keys()) == 2
+    res = run_sweep(runs, tmp_path, jobs=1, progress=False, raise_errors=False)
+    assert res.computed == 0 and list(res.failed) == [runs[1].key]
+
+
+SWEEP_SCRIPT = textwrap.dedent("""
+    import sys
+    from cubiclab import Bottleneck, FlowGroup, Scenario
+    from cubiclab.sweep import ensemble, run_sweep
+    sc = Scenario(name="i", duration="20s", bottleneck=Bottleneck(rate="800Mbps"),
+                  flows=[FlowGroup("cubic", count=2, rtt="40ms")])
+    run_sweep(ensemble(sc, range(1, 11)), sys.argv[1], jobs=2, progress=False)
+    print("finished")
+""")
+
+
+def _interrupt(tmp_path, sig):
+    """Start the sweep of 10 runs in its own process group; once at least two runs are in
+    the cache, send `sig` to the whole group. Returns the number of runs it had finished."""
+    cache = tmp_path / "cache"
+    p = subprocess.Popen([sys.executable, "-c", SWEEP_SCRIPT, str(cache)], start_new_session=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 120
+        while len(Cache(cache).keys()) < 2:
+            assert p.poll() is None, p.communicate()
+            assert time.time() < deadline, "the sweep made no progress"
+            time.sleep(0.05)
+        os.killpg(p.pid, sig)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    return p.returncode, out, err, cache
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_sweep_resumes_with_every_run_once(tmp_path, sig):
+    code, out, err, cache = _interrupt(tmp_path, sig)
+    assert code != 0 and "finished" not in out, (code, out, err)
+    done = Cache(cache).keys()
+    assert 2 <= len(done) < 10
+    mtimes = {k: os.stat(Cache(cache).path(k) / "summary.json").st_mtime_ns for k in done}
+    if sig == signal.SIGKILL:
+        # A run killed while its folder was being written leaves a temporary folder: plant an
+        # old one and check that it is cleaned and never counted.
+        stale = cache / "zz" / ".deadbeef.abc.tmp"
+        stale.mkdir(parents=True)
+        (stale / "flows.parquet").write_bytes(b"half")
+        os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    sc = Scenario(name="i", duration="20s", bottleneck=Bottleneck(rate="800Mbps"),
+                  flows=[FlowGroup("cubic", count=2, rtt="40ms")])
+    runs = ensemble(sc, range(1, 11))
+    res = run_sweep(runs, cache, jobs=2, progress=False)
+    # Finished runs were not redone, missing ones were, and each is in the cache once.
+    assert res.cached == len(done) and res.computed == 10 - len(done)
+    keys = Cache(cache).keys()
+    assert sorted(keys) == sorted({r.key for r in runs}) and len(keys) == 10
+    for k, t in mtimes.items():
+        assert os.stat(Cache(cache).path(k) / "summary.json").st_mtime_ns == t
+    leftovers = [p for d in cache.iterdir() for p in d.iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == []
+    seeds = sorted(json.loads((Cache(cache).path(k) / "scenario.json").read_text())["seed"] for k in keys)
+    assert seeds == list(range(1, 11))
+    assert res.results(9).summary["utilization"] > 0.5
+
+
+def test_ray_backend_fills_the_same_cache(tmp_path):
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'cubiclab[ray]')")
+    runs = ensemble(small(), range(1, 7))
+    local = run_sweep(runs[:3], tmp_path, jobs=1, progress=False)  # start locally ...
+    assert local.computed == 3
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        res = run_sweep(runs, tmp_path, ray="auto", progress=False)  # ... finish on the cluster
+    finally:
+        ray.shutdown()
+    assert (res.cached, res.computed) == (3, 3)
+    assert sorted(Cache(tmp_path).keys()) == sorted(r.key for r in runs)
+    assert res.results(5).flows.equals(cubiclab.simulate(small(seed=6)).flows)
