@@ -175,44 +175,9 @@ impl CongestionControl for Cubic2005 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{Event, ReplayStart, Replayer, TraceEvent};
+    use crate::replay::{Event, ReplayStart, Replayer};
+    use crate::test_support::{ack, ack_clock, ev, var};
     use crate::{Algorithm, CongestionControl};
-
-    fn var(r: &Replayer, name: &str) -> f64 {
-        let mut v = f64::NAN;
-        r.alg.vars(&mut |k, x| {
-            if k == name {
-                v = x
-            }
-        });
-        v
-    }
-
-    fn ev(time_us: u64, event: Event) -> TraceEvent {
-        TraceEvent { time_us, event, snd_una: None, snd_nxt: None }
-    }
-
-    fn ack(time_us: u64, acked: u32, rtt_us: u64) -> TraceEvent {
-        ev(time_us, Event::Ack { acked, rtt_us: rtt_us as i64, cwnd_limited: true })
-    }
-
-    /// ACK-clocked sender: every RTT, cwnd/per_ack ACKs of per_ack segments, evenly spaced.
-    fn ack_clock(r: &mut Replayer, t0_us: u64, rtt_us: u64, per_ack: u32, dur_us: u64) -> u64 {
-        let end = t0_us + dur_us;
-        let mut t = t0_us;
-        while t < end {
-            let n = u64::from((r.tcp.cwnd / per_ack).max(1));
-            for i in 0..n {
-                let ti = t + i * rtt_us / n;
-                if ti >= end {
-                    break;
-                }
-                r.step(&ack(ti, per_ack, rtt_us));
-            }
-            t += rtt_us;
-        }
-        end
-    }
 
     /// Congestion avoidance at cwnd `w`, one ACK (RTT sample), then a loss at `w` at 1 s.
     fn loss_at(params: &Params, w: u32, rtt_us: u64) -> Replayer {

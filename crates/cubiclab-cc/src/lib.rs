@@ -25,6 +25,8 @@ pub mod reno;
 pub mod replay;
 pub mod scalable;
 pub mod tcp;
+#[cfg(test)]
+mod test_support;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{Algorithm, ALGORITHMS};
