@@ -24,6 +24,7 @@ left behind (namespaces whose pid is no longer alive).
 
 from __future__ import annotations
 
+import abc
 import atexit
 import os
 import re
@@ -107,7 +108,7 @@ def cleanup(prefix: str = PREFIX, include_live: bool = False) -> list[str]:
     return gone
 
 
-class Namespaces:
+class Namespaces(abc.ABC):
     """A set of namespaces named ``clk<pid>-<tag><role>``, built by :meth:`_build` and torn
     down on every exit path: context manager, ``atexit``, SIGTERM/SIGINT/SIGHUP. Subclasses
     set ``roles`` and implement ``_build``; :meth:`close` is idempotent."""
@@ -145,8 +146,9 @@ class Namespaces:
             raise
         return self
 
+    @abc.abstractmethod
     def _build(self) -> None:
-        raise NotImplementedError
+        """Create this lab's links, addresses and qdiscs inside the namespaces."""
 
     def sysctl(self, role: str, key: str, value) -> None:
         """Set a per-namespace sysctl (it dies with the namespace: nothing to restore)."""
