@@ -17,6 +17,7 @@
 //! `max(cwnd, last_max_cwnd)`. `initial_ssthresh` is 0 (none) in current kernels, 100 in
 //! early ones.
 
+use crate::bic_lineage::{last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaState, TcpState};
 use crate::CongestionControl;
@@ -25,8 +26,6 @@ use crate::CongestionControl;
 const BICTCP_BETA_SCALE: u32 = 1024;
 /// Binary search steps a quarter (1/B) of the distance to `last_max_cwnd` per RTT.
 const BICTCP_B: u32 = 4;
-/// `delayed_ack` holds packets per ACK shifted left by 4.
-const ACK_RATIO_SHIFT: u32 = 4;
 /// Jiffies per second (Linux `CONFIG_HZ`; 1000 on most distribution kernels).
 const HZ: u32 = 1000;
 
@@ -188,10 +187,7 @@ impl Bic {
         }
 
         // Per ACK, not per segment: divide by packets per ACK (delayed_ack >= 15 always).
-        self.cnt = (self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack.max(1);
-        if self.cnt == 0 {
-            self.cnt = 1;
-        }
+        self.cnt = per_ack_count(self.cnt, self.delayed_ack);
     }
 }
 
@@ -209,11 +205,8 @@ impl CongestionControl for Bic {
     fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let cwnd = tcp.cwnd;
         self.epoch_start = 0;
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            cwnd.wrapping_mul(BICTCP_BETA_SCALE + self.beta) / (2 * BICTCP_BETA_SCALE)
-        } else {
-            cwnd
-        };
+        self.last_max_cwnd =
+            last_max_after_loss(cwnd, self.last_max_cwnd, self.beta, BICTCP_BETA_SCALE, self.fast_convergence);
         if cwnd <= self.low_window {
             (cwnd >> 1).max(2)
         } else {
@@ -246,8 +239,7 @@ impl CongestionControl for Bic {
     /// `bictcp_acked`: delayed_ack = 15/16 delayed_ack + pkts_acked (in units of 1/16).
     fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
         if tcp.ca_state == CaState::Open {
-            self.delayed_ack =
-                self.delayed_ack.wrapping_add(sample.pkts_acked.wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT));
+            self.delayed_ack = update_ack_ratio(self.delayed_ack, sample.pkts_acked);
         }
     }
 

@@ -27,6 +27,7 @@
 //! non-default `beta` (at most 511 at cwnd 1, 204 at cwnd 2, 60 at cwnd 3) or a wrapped
 //! product — and `ack_cnt > 0`, the kernel would spin forever; here the loop is skipped.
 
+use crate::bic_lineage::last_max_after_loss;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, TcpState};
 use crate::CongestionControl;
@@ -534,12 +535,8 @@ impl CongestionControl for Cubic {
     fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let cwnd = tcp.cwnd;
         self.epoch_start = 0;
-        // wraps: u32 products in C (cwnd above 2.4e6 segments).
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            cwnd.wrapping_mul(BICTCP_BETA_SCALE + self.beta) / (2 * BICTCP_BETA_SCALE)
-        } else {
-            cwnd
-        };
+        self.last_max_cwnd =
+            last_max_after_loss(cwnd, self.last_max_cwnd, self.beta, BICTCP_BETA_SCALE, self.fast_convergence);
         (cwnd.wrapping_mul(self.beta) / BICTCP_BETA_SCALE).max(2)
     }
 

@@ -77,6 +77,7 @@
 //!   this one's by a few units of 2^-10 s (the later table-plus-one-iteration root of
 //!   2.6.22 quotes an average error of 0.195 %).
 
+use crate::bic_lineage::{last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{AckSample, CaState, TcpState};
 use crate::CongestionControl;
@@ -85,8 +86,6 @@ use crate::CongestionControl;
 const BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: CUBIC's own time unit is 2^-10 s.
 const BICTCP_HZ: u32 = 10;
-/// `ACK_RATIO_SHIFT`: `delayed_ack` holds packets per ACK << 4.
-const ACK_RATIO_SHIFT: u32 = 4;
 
 /// The kernel's table of 65536·∛i for i = 0..7 (as published; entries 4 to 7 are within 2
 /// of the exact values, which only moves the bisection bracket).
@@ -353,10 +352,7 @@ impl CubicV20 {
         }
 
         // Counts are per packet; cwnd_cnt counts ACKs: divide by packets per ACK.
-        self.cnt = (self.cnt << ACK_RATIO_SHIFT) / self.delayed_ack.max(1);
-        if self.cnt == 0 {
-            self.cnt = 1;
-        }
+        self.cnt = per_ack_count(self.cnt, self.delayed_ack);
     }
 }
 
@@ -373,11 +369,8 @@ impl CongestionControl for CubicV20 {
     fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let cwnd = tcp.cwnd;
         self.epoch_start = 0;
-        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-            cwnd.wrapping_mul(BETA_SCALE + self.beta) / (2 * BETA_SCALE)
-        } else {
-            cwnd
-        };
+        self.last_max_cwnd =
+            last_max_after_loss(cwnd, self.last_max_cwnd, self.beta, BETA_SCALE, self.fast_convergence);
         self.loss_cwnd = cwnd;
         (cwnd.wrapping_mul(self.beta) / BETA_SCALE).max(2)
     }
@@ -437,8 +430,7 @@ impl CongestionControl for CubicV20 {
         // Packets per ACK, EWMA with gain 1/16 in fixed point << 4 (u32 wrapping arithmetic
         // makes the subtraction signed).
         if sample.pkts_acked > 0 && tcp.ca_state == CaState::Open {
-            let cnt = sample.pkts_acked.wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
-            self.delayed_ack = self.delayed_ack.wrapping_add(cnt);
+            self.delayed_ack = update_ack_ratio(self.delayed_ack, sample.pkts_acked);
         }
     }
 

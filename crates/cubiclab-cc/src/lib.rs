@@ -12,6 +12,7 @@
 //! checked parameters, dispatched without boxing.
 
 pub mod bic;
+mod bic_lineage;
 pub mod cubic;
 pub mod cubic_2005;
 pub mod cubic_2008;
