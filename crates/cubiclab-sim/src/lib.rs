@@ -18,7 +18,10 @@ pub mod traffic;
 pub use loss::LossSpec;
 pub use queue::Limit;
 pub use queue::{CoDelSpec, RedSpec};
-pub use record::Results;
-pub use scenario::{Direction, FlowSpec, QueueKind, RttDist, Scenario, WebSpec};
+pub use record::{Column, Results, Table};
+pub use scenario::{
+    Bottleneck, CwndRecording, Direction, FlowGroup, Plan, QueueDiscipline, Record, RttDist, Scenario, WebDirection,
+    WebGroup,
+};
 pub use sim::Sim;
 pub use tcp::Recovery;

@@ -11,8 +11,9 @@ pub use codel::{CoDel, CoDelSpec};
 pub use droptail::DropTail;
 pub use red::{Red, RedSpec};
 
-/// How a buffer's limit is counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a buffer's limit is counted: `{"packets": n}` or `{"bytes": n}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Limit {
     Packets(u32),
     Bytes(u64),
