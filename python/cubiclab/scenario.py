@@ -57,7 +57,7 @@ from __future__ import annotations
 import copy
 import json
 import tomllib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from pathlib import Path
 
 from cubiclab import _core, units
@@ -66,16 +66,30 @@ HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 b
 
 
 @dataclass
-class Bottleneck:
+class _Link:
     rate: str | int = "100Mbps"
     delay: str | int | None = None
     buffer: str | int = "100%BDP"
     reverse_buffer: str | int = "100%BDP"
     queue: str = "droptail"
-    red: dict = field(default_factory=dict)
-    codel: dict = field(default_factory=dict)
     loss: dict | None = None
     reverse_loss: dict | None = None
+
+
+def _discipline_tables() -> list[str]:
+    """The queue disciplines' settings tables (``red``, ``codel``): the keys of the schema's
+    bottleneck that `_Link` does not define. The Rust schema owns them, so a new discipline
+    needs nothing here; text values in them are times ("5ms")."""
+    props = json.loads(_core.scenario_schema())["definitions"]["Bottleneck"]["properties"]
+    return [k for k in props if k not in {f.name for f in fields(_Link)}]
+
+
+DISCIPLINE_TABLES = _discipline_tables()
+Bottleneck = make_dataclass(
+    "Bottleneck", [(name, dict, field(default_factory=dict)) for name in DISCIPLINE_TABLES], bases=(_Link,),
+    namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "
+                          f"table per discipline: {', '.join(DISCIPLINE_TABLES)}) and random loss."})
+Bottleneck.__module__ = __name__
 
 
 @dataclass
@@ -217,10 +231,6 @@ class Scenario:
         delay = min(positive_rtts) // 4 if b.delay is None else units.parse_time(b.delay, "bottleneck.delay")
         wire = (self.mss if isinstance(self.mss, int) else 0) + HEADER_BYTES
         bdp_bytes = max(rate, 0) * max(positive_rtts) // 8 // 1_000_000_000
-        codel = dict(b.codel)
-        for k in ("target", "interval"):
-            if k in codel:
-                codel[k] = units.parse_time(codel[k], f"bottleneck.codel.{k}")
         rec = self.record
         return {
             "seed": self.seed,
@@ -232,7 +242,8 @@ class Scenario:
                 "rate": rate, "delay": delay,
                 "buffer": _buffer(b.buffer, "bottleneck.buffer", bdp_bytes, wire),
                 "reverse_buffer": _buffer(b.reverse_buffer, "bottleneck.reverse_buffer", bdp_bytes, wire),
-                "queue": b.queue, "red": b.red, "codel": codel,
+                "queue": b.queue,
+                **{name: _discipline_settings(getattr(b, name), f"bottleneck.{name}") for name in DISCIPLINE_TABLES},
                 "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
             },
             "flows": flows,
@@ -294,6 +305,13 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
         "think": 10_000_000_000 if think is None else think, "rtt": {kind: rtt},
         "algorithm": g.algorithm, "params": g.params, "recovery": g.recovery,
     }
+
+
+def _discipline_settings(table, where: str):
+    """A queue discipline's settings with its times in ns (text values are times)."""
+    if not isinstance(table, dict):
+        return table  # the schema refuses it, naming the key
+    return {k: units.parse_time(v, f"{where}.{k}") if isinstance(v, str) else v for k, v in table.items()}
 
 
 def _num(v, name) -> float:

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 
 use crate::loss::LossSpec;
-use crate::queue::{CoDelSpec, Limit, RedSpec};
+use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
 use crate::tcp::Recovery;
 
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
@@ -85,13 +85,13 @@ pub struct Bottleneck {
     pub reverse_loss: LossSpec,
 }
 
-/// Which queue discipline a buffer runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueDiscipline {
-    DropTail,
-    Red,
-    CoDel,
+impl DisciplineSettings for Bottleneck {
+    fn red(&self) -> &RedSpec {
+        &self.red
+    }
+    fn codel(&self) -> &CoDelSpec {
+        &self.codel
+    }
 }
 
 /// A group of identical long-lived (or fixed-size) flows.

@@ -76,9 +76,7 @@ impl Scenario {
                 _ => {}
             }
         }
-        // Tables of disciplines that are off are still checked: a typo there is a typo.
-        b.red.validate("bottleneck.red")?;
-        b.codel.validate("bottleneck.codel")?;
+        crate::queue::validate_settings(b)?;
         b.loss.validate("bottleneck.loss")?;
         b.reverse_loss.validate("bottleneck.reverse_loss")
     }

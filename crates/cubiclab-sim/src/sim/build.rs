@@ -8,15 +8,15 @@ use crate::engine::{Ev, EventQueue, Time};
 use crate::link::Link;
 use crate::loss::RandomLoss;
 use crate::pipe::Pipe;
-use crate::queue::{CoDel, DropTail, Queue, Red};
+use crate::queue::{Buffer, Queue};
 use crate::record::Results;
 use crate::rng::Rng;
-use crate::scenario::{Direction, QueueDiscipline, Scenario};
+use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender, SenderConfig};
 use crate::traffic::BoundedPareto;
 
 /// Random streams of the links, numbered apart from the plan's (`scenario::plan`): random
-/// loss on `STREAM_LINK + direction`, RED's drops on `STREAM_LINK + 10 + direction`.
+/// loss on `STREAM_LINK + direction`, the buffer's (RED's drops) on `STREAM_LINK + 10 + direction`.
 const STREAM_LINK: u64 = 1 << 40;
 
 /// What a flow slot needs besides its sender's configuration.
@@ -117,12 +117,13 @@ impl Sim {
             Direction::Reverse => (b.reverse_buffer, &b.reverse_loss),
         };
         let d = dir.index() as u64;
-        let pkt_ns = (sc.wire_bytes() as f64 * 8e9) / b.rate_bps as f64;
-        let queue = match b.queue {
-            QueueDiscipline::DropTail => Queue::DropTail(DropTail::new(limit)),
-            QueueDiscipline::Red => Queue::Red(Red::new(b.red, limit, pkt_ns, Rng::new(sc.seed, STREAM_LINK + 10 + d))),
-            QueueDiscipline::CoDel => Queue::CoDel(CoDel::new(b.codel, limit, sc.wire_bytes())),
+        let buffer = Buffer {
+            limit,
+            wire_bytes: sc.wire_bytes(),
+            rate_bps: b.rate_bps,
+            rng: Rng::new(sc.seed, STREAM_LINK + 10 + d),
         };
+        let queue = Queue::new(b.queue, b, buffer);
         Link::new(b.rate_bps, queue, RandomLoss::new(loss.clone(), Rng::new(sc.seed, STREAM_LINK + d)))
     }
 
