@@ -330,3 +330,6 @@ impl WebGroup {
         to_params(&self.params)
     }
 }
+
+#[cfg(test)]
+mod tests;
