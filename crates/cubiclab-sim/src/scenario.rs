@@ -5,17 +5,10 @@
 
 use cubiclab_cc::{Algorithm, Params};
 
-use crate::loss::LossSpec;
-use crate::queue::{CoDelSpec, Limit, RedSpec};
-use crate::tcp::Recovery;
+pub use cubiclab_path::QueueKind;
+use cubiclab_path::{Limit, LinkSpec, LossSpec};
 
-/// The queue discipline of the bottleneck buffer.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum QueueKind {
-    DropTail,
-    Red(RedSpec),
-    CoDel(CoDelSpec),
-}
+use crate::tcp::Recovery;
 
 /// Which way a web session's objects travel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +205,19 @@ impl Scenario {
     /// Data packet size on the wire.
     pub fn wire_bytes(&self) -> u32 {
         self.mss + self.header_bytes
+    }
+
+    /// The forward bottleneck, or the reverse one, as the path crate builds it.
+    pub fn link_spec(&self, reverse: bool) -> LinkSpec {
+        let (buffer, loss) =
+            if reverse { (self.reverse_buffer, &self.reverse_loss) } else { (self.buffer, &self.loss) };
+        LinkSpec {
+            rate_bps: self.rate_bps,
+            buffer,
+            queue: self.queue,
+            loss: loss.clone(),
+            packet_bytes: self.wire_bytes(),
+        }
     }
 }
 

@@ -13,15 +13,13 @@
 
 use cubiclab_cc::{Algorithm, CaState};
 
+use cubiclab_path::{Link, Offer, Rng};
+
 use crate::engine::{Ev, EventQueue, Time};
-use crate::link::{Link, Offer};
-use crate::loss::RandomLoss;
 use crate::packet::{Packet, NO_SACK};
 use crate::pipe::Pipe;
-use crate::queue::{CoDel, DropTail, Queue, Red};
 use crate::record::{FlowTotals, Results};
-use crate::rng::Rng;
-use crate::scenario::{Direction, QueueKind, RttDist, Scenario};
+use crate::scenario::{Direction, RttDist, Scenario};
 use crate::tcp::receiver::AckAction;
 use crate::tcp::{Receiver, Sender, SenderConfig};
 use crate::traffic::BoundedPareto;
@@ -29,9 +27,9 @@ use crate::traffic::BoundedPareto;
 const FWD: u32 = 0;
 const REV: u32 = 1;
 
-/// Random streams: one per component, numbered apart so they never collide.
+/// Random streams: one per component, numbered apart so they never collide (the path's
+/// own, `STREAM_LINK`, sit between these).
 const STREAM_START: u64 = 0;
-const STREAM_LINK: u64 = 1 << 40;
 const STREAM_WEB: u64 = 2 << 40;
 
 struct Flow {
@@ -78,7 +76,7 @@ pub struct Sim {
     sc: Scenario,
     q: EventQueue,
     now: Time,
-    links: [Link; 2],
+    links: [Link<Packet>; 2],
     flows: Vec<Flow>,
     pipes: Vec<Pipe>,
     web: Vec<Session>,
@@ -171,17 +169,8 @@ impl Sim {
         Ok(sim)
     }
 
-    fn link(sc: &Scenario, dir: u32) -> Link {
-        let (limit, loss) = if dir == FWD { (sc.buffer, &sc.loss) } else { (sc.reverse_buffer, &sc.reverse_loss) };
-        let pkt_ns = (sc.wire_bytes() as f64 * 8e9) / sc.rate_bps as f64;
-        let queue = match sc.queue {
-            QueueKind::DropTail => Queue::DropTail(DropTail::new(limit)),
-            QueueKind::Red(spec) => {
-                Queue::Red(Red::new(spec, limit, pkt_ns, Rng::new(sc.seed, STREAM_LINK + 10 + dir as u64)))
-            }
-            QueueKind::CoDel(spec) => Queue::CoDel(CoDel::new(spec, limit, sc.wire_bytes())),
-        };
-        Link::new(sc.rate_bps, queue, RandomLoss::new(loss.clone(), Rng::new(sc.seed, STREAM_LINK + dir as u64)))
+    fn link(sc: &Scenario, dir: u32) -> Link<Packet> {
+        Link::new(&sc.link_spec(dir == REV), sc.seed, dir)
     }
 
     fn segments(&self, bytes: u64) -> u32 {
@@ -577,8 +566,10 @@ impl Sim {
     /// for the conservation check `sent = arrived + dropped + lost + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
         let l = &self.links[FWD as usize];
-        (l.queue.count_flow(f) + l.in_service_flow(f) + self.pipes[self.flows[f as usize].fwd as usize].count_flow(f))
-            as u64
+        let data_of_f = |p: &Packet| p.flow == f && !p.is_ack;
+        (l.queue.count(data_of_f)
+            + l.in_service().map_or(0, |p| data_of_f(p) as usize)
+            + self.pipes[self.flows[f as usize].fwd as usize].count_flow(f)) as u64
     }
 
     /// (segments sent, arrived at the receiver, dropped by the buffer, lost at random) of
