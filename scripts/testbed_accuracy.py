@@ -99,7 +99,7 @@ def _emulator(net, work, rate, limit, delay_ns):
         netns_a=net.netns_path("sender"), tun_a="tb0", netns_b=net.netns_path("receiver"), tun_b="tb0",
         netns_home=net.netns_path("emulator"), rate_bps=rate, rev_rate_bps=rate, limit=f"packets {limit}",
         rev_limit="packets 100000", default_delay=f"{delay_ns} {delay_ns}", max_duration_ns=120_000_000_000,
-        sample_ns=100_000_000, mtu=1500, sched_fifo=10)
+        sample_ns=100_000_000, sched_fifo=10)
     emu = Emulator(net.exec_args("emulator"), cfg, work)
     t = time.time() + 10
     while not (net.carrier("sender") and net.carrier("receiver")):

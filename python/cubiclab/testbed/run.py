@@ -95,8 +95,6 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
         stand_in.flows[i].algorithm = "reno"
     if sc.web:
         raise ValueError("web: background web sessions are not supported on the testbed (long-lived flows only)")
-    if sc.bottleneck.queue != "droptail":
-        raise ValueError(f"bottleneck.queue is '{sc.bottleneck.queue}'; the testbed's emulator has droptail only")
     spec = stand_in.compile()
     expanded = [(i, g) for i, g in enumerate(sc.flows) for _ in range(g.count)]
     for f, (i, g) in zip(spec["flows"], expanded):
@@ -156,6 +154,15 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
 def _buffer_bytes(spec: dict) -> int:
     wire = spec["mss"] + HEADER_BYTES
     return spec["buffer"] * wire if spec["buffer_kind"] == "packets" else spec["buffer"]
+
+
+def _queue_text(queue: dict) -> str:
+    if queue["kind"] == "red":
+        return " ".join(["red"] + [repr(float(queue[k])) for k in ("min_th", "max_th", "max_p", "w_q")]
+                        + [str(int(queue["gentle"]))])
+    if queue["kind"] == "codel":
+        return f"codel {queue['target_ns']} {queue['interval_ns']}"
+    return "droptail"
 
 
 def _loss_text(loss: dict | None) -> str:
@@ -232,13 +239,18 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 rate_bps=spec["rate_bps"], rev_rate_bps=spec["rate_bps"],
                 limit=f"{spec['buffer_kind']} {spec['buffer']}",
                 rev_limit=f"{spec['reverse_buffer_kind']} {spec['reverse_buffer']}",
+                queue=_queue_text(spec["queue"]), packet_bytes=spec["mss"] + spec["header_bytes"],
                 loss=_loss_text(spec["loss"]), rev_loss=_loss_text(spec["reverse_loss"]),
                 seed=spec["seed"],
                 flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows],
                 default_delay=f"{spec['delay_ns']} {spec['delay_ns']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
-                sample_ns=spec["sample_interval_ns"], mtu=p.mtu, epoch_ns=epoch,
+                sample_ns=spec["sample_interval_ns"], epoch_ns=epoch,
                 sched_fifo=10 if realtime else 0,
+                # Above half a gigabit the kernels' work per write (the receiver's TCP runs
+                # in the emulator's write) would take a whole core of two: deliver in
+                # batches at least 40 us apart (docs/testbed/README.md, "Accuracy").
+                min_wait_ns=40_000 if spec["rate_bps"] > 500_000_000 else 0,
             )
             from cubiclab.testbed.emu import config_text
 
@@ -250,8 +262,13 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 if time.monotonic() > t_wait:
                     raise RuntimeError("the emulator did not attach to the TUN devices within 10 s")
                 time.sleep(0.02)
+            # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
+            # packet the emulator writes: a quarter of a flow's fair share per sample, at
+            # most 64 KB, so the samples stay smooth and the sink's CPU time small.
+            rcvlowat = int(min(65536, max(1, spec["rate_bps"] * tick_ns / 8e9 / 4 / len(p.flows))))
             bulk_cfg = {
                 "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns, "rcvbuf": rcvbuf,
+                "rcvlowat": rcvlowat,
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                            "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]} for f in p.flows],
             }
