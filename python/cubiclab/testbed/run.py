@@ -25,7 +25,7 @@ from cubiclab.kernel import netns as _netns
 from cubiclab.kernel import tracing as _tracing
 from cubiclab.kernel.netns import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
-from cubiclab.testbed.emu import Emulator
+from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns
 from cubiclab.testbed.net import RECEIVER_IP, TunPath
 
 BULK = Path(__file__).with_name("_bulk.py")
@@ -247,13 +247,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 max_duration_ns=duration_ns + 60_000_000_000,
                 sample_ns=spec["sample_interval_ns"], epoch_ns=epoch,
                 sched_fifo=10 if realtime else 0,
-                # Above half a gigabit the kernels' work per write (the receiver's TCP runs
-                # in the emulator's write) would take a whole core of two: deliver in
-                # batches at least 40 us apart (docs/testbed/README.md, "Accuracy").
-                min_wait_ns=40_000 if spec["rate_bps"] > 500_000_000 else 0,
+                min_wait_ns=min_wait_ns(spec["rate_bps"]),
             )
-            from cubiclab.testbed.emu import config_text
-
             emu = Emulator(net.exec_args("emulator"), config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10
             while not (net.carrier("sender") and net.carrier("receiver")):
