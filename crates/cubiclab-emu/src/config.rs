@@ -3,7 +3,7 @@
 
 use std::os::fd::RawFd;
 
-use cubiclab_path::{CoDelSpec, Limit, LinkSpec, LossSpec, QueueKind, RedSpec};
+use cubiclab_path::{CoDelSpec, Limit, LinkSpec, LossSpec, QueueDiscipline, RedSpec};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowCfg {
@@ -97,24 +97,25 @@ fn parse_loss(v: &str, field: &str) -> Result<LossSpec, String> {
     Ok(spec)
 }
 
-fn parse_queue(v: &str) -> Result<QueueKind, String> {
+/// The discipline of both buffers, with its settings in `link`.
+fn parse_queue(v: &str, link: &mut LinkSpec) -> Result<(), String> {
     match v.split_whitespace().next().unwrap_or("") {
-        "droptail" => Ok(QueueKind::DropTail),
+        "droptail" => link.queue = QueueDiscipline::DropTail,
         "red" => {
             let n = numbers(v, 5, "MIN_TH MAX_TH MAX_P W_Q GENTLE(0|1)")?;
-            let spec = RedSpec { min_th: n[0], max_th: n[1], max_p: n[2], w_q: n[3], gentle: n[4] != 0.0 };
-            spec.validate()?;
-            Ok(QueueKind::Red(spec))
+            link.red = RedSpec { min_th: n[0], max_th: n[1], max_p: n[2], w_q: n[3], gentle: n[4] != 0.0 };
+            link.red.validate("red")?;
+            link.queue = QueueDiscipline::Red;
         }
         "codel" => {
             let n = numbers(v, 2, "TARGET_NS INTERVAL_NS")?;
-            if !(n[0] >= 1.0 && n[1] >= 1.0) {
-                return Err(format!("'{v}': target and interval must be > 0"));
-            }
-            Ok(QueueKind::CoDel(CoDelSpec { target_ns: n[0] as u64, interval_ns: n[1] as u64 }))
+            link.codel = CoDelSpec { target_ns: n[0] as u64, interval_ns: n[1] as u64 };
+            link.codel.validate("codel")?;
+            link.queue = QueueDiscipline::CoDel;
         }
-        q => Err(format!("'{q}'; allowed: droptail, red, codel")),
+        q => return Err(format!("'{q}'; allowed: droptail, red, codel")),
     }
+    Ok(())
 }
 
 impl Config {
@@ -131,7 +132,9 @@ impl Config {
         let link = |buffer| LinkSpec {
             rate_bps: 0,
             buffer,
-            queue: QueueKind::DropTail,
+            queue: QueueDiscipline::DropTail,
+            red: RedSpec::default(),
+            codel: CoDelSpec::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
@@ -178,8 +181,8 @@ impl Config {
                 "limit" => c.fwd.buffer = parse_limit(v).map_err(at)?,
                 "rev_limit" => c.rev.buffer = parse_limit(v).map_err(at)?,
                 "queue" => {
-                    c.fwd.queue = parse_queue(v).map_err(at)?;
-                    c.rev.queue = c.fwd.queue;
+                    parse_queue(v, &mut c.fwd).map_err(at)?;
+                    parse_queue(v, &mut c.rev).map_err(at)?;
                 }
                 "packet_bytes" => {
                     let b = int(v)?;
@@ -254,7 +257,8 @@ mod tests {
         .unwrap();
         assert_eq!(c.fwd.buffer, Limit::Bytes(30000));
         assert_eq!(c.fwd.loss, LossSpec::Bernoulli { p: 0.01 });
-        assert_eq!(c.rev.queue, QueueKind::CoDel(CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 }));
+        assert_eq!(c.rev.queue, QueueDiscipline::CoDel);
+        assert_eq!(c.rev.codel, CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 });
         assert_eq!(c.flows[0], FlowCfg { port: 47000, fwd_delay_ns: 20_000_000, rev_delay_ns: 20_000_000 });
     }
 

@@ -275,7 +275,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubiclab_path::{Limit, LossSpec, QueueKind};
+    use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, RedSpec};
 
     fn header(segments: u16, gso: u16) -> Header {
         Header {
@@ -297,7 +297,9 @@ mod tests {
         let spec = LinkSpec {
             rate_bps: 10_000_000,
             buffer: Limit::Packets(1),
-            queue: QueueKind::DropTail,
+            queue: QueueDiscipline::DropTail,
+            red: RedSpec::default(),
+            codel: CoDelSpec::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
@@ -332,7 +334,9 @@ mod tests {
         let spec = LinkSpec {
             rate_bps: 0,
             buffer: Limit::Packets(10),
-            queue: QueueKind::DropTail,
+            queue: QueueDiscipline::DropTail,
+            red: RedSpec::default(),
+            codel: CoDelSpec::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };

@@ -3,7 +3,7 @@
 //! simulator's delay lines, the emulator's).
 
 use crate::loss::{LossSpec, RandomLoss};
-use crate::queue::{CoDel, DropTail, Limit, Queue, QueueKind, Red};
+use crate::queue::{Buffer, CoDelSpec, DisciplineSettings, Limit, Queue, QueueDiscipline, RedSpec};
 use crate::rng::Rng;
 use crate::{PathPacket, Time, STREAM_LINK};
 
@@ -12,11 +12,23 @@ use crate::{PathPacket, Time, STREAM_LINK};
 pub struct LinkSpec {
     pub rate_bps: u64,
     pub buffer: Limit,
-    pub queue: QueueKind,
+    pub queue: QueueDiscipline,
+    /// The disciplines' settings (only the running one's matter).
+    pub red: RedSpec,
+    pub codel: CoDelSpec,
     pub loss: LossSpec,
     /// Size of a full data packet on the wire (RED's idle decay counts in these; CoDel
     /// keeps dropping only while more than one is queued).
     pub packet_bytes: u32,
+}
+
+impl DisciplineSettings for LinkSpec {
+    fn red(&self) -> &RedSpec {
+        &self.red
+    }
+    fn codel(&self) -> &CoDelSpec {
+        &self.codel
+    }
 }
 
 pub struct Link<P> {
@@ -44,16 +56,16 @@ pub enum Offer {
 
 impl<P: PathPacket> Link<P> {
     /// Direction `dir` (0 forward, 1 reverse) of the bottleneck of a run seeded with `seed`:
-    /// the random streams of its queue and its loss follow from these two alone.
+    /// the random streams follow from these two alone, random loss on
+    /// `STREAM_LINK + dir`, the buffer's (RED's drops) on `STREAM_LINK + 10 + dir`.
     pub fn new(spec: &LinkSpec, seed: u64, dir: u32) -> Self {
-        let pkt_ns = (spec.packet_bytes as f64 * 8e9) / spec.rate_bps as f64;
-        let queue = match spec.queue {
-            QueueKind::DropTail => Queue::DropTail(DropTail::new(spec.buffer)),
-            QueueKind::Red(red) => {
-                Queue::Red(Red::new(red, spec.buffer, pkt_ns, Rng::new(seed, STREAM_LINK + 10 + dir as u64)))
-            }
-            QueueKind::CoDel(codel) => Queue::CoDel(CoDel::new(codel, spec.buffer, spec.packet_bytes)),
+        let buffer = Buffer {
+            limit: spec.buffer,
+            wire_bytes: spec.packet_bytes,
+            rate_bps: spec.rate_bps,
+            rng: Rng::new(seed, STREAM_LINK + 10 + dir as u64),
         };
+        let queue = Queue::new(spec.queue, spec, buffer);
         let loss = RandomLoss::new(spec.loss.clone(), Rng::new(seed, STREAM_LINK + dir as u64));
         Self { rate_bps: spec.rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss }
     }
@@ -109,7 +121,15 @@ mod tests {
     use crate::test_packet::{pkt, Pkt};
 
     fn droptail(rate_bps: u64, buffer: Limit) -> Link<Pkt> {
-        let spec = LinkSpec { rate_bps, buffer, queue: QueueKind::DropTail, loss: LossSpec::None, packet_bytes: 1500 };
+        let spec = LinkSpec {
+            rate_bps,
+            buffer,
+            queue: QueueDiscipline::DropTail,
+            red: RedSpec::default(),
+            codel: CoDelSpec::default(),
+            loss: LossSpec::None,
+            packet_bytes: 1500,
+        };
         Link::new(&spec, 0, 0)
     }
 

@@ -13,8 +13,10 @@ pub mod traffic;
 
 // The bottleneck path is the shared `cubiclab-path` crate (the emulator runs the same code).
 pub use cubiclab_path::{loss, queue, rng};
-pub use cubiclab_path::{CoDelSpec, Limit, LossSpec, RedSpec};
-pub use record::Results;
-pub use scenario::{Direction, FlowSpec, QueueKind, RttDist, Scenario, WebSpec};
+pub use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, RedSpec};
+pub use record::{Column, Results, Table};
+pub use scenario::{
+    Bottleneck, CwndRecording, Direction, FlowGroup, Plan, Record, RttDist, Scenario, WebDirection, WebGroup,
+};
 pub use sim::Sim;
 pub use tcp::Recovery;
