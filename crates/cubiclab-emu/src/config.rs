@@ -118,6 +118,48 @@ fn parse_queue(v: &str, link: &mut LinkSpec) -> Result<(), String> {
     Ok(())
 }
 
+fn limit_text(l: Limit) -> String {
+    match l {
+        Limit::Packets(n) => format!("packets {n}"),
+        Limit::Bytes(n) => format!("bytes {n}"),
+    }
+}
+
+fn loss_text(l: &LossSpec) -> String {
+    match *l {
+        LossSpec::None => "none".into(),
+        LossSpec::Bernoulli { p } => format!("bernoulli {p}"),
+        LossSpec::Poisson { rate_per_s } => format!("poisson {rate_per_s}"),
+        LossSpec::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            format!("gilbert {p_gb} {p_bg} {loss_good} {loss_bad}")
+        }
+    }
+}
+
+/// The `key value` lines that describe both bottlenecks and the seed, as [`Config::parse`]
+/// reads them: the testbed hands the emulator the path the simulator builds from the same
+/// scenario (`Scenario::link_spec`). Both directions run the forward one's discipline.
+pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, seed: u64) -> String {
+    let queue = match fwd.queue {
+        QueueDiscipline::DropTail => "droptail".to_string(),
+        QueueDiscipline::Red => {
+            let r = &fwd.red;
+            format!("red {} {} {} {} {}", r.min_th, r.max_th, r.max_p, r.w_q, r.gentle as u8)
+        }
+        QueueDiscipline::CoDel => format!("codel {} {}", fwd.codel.target_ns, fwd.codel.interval_ns),
+    };
+    format!(
+        "rate_bps {}\nrev_rate_bps {}\nlimit {}\nrev_limit {}\nqueue {queue}\npacket_bytes {}\nloss {}\nrev_loss {}\nseed {seed}\n",
+        fwd.rate_bps,
+        rev.rate_bps,
+        limit_text(fwd.buffer),
+        limit_text(rev.buffer),
+        fwd.packet_bytes,
+        loss_text(&fwd.loss),
+        loss_text(&rev.loss),
+    )
+}
+
 impl Config {
     /// Parse `key value` lines (`#` comments). Keys: netns_a, tun_a, netns_b, tun_b,
     /// netns_home, rate_bps, rev_rate_bps (0: no limit), limit / rev_limit
@@ -260,6 +302,23 @@ mod tests {
         assert_eq!(c.rev.queue, QueueDiscipline::CoDel);
         assert_eq!(c.rev.codel, CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 });
         assert_eq!(c.flows[0], FlowCfg { port: 47000, fwd_delay_ns: 20_000_000, rev_delay_ns: 20_000_000 });
+    }
+
+    #[test]
+    fn the_path_text_reads_back_as_the_same_path() {
+        let fwd = LinkSpec {
+            rate_bps: 123_456_789,
+            buffer: Limit::Bytes(98_765),
+            queue: QueueDiscipline::Red,
+            red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
+            codel: CoDelSpec::default(),
+            loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },
+            packet_bytes: 1500,
+        };
+        let rev = LinkSpec { buffer: Limit::Packets(17), loss: LossSpec::Poisson { rate_per_s: 2.5 }, ..fwd.clone() };
+        let text = format!("netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n{}", path_text(&fwd, &rev, 42));
+        let c = Config::parse(&text).unwrap();
+        assert_eq!((c.fwd, c.rev, c.seed), (fwd, rev, 42));
     }
 
     #[test]

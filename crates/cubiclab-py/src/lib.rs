@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use cubiclab_cc::replay::{parse_trace_csv, replay, ReplayStart};
 use cubiclab_cc::{Algorithm, CaState, Params, ALGORITHMS};
 use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES};
-use cubiclab_sim::{Column, Results, Scenario, Sim};
+use cubiclab_sim::{Column, Direction, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
     let mut p = Params::new();
@@ -175,6 +175,15 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The emulator's `key value` lines for the scenario's bottleneck in both directions and its
+/// seed: the path the simulator builds from the same scenario.
+#[pyfunction]
+fn emulator_path(spec_json: &str) -> PyResult<String> {
+    let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
+    sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
+    Ok(cubiclab_emu::config::path_text(&sc.link_spec(Direction::Forward), &sc.link_spec(Direction::Reverse), sc.seed))
+}
+
 /// The scenario's JSON Schema (keys, types, units, meaning).
 #[pyfunction]
 fn scenario_schema() -> String {
@@ -206,6 +215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulator_path, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;

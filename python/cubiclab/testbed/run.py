@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cubiclab import units
+from cubiclab import _core, units
 from cubiclab.kernel import netns as _netns
 from cubiclab.kernel import tracing as _tracing
 from cubiclab.kernel.netns import KernelLabUnavailable
@@ -138,36 +138,9 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     return p
 
 
-def _limit_text(limit: dict) -> str:
-    """The emulator's form of a buffer limit: "packets N" or "bytes N"."""
-    (kind, n), = limit.items()
-    return f"{kind} {n}"
-
-
 def _buffer_bytes(spec: dict) -> int:
     (kind, n), = spec["bottleneck"]["buffer"].items()
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
-
-
-def _queue_text(bottleneck: dict) -> str:
-    """The emulator's form of the queue discipline and its settings."""
-    if bottleneck["queue"] == "red":
-        r = bottleneck["red"]
-        return " ".join(["red"] + [repr(float(r[k])) for k in ("min_th", "max_th", "max_p", "w_q")]
-                        + [str(int(r["gentle"]))])
-    if bottleneck["queue"] == "codel":
-        return f"codel {bottleneck['codel']['target']} {bottleneck['codel']['interval']}"
-    return "droptail"
-
-
-def _loss_text(loss: dict | None) -> str:
-    if not loss or loss["model"] == "none":
-        return "none"
-    if loss["model"] == "bernoulli":
-        return f"bernoulli {loss['p']!r}"
-    if loss["model"] == "poisson":
-        return f"poisson {loss['rate']!r}"
-    return f"gilbert {loss['p_gb']!r} {loss['p_bg']!r} {loss['loss_good']!r} {loss['loss_bad']!r}"
 
 
 def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
@@ -231,12 +204,6 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
                 netns_home=net.netns_path("emulator"),
-                rate_bps=spec["bottleneck"]["rate"], rev_rate_bps=spec["bottleneck"]["rate"],
-                limit=_limit_text(spec["bottleneck"]["buffer"]),
-                rev_limit=_limit_text(spec["bottleneck"]["reverse_buffer"]),
-                queue=_queue_text(spec["bottleneck"]), packet_bytes=spec["mss"] + HEADER_BYTES,
-                loss=_loss_text(spec["bottleneck"]["loss"]), rev_loss=_loss_text(spec["bottleneck"]["reverse_loss"]),
-                seed=spec["seed"],
                 flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows],
                 default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
@@ -244,7 +211,10 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 sched_fifo=10 if realtime else 0,
                 min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
             )
-            emu = Emulator(net.exec_args("emulator"), config_text(**emu_cfg), work)
+            # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
+            # builds it from the same scenario, in the emulator's terms.
+            path = _core.emulator_path(scenario.to_json())
+            emu = Emulator(net.exec_args("emulator"), path + config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10
             while not (net.carrier("sender") and net.carrier("receiver")):
                 if not emu.alive():
