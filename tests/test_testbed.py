@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 import cubiclab
-from cubiclab.kernel import netns, tracing
-from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab import namespaces as netns
+from cubiclab.kernel import tracing
+from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.testbed import run as tbrun
 
 REASON = tbrun.availability()

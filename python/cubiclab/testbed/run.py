@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cubiclab import _core, units
-from cubiclab.kernel import netns as _netns
+from cubiclab import namespaces as _netns
 from cubiclab.kernel import tracing as _tracing
-from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
 from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns
 from cubiclab.testbed.net import RECEIVER_IP, TunPath
@@ -53,14 +53,14 @@ def availability() -> str | None:
 
     probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
     try:
-        _netns._run("ip", "netns", "add", probe)
-        p = _netns._run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
+        _netns.run("ip", "netns", "add", probe)
+        p = _netns.run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
         if p.returncode != 0:
             return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
     except RuntimeError as e:
         return f"cannot create a network namespace: {e}"
     finally:
-        _netns._run("ip", "netns", "del", probe, check=False)
+        _netns.run("ip", "netns", "del", probe, check=False)
     return None
 
 
