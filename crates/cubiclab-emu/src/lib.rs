@@ -8,8 +8,9 @@
 //! under drop-tail, RED or CoDel in front of a transmitter of fixed rate, random loss on
 //! packets as they leave it — then the flow's forward delay line; backward (B → A) through
 //! the reverse bottleneck and the flow's reverse delay line. A flow is told apart by its
-//! server port (the TCP destination port forward, the source port backward); other packets
-//! (ICMP, unknown ports) take the default delays.
+//! server's port (the TCP destination or source port: servers live on either side, and the
+//! clients' ports lie outside the servers' range); other packets (ICMP, unknown ports) take
+//! the default delays.
 //!
 //! Serialization is scheduled on the virtual clock (a packet starts when the previous one
 //! finished, not when the loop noticed it), so the rate is exact on average however late the

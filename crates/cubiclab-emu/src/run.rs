@@ -176,8 +176,14 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half
             h.reads += 1;
             let t = mono_ns() - start;
             let len = n as usize;
-            let header = Header::parse(&buf[..len], cfg.offload, d == 0);
-            let flow = if header.hdr_len > 0 { flow_of_port[header.port as usize] } else { NO_FLOW };
+            let header = Header::parse(&buf[..len], cfg.offload);
+            // A flow is known by its server's port, the destination or the source (servers
+            // live on both sides; clients' ports lie outside the servers' range).
+            let flow = match flow_of_port[header.dport as usize] {
+                _ if header.hdr_len == 0 => NO_FLOW,
+                NO_FLOW => flow_of_port[header.sport as usize],
+                f => f,
+            };
             let slot = slab.insert(buf, len, header);
             let rec = &mut h.rec;
             h.dir.offer(t, slot, flow, &mut slab, |f| rec.fate(f));

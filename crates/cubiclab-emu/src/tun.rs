@@ -73,8 +73,9 @@ pub struct Header {
     /// IPv4 header bytes, and IPv4 + TCP header bytes (0: not IPv4 TCP).
     pub ip_hl: u16,
     pub hdr_len: u16,
-    /// The flow's port: destination port forward, source port backward.
-    pub port: u16,
+    /// TCP ports (0 if not TCP).
+    pub sport: u16,
+    pub dport: u16,
     pub seq: u32,
     /// Payload bytes per segment of a super-packet (0: one segment).
     pub gso_size: u16,
@@ -86,7 +87,7 @@ pub struct Header {
 
 impl Header {
     /// Parse the packet in `buf` (`vnet`: whether it starts with a virtio header).
-    pub fn parse(buf: &[u8], vnet: bool, by_dport: bool) -> Header {
+    pub fn parse(buf: &[u8], vnet: bool) -> Header {
         let at = if vnet { VNET_LEN } else { 0 };
         let mut h =
             Header { ip_at: at as u16, segments: 1, ip_len: buf.len().saturating_sub(at) as u32, ..Default::default() };
@@ -105,7 +106,8 @@ impl Header {
         }
         h.ip_hl = ip_hl as u16;
         h.hdr_len = hdr_len as u16;
-        h.port = u16::from_be_bytes(if by_dport { [t[2], t[3]] } else { [t[0], t[1]] });
+        h.sport = u16::from_be_bytes([t[0], t[1]]);
+        h.dport = u16::from_be_bytes([t[2], t[3]]);
         h.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
         if vnet && buf[1] & !VNET_GSO_ECN == VNET_GSO_TCPV4 {
             let gso = u16::from_ne_bytes([buf[4], buf[5]]);
@@ -237,22 +239,21 @@ mod tests {
         // 3000 bytes of payload in 1448-byte segments: 1448, 1448, 104; each carries the
         // 52 header bytes on the wire.
         let b = packet(3000, 1448);
-        let h = Header::parse(&b, true, true);
-        assert_eq!((h.port, h.seq, h.hdr_len, h.segments), (47001, 1000, 52, 3));
+        let h = Header::parse(&b, true);
+        assert_eq!((h.sport, h.dport, h.seq, h.hdr_len, h.segments), (40000, 47001, 1000, 52, 3));
         let sizes: Vec<u32> = (0..3).map(|i| h.segment_bytes(i)).collect();
         assert_eq!(sizes, vec![1500, 1500, 156]);
         assert_eq!(h.segment_seq(2), 1000 + 2 * 1448);
-        // A plain packet is one segment of its IP length; the reverse side reads the
-        // source port.
-        let h = Header::parse(&packet(100, 0), true, false);
-        assert_eq!((h.port, h.segments, h.segment_bytes(0)), (40000, 1, 152));
+        // A plain packet is one segment of its IP length.
+        let h = Header::parse(&packet(100, 0), true);
+        assert_eq!((h.segments, h.segment_bytes(0)), (1, 152));
     }
 
     #[test]
     fn a_cut_range_gets_its_own_headers() {
         // Write segments 1..3 of the packet above through a pipe and read what was written.
         let b = packet(3000, 1448);
-        let h = Header::parse(&b, true, true);
+        let h = Header::parse(&b, true);
         let mut fds = [0; 2];
         // SAFETY: fds is a valid out-array.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);

@@ -14,7 +14,9 @@ as if it had arrived on a wire; the ACKs go back the same way. There is no other
 traffic can leave these namespaces, and nothing is created in the host's namespace.
 
 Settings touched are those of the testbed's own namespaces (they die with them): IPv6 off
-(so no router solicitations cross the emulator) and, on request, the sender's
+(so no router solicitations cross the emulator), ephemeral ports from 50000 up (clients'
+ports never fall among the servers' ports, below 50000, by which the emulator tells flows
+apart) and, on request, the sender's
 ``net.ipv4.tcp_sack`` and route metrics (``initcwnd``, ``ssthresh``, ``rto_min``).
 Namespaces are named ``clk<pid>-tb<role>``, the kernel lab's prefix, so that
 :func:`cubiclab.namespaces.cleanup` removes what a killed run left.
@@ -29,6 +31,8 @@ from cubiclab.namespaces import Namespaces, run
 SENDER_IP = "10.78.0.1"
 RECEIVER_IP = "10.78.0.2"
 DEV = "tb0"
+#: Clients' ports; servers listen below.
+EPHEMERAL_PORTS = (50000, 65000)
 
 
 @dataclass
@@ -59,6 +63,7 @@ class TunPath(Namespaces):
             ns = self.names[role]
             self.sysctl(role, "net.ipv6.conf.all.disable_ipv6", 1)
             self.sysctl(role, "net.ipv6.conf.default.disable_ipv6", 1)
+            self.sysctl(role, "net.ipv4.ip_local_port_range", f"{EPHEMERAL_PORTS[0]} {EPHEMERAL_PORTS[1]}")
             run("ip", "-n", ns, "tuntap", "add", "mode", "tun", "name", DEV)
             run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
             run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
