@@ -136,8 +136,16 @@ def cmd_run(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit status 2, like every other bad input (subcommands'
+    parsers are of the same class)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cubiclab", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="cubiclab", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")
