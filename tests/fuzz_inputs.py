@@ -12,12 +12,15 @@ malformed ones replace one value by a value from `JUNK`, drop or add a key.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import re
 
 from hypothesis import strategies as st
 
-from cubiclab import _core
+import cubiclab
+from cubiclab import _core, cli
 
 ALGORITHMS = [a[0] for a in _core.algorithms()]
 
@@ -97,7 +100,7 @@ def scenario(draw) -> dict:
     if draw(st.integers(0, 3)) == 0:
         web = {"sessions": draw(st.sampled_from([2, 4, 10])), "think": draw(_time(50, 1000))}
         if draw(st.booleans()):
-            web = {"load": draw(st.floats(0.05, 0.3)), "sessions": 4}
+            web = {"load": draw(st.floats(0.05, 0.3)), "think": draw(_time(200, 2000))}
         sc["web"] = [web]
     if draw(st.booleans()):
         sc["record"] = {"interval": draw(_time(10, 200)), "cwnd": draw(st.sampled_from(["interval", "changes"])),
@@ -251,12 +254,17 @@ _ARG_JUNK = ["-1", "0", "1e300", "1e300bps", "nan", "inf", "", "4294967296", "1e
              "40ms", "1Gbps", "2", "0.5", "1.5", "-0"]
 
 
+#: Values each option accepts, so that command lines with one bad option are common.
+_ARG_VALID = {"--capacity": ["10Mbps", "1Gbps", "1e6"], "--rtt": ["10ms", "0.3s"], "--alpha": ["1e6", "1Mbps", "1e3"],
+              "--beta": ["0.5", "0.8"], "--loss-rate": ["0", "1", "20"], "--states": ["2", "30"]}
+
+
 @st.composite
 def model_argv(draw) -> list[str]:
     argv = ["model", draw(st.sampled_from(["markov", "validate"]))]
-    for opt in ["--capacity", "--rtt", "--alpha", "--beta", "--loss-rate", "--states"]:
+    for opt, valid in _ARG_VALID.items():
         if draw(st.booleans()):
-            argv += [f"{opt}={draw(st.sampled_from(_ARG_JUNK))}"]
+            argv += [f"{opt}={draw(st.sampled_from(valid + _ARG_JUNK if draw(st.booleans()) else valid))}"]
     if argv[1] == "validate":
         argv += ["--events", draw(st.sampled_from(["100", "0", "-5", "x"]))]
         if not any(a.startswith("--states") for a in argv):
@@ -273,3 +281,67 @@ def replay_argv(draw) -> list[str]:
     if draw(st.booleans()):
         argv += ["--set", draw(st.sampled_from(["beta=717", "beta=-1", "=", "x", "beta=nan", "nope=1"]))]
     return argv
+
+
+# ---- the contract -----------------------------------------------------------------------
+def check_run(sc) -> str:
+    """Run `sc`; a refusal must name its key, a run must conserve packets. Returns
+    "refused" or "ran"."""
+    try:
+        res = cubiclab.simulate(sc)
+    except ValueError as e:
+        assert names_a_key(str(e)), str(e)
+        return "refused"
+    s = res.summary
+    assert 0.0 <= s["utilization"] <= 1.0, s["utilization"]
+    assert 0.0 <= s["goodput_utilization"] <= 1.0, s["goodput_utilization"]
+    mss = res.scenario.mss
+    t = res.totals
+    # Delivered payload came from segments that arrived: sent minus dropped and lost ones.
+    arrived = (t.segments_sent - t.drops - t.random_losses) * mss
+    assert (t.delivered_bytes <= arrived).all(), t[["segments_sent", "drops", "random_losses", "delivered_bytes"]]
+    assert (t.drops >= 0).all() and (t.random_losses >= 0).all()
+    return "ran"
+
+
+def check_toml(path) -> str:
+    """Load and run a scenario file; a refusal of the file itself names the file."""
+    try:
+        sc = cubiclab.Scenario.load(path)
+    except ValueError as e:
+        assert str(e).startswith(str(path)), str(e)
+        return "refused"
+    return check_run(sc)
+
+
+def check_trace(algorithm: str, trace: str) -> str:
+    """Replay a trace; a refusal names the line or the trace, a replay has a row per event."""
+    try:
+        df = cubiclab.replay(algorithm, trace)
+    except ValueError as e:
+        assert str(e).startswith(("line ", "trace")), str(e)
+        return "refused"
+    rows = [r for r in trace.splitlines()[1:] if r.strip() and not r.startswith("#")]
+    assert len(df) == len(rows)
+    assert (df.cwnd >= 1).all()
+    return "ran"
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = cli.main(argv)
+        except SystemExit as e:  # argparse's usage errors
+            rc = e.code
+    return rc, err.getvalue()
+
+
+def check_cli(argv: list[str]) -> str:
+    """Exit 0, or exit 2 with one line naming the problem."""
+    rc, err = run_cli(argv)
+    assert rc in (0, 2), (argv, rc, err)
+    if rc == 2:
+        assert len(err.strip().splitlines()) == 1 and "error: " in err, (argv, err)
+        return "refused"
+    return "ran"
