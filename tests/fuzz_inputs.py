@@ -159,7 +159,9 @@ def malformed_scenario(draw) -> dict:
 def _toml_value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, (int, float)):
+    if isinstance(v, int):
+        return repr(v)  # beyond 64 bits TOML refuses it, naming the file
+    if isinstance(v, float):
         return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\x00", "\\u0000") + '"'

@@ -207,6 +207,9 @@ pub fn replay(alg: Algorithm, start: ReplayStart, events: &[TraceEvent]) -> Vec<
     events.iter().map(|e| r.step(e)).collect()
 }
 
+/// The latest time a trace may give, us: its time in ns must fit a u64.
+pub const MAX_TIME_US: u64 = u64::MAX / 1000;
+
 /// Parse a trace CSV (see the module docs). Errors name the line and the column.
 pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
@@ -242,7 +245,12 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             })
             .transpose()
         }
-        let time_us: u64 = num(get(Some(c_time)), "time_us", lineno)?
+        // Times become ns (x 1000) and RTTs Linux's u32 microseconds: larger ones cannot be.
+        let in_range = |v: Option<u64>, name: &str, max: u64| match v {
+            Some(v) if v > max => Err(format!("line {lineno}: column '{name}' is {v}; allowed: at most {max}")),
+            _ => Ok(v),
+        };
+        let time_us: u64 = in_range(num(get(Some(c_time)), "time_us", lineno)?, "time_us", MAX_TIME_US)?
             .ok_or_else(|| format!("line {lineno}: column 'time_us' is missing"))?;
         if time_us < last_time {
             return Err(format!("line {lineno}: time_us {time_us} goes back in time (previous {last_time})"));
@@ -252,12 +260,19 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         let event = match name {
             "ack" => Event::Ack {
                 acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
-                rtt_us: num(get(c_rtt), "rtt_us", lineno)?.unwrap_or(-1),
+                rtt_us: match num::<i64>(get(c_rtt), "rtt_us", lineno)? {
+                    Some(r) if r > u32::MAX as i64 => {
+                        return Err(format!("line {lineno}: column 'rtt_us' is {r}; allowed: at most {}", u32::MAX))
+                    }
+                    r => r.unwrap_or(-1),
+                },
                 cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
             },
             "loss" => Event::Loss,
             "rto" => Event::Rto,
-            "tx_start" => Event::TxStart { idle_us: num(get(c_idle), "idle_us", lineno)?.unwrap_or(0) },
+            "tx_start" => Event::TxStart {
+                idle_us: in_range(num(get(c_idle), "idle_us", lineno)?, "idle_us", MAX_TIME_US)?.unwrap_or(0),
+            },
             "undo" => Event::Undo,
             other => {
                 return Err(format!(

@@ -232,7 +232,8 @@ impl Scenario {
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" of the generated JSON: not the user's.
             let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
-            if path == "." {
+            if !path.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                // ".", "?" or "[0]": the text as a whole, broken or not a table, not a key.
                 format!("scenario: {inner}")
             } else {
                 format!("{path}: {inner}")
