@@ -106,7 +106,12 @@ impl Replayer {
         match ev.event {
             Event::Ack { acked, rtt_us, cwnd_limited } => {
                 let in_flight = tcp.snd_nxt.wrapping_sub(tcp.snd_una);
+                let prior_una = tcp.snd_una;
                 tcp.snd_una = ev.snd_una.unwrap_or(tcp.snd_una.wrapping_add(acked));
+                // Linux's ack_sample.pkts_acked counts the segments this ACK took off the
+                // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
+                // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
+                let pkts_acked = if ev.snd_una.is_some() { tcp.snd_una.wrapping_sub(prior_una) } else { acked };
                 if let Some(nxt) = ev.snd_nxt {
                     tcp.snd_nxt = nxt;
                 }
@@ -115,7 +120,7 @@ impl Replayer {
                     let r = rtt_us as u32;
                     tcp.srtt_us = if tcp.srtt_us == 0 { r } else { tcp.srtt_us - (tcp.srtt_us >> 3) + (r >> 3) };
                 }
-                let sample = AckSample { pkts_acked: acked, rtt_us, in_flight };
+                let sample = AckSample { pkts_acked, rtt_us, in_flight };
                 alg.pkts_acked(tcp, &sample, now);
                 if tcp.ca_state == CaState::Loss && (tcp.snd_una.wrapping_sub(self.high_seq) as i32) >= 0 {
                     alg.set_state(tcp, CaState::Open, now);
