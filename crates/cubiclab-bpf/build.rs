@@ -11,8 +11,11 @@ use std::process::Command;
 
 /// (object stem, source, extra clang arguments). The loader's table (src/ports.rs) names
 /// the same stems.
-const OBJECTS: &[(&str, &str, &[&str])] =
-    &[("cubic22", "cubic_old.bpf.c", &["-DCUBIC_V=22"]), ("cubic20", "cubic_old.bpf.c", &["-DCUBIC_V=20"])];
+const OBJECTS: &[(&str, &str, &[&str])] = &[
+    ("cubic22", "cubic_old.bpf.c", &["-DCUBIC_V=22"]),
+    ("cubic20", "cubic_old.bpf.c", &["-DCUBIC_V=20"]),
+    ("scalable", "scalable.bpf.c", &[]),
+];
 
 fn run(cmd: &mut Command, what: &str) -> Result<Vec<u8>, String> {
     let out = cmd.output().map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
