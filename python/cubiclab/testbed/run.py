@@ -143,6 +143,7 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     for i, f in enumerate(flows):
         p.flows.append({
             "port": BASE_PORT + i,
+            "algorithm": f["algorithm"],  # the library's name; "cc" is what the socket asks for
             "cc": bpf_cc.get(f["group"], f["algorithm"]),
             "group": f["group"],
             "start_ns": f["start_ns"],
