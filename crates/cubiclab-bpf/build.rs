@@ -16,6 +16,7 @@ const OBJECTS: &[(&str, &str, &[&str])] = &[
     ("cubic20", "cubic_old.bpf.c", &["-DCUBIC_V=20"]),
     ("scalable", "scalable.bpf.c", &[]),
     ("highspeed", "highspeed.bpf.c", &[]),
+    ("bic", "bic.bpf.c", &[]),
 ];
 
 /// hstcp_table.h: HighSpeed's AIMD table from the library, its one owner. The arrays are
