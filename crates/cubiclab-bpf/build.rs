@@ -17,6 +17,7 @@ const OBJECTS: &[(&str, &str, &[&str])] = &[
     ("scalable", "scalable.bpf.c", &[]),
     ("highspeed", "highspeed.bpf.c", &[]),
     ("bic", "bic.bpf.c", &[]),
+    ("htcp", "htcp.bpf.c", &[]),
 ];
 
 /// hstcp_table.h: HighSpeed's AIMD table from the library, its one owner. The arrays are

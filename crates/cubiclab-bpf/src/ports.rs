@@ -24,6 +24,7 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "cubic-2.0", tag: "c20", object: object!("cubic20"), fixed_point: "" },
     Port { algorithm: "bic", tag: "bic", object: object!("bic"), fixed_point: "" },
     Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "" },
+    Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "" },
     Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "" },
 ];
 
