@@ -85,6 +85,12 @@ pub struct Replayer {
     pub tcp: TcpState,
     /// `high_seq`: `snd_nxt` when the current Loss state began.
     high_seq: u32,
+    /// A fast-recovery loss was replayed and its ACKs are still arriving: the trace's ACKs
+    /// that do not raise the window (`cwnd_limited` false), and the first one that does (it
+    /// ends the recovery), reach `pkts_acked` in Recovery, as in Linux, where
+    /// `tcp_clean_rtx_queue` runs before `tcp_fastretrans_alert` returns to Open. The
+    /// window itself is set at the loss (cwnd = ssthresh, where PRR ends).
+    recovery_acks: bool,
 }
 
 impl Replayer {
@@ -96,7 +102,7 @@ impl Replayer {
         alg.init(&mut tcp, now_us * 1000);
         tcp.snd_nxt = tcp.snd_una + tcp.cwnd;
         tcp.lsndtime_ns = now_us * 1000;
-        Self { alg, tcp, high_seq: 0 }
+        Self { alg, tcp, high_seq: 0, recovery_acks: false }
     }
 
     /// Apply one event and return the state after it.
@@ -121,7 +127,14 @@ impl Replayer {
                     tcp.srtt_us = if tcp.srtt_us == 0 { r } else { tcp.srtt_us - (tcp.srtt_us >> 3) + (r >> 3) };
                 }
                 let sample = AckSample { pkts_acked, rtt_us, in_flight };
-                alg.pkts_acked(tcp, &sample, now);
+                if self.recovery_acks && tcp.ca_state == CaState::Open {
+                    tcp.ca_state = CaState::Recovery;
+                    alg.pkts_acked(tcp, &sample, now);
+                    tcp.ca_state = CaState::Open;
+                    self.recovery_acks = !cwnd_limited;
+                } else {
+                    alg.pkts_acked(tcp, &sample, now);
+                }
                 if tcp.ca_state == CaState::Loss && (tcp.snd_una.wrapping_sub(self.high_seq) as i32) >= 0 {
                     alg.set_state(tcp, CaState::Open, now);
                     tcp.ca_state = CaState::Open;
@@ -148,11 +161,13 @@ impl Replayer {
                 tcp.ca_state = CaState::Recovery;
                 // tcp_end_cwnd_reduction, then back to Open
                 tcp.cwnd = if alg.fast_recovery() { tcp.ssthresh } else { 1 };
+                self.recovery_acks = alg.fast_recovery();
                 alg.cwnd_event(tcp, CaEvent::CompleteCwr, now);
                 alg.set_state(tcp, CaState::Open, now);
                 tcp.ca_state = CaState::Open;
             }
             Event::Rto => {
+                self.recovery_acks = false;
                 // tcp_enter_loss: a repeated timeout while already in Loss keeps the
                 // threshold of the first one (the kernel recomputes only from Open/Disorder
                 // or a fresh Loss).
