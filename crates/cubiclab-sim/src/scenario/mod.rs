@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 
 use crate::loss::LossSpec;
-use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
+use crate::queue::{Limit, QueueDiscipline, QueueSettings};
 use crate::tcp::Recovery;
 use cubiclab_path::LinkSpec;
 
@@ -62,7 +62,6 @@ pub struct Scenario {
 
 /// The shared link, both ways.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Bottleneck {
     /// Link rate, bits/s (file: "400Mbps").
     #[serde(rename = "rate")]
@@ -76,23 +75,18 @@ pub struct Bottleneck {
     pub reverse_buffer: Limit,
     /// Queue discipline of both buffers.
     pub queue: QueueDiscipline,
-    /// RED's settings; checked even when the queue is not RED.
-    pub red: RedSpec,
-    /// CoDel's settings; checked even when the queue is not CoDel.
-    pub codel: CoDelSpec,
+    /// Every discipline's settings table (`red`, `codel`), checked even when off.
+    #[serde(flatten)]
+    pub settings: QueueSettings,
+    /// Keys that are none of the above (serde cannot deny unknown keys beside a flattened
+    /// table): `validate` refuses them, naming the key and what is allowed.
+    #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
     /// Random loss on the forward link.
     pub loss: LossSpec,
     /// Random loss on the reverse link.
     pub reverse_loss: LossSpec,
-}
-
-impl DisciplineSettings for Bottleneck {
-    fn red(&self) -> &RedSpec {
-        &self.red
-    }
-    fn codel(&self) -> &CoDelSpec {
-        &self.codel
-    }
 }
 
 /// A group of identical long-lived (or fixed-size) flows.
@@ -262,8 +256,8 @@ impl Scenario {
                 buffer,
                 reverse_buffer: Limit::Packets(100_000),
                 queue: QueueDiscipline::DropTail,
-                red: RedSpec::default(),
-                codel: CoDelSpec::default(),
+                settings: QueueSettings::default(),
+                unknown: BTreeMap::new(),
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
             },
@@ -286,8 +280,7 @@ impl Scenario {
             rate_bps: b.rate_bps,
             buffer,
             queue: b.queue,
-            red: b.red,
-            codel: b.codel,
+            settings: b.settings,
             loss: loss.clone(),
             packet_bytes: self.wire_bytes(),
         }
