@@ -259,7 +259,7 @@ impl Scenario {
             web: Vec::new(),
             sample_interval_ns: 100_000_000,
             start_jitter_ns: 0,
-            min_rto_ns: crate::tcp::rtt::RTO_MIN_NS,
+            min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
             record_cwnd_changes: false,
             record_rtt_samples: false,
         }

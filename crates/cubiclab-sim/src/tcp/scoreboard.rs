@@ -48,6 +48,9 @@ pub struct Scoreboard {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// Segments ever marked lost, a retransmission lost again counting anew (Linux
+    /// `tp->lost`); the difference across an ACK is what it newly marked.
+    pub lost_marked: u64,
     /// First segment not yet judged by the loss rule.
     mark_seq: u32,
     /// SACKed segments in [snd_una, mark_seq).
@@ -72,6 +75,7 @@ impl Scoreboard {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
+            lost_marked: 0,
             mark_seq: 0,
             sacked_below_mark: 0,
             retx_seq: 0,
@@ -238,6 +242,7 @@ impl Scoreboard {
                 if f & LOST == 0 {
                     self.flags[i] |= LOST;
                     self.lost_out += 1;
+                    self.lost_marked += 1;
                     marked += 1;
                     if !after_eq(self.mark_seq, self.retx_seq) {
                         self.retx_seq = self.mark_seq;
@@ -266,6 +271,7 @@ impl Scoreboard {
             self.lost_out += 1;
         }
         self.flags[i] = (f & !RETRANS) | LOST;
+        self.lost_marked += 1;
         if !after_eq(seq, self.retx_seq) {
             self.retx_seq = seq;
         }
@@ -283,6 +289,7 @@ impl Scoreboard {
             if self.flags[i] & SACKED == 0 {
                 self.flags[i] = (self.flags[i] & EVER_RETRANS) | LOST;
                 self.lost_out += 1;
+                self.lost_marked += 1;
             }
             s = s.wrapping_add(1);
         }
