@@ -55,6 +55,8 @@ def _runs() -> dict[str, Scenario]:
 def _digest(res) -> dict:
     out = {k: v for k, v in res.summary.items() if k not in _WALL_KEYS}
     for name, df in res.tables().items():
+        # Columns in name order: the digest is of the values, not of the layout.
+        df = df[sorted(df.columns)]
         out[f"table:{name}"] = hashlib.sha256(df.to_csv(index=False).encode()).hexdigest()[:16]
     return json.loads(json.dumps(out))
 

@@ -86,7 +86,7 @@ def cmd_run(args) -> int:
         sc = sc.replace(**changes)
     if args.cwnd_changes:
         sc.record.cwnd = "changes"
-    sc.compile()  # validate before printing anything
+    sc.validate()  # before printing anything
     outdir = Path(args.out) / sc.name
     if not args.json:
         print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)

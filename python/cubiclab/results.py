@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +11,34 @@ import pandas as pd
 
 from cubiclab.io import atomic_path, atomic_write_text
 
+from cubiclab import _core
+
 INFINITE_SSTHRESH = 0x7FFFFFFF
-CA_STATES = ["open", "disorder", "cwr", "recovery", "loss"]
+#: Linux's congestion-avoidance states in the kernel's order: the one spelling of ``ca_state``.
+CA_STATES = list(_core.CA_STATES)
+#: Every core table's columns and their meaning, as ``record.rs`` declares them.
+COLUMNS = {table: dict(cols) for table, cols in _core.result_schema()}
+HEADER_BYTES = _core.HEADER_BYTES
+
+
+def _frame(name: str, cols: dict) -> pd.DataFrame:
+    """One core table as a frame, in the units a reader expects."""
+    df = pd.DataFrame(cols)
+    if "t_ns" in df:
+        df.insert(0, "t", df.pop("t_ns") / 1e9)
+    for col in [c for c in df.columns if c.endswith("_ns")]:
+        values = df.pop(col)
+        if col == "rtt_ns":
+            df["rtt_ms"] = values / 1e6
+        else:  # start_ns, fct_ns: seconds; a missing completion time is NaN
+            df[col[:-3] + "_s"] = pd.to_numeric(values, errors="coerce").astype(float) / 1e9
+    if "srtt_us" in df:
+        df["srtt_ms"] = df.pop("srtt_us") / 1e3
+    if "ssthresh" in df:
+        df["ssthresh"] = df["ssthresh"].where(df["ssthresh"] != INFINITE_SSTHRESH).astype(float)
+    if "ca_state" in df:
+        df["ca_state"] = pd.Categorical.from_codes(df["ca_state"].astype(int), CA_STATES)
+    return df
 
 
 @dataclass
@@ -45,43 +70,27 @@ class Results:
 
     @classmethod
     def from_core(cls, scenario, spec: dict, raw: dict, wall_s: float) -> "Results":
-        groups = [f["group"] for f in spec["flows"]]
-        algs = [f["algorithm"] for f in spec["flows"]]
-        flows = pd.DataFrame(raw["flows"])
-        flows.insert(0, "t", flows.pop("t_ns") / 1e9)
-        flows["group"] = pd.Categorical([groups[i] for i in flows["flow"]])
-        flows["algorithm"] = pd.Categorical([algs[i] for i in flows["flow"]])
-        flows["ssthresh"] = flows["ssthresh"].where(flows["ssthresh"] != INFINITE_SSTHRESH).astype(float)
-        flows["srtt_ms"] = flows.pop("srtt_us") / 1e3
-        flows["ca_state"] = pd.Categorical.from_codes(flows["ca_state"].astype(int), CA_STATES)
-        link = pd.DataFrame(raw["link"])
-        link.insert(0, "t", link.pop("t_ns") / 1e9)
-        cwnd = pd.DataFrame(raw["cwnd"])
-        cwnd.insert(0, "t", cwnd.pop("t_ns") / 1e9)
-        cwnd["ssthresh"] = cwnd["ssthresh"].where(cwnd["ssthresh"] != INFINITE_SSTHRESH).astype(float)
-        rtt = pd.DataFrame(raw["rtt"])
-        rtt.insert(0, "t", rtt.pop("t_ns") / 1e9)
-        losses = pd.DataFrame(raw["losses"])
-        losses.insert(0, "t", losses.pop("t_ns") / 1e9)
-        totals = pd.DataFrame(raw["totals"])
-        totals["rtt_ms"] = totals.pop("rtt_ns") / 1e6
-        totals["start_s"] = totals.pop("start_ns") / 1e9
-        totals["fct_s"] = [math.nan if v is None else v / 1e9 for v in totals.pop("fct_ns")]
-        duration = spec["duration_ns"] / 1e9
+        """Frames from the core's tables (their columns are declared once, in
+        ``cubiclab-sim``'s ``record.rs``; ``cubiclab.results.COLUMNS`` lists them). Times in
+        ns become seconds (``t``, ``start_s``, ``fct_s``), RTTs in us or ns milliseconds,
+        an infinite ssthresh NaN, and state codes names."""
+        frames = {name: _frame(name, cols) for name, cols in raw.items() if name != "run"}
+        duration = spec["duration"] / 1e9
+        totals = frames["totals"]
         active = np.maximum(duration - totals["start_s"].to_numpy(), 1e-9)
         totals["mean_goodput_bps"] = totals["delivered_bytes"] * 8 / active
-        web = pd.DataFrame(raw["web"])
-        web.insert(0, "t", web.pop("t_ns") / 1e9)
-        web_groups = [w["group"] for w in spec.get("web", [])]
-        web["group"] = [web_groups[g] for g in web["group"]] if len(web) else []
-        web["fct_s"] = web.pop("fct_ns") / 1e9
-        res = cls(scenario, flows, link, cwnd, rtt, losses, totals, web)
-        res.summary = res._summary(spec, raw, wall_s)
+        flows = frames["flows"]
+        groups, algs = totals["group"].to_numpy(), totals["algorithm"].to_numpy()
+        flows["group"] = pd.Categorical(groups[flows["flow"].to_numpy()] if len(flows) else [])
+        flows["algorithm"] = pd.Categorical(algs[flows["flow"].to_numpy()] if len(flows) else [])
+        res = cls(scenario, **frames)
+        res.summary = res._summary(spec, {k: v[0] for k, v in raw["run"].items()}, wall_s)
         return res
 
-    def _summary(self, spec, raw, wall_s) -> dict:
-        duration = spec["duration_ns"] / 1e9
-        rate = spec["rate_bps"]
+    def _summary(self, spec, run, wall_s) -> dict:
+        duration = spec["duration"] / 1e9
+        rate = spec["bottleneck"]["rate"]
+        mss = spec["mss"]
         t = self.totals
         delivered = float(t["delivered_bytes"].sum())
         by_group = t.groupby("group", observed=True)["delivered_bytes"].sum()
@@ -89,7 +98,7 @@ class Results:
             "scenario": getattr(self.scenario, "name", "scenario"),
             "duration_s": duration,
             "rate_bps": rate,
-            "utilization": raw["bottleneck_tx_bytes"] * 8 / (rate * duration),
+            "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration),
             "goodput_utilization": delivered * 8 / (rate * duration),
             "flows": [
                 {
@@ -104,16 +113,16 @@ class Results:
             ],
             "group_shares": {str(g): float(v / delivered) if delivered else 0.0 for g, v in by_group.items()},
             "loss_events": int(t["loss_events"].sum()),
-            "bottleneck_drops": int(raw["bottleneck_drops"]),
-            "bottleneck_random_losses": int(raw["bottleneck_random_losses"]),
+            "bottleneck_drops": int(run["bottleneck_drops"]),
+            "bottleneck_random_losses": int(run["bottleneck_random_losses"]),
             "web_objects": int(len(self.web)),
             "web_mean_fct_s": float(self.web.fct_s.mean()) if len(self.web) else None,
-            "web_forward_load": raw["web_forward_delivered_bytes"] * (spec["mss"] + 52) / spec["mss"] * 8
+            "web_forward_load": run["web_forward_delivered_bytes"] * (mss + HEADER_BYTES) / mss * 8
             / (rate * duration),
-            "events": int(raw["events"]),
+            "events": int(run["events"]),
             "wall_s": wall_s,
-            "events_per_s": raw["events"] / wall_s if wall_s > 0 else None,
-            "packets_per_s": delivered / spec["mss"] / wall_s if wall_s > 0 else None,
+            "events_per_s": run["events"] / wall_s if wall_s > 0 else None,
+            "packets_per_s": delivered / mss / wall_s if wall_s > 0 else None,
         }
 
     def tables(self) -> dict[str, pd.DataFrame]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -27,7 +28,7 @@ def simulate(scenario: Scenario | dict | str, progress: bool = False) -> Results
     elif isinstance(scenario, dict):
         scenario = Scenario.from_dict(scenario)
     spec = scenario.compile()
-    sim = _core.Simulation(spec)
+    sim = _core.Simulation(json.dumps(spec))
     duration = sim.duration_ns
     t0 = time.perf_counter()
     step = max(duration // 1000, 1_000_000)

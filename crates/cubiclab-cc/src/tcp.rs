@@ -16,6 +16,23 @@ pub enum CaState {
     Loss = 4,
 }
 
+impl CaState {
+    /// Every state, in the kernel's order (the index is the `u8` value).
+    pub const ALL: [CaState; 5] = [CaState::Open, CaState::Disorder, CaState::Cwr, CaState::Recovery, CaState::Loss];
+
+    /// The state's one spelling in results and traces: the kernel's `TCP_CA_<Name>` in
+    /// lower case ("open", "disorder", "cwr", "recovery", "loss").
+    pub fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "open",
+            CaState::Disorder => "disorder",
+            CaState::Cwr => "cwr",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+}
+
 /// Linux `enum tcp_ca_event`, the events a module may react to in `cwnd_event`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaEvent {

@@ -16,9 +16,11 @@ pub mod tcp;
 pub mod traffic;
 
 pub use loss::LossSpec;
-pub use queue::Limit;
 pub use queue::{CoDelSpec, RedSpec};
-pub use record::Results;
-pub use scenario::{Direction, FlowSpec, QueueKind, RttDist, Scenario, WebSpec};
+pub use queue::{Limit, QueueDiscipline};
+pub use record::{Column, Results, Table};
+pub use scenario::{
+    Bottleneck, CwndRecording, Direction, FlowGroup, Plan, Record, RttDist, Scenario, WebDirection, WebGroup,
+};
 pub use sim::Sim;
 pub use tcp::Recovery;

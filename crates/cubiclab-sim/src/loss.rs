@@ -5,8 +5,9 @@
 use crate::engine::Time;
 use crate::rng::Rng;
 
-/// A random loss model.
-#[derive(Clone, Debug, PartialEq)]
+/// A random loss model, tagged by `model`.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
 pub enum LossSpec {
     None,
     /// Each packet is lost independently with probability `p`.
@@ -16,11 +17,13 @@ pub enum LossSpec {
     /// Loss events form a Poisson process of `rate_per_s` events per second; each event
     /// loses the next packet to leave the link (seed 004's random-loss model).
     Poisson {
+        #[serde(rename = "rate")]
         rate_per_s: f64,
     },
     /// Gilbert–Elliott: a two-state chain stepped per packet; `p_gb` and `p_bg` are the
     /// transition probabilities good→bad and bad→good, `loss_good` and `loss_bad` the loss
     /// probabilities in each state.
+    #[serde(rename = "gilbert")]
     GilbertElliott {
         p_gb: f64,
         p_bg: f64,

@@ -1,97 +1,261 @@
-//! Results in columns: interval samples per flow and for the bottleneck, optional traces
-//! of every cwnd change and every RTT sample, and per-flow totals.
+//! Results in columns. Each table is declared once, below: its columns, their types and
+//! their meaning. The recorder fills the struct the declaration makes; the bindings hand
+//! every table to Python column by column through [`Table::into_columns`], and the pandas
+//! frames are built from what arrives, so a new column is one line here plus the line in
+//! `sim/recording.rs` that fills it.
 
-/// Per-flow samples, one row per flow per interval.
-#[derive(Default, Debug, Clone)]
-pub struct FlowSamples {
-    pub t_ns: Vec<u64>,
-    pub flow: Vec<u32>,
-    pub cwnd: Vec<u32>,
-    pub ssthresh: Vec<u32>,
-    pub srtt_us: Vec<u32>,
-    /// Bits per second of this flow's data leaving the bottleneck in the interval.
-    pub throughput_bps: Vec<f64>,
-    /// Bits per second of payload delivered in order to the receiver in the interval.
-    pub goodput_bps: Vec<f64>,
-    pub drops: Vec<u32>,
-    pub retransmits: Vec<u32>,
-    pub ca_state: Vec<u8>,
+/// One column of values, as the bindings receive it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    U8(Vec<u8>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+    Str(Vec<String>),
+    /// Integers with gaps (e.g. a completion time that never came).
+    OptU64(Vec<Option<u64>>),
 }
 
-/// Bottleneck samples, one row per interval.
-#[derive(Default, Debug, Clone)]
-pub struct LinkSamples {
-    pub t_ns: Vec<u64>,
-    pub queue_packets: Vec<u32>,
-    pub queue_bytes: Vec<u64>,
-    pub drops: Vec<u32>,
-    /// Random (non-congestion) losses in the interval.
-    pub random_losses: Vec<u32>,
-    /// Fraction of the interval the link spent transmitting.
-    pub utilization: Vec<f64>,
+macro_rules! column_from {
+    ($($ty:ty => $variant:ident),* $(,)?) => {
+        $(impl From<Vec<$ty>> for Column {
+            fn from(v: Vec<$ty>) -> Self {
+                Column::$variant(v)
+            }
+        })*
+    };
+}
+column_from!(u8 => U8, u32 => U32, u64 => U64, i64 => I64, f64 => F64, bool => Bool, String => Str,
+             Option<u64> => OptU64);
+
+/// A table of equal-length columns.
+pub trait Table {
+    /// Its name in the results (`res.flows`, `flows.parquet`).
+    const NAME: &'static str;
+    /// (column, meaning) in order.
+    const COLUMNS: &'static [(&'static str, &'static str)];
+    fn into_columns(self) -> Vec<(&'static str, Column)>;
 }
 
-/// Optional event traces.
-#[derive(Default, Debug, Clone)]
-pub struct Traces {
-    pub cwnd_t_ns: Vec<u64>,
-    pub cwnd_flow: Vec<u32>,
-    pub cwnd: Vec<u32>,
-    pub cwnd_ssthresh: Vec<u32>,
-    pub rtt_t_ns: Vec<u64>,
-    pub rtt_flow: Vec<u32>,
-    pub rtt_us: Vec<i64>,
-    /// Congestion events: time, flow, window just before, and whether a timeout.
-    pub loss_t_ns: Vec<u64>,
-    pub loss_flow: Vec<u32>,
-    pub loss_cwnd: Vec<u32>,
-    pub loss_timeout: Vec<bool>,
+/// Declares a table: a struct of `Vec` columns, its column list and its conversion.
+macro_rules! table {
+    ($(#[doc = $tdoc:literal])* $name:ident => $key:literal {
+        $($(#[doc = $doc:literal])+ $col:ident: $ty:ty,)+
+    }) => {
+        $(#[doc = $tdoc])*
+        #[derive(Default, Debug, Clone, PartialEq)]
+        pub struct $name {
+            $($(#[doc = $doc])+ pub $col: Vec<$ty>,)+
+        }
+
+        impl Table for $name {
+            const NAME: &'static str = $key;
+            const COLUMNS: &'static [(&'static str, &'static str)] =
+                &[$((stringify!($col), concat!($($doc),+)),)+];
+            fn into_columns(self) -> Vec<(&'static str, Column)> {
+                vec![$((stringify!($col), Column::from(self.$col)),)+]
+            }
+        }
+    };
 }
 
-/// Totals of one flow at the end of the run.
-#[derive(Default, Debug, Clone)]
-pub struct FlowTotals {
-    pub flow: u32,
-    pub group: String,
-    pub algorithm: String,
-    pub rtt_ns: u64,
-    pub start_ns: u64,
-    pub segments_sent: u64,
-    pub retransmits: u64,
-    pub timeouts: u64,
-    pub loss_events: u64,
-    pub drops: u64,
-    pub random_losses: u64,
-    pub delivered_bytes: u64,
-    /// Completion time of a flow with a byte count (ns after its start), if it completed.
-    pub fct_ns: Option<u64>,
+table! {
+    /// Per-flow samples, one row per long-lived flow per interval.
+    FlowSamples => "flows" {
+        /// Sample time, ns.
+        t_ns: u64,
+        /// Flow index (long-lived flows, in plan order).
+        flow: u32,
+        /// Congestion window, segments.
+        cwnd: u32,
+        /// Slow-start threshold, segments (0x7fffffff while infinite).
+        ssthresh: u32,
+        /// Smoothed RTT, us.
+        srtt_us: u32,
+        /// Bits per second of this flow's data leaving the bottleneck in the interval.
+        throughput_bps: f64,
+        /// Bits per second of payload delivered in order to the receiver in the interval.
+        goodput_bps: f64,
+        /// Buffer drops of this flow's data in the interval.
+        drops: u32,
+        /// Retransmissions in the interval.
+        retransmits: u32,
+        /// Linux congestion-avoidance state (`CaState` as u8: open, disorder, cwr, recovery, loss).
+        ca_state: u8,
+    }
 }
 
-/// Completed background web objects.
-#[derive(Default, Debug, Clone)]
-pub struct WebObjects {
-    /// Time the object was requested.
-    pub t_ns: Vec<u64>,
-    pub session: Vec<u32>,
-    pub group: Vec<u32>,
-    pub bytes: Vec<u64>,
-    /// Request to last byte acknowledged (includes one RTT of handshake).
-    pub fct_ns: Vec<u64>,
+table! {
+    /// Bottleneck samples (forward direction), one row per interval.
+    LinkSamples => "link" {
+        /// Sample time, ns.
+        t_ns: u64,
+        /// Packets in the buffer.
+        queue_packets: u32,
+        /// Bytes in the buffer.
+        queue_bytes: u64,
+        /// Congestion drops in the interval.
+        drops: u32,
+        /// Random (non-congestion) losses in the interval.
+        random_losses: u32,
+        /// Fraction of the interval the link spent transmitting.
+        utilization: f64,
+    }
 }
 
+table! {
+    /// Every change of a long-lived flow's cwnd or ssthresh (with `record.cwnd = "changes"`).
+    CwndChanges => "cwnd" {
+        /// Time of the change, ns.
+        t_ns: u64,
+        /// Flow index.
+        flow: u32,
+        /// Congestion window after the change, segments.
+        cwnd: u32,
+        /// Slow-start threshold after the change, segments.
+        ssthresh: u32,
+    }
+}
+
+table! {
+    /// Every RTT sample given to a long-lived flow's algorithm (with `record.rtt_samples`).
+    RttSamples => "rtt" {
+        /// Time of the ACK, ns.
+        t_ns: u64,
+        /// Flow index.
+        flow: u32,
+        /// The sample, us.
+        rtt_us: i64,
+    }
+}
+
+table! {
+    /// Congestion events of long-lived flows.
+    LossEvents => "losses" {
+        /// Time of the event, ns.
+        t_ns: u64,
+        /// Flow index.
+        flow: u32,
+        /// Window just before the event, segments.
+        cwnd: u32,
+        /// Whether a retransmission timeout (else fast retransmit).
+        timeout: bool,
+    }
+}
+
+table! {
+    /// Totals of each long-lived flow at the end of the run.
+    FlowTotals => "totals" {
+        /// Flow index.
+        flow: u32,
+        /// Group label.
+        group: String,
+        /// Algorithm name.
+        algorithm: String,
+        /// Two-way propagation delay, ns.
+        rtt_ns: u64,
+        /// Start time (jitter included), ns.
+        start_ns: u64,
+        /// Data segments sent, retransmissions included.
+        segments_sent: u64,
+        /// Retransmitted segments.
+        retransmits: u64,
+        /// Retransmission timeouts.
+        timeouts: u64,
+        /// Congestion events (fast recovery or timeout).
+        loss_events: u64,
+        /// Buffer drops of its data.
+        drops: u64,
+        /// Random losses of its data.
+        random_losses: u64,
+        /// Payload bytes delivered in order.
+        delivered_bytes: u64,
+        /// Completion time of a flow with a byte count (ns after its start), if it completed.
+        fct_ns: Option<u64>,
+    }
+}
+
+table! {
+    /// Completed background web objects.
+    WebObjects => "web" {
+        /// Time the object was requested, ns.
+        t_ns: u64,
+        /// Session (flow slot) index.
+        session: u32,
+        /// Web group label.
+        group: String,
+        /// Object size, bytes.
+        bytes: u64,
+        /// Request to last byte acknowledged (one RTT of handshake included), ns.
+        fct_ns: u64,
+    }
+}
+
+table! {
+    /// Whole-run counters, one row.
+    RunTotals => "run" {
+        /// Events processed.
+        events: u64,
+        /// Simulated time reached, ns.
+        sim_ns: u64,
+        /// Bytes that finished serialization on the forward bottleneck.
+        bottleneck_tx_bytes: u64,
+        /// Congestion drops on the forward bottleneck.
+        bottleneck_drops: u64,
+        /// Random losses on the forward bottleneck.
+        bottleneck_random_losses: u64,
+        /// Payload bytes the forward web sessions delivered.
+        web_forward_delivered_bytes: u64,
+    }
+}
+
+/// Everything a run recorded.
 #[derive(Default, Debug, Clone)]
 pub struct Results {
     pub flows: FlowSamples,
     pub link: LinkSamples,
-    pub traces: Traces,
-    pub totals: Vec<FlowTotals>,
+    pub cwnd: CwndChanges,
+    pub rtt: RttSamples,
+    pub losses: LossEvents,
+    pub totals: FlowTotals,
     pub web: WebObjects,
-    /// Payload bytes the forward web sessions delivered.
-    pub web_forward_delivered_bytes: u64,
-    pub events: u64,
-    pub sim_ns: u64,
-    /// Bytes that finished serialization on the bottleneck over the run.
-    pub bottleneck_tx_bytes: u64,
-    pub bottleneck_drops: u64,
-    pub bottleneck_random_losses: u64,
+    pub run: RunTotals,
+}
+
+impl Results {
+    /// Every table by name, column by column (what the bindings hand to Python).
+    pub fn into_tables(self) -> Vec<(&'static str, Vec<(&'static str, Column)>)> {
+        fn t<T: Table>(table: T) -> (&'static str, Vec<(&'static str, Column)>) {
+            (T::NAME, table.into_columns())
+        }
+        vec![
+            t(self.flows),
+            t(self.link),
+            t(self.cwnd),
+            t(self.rtt),
+            t(self.losses),
+            t(self.totals),
+            t(self.web),
+            t(self.run),
+        ]
+    }
+
+    /// (table, [(column, meaning)]) of every table, for the documentation.
+    pub fn schema() -> Vec<(&'static str, &'static [(&'static str, &'static str)])> {
+        fn s<T: Table>() -> (&'static str, &'static [(&'static str, &'static str)]) {
+            (T::NAME, T::COLUMNS)
+        }
+        vec![
+            s::<FlowSamples>(),
+            s::<LinkSamples>(),
+            s::<CwndChanges>(),
+            s::<RttSamples>(),
+            s::<LossEvents>(),
+            s::<FlowTotals>(),
+            s::<WebObjects>(),
+            s::<RunTotals>(),
+        ]
+    }
 }

@@ -1,22 +1,22 @@
 //! Whole-simulation checks against the arithmetic of AIMD and the papers.
 
-use cubiclab_sim::{FlowSpec, Limit, Recovery, Scenario, Sim};
+use cubiclab_sim::{CwndRecording, FlowGroup, Limit, Recovery, Scenario, Sim};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
 fn one_flow(alg: &str, rate_bps: u64, rtt_ns: u64, secs: u64) -> Scenario {
     let mut sc = Scenario::dumbbell(rate_bps, rtt_ns, Limit::Packets(1), secs * S);
-    sc.buffer = Limit::Packets(sc.bdp_packets(rtt_ns));
-    sc.record_cwnd_changes = true;
-    sc.flows.push(FlowSpec::bulk(alg, rtt_ns));
+    sc.bottleneck.buffer = Limit::Packets(sc.bdp_packets(rtt_ns));
+    sc.record.cwnd = CwndRecording::Changes;
+    sc.flows.push(FlowGroup::bulk(alg, rtt_ns));
     sc
 }
 
 /// Times of the congestion events of `flow`.
 fn loss_times(r: &cubiclab_sim::Results, flow: u32) -> Vec<u64> {
-    let t = &r.traces;
-    (0..t.loss_t_ns.len()).filter(|&i| t.loss_flow[i] == flow).map(|i| t.loss_t_ns[i]).collect()
+    let t = &r.losses;
+    (0..t.t_ns.len()).filter(|&i| t.flow[i] == flow).map(|i| t.t_ns[i]).collect()
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn reno_alone_fills_a_bdp_buffer_with_the_aimd_period() {
     assert!((mean - 3.92).abs() < 0.4, "sawtooth period {mean:.2} s, expected 3.92 s");
     // Peak window just before each loss: BDP + B (+1 in service, +1 for the arrival that is
     // dropped) = 132..134.
-    let peak = *r.traces.cwnd.iter().skip(r.traces.cwnd.len() / 2).max().unwrap();
+    let peak = *r.cwnd.cwnd.iter().skip(r.cwnd.cwnd.len() / 2).max().unwrap();
     assert!((131..=136).contains(&peak), "peak cwnd {peak}");
     let util: f64 = r.link.utilization[50..].iter().sum::<f64>() / (r.link.utilization.len() - 50) as f64;
     assert!(util > 0.98, "utilisation {util:.3}");
@@ -46,9 +46,9 @@ fn packets_are_conserved_at_every_sample() {
     // Every data packet sent is, at any instant, either arrived, dropped by the buffer,
     // lost at random, or in the network.
     let mut sc = one_flow("reno", 50_000_000, 30 * MS, 5);
-    sc.flows.push(FlowSpec::bulk("cubic", 80 * MS));
-    sc.buffer = Limit::Packets(20); // small, so that drops happen
-    sc.loss = cubiclab_sim::LossSpec::Bernoulli { p: 0.001 };
+    sc.flows.push(FlowGroup::bulk("cubic", 80 * MS));
+    sc.bottleneck.buffer = Limit::Packets(20); // small, so that drops happen
+    sc.bottleneck.loss = cubiclab_sim::LossSpec::Bernoulli { p: 0.001 };
     let mut sim = Sim::new(sc).unwrap();
     let mut t = 0;
     let mut drops = 0;
@@ -68,7 +68,7 @@ fn identical_flows_share_fairly() {
     // Two Reno flows with the same RTT lose at the same rate and grow at the same rate:
     // Jain's index of their goodput over the second half is close to 1.
     let mut sc = one_flow("reno", 20_000_000, 40 * MS, 120);
-    let mut f = FlowSpec::bulk("reno", 40 * MS);
+    let mut f = FlowGroup::bulk("reno", 40 * MS);
     f.start_ns = 5 * S;
     sc.flows.push(f);
     let r = Sim::new(sc).unwrap().run();
@@ -83,9 +83,9 @@ fn reno_favours_the_short_rtt_flow() {
     // RTT^-2 with synchronised losses). With RTTs of 20 ms and 200 ms the short flow
     // should get well over 3 times the long one's throughput.
     let mut sc = one_flow("reno", 20_000_000, 20 * MS, 120);
-    sc.delay_ns = 5 * MS;
-    sc.buffer = Limit::Packets(100);
-    sc.flows.push(FlowSpec::bulk("reno", 200 * MS));
+    sc.bottleneck.delay_ns = 5 * MS;
+    sc.bottleneck.buffer = Limit::Packets(100);
+    sc.flows.push(FlowGroup::bulk("reno", 200 * MS));
     let r = Sim::new(sc).unwrap().run();
     let (short, long) = goodput_second_half(&r);
     assert!(short > 3.0 * long, "short {short:.0} vs long {long:.0} bit/s");
@@ -106,14 +106,14 @@ fn newreno_recovery_also_works() {
 fn same_seed_same_results() {
     let mut sc = one_flow("reno", 30_000_000, 50 * MS, 10);
     sc.start_jitter_ns = 10 * MS;
-    sc.flows.push(FlowSpec::bulk("tahoe", 70 * MS));
+    sc.flows.push(FlowGroup::bulk("tahoe", 70 * MS));
     let a = Sim::new(sc.clone()).unwrap().run();
     let b = Sim::new(sc.clone()).unwrap().run();
     assert_eq!(a.flows.goodput_bps, b.flows.goodput_bps);
-    assert_eq!(a.traces.cwnd, b.traces.cwnd);
+    assert_eq!(a.cwnd.cwnd, b.cwnd.cwnd);
     sc.seed = 2;
     let c = Sim::new(sc).unwrap().run();
-    assert_ne!(a.traces.cwnd_t_ns, c.traces.cwnd_t_ns, "another seed moves the start jitter");
+    assert_ne!(a.cwnd.t_ns, c.cwnd.t_ns, "another seed moves the start jitter");
 }
 
 #[test]
@@ -123,10 +123,10 @@ fn bad_scenarios_are_refused_with_the_field_named() {
     let e = Sim::new(sc).err().unwrap();
     assert!(e.contains("flows[0]") && e.contains("rtt"), "{e}");
     let mut sc = one_flow("nope", 10_000_000, 40 * MS, 1);
-    sc.rate_bps = 1;
+    sc.bottleneck.rate_bps = 1;
     assert!(Sim::new(sc).err().unwrap().contains("unknown algorithm 'nope'"));
     let mut sc = one_flow("reno", 10_000_000, 40 * MS, 1);
-    sc.buffer = Limit::Packets(0);
+    sc.bottleneck.buffer = Limit::Packets(0);
     assert!(Sim::new(sc).err().unwrap().contains("bottleneck.buffer"));
 }
 
@@ -154,9 +154,8 @@ fn cubic_alone_follows_the_cubic_curve_between_losses() {
     // and a plateau at 0.85 W then convex growth when fast convergence lowered L.
     let sc = one_flow("cubic", 100_000_000, 100 * MS, 120);
     let r = Sim::new(sc).unwrap().run();
-    let t = &r.traces;
-    let losses: Vec<(f64, f64)> =
-        (0..t.loss_t_ns.len()).map(|i| (t.loss_t_ns[i] as f64 / 1e9, t.loss_cwnd[i] as f64)).collect();
+    let t = &r.losses;
+    let losses: Vec<(f64, f64)> = (0..t.t_ns.len()).map(|i| (t.t_ns[i] as f64 / 1e9, t.cwnd[i] as f64)).collect();
     assert!(losses.len() >= 6, "{} losses", losses.len());
     let c = 410.0 / 1024.0;
     let mut last_max = 0.0;

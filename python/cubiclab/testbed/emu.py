@@ -1,8 +1,7 @@
 """Start and stop the bottleneck emulator (crates/cubiclab-emu) as a process of its own.
 
 The emulator is the Rust function ``cubiclab._core.emulate`` run in a fresh Python
-process, or, when the extension was built without it, the ``cubiclab-emu`` binary (found
-through ``$CUBICLAB_EMU``, ``PATH`` or the workspace's ``target/release``). It runs inside
+process (or the ``cubiclab-emu`` binary that ``$CUBICLAB_EMU`` names). It runs inside
 the emulator's namespace (so that namespace cleanup can kill it), stops when its standard
 input reaches end of file (the parent closed the pipe or died), on SIGTERM/SIGINT, or at
 its own time bound, and writes link.csv, flows.csv, events.csv and summary.txt.
@@ -11,7 +10,6 @@ its own time bound, and writes link.csv, flows.csv, events.csv and summary.txt.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -20,39 +18,16 @@ from pathlib import Path
 import pandas as pd
 
 
-def _binary() -> str | None:
-    env = os.environ.get("CUBICLAB_EMU")
-    if env:
-        return env
-    found = shutil.which("cubiclab-emu")
-    if found:
-        return found
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent / "target" / "release" / "cubiclab-emu"
-        if cand.exists():
-            return str(cand)
-    return None
-
-
 def command(config_path: Path) -> list[str]:
-    """The command that runs the emulator on `config_path`."""
-    if not os.environ.get("CUBICLAB_EMU"):
-        try:
-            from cubiclab import _core
-
-            if hasattr(_core, "emulate"):
-                return [sys.executable, "-c",
-                        "import sys; from cubiclab import _core; "
-                        "sys.stdout.write(_core.emulate(open(sys.argv[1]).read()))",
-                        str(config_path)]
-        except ImportError:
-            pass
-    b = _binary()
-    if b is None:
-        raise RuntimeError("the bottleneck emulator is missing: rebuild the extension (pip install -e .) "
-                           "or build crates/cubiclab-emu (cargo build --release -p cubiclab-emu)")
-    return [b, str(config_path)]
+    """The command that runs the emulator on `config_path`: the extension's
+    ``_core.emulate`` in a fresh Python process, or the binary ``$CUBICLAB_EMU`` names (a
+    build of ``crates/cubiclab-emu`` to try against the extension's)."""
+    binary = os.environ.get("CUBICLAB_EMU")
+    if binary:
+        return [binary, str(config_path)]
+    return [sys.executable, "-c",
+            "import sys; from cubiclab import _core; sys.stdout.write(_core.emulate(open(sys.argv[1]).read()))",
+            str(config_path)]
 
 
 def config_text(**kw) -> str:

@@ -56,10 +56,10 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
     nflows = len(plan.flows)
     groups = [f["group"] for f in plan.flows]
     algs = [f["cc"] for f in plan.flows]
-    rate = spec["rate_bps"]
-    iv_ns = spec["sample_interval_ns"]
+    rate = spec["bottleneck"]["rate"]
+    iv_ns = spec["record"]["interval"]
     iv = iv_ns / 1e9
-    duration_ns = spec["duration_ns"]
+    duration_ns = spec["duration"]
     duration = duration_ns / 1e9
 
     # ---- TCP_INFO samples
@@ -253,7 +253,7 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
         "bottleneck_packets": int(s.get("fwd_tx_packets", 0)),
         "peak_queue_packets": int(s.get("fwd_peak_queue_packets", 0)),
         "peak_queue_bytes": int(s.get("fwd_peak_queue_bytes", 0)),
-        "buffer": f"{spec['buffer']} {spec['buffer_kind']}",
+        "buffer": " ".join(f"{n} {kind}" for kind, n in spec["bottleneck"]["buffer"].items()),
         "emulator": s,
         "cwnd_source": "tcp_probe" if traced else "tcp_info",
         "trace": trace_reason or "ok",

@@ -12,7 +12,6 @@ every exit path.
 from __future__ import annotations
 
 import json
-import random
 import subprocess
 import sys
 import tempfile
@@ -77,11 +76,11 @@ class Plan:
 
 
 def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
-    """Check that the testbed can run `sc` and translate it; ValueError names what cannot."""
+    """Check that the testbed can run `sc` and translate it; ValueError names what cannot.
+
+    The flows (names, per-flow delays, start times with the seed's jitter) come from the
+    scenario's one flow plan, the same the simulator runs."""
     available = kernel_algorithms()
-    # The simulator's compile() checks the algorithm names against cubiclab's registry; the
-    # testbed runs the kernel's, so check those here and compile with a stand-in.
-    stand_in = sc.replace()
     for i, g in enumerate(sc.flows):
         if g.algorithm not in available:
             raise ValueError(
@@ -92,70 +91,64 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
                              "are module-wide (not per socket); remove them")
         if not g.delayed_ack:
             raise ValueError(f"flows[{i}].delayed_ack = false: the kernel's receiver always delays ACKs")
-        stand_in.flows[i].algorithm = "reno"
     if sc.web:
         raise ValueError("web: background web sessions are not supported on the testbed (long-lived flows only)")
     if sc.bottleneck.queue != "droptail":
         raise ValueError(f"bottleneck.queue is '{sc.bottleneck.queue}'; the testbed's emulator has droptail only")
-    spec = stand_in.compile()
-    expanded = [(i, g) for i, g in enumerate(sc.flows) for _ in range(g.count)]
-    for f, (i, g) in zip(spec["flows"], expanded):
-        f["algorithm"] = g.algorithm
-        dup = sum(1 for x in sc.flows if x.algorithm == g.algorithm) > 1
-        f["group"] = g.name or (f"{g.algorithm}#{i}" if dup else g.algorithm)
-    duration_s = spec["duration_ns"] / 1e9
+    spec = sc.compile()
+    flows = sc.plan(check_algorithms=False)["flows"]
+    duration_s = spec["duration"] / 1e9
     if duration_s > max_duration:
         raise ValueError(f"duration is {duration_s:g} s; the testbed's bound is {max_duration:g} s "
                          "(raise max_duration / --max-duration to allow it)")
-    if len(spec["flows"]) > 1000:
-        raise ValueError(f"{len(spec['flows'])} flows; the testbed allows at most 1000")
+    if len(flows) > 1000:
+        raise ValueError(f"{len(flows)} flows; the testbed allows at most 1000")
     p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES)
-    recov = {g.recovery for g in sc.flows}
+    recov = {f["recovery"] for f in flows}
     if len(recov) > 1:
         raise ValueError("flows: the testbed needs the same recovery (sack or newreno) for all flows")
     if recov == {"newreno"}:
         p.sender_sysctls["net.ipv4.tcp_sack"] = 0
-    iw = {f["initial_cwnd"] for f in spec["flows"]}
+    iw = {f["initial_cwnd"] for f in flows}
     if len(iw) > 1:
         raise ValueError("flows: the testbed needs the same initial_cwnd for all flows (a route metric)")
     if iw != {10}:
         p.route_opts["initcwnd"] = iw.pop()
-    ss = {f["initial_ssthresh"] for f in spec["flows"]}
+    ss = {f["initial_ssthresh"] for f in flows}
     if len(ss) > 1:
         raise ValueError("flows: the testbed needs the same initial_ssthresh for all flows (a route metric)")
     ss = ss.pop()
     if ss is not None:
         p.route_opts["ssthresh"] = ss
-    if spec["min_rto_ns"] != 200_000_000:
-        p.route_opts["rto_min"] = f"{max(1, spec['min_rto_ns'] // 1_000_000)}ms"
-    rng = random.Random(spec["seed"])
-    delay = spec["delay_ns"]
-    for i, f in enumerate(spec["flows"]):
-        access = f["rtt_ns"] - 2 * delay
-        jitter = int(rng.random() * spec["start_jitter_ns"]) if spec["start_jitter_ns"] > 0 else 0
-        rwnd_bytes = None if f["rwnd"] >= (1 << 30) else f["rwnd"] * spec["mss"]
+    if spec["min_rto"] != 200_000_000:
+        p.route_opts["rto_min"] = f"{max(1, spec['min_rto'] // 1_000_000)}ms"
+    for i, f in enumerate(flows):
         p.flows.append({
             "port": BASE_PORT + i,
             "cc": f["algorithm"],
             "group": f["group"],
-            "start_ns": f["start_ns"] + jitter,
+            "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["bytes"],
-            # As the simulator (sim.rs): the bottleneck's delay plus half the access delay
-            # each way, all after the bottleneck.
-            "fwd_delay_ns": delay + access // 2,
-            "rev_delay_ns": delay + (access - access // 2),
+            "fwd_delay_ns": f["forward_delay_ns"],
+            "rev_delay_ns": f["reverse_delay_ns"],
             "rtt_ns": f["rtt_ns"],
             # The receive buffer is doubled by the kernel and half of it is window; a
             # configured rwnd gets about that window.
-            "rcvbuf": None if rwnd_bytes is None else rwnd_bytes,
+            "rcvbuf": None if f["rwnd_segments"] >= (1 << 30) else f["rwnd_segments"] * spec["mss"],
         })
     return p
 
 
+def _limit_text(limit: dict) -> str:
+    """The emulator's form of a buffer limit: "packets N" or "bytes N"."""
+    (kind, n), = limit.items()
+    return f"{kind} {n}"
+
+
 def _buffer_bytes(spec: dict) -> int:
-    wire = spec["mss"] + HEADER_BYTES
-    return spec["buffer"] * wire if spec["buffer_kind"] == "packets" else spec["buffer"]
+    (kind, n), = spec["bottleneck"]["buffer"].items()
+    return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
 
 
 def _loss_text(loss: dict | None) -> str:
@@ -210,7 +203,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     tick_ns = units.parse_time(info_interval, "info_interval")
     if tick_ns < 1_000_000:
         raise ValueError("info_interval must be at least 1ms")
-    duration_ns = spec["duration_ns"]
+    duration_ns = spec["duration"]
     trace_reason = _tracing.availability() if trace else "tracing not requested"
     tmpctx = tempfile.TemporaryDirectory(prefix="cubiclab-testbed-")
     work = Path(keep_dir) if keep_dir else Path(tmpctx.name)
@@ -220,7 +213,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     wall0 = time.perf_counter()
     with tmpctx, TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
         try:
-            bdp_bytes = spec["rate_bps"] * max(f["rtt_ns"] for f in p.flows) // 8 // 1_000_000_000
+            bdp_bytes = spec["bottleneck"]["rate"] * max(f["rtt_ns"] for f in p.flows) // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             epoch = time.monotonic_ns() + 1_500_000_000  # after the processes are up
@@ -229,15 +222,15 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
                 netns_home=net.netns_path("emulator"),
-                rate_bps=spec["rate_bps"], rev_rate_bps=spec["rate_bps"],
-                limit=f"{spec['buffer_kind']} {spec['buffer']}",
-                rev_limit=f"{spec['reverse_buffer_kind']} {spec['reverse_buffer']}",
-                loss=_loss_text(spec["loss"]), rev_loss=_loss_text(spec["reverse_loss"]),
+                rate_bps=spec["bottleneck"]["rate"], rev_rate_bps=spec["bottleneck"]["rate"],
+                limit=_limit_text(spec["bottleneck"]["buffer"]),
+                rev_limit=_limit_text(spec["bottleneck"]["reverse_buffer"]),
+                loss=_loss_text(spec["bottleneck"]["loss"]), rev_loss=_loss_text(spec["bottleneck"]["reverse_loss"]),
                 seed=spec["seed"],
                 flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows],
-                default_delay=f"{spec['delay_ns']} {spec['delay_ns']}",
+                default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
-                sample_ns=spec["sample_interval_ns"], mtu=p.mtu, epoch_ns=epoch,
+                sample_ns=spec["record"]["interval"], mtu=p.mtu, epoch_ns=epoch,
                 sched_fifo=10 if realtime else 0,
             )
             from cubiclab.testbed.emu import config_text
@@ -264,7 +257,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             _read_json_line(sink, "the receiver", 10)
             tr = None
             if trace_reason is None:
-                n_acks = spec["rate_bps"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
+                n_acks = spec["bottleneck"]["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
                 buf_kb = int(min(max(32768, n_acks * 200 / 1024 * 1.5), 262144))
                 flt = f"dport >= {BASE_PORT} && dport < {BASE_PORT + len(p.flows)}"
                 tr = _tracing.TraceSession(port=BASE_PORT, filter=flt, strict=False, buffer_kb=buf_kb)

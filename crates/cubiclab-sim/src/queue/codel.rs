@@ -7,10 +7,32 @@ use super::Limit;
 use crate::engine::Time;
 use crate::packet::Packet;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// CoDel's settings. Defaults: RFC 8289's 5 ms target and 100 ms interval.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct CoDelSpec {
+    /// Acceptable standing queue delay, ns (file: "5ms").
+    #[serde(rename = "target")]
     pub target_ns: u64,
+    /// Time the delay must stay above target before dropping, ns (file: "100ms").
+    #[serde(rename = "interval")]
     pub interval_ns: u64,
+}
+
+impl Default for CoDelSpec {
+    fn default() -> Self {
+        Self { target_ns: 5_000_000, interval_ns: 100_000_000 }
+    }
+}
+
+impl CoDelSpec {
+    /// Check the settings; `field` is the key path in messages.
+    pub fn validate(&self, field: &str) -> Result<(), String> {
+        if self.target_ns == 0 || self.interval_ns == 0 {
+            return Err(format!("{field}: target and interval must be > 0"));
+        }
+        Ok(())
+    }
 }
 
 pub struct CoDel {

@@ -7,15 +7,49 @@ pub mod red;
 
 use crate::engine::Time;
 use crate::packet::Packet;
+use crate::rng::Rng;
 pub use codel::{CoDel, CoDelSpec};
 pub use droptail::DropTail;
 pub use red::{Red, RedSpec};
 
-/// How a buffer's limit is counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a buffer's limit is counted: `{"packets": n}` or `{"bytes": n}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Limit {
     Packets(u32),
     Bytes(u64),
+}
+
+/// Which discipline a buffer runs (file: `bottleneck.queue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueDiscipline {
+    DropTail,
+    Red,
+    CoDel,
+}
+
+/// Where the disciplines' settings are kept (the scenario's bottleneck, one table per
+/// discipline with settings, named after it: `bottleneck.red`, `bottleneck.codel`).
+pub trait DisciplineSettings {
+    fn red(&self) -> &RedSpec;
+    fn codel(&self) -> &CoDelSpec;
+}
+
+/// Check the settings of every discipline, also of those that are off: a typo there is a typo.
+pub fn validate_settings(s: &impl DisciplineSettings) -> Result<(), String> {
+    s.red().validate("bottleneck.red")?;
+    s.codel().validate("bottleneck.codel")
+}
+
+/// What a buffer knows of its link.
+pub struct Buffer {
+    pub limit: Limit,
+    /// Bytes of a full-sized packet on the wire.
+    pub wire_bytes: u32,
+    pub rate_bps: u64,
+    /// The buffer's own random stream (RED's drops).
+    pub rng: Rng,
 }
 
 /// A queue discipline.
@@ -26,6 +60,18 @@ pub enum Queue {
 }
 
 impl Queue {
+    /// A buffer running `discipline` with its settings from `settings`.
+    pub fn new(discipline: QueueDiscipline, settings: &impl DisciplineSettings, b: Buffer) -> Self {
+        match discipline {
+            QueueDiscipline::DropTail => Queue::DropTail(DropTail::new(b.limit)),
+            QueueDiscipline::Red => {
+                let packet_ns = b.wire_bytes as f64 * 8e9 / b.rate_bps as f64;
+                Queue::Red(Red::new(*settings.red(), b.limit, packet_ns, b.rng))
+            }
+            QueueDiscipline::CoDel => Queue::CoDel(CoDel::new(*settings.codel(), b.limit, b.wire_bytes)),
+        }
+    }
+
     /// Offer a packet; false if it was dropped.
     #[inline]
     pub fn enqueue(&mut self, now: Time, p: Packet) -> bool {

@@ -12,28 +12,40 @@ use crate::engine::Time;
 use crate::packet::Packet;
 use crate::rng::Rng;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// RED's settings (thresholds in packets). Defaults: Floyd's recommended 5 / 15 packets,
+/// max_p 0.1, w_q 0.002, gentle.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
 pub struct RedSpec {
+    /// Average queue (packets) where marking starts.
     pub min_th: f64,
+    /// Average queue (packets) where the probability reaches max_p.
     pub max_th: f64,
+    /// Drop probability at max_th, in (0, 1].
     pub max_p: f64,
+    /// Weight of the average, in (0, 1].
     pub w_q: f64,
+    /// Ramp from max_p to 1 between max_th and 2 max_th instead of dropping all.
     pub gentle: bool,
 }
 
+impl Default for RedSpec {
+    fn default() -> Self {
+        Self { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true }
+    }
+}
+
 impl RedSpec {
-    pub fn validate(&self) -> Result<(), String> {
-        if !(self.min_th >= 0.0 && self.min_th < self.max_th) {
-            return Err(format!(
-                "bottleneck.red: min_th ({}) must be >= 0 and below max_th ({})",
-                self.min_th, self.max_th
-            ));
+    /// Check the settings; `field` is the key path in messages.
+    pub fn validate(&self, field: &str) -> Result<(), String> {
+        if !(self.min_th >= 0.0 && self.min_th < self.max_th && self.max_th.is_finite()) {
+            return Err(format!("{field}: min_th ({}) must be >= 0 and below max_th ({})", self.min_th, self.max_th));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("bottleneck.red.max_p is {}; allowed: (0, 1]", self.max_p));
+            return Err(format!("{field}.max_p is {}; allowed: (0, 1]", self.max_p));
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
-            return Err(format!("bottleneck.red.w_q is {}; allowed: (0, 1]", self.w_q));
+            return Err(format!("{field}.w_q is {}; allowed: (0, 1]", self.w_q));
         }
         Ok(())
     }
@@ -196,6 +208,6 @@ mod tests {
         assert!((s.ramp(10.0) - 0.05).abs() < 1e-12);
         assert!((s.ramp(22.5) - 0.55).abs() < 1e-12);
         assert_eq!(s.ramp(30.0), 1.0);
-        assert!(RedSpec { min_th: 20.0, ..s }.validate().unwrap_err().contains("min_th"));
+        assert!(RedSpec { min_th: 20.0, ..s }.validate("bottleneck.red").unwrap_err().contains("min_th"));
     }
 }

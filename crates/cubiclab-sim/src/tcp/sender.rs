@@ -28,7 +28,8 @@ use crate::engine::Time;
 use crate::packet::NO_SACK;
 
 /// Loss recovery flavour.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Recovery {
     /// SACK-based recovery (RFC 6675 loss rule, Linux scoreboard).
     Sack,

@@ -1,0 +1,332 @@
+//! The scenario schema: the one definition of what a run is, in integer units (bits/s, ns,
+//! bytes). The dumbbell of seed 000 Fig. 7 / seed 001 Fig. 7: every flow crosses one
+//! bottleneck (rate, one-way delay, buffer) forward and its ACKs cross the reverse link;
+//! each flow's own two-way propagation RTT comes from its access links.
+//!
+//! Keys are the scenario file's keys (`bottleneck.rate`, `flows[0].rtt`); values are already
+//! in base units: the Python edge (`cubiclab.scenario`) parses `"400Mbps"`, `"40ms"`,
+//! `"100%BDP"` and solves web loads, then hands this schema plain numbers as JSON. Rust
+//! fields carry their unit in their name (`rate_bps`), the file key does not (`rate`).
+//! [`Scenario::from_json`] parses and validates in one step; every error names the key path.
+//! [`Scenario::plan`] turns flow groups into flows (names, delays, start times).
+
+mod plan;
+mod validate;
+
+use std::collections::BTreeMap;
+
+use cubiclab_cc::Params;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
+
+use crate::loss::LossSpec;
+use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
+use crate::tcp::Recovery;
+
+/// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
+/// (1448 + 52 = 1500).
+pub const HEADER_BYTES: u32 = 52;
+/// Bytes of a pure ACK on the wire.
+pub const ACK_BYTES: u32 = 64;
+
+/// A whole run: the bottleneck, the long-lived flow groups, background web sessions and
+/// what to record.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Seed of every random stream; the same scenario and seed give bit-identical results.
+    pub seed: u64,
+    /// Simulated time, ns (file: a time such as "60s").
+    #[serde(rename = "duration")]
+    pub duration_ns: u64,
+    /// Payload bytes per segment; packets are mss + 52 bytes on the wire.
+    pub mss: u32,
+    /// Each flow starts at its start time plus a uniform draw in [0, start_jitter), ns.
+    #[serde(rename = "start_jitter")]
+    pub start_jitter_ns: u64,
+    /// Lower bound of the retransmission timeout, ns (Linux: 200 ms).
+    #[serde(rename = "min_rto")]
+    pub min_rto_ns: u64,
+    pub bottleneck: Bottleneck,
+    /// Long-lived flow groups.
+    #[serde(default)]
+    pub flows: Vec<FlowGroup>,
+    /// Background web session groups.
+    #[serde(default)]
+    pub web: Vec<WebGroup>,
+    pub record: Record,
+}
+
+/// The shared link, both ways.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bottleneck {
+    /// Link rate, bits/s (file: "400Mbps").
+    #[serde(rename = "rate")]
+    pub rate_bps: u64,
+    /// One-way propagation delay, ns (file: "5ms"; default: a quarter of the smallest flow RTT).
+    #[serde(rename = "delay")]
+    pub delay_ns: u64,
+    /// Forward buffer (file: "100%BDP" of the largest flow RTT, "500packets" or "2MB").
+    pub buffer: Limit,
+    /// Reverse buffer, where the ACKs queue.
+    pub reverse_buffer: Limit,
+    /// Queue discipline of both buffers.
+    pub queue: QueueDiscipline,
+    /// RED's settings; checked even when the queue is not RED.
+    pub red: RedSpec,
+    /// CoDel's settings; checked even when the queue is not CoDel.
+    pub codel: CoDelSpec,
+    /// Random loss on the forward link.
+    pub loss: LossSpec,
+    /// Random loss on the reverse link.
+    pub reverse_loss: LossSpec,
+}
+
+impl DisciplineSettings for Bottleneck {
+    fn red(&self) -> &RedSpec {
+        &self.red
+    }
+    fn codel(&self) -> &CoDelSpec {
+        &self.codel
+    }
+}
+
+/// A group of identical long-lived (or fixed-size) flows.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroup {
+    /// Label in the results; default: the algorithm, or "algorithm#i" when two groups share it.
+    pub name: Option<String>,
+    /// A name from the algorithm registry (`cubiclab algorithms`).
+    pub algorithm: String,
+    /// Algorithm parameters by name (see the registry for names and ranges).
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    /// Number of flows in the group.
+    pub count: u32,
+    /// Two-way propagation delay of each flow, ns.
+    #[serde(rename = "rtt")]
+    pub rtt_ns: u64,
+    /// Start of the group's first flow, ns.
+    #[serde(rename = "start")]
+    pub start_ns: u64,
+    /// Flow k of the group starts k x start_spacing later, ns.
+    #[serde(rename = "start_spacing")]
+    pub start_spacing_ns: u64,
+    /// The application stops handing over data at this time, ns.
+    #[serde(rename = "stop")]
+    pub stop_ns: Option<u64>,
+    /// Bytes to transfer; the flow completes when all are acknowledged.
+    pub bytes: Option<u64>,
+    /// Loss recovery: SACK (Linux) or NewReno.
+    pub recovery: Recovery,
+    /// Whether the receiver delays ACKs (every `ack_every` segments or after `delack_timeout`).
+    pub delayed_ack: bool,
+    /// Segments per delayed ACK (Linux: 2).
+    pub ack_every: u32,
+    /// Delayed-ACK timeout, ns (Linux: 40 ms).
+    #[serde(rename = "delack_timeout")]
+    pub delack_timeout_ns: u64,
+    /// Initial congestion window, segments.
+    pub initial_cwnd: u32,
+    /// Initial slow-start threshold, segments (default: infinite).
+    pub initial_ssthresh: Option<u32>,
+    /// Receiver window, bytes (default: never limits).
+    #[serde(rename = "rwnd")]
+    pub rwnd_bytes: Option<u64>,
+}
+
+/// Which way a web group's objects travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WebDirection {
+    /// Data on the forward bottleneck, like the long-lived flows.
+    Forward,
+    /// Data on the reverse bottleneck, sharing it with the long-lived flows' ACKs.
+    Reverse,
+    /// Half of the sessions each way.
+    Both,
+}
+
+/// How each web session's RTT is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RttDist {
+    /// Every session has this RTT, ns (file: "40ms").
+    Fixed(u64),
+    /// Exponential with this mean, ns (file: "exp:50ms"; seed 000 Sec. 6.1), floored at twice
+    /// the bottleneck delay plus 1 ms and rounded up to whole milliseconds.
+    Exp(u64),
+}
+
+/// Background web sessions: each fetches objects one after another, each object a new short
+/// TCP transfer (one RTT of handshake, then the data), with Pareto-distributed sizes and
+/// exponential think times between objects.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebGroup {
+    /// Label in the results; default "web{i}".
+    pub name: Option<String>,
+    /// Number of sessions (split evenly with direction "both").
+    pub sessions: u32,
+    pub direction: WebDirection,
+    /// Pareto mean object size, bytes.
+    #[serde(rename = "mean_size")]
+    pub mean_size_bytes: u64,
+    /// Pareto shape (> 1 for a finite mean).
+    pub shape: f64,
+    /// Sizes are capped at this multiple of the mean (the mean is kept; see `traffic.rs`).
+    #[serde(rename = "max_size")]
+    pub max_size_ratio: f64,
+    /// Mean exponential think time between objects, ns.
+    #[serde(rename = "think")]
+    pub think_mean_ns: u64,
+    /// Per-session RTT.
+    pub rtt: RttDist,
+    pub algorithm: String,
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    pub recovery: Recovery,
+}
+
+/// What the run records besides the per-interval samples.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// Sampling interval of the per-flow and bottleneck tables, ns.
+    #[serde(rename = "interval")]
+    pub interval_ns: u64,
+    /// "interval": cwnd in the samples only; "changes": also every change of cwnd/ssthresh.
+    pub cwnd: CwndRecording,
+    /// Record every RTT sample given to the algorithms.
+    pub rtt_samples: bool,
+}
+
+/// How often cwnd is recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndRecording {
+    Interval,
+    Changes,
+}
+
+impl Scenario {
+    /// Parse the JSON the Python edge produces and validate it: the one entry point for
+    /// scenarios from outside Rust. The error names the key path and what is allowed.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let sc = Self::parse_json(text)?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// Parse without the range checks (see [`Scenario::validate`]).
+    pub fn parse_json(text: &str) -> Result<Self, String> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            // serde_json appends " at line L column C" of the generated JSON: not the user's.
+            let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
+            if path == "." {
+                format!("scenario: {inner}")
+            } else {
+                format!("{path}: {inner}")
+            }
+        })?;
+        Ok(sc)
+    }
+
+    /// The JSON Schema of a scenario (keys, types, units in the descriptions), from which the
+    /// scenario reference in the documentation is generated.
+    pub fn json_schema() -> String {
+        serde_json::to_string_pretty(&schemars::schema_for!(Scenario)).expect("a schema serialises")
+    }
+
+    /// A dumbbell with the bottleneck delay set to a quarter of `rtt_ns` (the rest is access
+    /// delay), a buffer of `buffer`, no flows, 1500-byte packets (MSS 1448), 100 ms samples,
+    /// seed 1, no start jitter.
+    pub fn dumbbell(rate_bps: u64, rtt_ns: u64, buffer: Limit, duration_ns: u64) -> Self {
+        Self {
+            seed: 1,
+            duration_ns,
+            mss: 1448,
+            start_jitter_ns: 0,
+            min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
+            bottleneck: Bottleneck {
+                rate_bps,
+                delay_ns: rtt_ns / 4,
+                buffer,
+                reverse_buffer: Limit::Packets(100_000),
+                queue: QueueDiscipline::DropTail,
+                red: RedSpec::default(),
+                codel: CoDelSpec::default(),
+                loss: LossSpec::None,
+                reverse_loss: LossSpec::None,
+            },
+            flows: Vec::new(),
+            web: Vec::new(),
+            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false },
+        }
+    }
+
+    /// Data packet size on the wire.
+    pub fn wire_bytes(&self) -> u32 {
+        self.mss + HEADER_BYTES
+    }
+
+    /// One bandwidth-delay product in packets for a round trip of `rtt_ns`.
+    pub fn bdp_packets(&self, rtt_ns: u64) -> u32 {
+        ((self.bottleneck.rate_bps as u128 * rtt_ns as u128) / (8 * self.wire_bytes() as u128 * 1_000_000_000)) as u32
+    }
+}
+
+impl FlowGroup {
+    /// One long-lived bulk flow with Linux defaults: SACK, delayed ACKs (2 segments, 40 ms),
+    /// initial window 10, a receiver window that never limits.
+    pub fn bulk(algorithm: &str, rtt_ns: u64) -> Self {
+        Self {
+            name: None,
+            algorithm: algorithm.to_string(),
+            params: BTreeMap::new(),
+            count: 1,
+            rtt_ns,
+            start_ns: 0,
+            start_spacing_ns: 0,
+            stop_ns: None,
+            bytes: None,
+            recovery: Recovery::Sack,
+            delayed_ack: true,
+            ack_every: 2,
+            delack_timeout_ns: 40_000_000,
+            initial_cwnd: 10,
+            initial_ssthresh: None,
+            rwnd_bytes: None,
+        }
+    }
+}
+
+/// The registry's form of a group's `params` table.
+fn to_params(map: &BTreeMap<String, f64>) -> Params {
+    let mut p = Params::new();
+    for (k, v) in map {
+        p.insert(k, *v);
+    }
+    p
+}
+
+impl FlowGroup {
+    /// The algorithm's parameters as the registry takes them.
+    pub fn cc_params(&self) -> Params {
+        to_params(&self.params)
+    }
+}
+
+impl WebGroup {
+    /// The algorithm's parameters as the registry takes them.
+    pub fn cc_params(&self) -> Params {
+        to_params(&self.params)
+    }
+}

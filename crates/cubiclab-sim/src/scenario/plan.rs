@@ -1,0 +1,189 @@
+//! The flow plan: flow groups expanded into flows, with their names, the split of their
+//! access delay and their start times (jitter from the scenario's seed); web groups expanded
+//! into sessions with their RTTs and first request times. The simulator and the testbed
+//! both run from this plan, so one scenario and seed start the same flows at the same times
+//! on both.
+
+use cubiclab_cc::Params;
+use serde::Serialize;
+
+use super::{FlowGroup, RttDist, Scenario, WebDirection};
+use crate::rng::Rng;
+use crate::tcp::Recovery;
+
+/// Random streams of the plan, numbered apart from each other and from the links' streams
+/// (`sim::build`), so that adding a component never shifts another's numbers.
+const STREAM_START: u64 = 0;
+const STREAM_WEB: u64 = 2 << 40;
+
+/// Which way data crosses the bottleneck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+impl Direction {
+    /// Index of this direction's link.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The direction the ACKs of this direction's data take.
+    #[inline]
+    pub fn other(self) -> Self {
+        match self {
+            Direction::Forward => Direction::Reverse,
+            Direction::Reverse => Direction::Forward,
+        }
+    }
+}
+
+/// One long-lived flow, ready to run.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlannedFlow {
+    /// Label of its group in the results.
+    pub group: String,
+    pub algorithm: String,
+    #[serde(skip)]
+    pub params: Params,
+    /// Two-way propagation delay.
+    pub rtt_ns: u64,
+    /// One-way delay after the forward bottleneck (its propagation plus half of the access
+    /// delay) and after the reverse one (the rest). All access delay sits after the
+    /// bottleneck: for one shared bottleneck only the loop delay matters.
+    pub forward_delay_ns: u64,
+    pub reverse_delay_ns: u64,
+    /// Start time, jitter included.
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    pub bytes: Option<u64>,
+    pub recovery: Recovery,
+    /// Segments per ACK: the group's `ack_every` with delayed ACKs, else 1.
+    pub ack_every: u32,
+    pub delack_timeout_ns: u64,
+    /// Receiver window in segments.
+    pub rwnd_segments: u32,
+    pub initial_cwnd: u32,
+    pub initial_ssthresh: Option<u32>,
+}
+
+/// One direction of a web group: its sessions share a label and a direction.
+#[derive(Clone, Debug, Serialize)]
+pub struct WebLane {
+    pub group: String,
+    /// Index of the web group in the scenario.
+    pub web_group: usize,
+    pub direction: Direction,
+}
+
+/// One background web session.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlannedSession {
+    /// Index in `Plan::lanes`.
+    pub lane: u32,
+    pub rtt_ns: u64,
+    /// When it requests its first object.
+    pub first_request_ns: u64,
+    /// The session's own random stream, positioned after the draws of the plan (its RTT and
+    /// first think time); object sizes and later think times continue from here.
+    #[serde(skip)]
+    pub rng: Rng,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub flows: Vec<PlannedFlow>,
+    pub lanes: Vec<WebLane>,
+    pub sessions: Vec<PlannedSession>,
+}
+
+impl Scenario {
+    /// Expand the groups into flows and sessions (the scenario is assumed valid).
+    pub fn plan(&self) -> Plan {
+        let mut flows = Vec::new();
+        for (i, g) in self.flows.iter().enumerate() {
+            let group = self.group_name(i, g);
+            for k in 0..g.count as u64 {
+                let jitter = Rng::new(self.seed, STREAM_START + flows.len() as u64).below(self.start_jitter_ns);
+                flows.push(self.planned_flow(g, group.clone(), g.start_ns + k * g.start_spacing_ns + jitter));
+            }
+        }
+        let mut lanes = Vec::new();
+        let mut sessions = Vec::new();
+        for (i, w) in self.web.iter().enumerate() {
+            let group = w.name.clone().unwrap_or_else(|| format!("web{i}"));
+            let directions: &[Direction] = match w.direction {
+                WebDirection::Forward => &[Direction::Forward],
+                WebDirection::Reverse => &[Direction::Reverse],
+                WebDirection::Both => &[Direction::Forward, Direction::Reverse],
+            };
+            for &direction in directions {
+                let lane = lanes.len() as u32;
+                lanes.push(WebLane { group: group.clone(), web_group: i, direction });
+                for k in 0..w.sessions / directions.len() as u32 {
+                    let mut rng = Rng::new(self.seed, STREAM_WEB + ((lane as u64) << 24) + k as u64);
+                    let rtt_ns = match w.rtt {
+                        RttDist::Fixed(r) => r,
+                        // Whole milliseconds, so that sessions share delay lines.
+                        RttDist::Exp(mean) => {
+                            let floor = 2 * self.bottleneck.delay_ns + 1_000_000;
+                            let r = (rng.exponential(mean as f64) as u64).max(floor);
+                            r.div_ceil(1_000_000) * 1_000_000
+                        }
+                    };
+                    let first_request_ns = rng.exponential(w.think_mean_ns as f64) as u64;
+                    sessions.push(PlannedSession { lane, rtt_ns, first_request_ns, rng });
+                }
+            }
+        }
+        Plan { flows, lanes, sessions }
+    }
+
+    /// The group's label: its name, else its algorithm ("algorithm#i" when two groups share one).
+    fn group_name(&self, i: usize, g: &FlowGroup) -> String {
+        if let Some(name) = &g.name {
+            return name.clone();
+        }
+        if self.flows.iter().filter(|x| x.algorithm == g.algorithm).count() > 1 {
+            format!("{}#{i}", g.algorithm)
+        } else {
+            g.algorithm.clone()
+        }
+    }
+
+    fn planned_flow(&self, g: &FlowGroup, group: String, start_ns: u64) -> PlannedFlow {
+        let (forward_delay_ns, reverse_delay_ns) = self.loop_delays(g.rtt_ns);
+        let rwnd_segments = match g.rwnd_bytes {
+            None => 1 << 30,
+            Some(b) => (b / self.mss as u64).clamp(1, (1 << 31) - 1) as u32,
+        };
+        PlannedFlow {
+            group,
+            algorithm: g.algorithm.clone(),
+            params: g.cc_params(),
+            rtt_ns: g.rtt_ns,
+            forward_delay_ns,
+            reverse_delay_ns,
+            start_ns,
+            stop_ns: g.stop_ns,
+            bytes: g.bytes,
+            recovery: g.recovery,
+            ack_every: if g.delayed_ack { g.ack_every } else { 1 },
+            delack_timeout_ns: g.delack_timeout_ns,
+            rwnd_segments,
+            initial_cwnd: g.initial_cwnd,
+            initial_ssthresh: g.initial_ssthresh,
+        }
+    }
+
+    /// (forward, reverse) one-way delays after the bottleneck for a flow or session of
+    /// two-way delay `rtt_ns`: the bottleneck's propagation plus half of the access delay each way.
+    pub fn loop_delays(&self, rtt_ns: u64) -> (u64, u64) {
+        let d = self.bottleneck.delay_ns;
+        let access = rtt_ns - 2 * d;
+        (d + access / 2, d + (access - access / 2))
+    }
+}

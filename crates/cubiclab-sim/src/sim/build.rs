@@ -1,0 +1,173 @@
+//! Building a simulation from a scenario: the two bottleneck links, then one slot per
+//! planned flow and per web session, with their delay lines and first events.
+
+use cubiclab_cc::Algorithm;
+
+use super::{Flow, Session, Sim};
+use crate::engine::{Ev, EventQueue, Time};
+use crate::link::Link;
+use crate::loss::RandomLoss;
+use crate::pipe::Pipe;
+use crate::queue::{Buffer, Queue};
+use crate::record::Results;
+use crate::rng::Rng;
+use crate::scenario::{Direction, Scenario};
+use crate::tcp::{Receiver, Sender, SenderConfig};
+use crate::traffic::BoundedPareto;
+
+/// Random streams of the links, numbered apart from the plan's (`scenario::plan`): random
+/// loss on `STREAM_LINK + direction`, the buffer's (RED's drops) on `STREAM_LINK + 10 + direction`.
+const STREAM_LINK: u64 = 1 << 40;
+
+/// What a flow slot needs besides its sender's configuration.
+struct Slot {
+    rtt_ns: Time,
+    data_dir: Direction,
+    ack_every: u32,
+    delack_timeout: Time,
+    start_ns: Time,
+    web: Option<u32>,
+}
+
+impl Sim {
+    /// Build a simulation; the scenario is validated first.
+    pub fn new(sc: Scenario) -> Result<Self, String> {
+        sc.validate()?;
+        let plan = sc.plan();
+        let mut sim = Self {
+            q: EventQueue::default(),
+            now: 0,
+            links: [Self::link(&sc, Direction::Forward), Self::link(&sc, Direction::Reverse)],
+            flows: Vec::new(),
+            pipes: Vec::new(),
+            web: Vec::new(),
+            lanes: plan.lanes.clone(),
+            planned: plan.flows.clone(),
+            res: Results::default(),
+            link_tx_mark: 0,
+            link_drop_mark: 0,
+            link_loss_mark: 0,
+            sc,
+        };
+        for (i, f) in plan.flows.iter().enumerate() {
+            let alg = Algorithm::new(&f.algorithm, &f.params).map_err(|e| e.0)?;
+            let cfg = SenderConfig {
+                recovery: f.recovery,
+                min_rto_ns: sim.sc.min_rto_ns,
+                rwnd: f.rwnd_segments,
+                initial_cwnd: f.initial_cwnd,
+                initial_ssthresh: f.initial_ssthresh,
+            };
+            let app_limit = f.bytes.map_or(u32::MAX, |b| sim.segments(b));
+            sim.q.push(f.start_ns, Ev::Start(i as u32));
+            if let Some(stop) = f.stop_ns {
+                sim.q.push(stop.max(f.start_ns), Ev::Stop(i as u32));
+            }
+            let slot = Slot {
+                rtt_ns: f.rtt_ns,
+                data_dir: Direction::Forward,
+                ack_every: f.ack_every,
+                delack_timeout: f.delack_timeout_ns,
+                start_ns: f.start_ns,
+                web: None,
+            };
+            sim.add_flow(alg, cfg, app_limit, slot);
+        }
+        for s in plan.sessions {
+            let lane = &plan.lanes[s.lane as usize];
+            let w = &sim.sc.web[lane.web_group];
+            let alg = Algorithm::new(&w.algorithm, &w.cc_params()).map_err(|e| e.0)?;
+            let cfg = SenderConfig {
+                recovery: w.recovery,
+                min_rto_ns: sim.sc.min_rto_ns,
+                rwnd: 1 << 30,
+                initial_cwnd: 10,
+                initial_ssthresh: None,
+            };
+            let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
+            let f = sim.flows.len() as u32;
+            sim.web.push(Session {
+                lane: s.lane,
+                rng: s.rng,
+                rtt_ns: s.rtt_ns,
+                alg: alg.clone(),
+                sizes,
+                object_start: 0,
+                object_bytes: 0,
+            });
+            let slot = Slot {
+                rtt_ns: s.rtt_ns,
+                data_dir: lane.direction,
+                ack_every: 2,
+                delack_timeout: 40_000_000,
+                start_ns: s.first_request_ns,
+                web: Some(sim.web.len() as u32 - 1),
+            };
+            sim.add_flow(alg, cfg, 0, slot);
+            sim.q.push(s.first_request_ns, Ev::Object(f));
+        }
+        sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
+        Ok(sim)
+    }
+
+    fn link(sc: &Scenario, dir: Direction) -> Link {
+        let b = &sc.bottleneck;
+        let (limit, loss) = match dir {
+            Direction::Forward => (b.buffer, &b.loss),
+            Direction::Reverse => (b.reverse_buffer, &b.reverse_loss),
+        };
+        let d = dir.index() as u64;
+        let buffer = Buffer {
+            limit,
+            wire_bytes: sc.wire_bytes(),
+            rate_bps: b.rate_bps,
+            rng: Rng::new(sc.seed, STREAM_LINK + 10 + d),
+        };
+        let queue = Queue::new(b.queue, b, buffer);
+        Link::new(b.rate_bps, queue, RandomLoss::new(loss.clone(), Rng::new(sc.seed, STREAM_LINK + d)))
+    }
+
+    /// Segments of `bytes` payload, at least one.
+    pub(super) fn segments(&self, bytes: u64) -> u32 {
+        bytes.div_ceil(self.sc.mss as u64).clamp(1, u32::MAX as u64 - 1) as u32
+    }
+
+    fn add_flow(&mut self, alg: Algorithm, cfg: SenderConfig, app_limit: u32, slot: Slot) {
+        let mut sender = Sender::new(alg, cfg, self.sc.mss);
+        sender.app_limit = app_limit;
+        let (forward, reverse) = self.sc.loop_delays(slot.rtt_ns);
+        let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
+        self.flows.push(Flow {
+            sender,
+            receiver: Receiver::new(slot.ack_every),
+            pipe_after,
+            data_dir: slot.data_dir,
+            conn: 0,
+            start_ns: slot.start_ns,
+            delack_timeout: slot.delack_timeout,
+            tx_bytes: 0,
+            delivered_segs: 0,
+            drops: 0,
+            last_retx: 0,
+            total_drops: 0,
+            random_losses: 0,
+            total_delivered: 0,
+            arrived: 0,
+            fct_ns: None,
+            last_cwnd: 0,
+            last_ssthresh: 0,
+            web: slot.web,
+        });
+    }
+
+    /// The delay line with `delay`, shared by every flow with that delay.
+    fn pipe_for(&mut self, delay: Time) -> u32 {
+        match self.pipes.iter().position(|p| p.delay == delay) {
+            Some(i) => i as u32,
+            None => {
+                self.pipes.push(Pipe::new(delay));
+                (self.pipes.len() - 1) as u32
+            }
+        }
+    }
+}

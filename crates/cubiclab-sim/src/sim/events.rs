@@ -1,0 +1,168 @@
+//! Packets through the world: offered to a bottleneck, serialized, carried by a delay
+//! line, received; ACKs back to the sender; web objects opened and closed.
+
+use super::Sim;
+use crate::engine::{Ev, Time};
+use crate::link::Offer;
+use crate::packet::{Packet, NO_SACK};
+use crate::scenario::Direction;
+use crate::tcp::receiver::AckAction;
+
+impl Sim {
+    /// A web session requests its next object: a new connection in its slot, whose data
+    /// starts one RTT later (the handshake and the request).
+    pub(super) fn start_object(&mut self, f: u32) {
+        let now = self.now;
+        let segs_of = |bytes: u64, mss: u32| bytes.div_ceil(mss as u64).clamp(1, u32::MAX as u64 - 1) as u32;
+        let fl = &mut self.flows[f as usize];
+        let s = &mut self.web[fl.web.expect("Object event for a long-lived flow") as usize];
+        let bytes = s.sizes.sample(&mut s.rng) as u64;
+        s.object_start = now;
+        s.object_bytes = bytes.max(1);
+        fl.conn = fl.conn.wrapping_add(1);
+        fl.sender.reset(s.alg.clone(), segs_of(bytes, self.sc.mss));
+        fl.receiver.reset();
+        fl.start_ns = now;
+        fl.fct_ns = None;
+        self.q.push(now + s.rtt_ns, Ev::Start(f));
+    }
+
+    /// A web object is fully acknowledged: record it, think, then request the next one.
+    pub(super) fn object_done(&mut self, f: u32, w: u32) {
+        self.record_object(f, w);
+        let s = &mut self.web[w as usize];
+        let think = self.sc.web[self.lanes[s.lane as usize].web_group].think_mean_ns as f64;
+        let next = self.now + s.rng.exponential(think) as Time;
+        self.flows[f as usize].sender.rto_deadline = 0;
+        self.q.push(next, Ev::Object(f));
+    }
+
+    #[inline]
+    fn offer(&mut self, dir: Direction, p: Packet) {
+        match self.links[dir.index()].offer(self.now, p) {
+            Offer::Started(t) => self.q.push(t, Ev::TxDone(dir.index() as u32)),
+            Offer::Queued => {}
+            Offer::Dropped => self.count_drop(p),
+        }
+    }
+
+    #[inline]
+    fn count_drop(&mut self, p: Packet) {
+        if !p.is_ack {
+            let f = &mut self.flows[p.flow as usize];
+            f.drops += 1;
+            f.total_drops += 1;
+        }
+    }
+
+    /// Send whatever the flow's window allows now.
+    #[inline]
+    pub(super) fn transmit(&mut self, f: u32) {
+        let size = self.sc.wire_bytes();
+        let (dir, conn) = {
+            let fl = &self.flows[f as usize];
+            (fl.data_dir, fl.conn)
+        };
+        while let Some((seq, _)) = self.flows[f as usize].sender.next_segment(self.now) {
+            self.offer(dir, Packet { flow: f, conn, seq, sack: NO_SACK, size, is_ack: false });
+        }
+        self.sync_rto(f);
+        self.trace_cwnd(f);
+    }
+
+    #[inline]
+    pub(super) fn on_tx_done(&mut self, link: u32) {
+        let (p, lost, next) = self.links[link as usize].tx_done(self.now);
+        if let Some(t) = next {
+            self.q.push(t, Ev::TxDone(link));
+        }
+        let mut head_drops = 0;
+        self.links[link as usize].queue.drain_dropped(|d| {
+            head_drops += 1;
+            if !d.is_ack {
+                let f = &mut self.flows[d.flow as usize];
+                f.drops += 1;
+                f.total_drops += 1;
+            }
+        });
+        self.links[link as usize].drops += head_drops;
+        let fl = &mut self.flows[p.flow as usize];
+        if !p.is_ack {
+            fl.tx_bytes += p.size as u64;
+        }
+        if lost {
+            if !p.is_ack {
+                fl.random_losses += 1;
+            }
+            return;
+        }
+        let id = fl.pipe_after[link as usize];
+        if let Some(t) = self.pipes[id as usize].push(self.now, p) {
+            self.q.push(t, Ev::PipeOut(id));
+        }
+    }
+
+    #[inline]
+    pub(super) fn on_pipe_out(&mut self, id: u32) {
+        let (p, next) = self.pipes[id as usize].pop();
+        if let Some(t) = next {
+            self.q.push(t, Ev::PipeOut(id));
+        }
+        if p.conn != self.flows[p.flow as usize].conn {
+            return; // a straggler of a finished web object
+        }
+        if p.is_ack {
+            self.on_ack_arrival(p);
+        } else {
+            self.on_data_arrival(p);
+        }
+    }
+
+    pub(super) fn send_ack(&mut self, f: u32, sack: u32) {
+        let fl = &mut self.flows[f as usize];
+        fl.receiver.acked_now();
+        let ack = Packet {
+            flow: f,
+            conn: fl.conn,
+            seq: fl.receiver.rcv_nxt,
+            sack,
+            size: crate::scenario::ACK_BYTES,
+            is_ack: true,
+        };
+        let dir = fl.data_dir.other();
+        self.offer(dir, ack);
+    }
+
+    fn on_data_arrival(&mut self, p: Packet) {
+        let now = self.now;
+        let fl = &mut self.flows[p.flow as usize];
+        fl.arrived += 1;
+        let (delivered, action) = fl.receiver.on_data(p.seq, now);
+        fl.delivered_segs += delivered as u64;
+        fl.total_delivered += delivered as u64;
+        match action {
+            AckAction::Now { sack } => self.send_ack(p.flow, sack),
+            AckAction::Delay => self.arm_delack(p.flow),
+        }
+    }
+
+    fn on_ack_arrival(&mut self, p: Packet) {
+        let now = self.now;
+        let fl = &mut self.flows[p.flow as usize];
+        let events = fl.sender.stats.loss_events;
+        fl.sender.on_ack(now, p.seq, p.sack);
+        if fl.sender.stats.loss_events != events {
+            self.note_loss(p.flow, events, false);
+        }
+        self.record_rtt_sample(p.flow);
+        let fl = &mut self.flows[p.flow as usize];
+        if fl.fct_ns.is_none() && fl.sender.finished() {
+            fl.fct_ns = Some(now - fl.start_ns);
+            if let Some(w) = fl.web {
+                self.object_done(p.flow, w);
+                return;
+            }
+        }
+        self.transmit(p.flow);
+    }
+}

@@ -1,0 +1,165 @@
+//! The dumbbell world: flows, the bottleneck in both directions, and the event loop.
+//!
+//! Path of a data packet: sender → bottleneck (buffer, serialization, random loss) → the
+//! flow's delay line for that direction (bottleneck propagation plus its access links) →
+//! receiver. ACKs go back through the other direction's bottleneck and delay line. Flows
+//! with the same delay share a delay line (packets carry their flow), so the event heap
+//! grows with the number of distinct RTTs, not with the number of flows.
+//!
+//! Long-lived flows come first (indices 0..n, in plan order); background web sessions
+//! follow, each in one flow slot that opens a new connection per object.
+//!
+//! The jobs live apart: `build` (from the scenario's plan), `events` (packets through links,
+//! delay lines, senders and receivers), `timers` (retransmission and delayed-ACK timers),
+//! `recording` (samples, traces, totals).
+
+mod build;
+mod events;
+mod recording;
+mod timers;
+
+use cubiclab_cc::{Algorithm, CaState};
+
+use crate::engine::{Ev, EventQueue, Time};
+use crate::link::Link;
+use crate::pipe::Pipe;
+use crate::record::Results;
+use crate::rng::Rng;
+use crate::scenario::{Direction, PlannedFlow, Scenario, WebLane};
+use crate::tcp::{Receiver, Sender};
+use crate::traffic::BoundedPareto;
+
+struct Flow {
+    sender: Sender,
+    receiver: Receiver,
+    /// The delay line (index in `Sim::pipes`) after each direction's bottleneck, by
+    /// `Direction::index`: its data takes one, its ACKs the other.
+    pipe_after: [u32; 2],
+    /// The direction its data crosses the bottleneck (its ACKs take the other).
+    data_dir: Direction,
+    /// Connection number, bumped for each web object.
+    conn: u16,
+    start_ns: Time,
+    delack_timeout: Time,
+    /// Counters since the last sample.
+    tx_bytes: u64,
+    delivered_segs: u64,
+    drops: u32,
+    last_retx: u64,
+    /// Whole-run counters.
+    total_drops: u64,
+    random_losses: u64,
+    total_delivered: u64,
+    arrived: u64,
+    fct_ns: Option<u64>,
+    last_cwnd: u32,
+    last_ssthresh: u32,
+    /// Index in `Sim::web` for a web session.
+    web: Option<u32>,
+}
+
+/// A background web session's own state.
+struct Session {
+    /// Index of its lane (web group and direction) in the plan.
+    lane: u32,
+    rng: Rng,
+    rtt_ns: Time,
+    alg: Algorithm,
+    sizes: BoundedPareto,
+    object_start: Time,
+    object_bytes: u64,
+}
+
+pub struct Sim {
+    sc: Scenario,
+    q: EventQueue,
+    now: Time,
+    /// The bottleneck, indexed by `Direction::index`.
+    links: [Link; 2],
+    flows: Vec<Flow>,
+    pipes: Vec<Pipe>,
+    web: Vec<Session>,
+    /// Web group and direction of each session lane.
+    lanes: Vec<WebLane>,
+    /// The long-lived flows as planned (labels and RTTs for the totals).
+    planned: Vec<PlannedFlow>,
+    res: Results,
+    link_tx_mark: u64,
+    link_drop_mark: u64,
+    link_loss_mark: u64,
+}
+
+impl Sim {
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    pub fn duration(&self) -> Time {
+        self.sc.duration_ns
+    }
+
+    pub fn events(&self) -> u64 {
+        self.q.processed
+    }
+
+    /// Run until simulated time `until` (capped at the scenario's duration). Returns true
+    /// when the run is complete.
+    pub fn run_until(&mut self, until: Time) -> bool {
+        let until = until.min(self.sc.duration_ns);
+        while let Some((t, ev)) = self.q.pop_until(until) {
+            self.now = t;
+            self.dispatch(ev);
+        }
+        self.now = until;
+        until >= self.sc.duration_ns
+    }
+
+    /// Run to the end and return the results.
+    pub fn run(mut self) -> Results {
+        self.run_until(self.sc.duration_ns);
+        self.finish()
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::TxDone(link) => self.on_tx_done(link),
+            Ev::PipeOut(pipe) => self.on_pipe_out(pipe),
+            Ev::DelAck(f) => self.on_delack(f),
+            Ev::Rto(f) => self.on_rto_event(f),
+            Ev::Start(f) => {
+                self.flows[f as usize].sender.start(self.now);
+                self.transmit(f);
+            }
+            Ev::Stop(f) => {
+                let s = &mut self.flows[f as usize].sender;
+                s.app_limit = s.tcp().snd_nxt;
+            }
+            Ev::Object(f) => self.start_object(f),
+            Ev::Sample => self.sample(),
+            Ev::Tick => unreachable!("the event queue handles its own ticks"),
+        }
+    }
+
+    /// Data packets of long-lived flow `f` anywhere in the network (queue, link, delay line):
+    /// for the conservation check `sent = arrived + dropped + lost + in network`.
+    pub fn in_network(&self, f: u32) -> u64 {
+        let l = &self.links[Direction::Forward.index()];
+        (l.queue.count_flow(f)
+            + l.in_service_flow(f)
+            + self.pipes[self.flows[f as usize].pipe_after[Direction::Forward.index()] as usize].count_flow(f))
+            as u64
+    }
+
+    /// (segments sent, arrived at the receiver, dropped by the buffer, lost at random) of
+    /// flow `f` so far.
+    pub fn flow_counts(&self, f: u32) -> (u64, u64, u64, u64) {
+        let fl = &self.flows[f as usize];
+        (fl.sender.stats.segments_sent, fl.arrived, fl.total_drops, fl.random_losses)
+    }
+
+    pub fn cwnd(&self, f: u32) -> (u32, u32, CaState) {
+        let t = self.flows[f as usize].sender.tcp();
+        (t.cwnd, t.ssthresh, t.ca_state)
+    }
+}
