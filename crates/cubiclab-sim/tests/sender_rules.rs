@@ -262,3 +262,23 @@ fn window_restarts_after_idle() {
     assert_eq!(h.window(), (20, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
     assert_eq!(sent.len(), 20);
 }
+
+#[test]
+fn timeout_spares_what_rack_has_not_yet_timed_out() {
+    // tcp_timeout_mark_lost: the head is lost; any other segment only once
+    // tcp_rack_skb_timeout (rack.rtt_us after its transmission) expired; tcp_enter_loss
+    // then sets cwnd = in_flight + 1. IW 20 at t = 0, 0 lost; SACKs of 1, 2 at 100 ms free
+    // room for 20, 21 (sent at 100 ms); the SACK of 3 enters Recovery and retransmits 0.
+    // rack.rtt_us = 100 ms (3 was sent at 0). A timeout at 150 ms marks 0 and 4..=19
+    // (sent at 0) lost and spares 20, 21: in flight 2, cwnd 3. ssthresh stays reno(20) = 10
+    // from the Recovery (tcp_enter_loss in Recovery with snd_una < high_seq).
+    let (mut h, _) = Harness::new("reno", 20, None);
+    for s in 1..=3 {
+        h.ack(100, 0, Some(s));
+    }
+    assert_eq!(h.window().2, CaState::Recovery);
+    let sent = h.rto(150);
+    assert_eq!(h.s.in_flight(), 3, "2 spared + the head retransmitted again");
+    assert_eq!(h.window(), (3, 10, CaState::Loss));
+    assert_eq!(sent, vec![(0, true)]);
+}

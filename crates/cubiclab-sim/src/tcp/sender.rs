@@ -12,7 +12,8 @@
 //!   reaches `high_seq` (`tcp_fastretrans_alert`);
 //! - PRR in Recovery, `cong_avoid` otherwise (`tcp_cong_control`).
 //!
-//! A timeout marks everything outstanding lost and enters Loss (`tcp_retransmit_timer`);
+//! A timeout marks what RACK's timer has expired for lost and enters Loss
+//! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
 //! the first transmission after idle restarts the window (`tcp_cwnd_restart`).
 //!
 //! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP, the
@@ -65,8 +66,10 @@ pub struct Sender {
     pub host: Host,
     pub sb: Scoreboard,
     cfg: SenderConfig,
-    /// RACK: latest transmission time of any delivered segment.
+    /// RACK: latest transmission time of any delivered segment, and that segment's RTT
+    /// (`rack.mstamp`, `rack.rtt_us`).
     rack_tx: Time,
+    rack_rtt: Time,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
@@ -100,6 +103,7 @@ impl Sender {
             sb: Scoreboard::new(),
             cfg,
             rack_tx: 0,
+            rack_rtt: 0,
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
@@ -209,7 +213,11 @@ impl Sender {
                     None
                 };
                 if let Some(t) = rack_tx {
-                    self.rack_tx = self.rack_tx.max(t);
+                    if t >= self.rack_tx {
+                        // tcp_rack_advance: the most recently sent delivered segment's RTT.
+                        self.rack_tx = t;
+                        self.rack_rtt = now - t;
+                    }
                 }
                 self.sb.mark_losses_sack(nxt, rack);
             }
@@ -285,7 +293,7 @@ impl Sender {
                     if self.host.alg.fast_recovery() {
                         self.host.enter_recovery(now);
                     } else {
-                        self.timeout_mark_lost();
+                        self.timeout_mark_lost(now);
                         self.host.enter_loss(self.in_flight(), now);
                     }
                 }
@@ -293,10 +301,11 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_timeout_mark_lost`: everything outstanding and not SACKed is lost.
-    fn timeout_mark_lost(&mut self) {
+    /// Linux `tcp_timeout_mark_lost`: the head, and every segment not SACKed whose RACK
+    /// timer expired (sent more than the latest delivered segment's RTT ago).
+    fn timeout_mark_lost(&mut self, now: Time) {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-        self.sb.mark_all_lost(una, nxt);
+        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack_rtt));
     }
 
     /// The retransmission timer fired at `now` (the caller checked the deadline):
@@ -311,7 +320,7 @@ impl Sender {
             self.stats.loss_events += 1;
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         }
-        self.timeout_mark_lost();
+        self.timeout_mark_lost(now);
         self.host.retransmit_timer(self.in_flight(), now);
         self.rto_deadline = now + self.rto();
     }
