@@ -40,7 +40,6 @@ struct Flow {
     /// Connection number, bumped for each web object.
     conn: u16,
     start_ns: Time,
-    delack_timeout: Time,
     /// Counters since the last sample.
     tx_bytes: u64,
     delivered_segs: u64,
