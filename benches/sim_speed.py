@@ -3,6 +3,9 @@ same run (machines here are noisy; absolute times are only context).
 
     python3 benches/sim_speed.py            # cubiclab only: flatness and memory
     python3 benches/sim_speed.py --ns3      # also ns-3 3.44 (needs .ns3env, see README)
+    python3 benches/sim_speed.py --baseline DIR   # also an older build (a folder holding a
+                                            # cubiclab package with its _core extension):
+                                            # each line's speed as a ratio to it, same run
 
 Prints, per scenario, delivered data packets per wall second for cubiclab and ns-3 and
 their ratio, the utilisation each measured, the cost per packet from 10 Mbps to 10 Gbps and
@@ -43,6 +46,27 @@ def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic"):
             "events_per_pkt": r.summary["events"] / max(pkts, 1)}
 
 
+def timed(rate_mbps, rtt_ms, flows, secs, alg, baseline):
+    """`cubiclab_run` here, and (best of two, interleaved) in the `baseline` build too when
+    given: returns (this build's run, the baseline's or None)."""
+    if not baseline:
+        return cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg), None
+    env = dict(os.environ, PYTHONPATH=str(baseline))
+    args = [sys.executable, __file__, "--one", json.dumps([rate_mbps, rtt_ms, flows, secs, alg])]
+    best = {}
+    for _ in range(2):
+        out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
+        b = json.loads(out.stdout.strip().splitlines()[-1])
+        c = cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg)
+        best["b"] = b if b["pps"] > best.get("b", {"pps": 0})["pps"] else best["b"]
+        best["c"] = c if c["pps"] > best.get("c", {"pps": 0})["pps"] else best["c"]
+    return best["c"], best["b"]
+
+
+def vs(c, b) -> str:
+    return f" | x{c['pps'] / b['pps']:.2f} of baseline ({b['pps'] / 1e6:.2f} M pkt/s)" if b else ""
+
+
 def ns3_run(rate_mbps, rtt_ms, flows, secs, alg="TcpCubic"):
     py = ROOT / ".ns3env" / "bin" / "python"
     if not py.exists():
@@ -68,15 +92,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ns3", action="store_true", help="also run the ns-3 peer")
     ap.add_argument("--alg", default="cubic")
+    ap.add_argument("--baseline", type=Path, help="folder with an older cubiclab build to compare against")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # one cubiclab_run, JSON in and out (baseline runs)
     args = ap.parse_args()
+    if args.one:
+        print(json.dumps(cubiclab_run(*json.loads(args.one))))
+        return
     report = {}
 
     print("== against ns-3 (same dumbbell, same run)")
     ns3_alg = {"cubic": "TcpCubic", "reno": "TcpNewReno"}.get(args.alg, "TcpCubic")
     for rate, rtt, n, secs in [(100, 100, 2, 20), (100, 40, 8, 20), (1000, 40, 4, 5)]:
-        c = cubiclab_run(rate, rtt, n, secs, args.alg)
+        c, b = timed(rate, rtt, n, secs, args.alg, args.baseline)
         line = (f"{rate:5d} Mbps {rtt:3d} ms {n:2d} flows {secs:3d} s: cubiclab util {c['util']:.3f} "
-                f"{c['pps'] / 1e6:6.2f} M pkt/s ({c['events_per_pkt']:.1f} events/pkt)")
+                f"{c['pps'] / 1e6:6.2f} M pkt/s ({c['events_per_pkt']:.1f} events/pkt)" + vs(c, b))
         if args.ns3:
             p = ns3_run(rate, rtt, n, secs, ns3_alg)
             line += f" | ns-3 util {p['util']:.3f} {p['pps'] / 1e3:7.1f} k pkt/s | speed ratio {c['pps'] / p['pps']:7.0f}x"
@@ -87,16 +116,18 @@ def main():
     base = None
     for rate in (10, 100, 1000, 10000):
         secs = max(2, min(200, int(2e6 * 1500 * 8 / (rate * 1e6))))
-        c = cubiclab_run(rate, 40, 1, secs, args.alg)
+        c, b = timed(rate, 40, 1, secs, args.alg, args.baseline)
         base = base or c["pps"]
-        print(f"  {rate:6d} Mbps: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 10 Mbps)", flush=True)
+        print(f"  {rate:6d} Mbps: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 10 Mbps)" + vs(c, b),
+              flush=True)
 
     print("== cost per packet against flows (1 Gbps, 40 ms)")
     base = None
     for n in (1, 10, 100, 1000):
-        c = cubiclab_run(1000, 40, n, 20 if n < 1000 else 120, args.alg)
+        c, b = timed(1000, 40, n, 20 if n < 1000 else 120, args.alg, args.baseline)
         base = base or c["pps"]
-        print(f"  {n:5d} flows: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 1 flow)", flush=True)
+        print(f"  {n:5d} flows: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 1 flow)" + vs(c, b),
+              flush=True)
 
     print("== memory: peak RSS of a 10 s and a 200 s run (4 flows, 100 Mbps)")
     a, b = peak_rss_mb(10), peak_rss_mb(200)
