@@ -249,7 +249,7 @@ impl Scenario {
             duration_ns,
             mss: 1448,
             start_jitter_ns: 0,
-            min_rto_ns: crate::tcp::rtt::RTO_MIN_NS,
+            min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
             bottleneck: Bottleneck {
                 rate_bps,
                 delay_ns: rtt_ns / 4,

@@ -41,7 +41,6 @@ struct Flow {
     /// Connection number, bumped for each web object.
     conn: u16,
     start_ns: Time,
-    delack_timeout: Time,
     /// Counters since the last sample.
     tx_bytes: u64,
     delivered_segs: u64,
@@ -134,7 +133,7 @@ impl Sim {
             }
             Ev::Stop(f) => {
                 let s = &mut self.flows[f as usize].sender;
-                s.app_limit = s.tcp.snd_nxt;
+                s.app_limit = s.tcp().snd_nxt;
             }
             Ev::Object(f) => self.start_object(f),
             Ev::Sample => self.sample(),
@@ -161,7 +160,7 @@ impl Sim {
     }
 
     pub fn cwnd(&self, f: u32) -> (u32, u32, CaState) {
-        let t = &self.flows[f as usize].sender.tcp;
+        let t = self.flows[f as usize].sender.tcp();
         (t.cwnd, t.ssthresh, t.ca_state)
     }
 }
