@@ -106,15 +106,20 @@ impl Replayer {
         match ev.event {
             Event::Ack { acked, rtt_us, cwnd_limited } => {
                 let in_flight = h.packets_out();
+                let prior_una = h.tcp.snd_una;
                 let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
                 let advanced = h.ack_snd_una(una);
+                // Linux's ack_sample.pkts_acked counts the segments this ACK took off the
+                // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
+                // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
+                let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
                 if let Some(nxt) = ev.snd_nxt {
                     h.tcp.snd_nxt = nxt;
                 }
                 if rtt_us >= 0 {
                     h.rtt_sample(rtt_us as u64);
                 }
-                h.pkts_acked(&AckSample { pkts_acked: acked, rtt_us, in_flight }, now);
+                h.pkts_acked(&AckSample { pkts_acked, rtt_us, in_flight }, now);
                 h.try_leave_recovery(now);
                 h.assume_cwnd_limited(cwnd_limited);
                 let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
