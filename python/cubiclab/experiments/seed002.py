@@ -519,3 +519,47 @@ class ScalingBug(Experiment):
         for i, bug in enumerate((0, 1)):
             plotting.cwnd_axes(axes[0, i], plotting.first_run(sweep, bug=bug), f"scaling_bug = {bug}")
         return plotting.finish(fig, outdir, "scaling_bug", "Cubic 2.0 with and without the 2.6.18 bug (cf. seed 002)")
+
+
+@register
+class Friendliness(Experiment):
+    name = "s002-friendliness"
+    seed = "002"
+    figure = "friendliness"
+    title = "A Cubic 2.0 flow against a legacy (standard TCP) flow in the same conditions"
+    setup = ("One Cubic 2.0 flow and one standard TCP (NewReno-SACK) flow, same RTT, starting together, buffer 100% "
+             "BDP, no background; 10 Mb/s at 16 ms (a BDP of 13 packets) and 250 Mb/s at 200 ms (4167 packets). The "
+             "slide plots this without a statement: the rows check what seed 000 Sec. 3.4 predicts for it.")
+    Q = "Friendliness (NewTCP flow competing with legacy flow, same conditions)"
+    claim_runs = {"friendly_at_low_bdp": {"bw": 10}, "scalable_at_high_bdp": {"bw": 250}}
+    claims = (
+        ClaimSpec("friendly_at_low_bdp", Q, "'Friendliness' slide", FIGURE, "not stated",
+                  "standard TCP's throughput over Cubic's at 10 Mb/s, 16 ms", "", Band(1.0, 0.25),
+                  "at a BDP of 13 packets Cubic is in its TCP-friendly region: the two should share evenly",
+                  kind=EXTENSION),
+        ClaimSpec("scalable_at_high_bdp", Q, "'Friendliness' slide", FIGURE, "not stated",
+                  "Cubic's share of the two flows at 250 Mb/s, 200 ms, minus one half", "", Above(0.1, 0.05),
+                  "outside its TCP-friendly region Cubic grows faster than standard TCP's 1 packet per RTT",
+                  kind=EXTENSION),
+    )
+
+    def conditions(self, mode):
+        sc = load_scenario("s002_two_flows")
+        return [(vary(sc, rate=mbps(bw), rtt=ms(rtt), groups={"second": {"algorithm": "reno", "start": "0s"}}),
+                 {"bw": bw}) for bw, rtt in ((10, 16), (250, 200))]
+
+    def per_run(self, run, res, t0, t1):
+        fm = flow_means(res, t0, t1).reindex([0, 1], fill_value=0.0)
+        return {"cubic_bps": float(fm[0]), "tcp_bps": float(fm[1])}
+
+    def values(self, rows):
+        lo, hi = select_row(rows, bw=10), select_row(rows, bw=250)
+        return {"friendly_at_low_bdp": lo.tcp_bps / lo.cubic_bps if lo.cubic_bps > 0 else math.nan,
+                "scalable_at_high_bdp": hi.cubic_bps / max(hi.cubic_bps + hi.tcp_bps, 1e-12) - 0.5}
+
+    def plot(self, frame, sweep, outdir):
+        fig, axes = plotting.new(2, 1, width=5.5, height=4.0)
+        for i, bw in enumerate((10, 250)):
+            plotting.cwnd_axes(axes[0, i], plotting.first_run(sweep, bw=bw), f"{bw} Mb/s",
+                               labels={"first": "Cubic 2.0", "second": "standard TCP"})
+        return plotting.finish(fig, outdir, "friendliness", "Cubic 2.0 against a legacy flow (cf. seed 002)")
