@@ -19,17 +19,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cubiclab import units
-from cubiclab.kernel import netns as _netns
+from cubiclab import _core, units
+from cubiclab import namespaces as _netns
 from cubiclab.kernel import tracing as _tracing
-from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
-from cubiclab.testbed.emu import Emulator
-from cubiclab.testbed.net import RECEIVER_IP, TunPath
+from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns
+from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
 
 BULK = Path(__file__).with_name("_bulk.py")
+WEB = Path(__file__).with_name("_web.py")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 BASE_PORT = 47000
+#: Web session i's server listens on WEB_PORT + i (below the ephemeral ports, net.py).
+WEB_PORT = 48000
+MAX_WEB_SESSIONS = 2000
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 
@@ -53,14 +57,14 @@ def availability() -> str | None:
 
     probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
     try:
-        _netns._run("ip", "netns", "add", probe)
-        p = _netns._run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
+        _netns.run("ip", "netns", "add", probe)
+        p = _netns.run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
         if p.returncode != 0:
             return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
     except RuntimeError as e:
         return f"cannot create a network namespace: {e}"
     finally:
-        _netns._run("ip", "netns", "del", probe, check=False)
+        _netns.run("ip", "netns", "del", probe, check=False)
     return None
 
 
@@ -70,6 +74,8 @@ class Plan:
 
     spec: dict
     flows: list = field(default_factory=list)  # dicts: port, cc, group, start_ns, stop_ns, bytes, fwd/rev delay
+    #: Background web sessions (``_core.web_schedule``) with their server's port.
+    web: list = field(default_factory=list)
     route_opts: dict = field(default_factory=dict)
     sender_sysctls: dict = field(default_factory=dict)
     mtu: int = 1500
@@ -91,10 +97,12 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
                              "are module-wide (not per socket); remove them")
         if not g.delayed_ack:
             raise ValueError(f"flows[{i}].delayed_ack = false: the kernel's receiver always delays ACKs")
-    if sc.web:
-        raise ValueError("web: background web sessions are not supported on the testbed (long-lived flows only)")
-    if sc.bottleneck.queue != "droptail":
-        raise ValueError(f"bottleneck.queue is '{sc.bottleneck.queue}'; the testbed's emulator has droptail only")
+    for i, w in enumerate(sc.web):
+        if w.algorithm not in available:
+            raise ValueError(f"web[{i}].algorithm is '{w.algorithm}'; this kernel offers: {', '.join(available)}")
+        if w.params:
+            raise ValueError(f"web[{i}].params: the testbed runs the kernel's {w.algorithm}, whose parameters "
+                             "are module-wide (not per socket); remove them")
     spec = sc.compile()
     flows = sc.plan(check_algorithms=False)["flows"]
     duration_s = spec["duration"] / 1e9
@@ -104,9 +112,16 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     if len(flows) > 1000:
         raise ValueError(f"{len(flows)} flows; the testbed allows at most 1000")
     p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES)
-    recov = {f["recovery"] for f in flows}
+    web = json.loads(_core.web_schedule(sc.to_json())) if sc.web else []
+    if len(web) > MAX_WEB_SESSIONS:
+        raise ValueError(f"web: {len(web)} sessions; the testbed allows at most {MAX_WEB_SESSIONS}")
+    for i, s in enumerate(web):
+        s["port"] = WEB_PORT + i
+    p.web = web
+    recov = {f["recovery"] for f in flows} | {s["recovery"] for s in web}
     if len(recov) > 1:
-        raise ValueError("flows: the testbed needs the same recovery (sack or newreno) for all flows")
+        raise ValueError("flows, web: the testbed needs the same recovery (sack or newreno) for all flows "
+                         "and web groups (a namespace-wide setting)")
     if recov == {"newreno"}:
         p.sender_sysctls["net.ipv4.tcp_sack"] = 0
     iw = {f["initial_cwnd"] for f in flows}
@@ -140,25 +155,9 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     return p
 
 
-def _limit_text(limit: dict) -> str:
-    """The emulator's form of a buffer limit: "packets N" or "bytes N"."""
-    (kind, n), = limit.items()
-    return f"{kind} {n}"
-
-
 def _buffer_bytes(spec: dict) -> int:
     (kind, n), = spec["bottleneck"]["buffer"].items()
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
-
-
-def _loss_text(loss: dict | None) -> str:
-    if not loss or loss["model"] == "none":
-        return "none"
-    if loss["model"] == "bernoulli":
-        return f"bernoulli {loss['p']!r}"
-    if loss["model"] == "poisson":
-        return f"poisson {loss['rate']!r}"
-    return f"gilbert {loss['p_gb']!r} {loss['p_bg']!r} {loss['loss_good']!r} {loss['loss_bad']!r}"
 
 
 def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
@@ -213,29 +212,29 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     wall0 = time.perf_counter()
     with tmpctx, TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
         try:
-            bdp_bytes = spec["bottleneck"]["rate"] * max(f["rtt_ns"] for f in p.flows) // 8 // 1_000_000_000
+            max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
+            bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-            epoch = time.monotonic_ns() + 1_500_000_000  # after the processes are up
+            # After the processes are up (two more with web sessions).
+            epoch = time.monotonic_ns() + (3_000_000_000 if p.web else 1_500_000_000)
             end = epoch + duration_ns
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
                 netns_home=net.netns_path("emulator"),
-                rate_bps=spec["bottleneck"]["rate"], rev_rate_bps=spec["bottleneck"]["rate"],
-                limit=_limit_text(spec["bottleneck"]["buffer"]),
-                rev_limit=_limit_text(spec["bottleneck"]["reverse_buffer"]),
-                loss=_loss_text(spec["bottleneck"]["loss"]), rev_loss=_loss_text(spec["bottleneck"]["reverse_loss"]),
-                seed=spec["seed"],
-                flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows],
+                flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows]
+                + [f"{s['port']} {s['forward_delay_ns']} {s['reverse_delay_ns']}" for s in p.web],
                 default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
-                sample_ns=spec["record"]["interval"], mtu=p.mtu, epoch_ns=epoch,
+                sample_ns=spec["record"]["interval"], epoch_ns=epoch,
                 sched_fifo=10 if realtime else 0,
+                min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
             )
-            from cubiclab.testbed.emu import config_text
-
-            emu = Emulator(net.exec_args("emulator"), config_text(**emu_cfg), work)
+            # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
+            # builds it from the same scenario, in the emulator's terms.
+            path = _core.emulator_path(scenario.to_json())
+            emu = Emulator(net.exec_args("emulator"), path + config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10
             while not (net.carrier("sender") and net.carrier("receiver")):
                 if not emu.alive():
@@ -243,8 +242,13 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 if time.monotonic() > t_wait:
                     raise RuntimeError("the emulator did not attach to the TUN devices within 10 s")
                 time.sleep(0.02)
+            # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
+            # packet the emulator writes: a quarter of a flow's fair share per sample, at
+            # most 64 KB, so the samples stay smooth and the sink's CPU time small.
+            rcvlowat = int(min(65536, max(1, spec["bottleneck"]["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
             bulk_cfg = {
                 "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns, "rcvbuf": rcvbuf,
+                "rcvlowat": rcvlowat,
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                            "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]} for f in p.flows],
             }
@@ -255,6 +259,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             procs.append(sink)
             _read_json_line(sink, "the receiver", 10)
+            web_procs = _start_web(net, p, epoch, end, work)
+            procs += web_procs
             tr = None
             if trace_reason is None:
                 n_acks = spec["bottleneck"]["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
@@ -292,11 +298,15 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     tr.__exit__(None, None, None)
             sink.terminate()
             sink.wait(10)
+            for w in web_procs:
+                w.wait(10)
             outside = {role: net.device_drops(role) for role in ("sender", "receiver")}
             emu_out = emu.stop()
             emu = None
             source_out = json.loads((work / "source.json").read_text())
             sink_out = json.loads((work / "sink.json").read_text())
+            web_out = [json.loads((work / f"web-{role}.json").read_text()) for role in ("sender", "receiver")
+                       if p.web]
         finally:
             for pr in procs:
                 if pr.poll() is None:
@@ -309,8 +319,11 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
+    errors = [e for w in web_out for e in w["errors"]]
+    if errors:
+        raise RuntimeError("the web sessions reported: " + "; ".join(errors[:5]))
     res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
-                        trace_reason, time.perf_counter() - wall0)
+                        trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
     res.summary["device_drops"] = outside
@@ -320,6 +333,52 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
         warnings.warn(f"{lost_outside} packets were dropped at the TUN devices before the emulator read them: "
                       "the emulator did not keep up with this rate on this machine", RuntimeWarning, stacklevel=2)
     return res
+
+
+def _start_web(net: TunPath, p: Plan, epoch: int, end: int, work: Path) -> list[subprocess.Popen]:
+    """One web process in each of the sender's and receiver's namespaces: a forward
+    session's server (its data crosses the forward bottleneck) lives with the sender, its
+    client with the receiver; a reverse session's the other way round."""
+    if not p.web:
+        return []
+    procs = []
+    for role, host, peer, serves_forward in (("sender", SENDER_IP, RECEIVER_IP, True),
+                                             ("receiver", RECEIVER_IP, SENDER_IP, False)):
+        cfg = {
+            "host": host, "peer": peer, "epoch_ns": epoch, "end_ns": end,
+            "servers": [{"port": s["port"], "cc": s["algorithm"]} for s in p.web if s["forward"] == serves_forward],
+            "clients": [{"port": s["port"], "first_request_ns": s["first_request_ns"], "objects": s["objects"]}
+                        for s in p.web if s["forward"] != serves_forward],
+        }
+        (work / f"web-{role}-cfg.json").write_text(json.dumps(cfg))
+        proc = subprocess.Popen(
+            net.exec_args(role) + [sys.executable, str(WEB), str(work / f"web-{role}-cfg.json"),
+                                   str(work / f"web-{role}.json")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(proc)
+        _read_json_line(proc, f"the web sessions in the {role}'s namespace", 10)
+    return procs
+
+
+def _web_objects(p: Plan, epoch: int, web_out: list[dict]):
+    """The completed web objects in the simulator's columns: t (requested, s), session (its
+    flow slot: after the long-lived flows), group, bytes, fct_s (request to the last byte
+    acknowledged, the handshake included)."""
+    import pandas as pd
+
+    requests = {}
+    done = {}
+    for out in web_out:
+        for port, _, t_req, size in out["requests"]:
+            requests.setdefault(port, []).append((t_req, size))
+        for port, t_done in out["done"]:
+            done.setdefault(port, []).append(t_done)
+    rows = []
+    for i, s in enumerate(p.web):
+        for (t_req, size), t_done in zip(requests.get(s["port"], []), done.get(s["port"], [])):
+            rows.append({"t": (t_req - epoch) / 1e9, "session": len(p.flows) + i, "group": s["group"],
+                         "bytes": size, "fct_s": (t_done - t_req) / 1e9})
+    return pd.DataFrame(rows, columns=["t", "session", "group", "bytes", "fct_s"]).sort_values("t", ignore_index=True)
 
 
 def cleanup() -> dict:

@@ -24,6 +24,7 @@ pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 use crate::loss::LossSpec;
 use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
 use crate::tcp::Recovery;
+use cubiclab_path::LinkSpec;
 
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
@@ -273,6 +274,25 @@ impl Scenario {
     }
 
     /// Data packet size on the wire.
+    /// The bottleneck in direction `dir`, as the path crate builds it (the simulator and
+    /// the emulator alike).
+    pub fn link_spec(&self, dir: Direction) -> LinkSpec {
+        let b = &self.bottleneck;
+        let (buffer, loss) = match dir {
+            Direction::Forward => (b.buffer, &b.loss),
+            Direction::Reverse => (b.reverse_buffer, &b.reverse_loss),
+        };
+        LinkSpec {
+            rate_bps: b.rate_bps,
+            buffer,
+            queue: b.queue,
+            red: b.red,
+            codel: b.codel,
+            loss: loss.clone(),
+            packet_bytes: self.wire_bytes(),
+        }
+    }
+
     pub fn wire_bytes(&self) -> u32 {
         self.mss + HEADER_BYTES
     }

@@ -3,10 +3,10 @@
 
 use super::Sim;
 use crate::engine::{Ev, Time};
-use crate::link::Offer;
 use crate::packet::{Packet, NO_SACK};
 use crate::scenario::Direction;
 use crate::tcp::receiver::AckAction;
+use cubiclab_path::Offer;
 
 impl Sim {
     /// A web session requests its next object: a new connection in its slot, whose data

@@ -21,13 +21,14 @@ mod timers;
 use cubiclab_cc::{Algorithm, CaState};
 
 use crate::engine::{Ev, EventQueue, Time};
-use crate::link::Link;
+use crate::packet::Packet;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::rng::Rng;
 use crate::scenario::{Direction, PlannedFlow, Scenario, WebLane};
 use crate::tcp::{Receiver, Sender};
 use crate::traffic::BoundedPareto;
+use cubiclab_path::Link;
 
 struct Flow {
     sender: Sender,
@@ -75,7 +76,7 @@ pub struct Sim {
     q: EventQueue,
     now: Time,
     /// The bottleneck, indexed by `Direction::index`.
-    links: [Link; 2],
+    links: [Link<Packet>; 2],
     flows: Vec<Flow>,
     pipes: Vec<Pipe>,
     web: Vec<Session>,
@@ -145,8 +146,9 @@ impl Sim {
     /// for the conservation check `sent = arrived + dropped + lost + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
         let l = &self.links[Direction::Forward.index()];
-        (l.queue.count_flow(f)
-            + l.in_service_flow(f)
+        let data_of_f = |p: &Packet| p.flow == f && !p.is_ack;
+        (l.queue.count(data_of_f)
+            + l.in_service().map_or(0, |p| data_of_f(p) as usize)
             + self.pipes[self.flows[f as usize].pipe_after[Direction::Forward.index()] as usize].count_flow(f))
             as u64
     }

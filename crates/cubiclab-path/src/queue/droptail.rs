@@ -3,38 +3,33 @@
 use std::collections::VecDeque;
 
 use super::Limit;
-use crate::engine::Time;
-use crate::packet::Packet;
+use crate::{PathPacket, Time};
 
-pub struct DropTail {
+pub struct DropTail<P> {
     limit: Limit,
-    fifo: VecDeque<Packet>,
+    fifo: VecDeque<P>,
     bytes: u64,
 }
 
-impl DropTail {
+impl<P: PathPacket> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         Self { limit, fifo: VecDeque::new(), bytes: 0 }
     }
 
     #[inline]
-    pub fn enqueue(&mut self, _now: Time, p: Packet) -> bool {
-        let full = match self.limit {
-            Limit::Packets(n) => self.fifo.len() >= n as usize,
-            Limit::Bytes(b) => self.bytes + p.size as u64 > b,
-        };
-        if full {
+    pub fn enqueue(&mut self, _now: Time, p: P) -> bool {
+        if self.limit.full(self.fifo.len(), self.bytes, p.wire_bytes()) {
             return false;
         }
-        self.bytes += p.size as u64;
+        self.bytes += p.wire_bytes() as u64;
         self.fifo.push_back(p);
         true
     }
 
     #[inline]
-    pub fn dequeue(&mut self, _now: Time) -> Option<Packet> {
+    pub fn dequeue(&mut self, _now: Time) -> Option<P> {
         let p = self.fifo.pop_front()?;
-        self.bytes -= p.size as u64;
+        self.bytes -= p.wire_bytes() as u64;
         Some(p)
     }
 
@@ -46,18 +41,15 @@ impl DropTail {
         self.bytes
     }
 
-    pub fn count_flow(&self, flow: u32) -> usize {
-        self.fifo.iter().filter(|p| p.flow == flow && !p.is_ack).count()
+    pub fn iter(&self) -> impl Iterator<Item = &P> {
+        self.fifo.iter()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pkt(size: u32) -> Packet {
-        Packet { flow: 0, conn: 0, seq: 0, sack: 0, size, is_ack: false }
-    }
+    use crate::test_packet::pkt;
 
     #[test]
     fn packet_limit_drops_the_arrival_that_does_not_fit() {

@@ -2,8 +2,8 @@
 //! serialization: the corruption of seed 004's fading channel). Each model draws from its
 //! own seeded stream. Losses are counted apart from congestion drops.
 
-use crate::engine::Time;
 use crate::rng::Rng;
+use crate::Time;
 
 /// A random loss model, tagged by `model`.
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]

@@ -4,8 +4,7 @@
 use std::collections::VecDeque;
 
 use super::Limit;
-use crate::engine::Time;
-use crate::packet::Packet;
+use crate::{PathPacket, Time};
 
 /// CoDel's settings. Defaults: RFC 8289's 5 ms target and 100 ms interval.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -35,10 +34,10 @@ impl CoDelSpec {
     }
 }
 
-pub struct CoDel {
+pub struct CoDel<P> {
     spec: CoDelSpec,
     limit: Limit,
-    fifo: VecDeque<(Time, Packet)>,
+    fifo: VecDeque<(Time, P)>,
     bytes: u64,
     mtu: u64,
     first_above_time: Time,
@@ -47,12 +46,12 @@ pub struct CoDel {
     lastcount: u32,
     dropping: bool,
     /// Packets dropped at dequeue since the caller last drained them.
-    pub dropped: Vec<Packet>,
+    pub dropped: Vec<P>,
     /// Sojourn time of the last packet dequeued, ns.
     pub last_sojourn: Time,
 }
 
-impl CoDel {
+impl<P: PathPacket> CoDel<P> {
     pub fn new(spec: CoDelSpec, limit: Limit, mtu: u32) -> Self {
         Self {
             spec,
@@ -70,15 +69,11 @@ impl CoDel {
         }
     }
 
-    pub fn enqueue(&mut self, now: Time, p: Packet) -> bool {
-        let full = match self.limit {
-            Limit::Packets(n) => self.fifo.len() >= n as usize,
-            Limit::Bytes(b) => self.bytes + p.size as u64 > b,
-        };
-        if full {
+    pub fn enqueue(&mut self, now: Time, p: P) -> bool {
+        if self.limit.full(self.fifo.len(), self.bytes, p.wire_bytes()) {
             return false;
         }
-        self.bytes += p.size as u64;
+        self.bytes += p.wire_bytes() as u64;
         self.fifo.push_back((now, p));
         true
     }
@@ -88,9 +83,9 @@ impl CoDel {
     }
 
     /// RFC 8289 `dodequeue`: the head packet and whether it may be dropped.
-    fn dodequeue(&mut self, now: Time) -> Option<(Packet, bool)> {
+    fn dodequeue(&mut self, now: Time) -> Option<(P, bool)> {
         let (enq, p) = self.fifo.pop_front()?;
-        self.bytes -= p.size as u64;
+        self.bytes -= p.wire_bytes() as u64;
         let sojourn = now - enq;
         self.last_sojourn = sojourn;
         let ok = if sojourn < self.spec.target_ns || self.bytes <= self.mtu {
@@ -105,7 +100,7 @@ impl CoDel {
         Some((p, ok))
     }
 
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: Time) -> Option<P> {
         let Some((mut p, mut ok)) = self.dodequeue(now) else {
             self.first_above_time = 0;
             self.dropping = false;
@@ -156,14 +151,15 @@ impl CoDel {
         self.bytes
     }
 
-    pub fn count_flow(&self, flow: u32) -> usize {
-        self.fifo.iter().filter(|(_, p)| p.flow == flow && !p.is_ack).count()
+    pub fn iter(&self) -> impl Iterator<Item = &P> {
+        self.fifo.iter().map(|(_, p)| p)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_packet::pkt;
 
     #[test]
     fn a_standing_queue_starts_drops_after_an_interval_and_sojourn_falls() {
@@ -176,7 +172,7 @@ mod tests {
         let mut q = CoDel::new(spec, Limit::Packets(10_000), 1500);
         let service = 1_200_000u64; // 1500 B at 10 Mbps
         let arrival = 1_142_857u64;
-        let p = Packet { flow: 0, conn: 0, seq: 0, sack: 0, size: 1500, is_ack: false };
+        let p = pkt(1500);
         let (mut t_arr, mut t_srv) = (0u64, 0u64);
         let mut first_drop = None;
         let mut late_sojourns = Vec::new();

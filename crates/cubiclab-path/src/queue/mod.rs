@@ -5,9 +5,8 @@ pub mod codel;
 pub mod droptail;
 pub mod red;
 
-use crate::engine::Time;
-use crate::packet::Packet;
 use crate::rng::Rng;
+use crate::{PathPacket, Time};
 pub use codel::{CoDel, CoDelSpec};
 pub use droptail::DropTail;
 pub use red::{Red, RedSpec};
@@ -18,6 +17,18 @@ pub use red::{Red, RedSpec};
 pub enum Limit {
     Packets(u32),
     Bytes(u64),
+}
+
+impl Limit {
+    /// Whether a buffer holding `packets` packets of `bytes` bytes has no room for one more
+    /// of `size` bytes.
+    #[inline]
+    pub fn full(&self, packets: usize, bytes: u64, size: u32) -> bool {
+        match *self {
+            Limit::Packets(n) => packets >= n as usize,
+            Limit::Bytes(b) => bytes + size as u64 > b,
+        }
+    }
 }
 
 /// Which discipline a buffer runs (file: `bottleneck.queue`).
@@ -52,14 +63,14 @@ pub struct Buffer {
     pub rng: Rng,
 }
 
-/// A queue discipline.
-pub enum Queue {
-    DropTail(DropTail),
-    Red(Red),
-    CoDel(CoDel),
+/// A queue discipline with its packets.
+pub enum Queue<P> {
+    DropTail(DropTail<P>),
+    Red(Red<P>),
+    CoDel(CoDel<P>),
 }
 
-impl Queue {
+impl<P: PathPacket> Queue<P> {
     /// A buffer running `discipline` with its settings from `settings`.
     pub fn new(discipline: QueueDiscipline, settings: &impl DisciplineSettings, b: Buffer) -> Self {
         match discipline {
@@ -74,7 +85,7 @@ impl Queue {
 
     /// Offer a packet; false if it was dropped.
     #[inline]
-    pub fn enqueue(&mut self, now: Time, p: Packet) -> bool {
+    pub fn enqueue(&mut self, now: Time, p: P) -> bool {
         match self {
             Queue::DropTail(q) => q.enqueue(now, p),
             Queue::Red(q) => q.enqueue(now, p),
@@ -83,7 +94,7 @@ impl Queue {
     }
 
     #[inline]
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: Time) -> Option<P> {
         match self {
             Queue::DropTail(q) => q.dequeue(now),
             Queue::Red(q) => q.dequeue(now),
@@ -93,7 +104,7 @@ impl Queue {
 
     /// Packets the discipline dropped at dequeue since the last call (CoDel), handed to `f`.
     #[inline]
-    pub fn drain_dropped(&mut self, mut f: impl FnMut(Packet)) {
+    pub fn drain_dropped(&mut self, mut f: impl FnMut(P)) {
         if let Queue::CoDel(q) = self {
             for p in q.dropped.drain(..) {
                 f(p);
@@ -117,11 +128,12 @@ impl Queue {
         }
     }
 
-    pub fn count_flow(&self, flow: u32) -> usize {
+    /// Packets waiting that satisfy `pred`.
+    pub fn count(&self, pred: impl Fn(&P) -> bool) -> usize {
         match self {
-            Queue::DropTail(q) => q.count_flow(flow),
-            Queue::Red(q) => q.count_flow(flow),
-            Queue::CoDel(q) => q.count_flow(flow),
+            Queue::DropTail(q) => q.iter().filter(|p| pred(p)).count(),
+            Queue::Red(q) => q.iter().filter(|p| pred(p)).count(),
+            Queue::CoDel(q) => q.iter().filter(|p| pred(p)).count(),
         }
     }
 }

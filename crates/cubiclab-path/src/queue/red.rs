@@ -8,9 +8,8 @@
 use std::collections::VecDeque;
 
 use super::Limit;
-use crate::engine::Time;
-use crate::packet::Packet;
 use crate::rng::Rng;
+use crate::{PathPacket, Time};
 
 /// RED's settings (thresholds in packets). Defaults: Floyd's recommended 5 / 15 packets,
 /// max_p 0.1, w_q 0.002, gentle.
@@ -64,10 +63,10 @@ impl RedSpec {
     }
 }
 
-pub struct Red {
+pub struct Red<P> {
     spec: RedSpec,
     limit: Limit,
-    fifo: VecDeque<Packet>,
+    fifo: VecDeque<P>,
     bytes: u64,
     pub avg: f64,
     count: i64,
@@ -77,7 +76,7 @@ pub struct Red {
     rng: Rng,
 }
 
-impl Red {
+impl<P: PathPacket> Red<P> {
     pub fn new(spec: RedSpec, limit: Limit, pkt_time_ns: f64, rng: Rng) -> Self {
         Self {
             spec,
@@ -92,7 +91,7 @@ impl Red {
         }
     }
 
-    pub fn enqueue(&mut self, now: Time, p: Packet) -> bool {
+    pub fn enqueue(&mut self, now: Time, p: P) -> bool {
         let q = self.fifo.len() as f64;
         match self.idle_since.take() {
             Some(t) => {
@@ -118,24 +117,21 @@ impl Red {
                 false
             }
         };
-        let full = match self.limit {
-            Limit::Packets(n) => self.fifo.len() >= n as usize,
-            Limit::Bytes(b) => self.bytes + p.size as u64 > b,
-        };
+        let full = self.limit.full(self.fifo.len(), self.bytes, p.wire_bytes());
         if drop || full {
             if self.fifo.is_empty() {
                 self.idle_since = Some(now);
             }
             return false;
         }
-        self.bytes += p.size as u64;
+        self.bytes += p.wire_bytes() as u64;
         self.fifo.push_back(p);
         true
     }
 
-    pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: Time) -> Option<P> {
         let p = self.fifo.pop_front()?;
-        self.bytes -= p.size as u64;
+        self.bytes -= p.wire_bytes() as u64;
         if self.fifo.is_empty() {
             self.idle_since = Some(now);
         }
@@ -150,17 +146,18 @@ impl Red {
         self.bytes
     }
 
-    pub fn count_flow(&self, flow: u32) -> usize {
-        self.fifo.iter().filter(|p| p.flow == flow && !p.is_ack).count()
+    pub fn iter(&self) -> impl Iterator<Item = &P> {
+        self.fifo.iter()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_packet::{self, Pkt};
 
-    fn pkt() -> Packet {
-        Packet { flow: 0, conn: 0, seq: 0, sack: 0, size: 1500, is_ack: false }
+    fn pkt() -> Pkt {
+        test_packet::pkt(1500)
     }
 
     #[test]
@@ -172,7 +169,7 @@ mod tests {
         // (for small p_b about 2 p_b / (1 + p_b), Floyd and Jacobson Sec. 7).
         let spec = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true };
         for q in [8usize, 12, 20] {
-            let mut red = Red::new(spec, Limit::Packets(1000), 1000.0, Rng::new(1, q as u64));
+            let mut red: Red<Pkt> = Red::new(spec, Limit::Packets(1000), 1000.0, Rng::new(1, q as u64));
             red.avg = q as f64;
             red.idle_since = None;
             for _ in 0..q {

@@ -1,0 +1,335 @@
+//! The emulator's configuration: `key value` lines, parsed into the path's own types so the
+//! emulator's bottleneck is built by the same constructor as the simulator's.
+
+use std::os::fd::RawFd;
+
+use cubiclab_path::{CoDelSpec, Limit, LinkSpec, LossSpec, QueueDiscipline, RedSpec};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowCfg {
+    pub port: u16,
+    pub fwd_delay_ns: u64,
+    pub rev_delay_ns: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Namespace files (`/var/run/netns/<name>`) holding the two TUN devices, and the one
+    /// the emulator stays in afterwards.
+    pub netns_a: String,
+    pub tun_a: String,
+    pub netns_b: String,
+    pub tun_b: String,
+    pub netns_home: Option<String>,
+    /// The forward (A → B) and reverse bottleneck; a rate of 0 means no bottleneck.
+    pub fwd: LinkSpec,
+    pub rev: LinkSpec,
+    pub seed: u64,
+    pub flows: Vec<FlowCfg>,
+    pub default_fwd_delay_ns: u64,
+    pub default_rev_delay_ns: u64,
+    /// Hard bound on the run, from the start.
+    pub max_duration_ns: u64,
+    pub sample_ns: u64,
+    /// Directory for link.csv, flows.csv, events.csv, summary.txt.
+    pub out: String,
+    /// Stop when this descriptor reaches end of file (the parent's pipe).
+    pub ctl_fd: Option<RawFd>,
+    /// Keep at most this many drop events.
+    pub max_events: usize,
+    /// Interval records fall at `epoch_ns + k * sample_ns` (CLOCK_MONOTONIC); default: the
+    /// start of the run.
+    pub epoch_ns: Option<u64>,
+    /// Run under SCHED_FIFO at this priority (0: normal scheduling). The loop sleeps when
+    /// nothing is due, so it takes the CPU only to forward packets, but then at once: on a
+    /// busy machine that is what keeps deliveries on time.
+    pub sched_fifo: i32,
+    /// Accept TCP segmentation offload from the kernels on both sides (super-packets of up
+    /// to 64 KB, queued and timed segment by segment here). Off: one packet per read.
+    pub offload: bool,
+    /// Most segments handed to the receiving kernel in one write (consecutive segments of
+    /// one super-packet that are due together); 1 delivers segment by segment.
+    pub max_coalesce: u32,
+    /// The loop sleeps at least this long when something is due soon (but wakes at
+    /// once for an arrival), so that deliveries come in batches: fewer, larger writes, each
+    /// up to this much late. For rates where the kernels' per-write work would otherwise
+    /// take a whole core.
+    pub min_wait_ns: u64,
+}
+
+fn parse_limit(v: &str) -> Result<Limit, String> {
+    let mut it = v.split_whitespace();
+    let kind = it.next().unwrap_or("");
+    let n: u64 = it.next().ok_or("missing value")?.parse().map_err(|e| format!("{e}"))?;
+    match kind {
+        "packets" if n > 0 && n <= u32::MAX as u64 => Ok(Limit::Packets(n as u32)),
+        "bytes" if n > 0 => Ok(Limit::Bytes(n)),
+        "packets" | "bytes" => Err(format!("{n} out of range")),
+        _ => Err(format!("kind '{kind}'; allowed: packets, bytes")),
+    }
+}
+
+fn numbers(v: &str, want: usize, names: &str) -> Result<Vec<f64>, String> {
+    let w: Vec<f64> = v
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse::<f64>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("'{v}': {e}"))?;
+    if w.len() != want {
+        return Err(format!("'{v}': needs {names}"));
+    }
+    Ok(w)
+}
+
+fn parse_loss(v: &str, field: &str) -> Result<LossSpec, String> {
+    let spec = match v.split_whitespace().next().unwrap_or("none") {
+        "none" => LossSpec::None,
+        "bernoulli" => LossSpec::Bernoulli { p: numbers(v, 1, "P")?[0] },
+        "poisson" => LossSpec::Poisson { rate_per_s: numbers(v, 1, "RATE")?[0] },
+        "gilbert" => {
+            let n = numbers(v, 4, "P_GB P_BG LOSS_GOOD LOSS_BAD")?;
+            LossSpec::GilbertElliott { p_gb: n[0], p_bg: n[1], loss_good: n[2], loss_bad: n[3] }
+        }
+        m => return Err(format!("model '{m}'; allowed: none, bernoulli, poisson, gilbert")),
+    };
+    spec.validate(field)?;
+    Ok(spec)
+}
+
+/// The discipline of both buffers, with its settings in `link`.
+fn parse_queue(v: &str, link: &mut LinkSpec) -> Result<(), String> {
+    match v.split_whitespace().next().unwrap_or("") {
+        "droptail" => link.queue = QueueDiscipline::DropTail,
+        "red" => {
+            let n = numbers(v, 5, "MIN_TH MAX_TH MAX_P W_Q GENTLE(0|1)")?;
+            link.red = RedSpec { min_th: n[0], max_th: n[1], max_p: n[2], w_q: n[3], gentle: n[4] != 0.0 };
+            link.red.validate("red")?;
+            link.queue = QueueDiscipline::Red;
+        }
+        "codel" => {
+            let n = numbers(v, 2, "TARGET_NS INTERVAL_NS")?;
+            link.codel = CoDelSpec { target_ns: n[0] as u64, interval_ns: n[1] as u64 };
+            link.codel.validate("codel")?;
+            link.queue = QueueDiscipline::CoDel;
+        }
+        q => return Err(format!("'{q}'; allowed: droptail, red, codel")),
+    }
+    Ok(())
+}
+
+fn limit_text(l: Limit) -> String {
+    match l {
+        Limit::Packets(n) => format!("packets {n}"),
+        Limit::Bytes(n) => format!("bytes {n}"),
+    }
+}
+
+fn loss_text(l: &LossSpec) -> String {
+    match *l {
+        LossSpec::None => "none".into(),
+        LossSpec::Bernoulli { p } => format!("bernoulli {p}"),
+        LossSpec::Poisson { rate_per_s } => format!("poisson {rate_per_s}"),
+        LossSpec::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            format!("gilbert {p_gb} {p_bg} {loss_good} {loss_bad}")
+        }
+    }
+}
+
+/// The `key value` lines that describe both bottlenecks and the seed, as [`Config::parse`]
+/// reads them: the testbed hands the emulator the path the simulator builds from the same
+/// scenario (`Scenario::link_spec`). Both directions run the forward one's discipline.
+pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, seed: u64) -> String {
+    let queue = match fwd.queue {
+        QueueDiscipline::DropTail => "droptail".to_string(),
+        QueueDiscipline::Red => {
+            let r = &fwd.red;
+            format!("red {} {} {} {} {}", r.min_th, r.max_th, r.max_p, r.w_q, r.gentle as u8)
+        }
+        QueueDiscipline::CoDel => format!("codel {} {}", fwd.codel.target_ns, fwd.codel.interval_ns),
+    };
+    format!(
+        "rate_bps {}\nrev_rate_bps {}\nlimit {}\nrev_limit {}\nqueue {queue}\npacket_bytes {}\nloss {}\nrev_loss {}\nseed {seed}\n",
+        fwd.rate_bps,
+        rev.rate_bps,
+        limit_text(fwd.buffer),
+        limit_text(rev.buffer),
+        fwd.packet_bytes,
+        loss_text(&fwd.loss),
+        loss_text(&rev.loss),
+    )
+}
+
+impl Config {
+    /// Parse `key value` lines (`#` comments). Keys: netns_a, tun_a, netns_b, tun_b,
+    /// netns_home, rate_bps, rev_rate_bps (0: no limit), limit / rev_limit
+    /// (`packets N` | `bytes N`), queue (`droptail` | `red MIN_TH MAX_TH MAX_P W_Q GENTLE` |
+    /// `codel TARGET_NS INTERVAL_NS`, both directions), packet_bytes (a full data packet on
+    /// the wire, for RED and CoDel), loss / rev_loss (`none` | `bernoulli P` |
+    /// `poisson RATE` | `gilbert P_GB P_BG LOSS_GOOD LOSS_BAD`), seed, flow
+    /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
+    /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
+    /// max_coalesce, min_wait_ns.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let link = |buffer| LinkSpec {
+            rate_bps: 0,
+            buffer,
+            queue: QueueDiscipline::DropTail,
+            red: RedSpec::default(),
+            codel: CoDelSpec::default(),
+            loss: LossSpec::None,
+            packet_bytes: 1500,
+        };
+        let mut c = Config {
+            netns_a: String::new(),
+            tun_a: String::new(),
+            netns_b: String::new(),
+            tun_b: String::new(),
+            netns_home: None,
+            fwd: link(Limit::Packets(1000)),
+            rev: link(Limit::Packets(100_000)),
+            seed: 1,
+            flows: Vec::new(),
+            default_fwd_delay_ns: 0,
+            default_rev_delay_ns: 0,
+            max_duration_ns: 60_000_000_000,
+            sample_ns: 100_000_000,
+            out: String::new(),
+            ctl_fd: None,
+            max_events: 1_000_000,
+            epoch_ns: None,
+            sched_fifo: 0,
+            offload: true,
+            max_coalesce: 64,
+            min_wait_ns: 0,
+        };
+        for (n, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (k, v) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            let v = v.trim();
+            let at = |e: String| format!("line {}: {k}: {e}", n + 1);
+            let int = |v: &str| v.parse::<u64>().map_err(|e| at(e.to_string()));
+            match k {
+                "netns_a" => c.netns_a = v.into(),
+                "tun_a" => c.tun_a = v.into(),
+                "netns_b" => c.netns_b = v.into(),
+                "tun_b" => c.tun_b = v.into(),
+                "netns_home" => c.netns_home = Some(v.into()),
+                "rate_bps" => c.fwd.rate_bps = int(v)?,
+                "rev_rate_bps" => c.rev.rate_bps = int(v)?,
+                "limit" => c.fwd.buffer = parse_limit(v).map_err(at)?,
+                "rev_limit" => c.rev.buffer = parse_limit(v).map_err(at)?,
+                "queue" => {
+                    parse_queue(v, &mut c.fwd).map_err(at)?;
+                    parse_queue(v, &mut c.rev).map_err(at)?;
+                }
+                "packet_bytes" => {
+                    let b = int(v)?;
+                    if !(40..=65_535).contains(&b) {
+                        return Err(at(format!("{b}; allowed: 40..=65535")));
+                    }
+                    c.fwd.packet_bytes = b as u32;
+                    c.rev.packet_bytes = b as u32;
+                }
+                "loss" => c.fwd.loss = parse_loss(v, "loss").map_err(at)?,
+                "rev_loss" => c.rev.loss = parse_loss(v, "rev_loss").map_err(at)?,
+                "seed" => c.seed = int(v)?,
+                "flow" => {
+                    let w: Vec<&str> = v.split_whitespace().collect();
+                    if w.len() != 3 {
+                        return Err(at("needs PORT FWD_NS REV_NS".into()));
+                    }
+                    let port = int(w[0])?;
+                    if port == 0 || port > 65535 {
+                        return Err(at(format!("port {port}; allowed: 1..=65535")));
+                    }
+                    c.flows.push(FlowCfg { port: port as u16, fwd_delay_ns: int(w[1])?, rev_delay_ns: int(w[2])? });
+                }
+                "default_delay" => {
+                    let w: Vec<&str> = v.split_whitespace().collect();
+                    if w.len() != 2 {
+                        return Err(at("needs FWD_NS REV_NS".into()));
+                    }
+                    c.default_fwd_delay_ns = int(w[0])?;
+                    c.default_rev_delay_ns = int(w[1])?;
+                }
+                "max_duration_ns" => c.max_duration_ns = int(v)?,
+                "sample_ns" => c.sample_ns = int(v)?.max(1_000_000),
+                "out" => c.out = v.into(),
+                "ctl_fd" => c.ctl_fd = Some(int(v)? as RawFd),
+                "max_events" => c.max_events = int(v)? as usize,
+                "epoch_ns" => c.epoch_ns = Some(int(v)?),
+                "sched_fifo" => c.sched_fifo = int(v)?.min(99) as i32,
+                "offload" => c.offload = int(v)? != 0,
+                "max_coalesce" => c.max_coalesce = int(v)?.clamp(1, 64) as u32,
+                "min_wait_ns" => c.min_wait_ns = int(v)?.min(1_000_000),
+                _ => return Err(format!("line {}: unknown key '{k}'", n + 1)),
+            }
+        }
+        for (name, v) in [
+            ("netns_a", &c.netns_a),
+            ("tun_a", &c.tun_a),
+            ("netns_b", &c.netns_b),
+            ("tun_b", &c.tun_b),
+            ("out", &c.out),
+        ] {
+            if v.is_empty() {
+                return Err(format!("missing key '{name}'"));
+            }
+        }
+        if c.flows.len() >= crate::path::NO_FLOW as usize {
+            return Err(format!("{} flows; allowed: fewer than {}", c.flows.len(), crate::path::NO_FLOW));
+        }
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_parses() {
+        let c = Config::parse(
+            "netns_a /run/netns/a\ntun_a t0\nnetns_b /run/netns/b\ntun_b t1\nout /tmp/x\nrate_bps 10000000\nlimit bytes 30000\nloss bernoulli 0.01\nqueue codel 5000000 100000000\nflow 47000 20000000 20000000\n",
+        )
+        .unwrap();
+        assert_eq!(c.fwd.buffer, Limit::Bytes(30000));
+        assert_eq!(c.fwd.loss, LossSpec::Bernoulli { p: 0.01 });
+        assert_eq!(c.rev.queue, QueueDiscipline::CoDel);
+        assert_eq!(c.rev.codel, CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 });
+        assert_eq!(c.flows[0], FlowCfg { port: 47000, fwd_delay_ns: 20_000_000, rev_delay_ns: 20_000_000 });
+    }
+
+    #[test]
+    fn the_path_text_reads_back_as_the_same_path() {
+        let fwd = LinkSpec {
+            rate_bps: 123_456_789,
+            buffer: Limit::Bytes(98_765),
+            queue: QueueDiscipline::Red,
+            red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
+            codel: CoDelSpec::default(),
+            loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },
+            packet_bytes: 1500,
+        };
+        let rev = LinkSpec { buffer: Limit::Packets(17), loss: LossSpec::Poisson { rate_per_s: 2.5 }, ..fwd.clone() };
+        let text = format!("netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n{}", path_text(&fwd, &rev, 42));
+        let c = Config::parse(&text).unwrap();
+        assert_eq!((c.fwd, c.rev, c.seed), (fwd, rev, 42));
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let base = "netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n";
+        assert!(Config::parse("bogus 1").unwrap_err().contains("unknown key"));
+        let e = Config::parse(&format!("{base}loss bernoulli 1.5")).unwrap_err();
+        assert!(e.contains("loss") && e.contains("[0, 1)"), "{e}");
+        let e = Config::parse(&format!("{base}queue red 20 10 0.1 0.002 1")).unwrap_err();
+        assert!(e.contains("queue") && e.contains("min_th"), "{e}");
+        let e = Config::parse(&format!("{base}queue fq")).unwrap_err();
+        assert!(e.contains("allowed: droptail, red, codel"), "{e}");
+    }
+}
