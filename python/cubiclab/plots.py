@@ -1,12 +1,19 @@
-"""Default plots (matplotlib, headless)."""
+"""Default plots (matplotlib), written to files.
+
+Headless outside a notebook: the file-writing backend is chosen unless one was chosen
+already (a notebook's inline backend, or MPLBACKEND), so importing this module in Jupyter
+keeps its figures inline."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")
+if "ipykernel" not in sys.modules and "MPLBACKEND" not in os.environ:
+    matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from cubiclab.io import atomic_path  # noqa: E402
