@@ -86,6 +86,8 @@ def cmd_run(args) -> int:
         sc = sc.replace(**changes)
     if args.cwnd_changes:
         sc.record.cwnd = "changes"
+    if args.pcap:
+        sc.record.pcap = args.pcap
     sc.validate()  # before printing anything
     outdir = Path(args.out) / sc.name
     if not args.json:
@@ -131,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int)
     run.add_argument("--duration", help="override the duration, e.g. 30s")
     run.add_argument("--cwnd-changes", action="store_true", help="record every cwnd change")
+    run.add_argument("--pcap", metavar="FILE", help="capture every packet leaving the bottleneck to this pcap file")
     run.add_argument("--no-plots", action="store_true")
     run.add_argument("--quiet", action="store_true", help="no progress line")
     run.set_defaults(func=cmd_run)

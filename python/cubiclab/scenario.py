@@ -47,6 +47,7 @@ A scenario file (every key optional except ``flows``)::
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
+    pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
 
 Every value is checked before anything runs; a bad one raises ValueError naming its field
 and what is allowed.
@@ -128,6 +129,7 @@ class Record:
     interval: str | int = "100ms"
     cwnd: str = "interval"
     rtt_samples: bool = False
+    pcap: str | None = None
 
 
 @dataclass
@@ -244,7 +246,7 @@ class Scenario:
             "flows": flows,
             "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(self.web)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
-                       "rtt_samples": rec.rtt_samples},
+                       "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap)},
         }
 
     def to_json(self) -> str:

@@ -132,7 +132,8 @@ impl Simulation {
 
     /// Finish and return the results as a dict of column dicts.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let mut sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        sim.close_capture().map_err(PyValueError::new_err)?;
         results_to_py(py, sim.finish())
     }
 }

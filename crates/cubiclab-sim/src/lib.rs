@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod packet;
+pub mod pcap;
 pub mod pipe;
 pub mod record;
 pub mod scenario;

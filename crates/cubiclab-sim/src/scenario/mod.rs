@@ -198,6 +198,10 @@ pub struct Record {
     pub cwnd: CwndRecording,
     /// Record every RTT sample given to the algorithms.
     pub rtt_samples: bool,
+    /// Write every packet leaving the bottleneck (both directions) to this pcap file, with
+    /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
+    #[serde(default)]
+    pub pcap: Option<String>,
 }
 
 /// How often cwnd is recorded.
@@ -263,7 +267,7 @@ impl Scenario {
             },
             flows: Vec::new(),
             web: Vec::new(),
-            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false },
+            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false, pcap: None },
         }
     }
 

@@ -42,6 +42,9 @@ impl Scenario {
         }
         positive(self.duration_ns, "duration")?;
         positive(self.record.interval_ns, "record.interval")?;
+        if self.record.pcap.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err("record.pcap is empty; allowed: a file path (e.g. \"run.pcap\")".into());
+        }
         self.validate_bottleneck()?;
         if self.flows.is_empty() && self.web.is_empty() {
             return Err("flows: a scenario needs at least one flow group or web group".into());

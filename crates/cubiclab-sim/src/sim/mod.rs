@@ -22,6 +22,7 @@ use cubiclab_cc::{Algorithm, CaState};
 
 use crate::engine::{Ev, EventQueue, Time};
 use crate::packet::Packet;
+use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::rng::Rng;
@@ -84,6 +85,8 @@ pub struct Sim {
     /// The long-lived flows as planned (labels and RTTs for the totals).
     planned: Vec<PlannedFlow>,
     res: Results,
+    /// The packet capture, with `record.pcap`.
+    capture: Option<Capture>,
     link_tx_mark: u64,
     link_drop_mark: u64,
     link_loss_mark: u64,
@@ -114,10 +117,22 @@ impl Sim {
         until >= self.sc.duration_ns
     }
 
-    /// Run to the end and return the results.
+    /// Run to the end and return the results. A capture (`record.pcap`) is closed on the
+    /// way; a failure to write it is printed, since the results stand without it (callers
+    /// that must know use `run_until`, [`Sim::close_capture`] and `finish`, as the
+    /// bindings do).
     pub fn run(mut self) -> Results {
         self.run_until(self.sc.duration_ns);
+        if let Err(e) = self.close_capture() {
+            eprintln!("cubiclab-sim: {e}");
+        }
         self.finish()
+    }
+
+    /// Flush the packet capture and move it into place (`record.pcap`); call before
+    /// [`Sim::finish`]. Without a capture, nothing to do.
+    pub fn close_capture(&mut self) -> Result<(), String> {
+        self.capture.as_mut().map_or(Ok(()), Capture::close)
     }
 
     #[inline]
