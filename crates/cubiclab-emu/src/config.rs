@@ -33,7 +33,8 @@ pub struct Config {
     pub sample_ns: u64,
     /// Directory for link.csv, flows.csv, events.csv, summary.txt.
     pub out: String,
-    /// Stop when this descriptor reaches end of file (the parent's pipe).
+    /// Stop when this descriptor reaches end of file (the parent's pipe); `epoch N` lines on
+    /// it set the records' epoch.
     pub ctl_fd: Option<RawFd>,
     /// Keep at most this many drop events.
     pub max_events: usize,

@@ -35,9 +35,12 @@ def select(names: list[str] | None) -> list:
 
 def reproduce(names: list[str] | None = None, quick: bool = False, out: str | Path = "cubiclab-out/reproduce",
               jobs: int | None = None, ray: str | None = None, cache: str | Path | None = None,
-              progress: bool = True, report: bool = True, log=sys.stderr) -> list[Outcome]:
+              progress: bool = True, report: bool = True, log=sys.stderr, testbed: bool = False,
+              max_duration: float = 600.0) -> list[Outcome]:
     """Run the named entries (all when None) and return their Outcomes; figures, data,
-    claims and report.html go under `out`."""
+    claims and report.html go under `out`. With `testbed`, the runs are also made on the
+    real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds) and
+    each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
     out = Path(out)
     cache = Path(cache) if cache else default_cache(out)
     exps = select(names)
@@ -63,6 +66,12 @@ def reproduce(names: list[str] | None = None, quick: bool = False, out: str | Pa
     t0 = time.perf_counter()
     sweep = run_sweep(all_runs, cache, jobs=jobs, ray=ray, progress=progress and bool(log), raise_errors=False)
     sim_wall = time.perf_counter() - t0
+    if testbed:
+        from cubiclab.experiments import testbed_backend
+
+        kernel_runs = testbed_backend.run_all([r for _, why, runs in plans if not why for r in runs], cache,
+                                              max_duration, log)
+        kernel_rows = []
     outcomes = []
     for e, why, runs in plans:
         edir = out / e.name
@@ -91,11 +100,18 @@ def reproduce(names: list[str] | None = None, quick: bool = False, out: str | Pa
         _write_data(edir, o)
         _write_claims(edir, o)
         outcomes.append(o)
+        if testbed:
+            ko = testbed_backend.kernel_outcome(e, runs, kernel_runs, quick, edir)
+            kernel_rows.append((o, ko, testbed_backend.write(edir, o, ko)))
         if log:
             h = sum(c.holds is True for c in o.claims)
             f = sum(c.holds is False for c in o.claims)
             status = f"error: {o.error}" if o.error else f"{h} hold, {f} do not"
             print(f"  {e.name}: {status}", file=log)
+    if testbed:
+        atomic_write_text(out / "kernel.md", testbed_backend.markdown(kernel_rows))
+        if log:
+            print(f"cubiclab: paper / simulator / kernel in {out / 'kernel.md'}", file=log)
     if report:
         from cubiclab.experiments.base import features
 
