@@ -13,6 +13,7 @@
 
 pub mod bic;
 mod bic_lineage;
+pub mod clock;
 pub mod cubic;
 pub mod cubic_2005;
 pub mod cubic_2008;

@@ -350,3 +350,6 @@ impl WebGroup {
         to_params(&self.params)
     }
 }
+
+#[cfg(test)]
+mod tests;
