@@ -119,11 +119,17 @@ elif role == "flood":
 '''
 
 
+def _link(rate: int, packets: int) -> str:
+    """A drop-tail bottleneck in the emulator's terms (`LinkSpec` as JSON)."""
+    return json.dumps({"rate_bps": rate, "buffer": {"packets": packets}, "queue": "droptail", "settings": {},
+                       "loss": {"model": "none"}, "packet_bytes": 1500})
+
+
 def _emulator(net, work, rate, limit, delay_ns):
     cfg = config_text(
         netns_a=net.netns_path("sender"), tun_a="tb0", netns_b=net.netns_path("receiver"), tun_b="tb0",
-        netns_home=net.netns_path("emulator"), rate_bps=rate, rev_rate_bps=rate, limit=f"packets {limit}",
-        rev_limit="packets 100000", default_delay=f"{delay_ns} {delay_ns}", max_duration_ns=120_000_000_000,
+        netns_home=net.netns_path("emulator"), fwd_link=_link(rate, limit), rev_link=_link(rate, 100_000),
+        default_delay=f"{delay_ns} {delay_ns}", max_duration_ns=120_000_000_000,
         sample_ns=100_000_000, sched_fifo=10, min_wait_ns=min_wait_ns(rate))
     emu = Emulator(net.exec_args("emulator"), cfg, work)
     t = time.time() + 10

@@ -328,14 +328,19 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
-    errors = [e for w in web_out for e in w["errors"]]
-    if errors:
-        raise RuntimeError("the web sessions reported: " + "; ".join(errors[:5]))
     res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
                         trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
     res.summary["device_drops"] = outside
+    res.summary["web_connect_retries"] = sum(w["retries"] for w in web_out)
+    web_errors = [e for w in web_out for e in w["errors"]]
+    res.summary["web_errors"] = len(web_errors)
+    if web_errors:
+        import warnings
+
+        warnings.warn(f"{len(web_errors)} web objects were lost to broken connections (first: {web_errors[0]})",
+                      RuntimeWarning, stacklevel=2)
     if lost_outside:
         import warnings
 

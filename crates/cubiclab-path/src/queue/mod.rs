@@ -47,6 +47,24 @@ pub trait DisciplineSettings {
     fn codel(&self) -> &CoDelSpec;
 }
 
+/// Every discipline's settings, one field each, as a link carries them (only the running
+/// discipline's matter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Disciplines {
+    pub red: RedSpec,
+    pub codel: CoDelSpec,
+}
+
+impl DisciplineSettings for Disciplines {
+    fn red(&self) -> &RedSpec {
+        &self.red
+    }
+    fn codel(&self) -> &CoDelSpec {
+        &self.codel
+    }
+}
+
 /// Check the settings of every discipline, also of those that are off: a typo there is a typo.
 pub fn validate_settings(s: &impl DisciplineSettings) -> Result<(), String> {
     s.red().validate("bottleneck.red")?;

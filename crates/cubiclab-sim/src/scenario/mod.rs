@@ -24,7 +24,7 @@ pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 use crate::loss::LossSpec;
 use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
 use crate::tcp::Recovery;
-use cubiclab_path::LinkSpec;
+use cubiclab_path::{Disciplines, LinkSpec};
 
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
@@ -286,8 +286,7 @@ impl Scenario {
             rate_bps: b.rate_bps,
             buffer,
             queue: b.queue,
-            red: b.red,
-            codel: b.codel,
+            settings: Disciplines { red: b.red, codel: b.codel },
             loss: loss.clone(),
             packet_bytes: self.wire_bytes(),
         }
