@@ -15,7 +15,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
     && ! { command -v clang && command -v bpftool && [ -e /usr/include/gelf.h ] && [ -e /usr/include/zlib.h ]; } >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq clang bpftool libelf-dev zlib1g-dev >/dev/null
 fi
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 cargo test --workspace --release
 cargo build --release -p cubiclab-bpf
 python3 -m pytest -q tests

@@ -18,7 +18,8 @@ import os
 
 import pytest
 
-from cubiclab.kernel import capture, netns
+from cubiclab import namespaces as netns
+from cubiclab.kernel import capture
 from cubiclab.testbed import bpf
 
 _reason = capture.availability()
@@ -33,15 +34,9 @@ _bpf_reason = bpf.availability()
 # was lost; a jiffy read a few microseconds late by the kernel), each of which can make a
 # few consecutive ACKs differ by one segment before the next loss re-aligns the windows.
 THRESHOLD = 0.995
-# cubic-2.2 updates its delayed-ACK ratio on every ACK in Open, also when the ACK takes
-# nothing off the queue (ratio += 0 - ratio/16). The replay driver ends recovery at the
-# loss event, so the ACKs of the recovery reach its pkts_acked in Open with nothing
-# acked: its ratio falls (31/16 to 15/16 over 16 such ACKs, measured) where the kernel's,
-# in Recovery, stays. cnt is divided by that ratio, so after a loss the replay grows up to
-# twice as fast until the ratio recovers (one sixteenth per ACK): 88-96% of ACKs matched
-# in the runs tried. cubic-2.0 updates only for ACKs that acknowledge data, so it is not
-# affected. A replay that keeps Recovery until the flow returns to Open would remove it.
-THRESHOLDS = {"cubic-2.2": 0.85}
+# The BPF ports checked here matched every ACK in the runs tried; the other ports
+# (bic, highspeed, htcp) are reported by scripts/kernel_cubic_check.py, with the share
+# and the divergent runs, and kept out of CI to keep its time down.
 PORTS = ["cubic-2.2", "cubic-2.0", "scalable"]
 
 
@@ -69,7 +64,7 @@ def test_kernel_window_matches_replay_every_ack(results, alg):
     assert r.losses >= 2
     assert r.capture.ack_drops == 0
     assert r.converted.delay_min_certain
-    assert r.comparison.share >= THRESHOLDS.get(alg, THRESHOLD), r.report()
+    assert r.comparison.share >= THRESHOLD, r.report()
 
 
 def test_no_namespace_left_behind(results):

@@ -21,6 +21,7 @@ pub mod cubic_2_2;
 pub mod cubic_rfc9438;
 pub mod cubic_v2_0;
 pub mod highspeed;
+pub mod host;
 pub mod htcp;
 pub mod params;
 pub mod registry;
