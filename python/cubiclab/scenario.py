@@ -81,15 +81,10 @@ class _Link:
     schedule: dict | None = None
 
 
-def _discipline_tables() -> list[str]:
-    """The queue disciplines' settings tables (``red``, ``codel``): the keys of the schema's
-    bottleneck that `_Link` does not define. The Rust schema owns them, so a new discipline
-    needs nothing here; text values in them are times ("5ms")."""
-    props = json.loads(_core.scenario_schema())["definitions"]["Bottleneck"]["properties"]
-    return [k for k in props if k not in {f.name for f in fields(_Link)}]
-
-
-DISCIPLINE_TABLES = _discipline_tables()
+#: The queue disciplines' settings tables (``red``, ``codel``), as the Rust schema declares
+#: them (``QueueSettings``): a new discipline needs nothing here; text values in a table are
+#: times ("5ms").
+DISCIPLINE_TABLES = list(_core.DISCIPLINE_TABLES)
 Bottleneck = make_dataclass(
     "Bottleneck", [(name, dict, field(default_factory=dict)) for name in DISCIPLINE_TABLES], bases=(_Link,),
     namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "

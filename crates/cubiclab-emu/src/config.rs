@@ -3,7 +3,7 @@
 
 use std::os::fd::RawFd;
 
-use cubiclab_path::{CoDelSpec, Limit, LinkSpec, LossSpec, QueueDiscipline, RedSpec};
+use cubiclab_path::{Limit, LinkSpec, LossSpec, QueueDiscipline, QueueSettings};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowCfg {
@@ -97,25 +97,16 @@ fn parse_loss(v: &str, field: &str) -> Result<LossSpec, String> {
     Ok(spec)
 }
 
-/// The discipline of both buffers, with its settings in `link`.
-fn parse_queue(v: &str, link: &mut LinkSpec) -> Result<(), String> {
-    match v.split_whitespace().next().unwrap_or("") {
-        "droptail" => link.queue = QueueDiscipline::DropTail,
-        "red" => {
-            let n = numbers(v, 5, "MIN_TH MAX_TH MAX_P W_Q GENTLE(0|1)")?;
-            link.red = RedSpec { min_th: n[0], max_th: n[1], max_p: n[2], w_q: n[3], gentle: n[4] != 0.0 };
-            link.red.validate("red")?;
-            link.queue = QueueDiscipline::Red;
-        }
-        "codel" => {
-            let n = numbers(v, 2, "TARGET_NS INTERVAL_NS")?;
-            link.codel = CoDelSpec { target_ns: n[0] as u64, interval_ns: n[1] as u64 };
-            link.codel.validate("codel")?;
-            link.queue = QueueDiscipline::CoDel;
-        }
-        q => return Err(format!("'{q}'; allowed: droptail, red, codel")),
-    }
-    Ok(())
+/// A discipline's name as the scenario spells it ("droptail", "red", "codel").
+fn parse_discipline(v: &str) -> Result<QueueDiscipline, String> {
+    serde_json::from_value(serde_json::Value::String(v.into())).map_err(|e| e.to_string())
+}
+
+/// Every discipline's settings, as JSON (`{"red": {...}, "codel": {...}}`), checked.
+fn parse_settings(v: &str) -> Result<QueueSettings, String> {
+    let s: QueueSettings = serde_json::from_str(v).map_err(|e| e.to_string())?;
+    s.validate("queue_settings")?;
+    Ok(s)
 }
 
 fn limit_text(l: Limit) -> String {
@@ -140,16 +131,11 @@ fn loss_text(l: &LossSpec) -> String {
 /// reads them: the testbed hands the emulator the path the simulator builds from the same
 /// scenario (`Scenario::link_spec`). Both directions run the forward one's discipline.
 pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, seed: u64) -> String {
-    let queue = match fwd.queue {
-        QueueDiscipline::DropTail => "droptail".to_string(),
-        QueueDiscipline::Red => {
-            let r = &fwd.red;
-            format!("red {} {} {} {} {}", r.min_th, r.max_th, r.max_p, r.w_q, r.gentle as u8)
-        }
-        QueueDiscipline::CoDel => format!("codel {} {}", fwd.codel.target_ns, fwd.codel.interval_ns),
-    };
+    let queue = serde_json::to_value(fwd.queue).expect("a discipline serialises");
+    let queue = queue.as_str().expect("a discipline is a name");
+    let settings = serde_json::to_string(&fwd.settings).expect("settings serialise");
     format!(
-        "rate_bps {}\nrev_rate_bps {}\nlimit {}\nrev_limit {}\nqueue {queue}\npacket_bytes {}\nloss {}\nrev_loss {}\nseed {seed}\n",
+        "rate_bps {}\nrev_rate_bps {}\nlimit {}\nrev_limit {}\nqueue {queue}\nqueue_settings {settings}\npacket_bytes {}\nloss {}\nrev_loss {}\nseed {seed}\n",
         fwd.rate_bps,
         rev.rate_bps,
         limit_text(fwd.buffer),
@@ -163,8 +149,9 @@ pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, seed: u64) -> String {
 impl Config {
     /// Parse `key value` lines (`#` comments). Keys: netns_a, tun_a, netns_b, tun_b,
     /// netns_home, rate_bps, rev_rate_bps (0: no limit), limit / rev_limit
-    /// (`packets N` | `bytes N`), queue (`droptail` | `red MIN_TH MAX_TH MAX_P W_Q GENTLE` |
-    /// `codel TARGET_NS INTERVAL_NS`, both directions), packet_bytes (a full data packet on
+    /// (`packets N` | `bytes N`), queue (`droptail` | `red` | `codel`, both directions),
+    /// queue_settings (every discipline's settings as the scenario's JSON: `{"red": {...},
+    /// "codel": {...}}`), packet_bytes (a full data packet on
     /// the wire, for RED and CoDel), loss / rev_loss (`none` | `bernoulli P` |
     /// `poisson RATE` | `gilbert P_GB P_BG LOSS_GOOD LOSS_BAD`), seed, flow
     /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
@@ -175,8 +162,7 @@ impl Config {
             rate_bps: 0,
             buffer,
             queue: QueueDiscipline::DropTail,
-            red: RedSpec::default(),
-            codel: CoDelSpec::default(),
+            settings: QueueSettings::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
@@ -223,8 +209,12 @@ impl Config {
                 "limit" => c.fwd.buffer = parse_limit(v).map_err(at)?,
                 "rev_limit" => c.rev.buffer = parse_limit(v).map_err(at)?,
                 "queue" => {
-                    parse_queue(v, &mut c.fwd).map_err(at)?;
-                    parse_queue(v, &mut c.rev).map_err(at)?;
+                    c.fwd.queue = parse_discipline(v).map_err(at)?;
+                    c.rev.queue = c.fwd.queue;
+                }
+                "queue_settings" => {
+                    c.fwd.settings = parse_settings(v).map_err(at)?;
+                    c.rev.settings = c.fwd.settings;
                 }
                 "packet_bytes" => {
                     let b = int(v)?;
@@ -290,17 +280,18 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cubiclab_path::{CoDelSpec, RedSpec};
 
     #[test]
     fn config_parses() {
         let c = Config::parse(
-            "netns_a /run/netns/a\ntun_a t0\nnetns_b /run/netns/b\ntun_b t1\nout /tmp/x\nrate_bps 10000000\nlimit bytes 30000\nloss bernoulli 0.01\nqueue codel 5000000 100000000\nflow 47000 20000000 20000000\n",
+            "netns_a /run/netns/a\ntun_a t0\nnetns_b /run/netns/b\ntun_b t1\nout /tmp/x\nrate_bps 10000000\nlimit bytes 30000\nloss bernoulli 0.01\nqueue codel\nqueue_settings {\"codel\": {\"target\": 5000000, \"interval\": 100000000}}\nflow 47000 20000000 20000000\n",
         )
         .unwrap();
         assert_eq!(c.fwd.buffer, Limit::Bytes(30000));
         assert_eq!(c.fwd.loss, LossSpec::Bernoulli { p: 0.01 });
         assert_eq!(c.rev.queue, QueueDiscipline::CoDel);
-        assert_eq!(c.rev.codel, CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 });
+        assert_eq!(c.rev.settings.codel, CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 });
         assert_eq!(c.flows[0], FlowCfg { port: 47000, fwd_delay_ns: 20_000_000, rev_delay_ns: 20_000_000 });
     }
 
@@ -310,8 +301,10 @@ mod tests {
             rate_bps: 123_456_789,
             buffer: Limit::Bytes(98_765),
             queue: QueueDiscipline::Red,
-            red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
-            codel: CoDelSpec::default(),
+            settings: QueueSettings {
+                red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
+                codel: CoDelSpec::default(),
+            },
             loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },
             packet_bytes: 1500,
         };
@@ -327,9 +320,10 @@ mod tests {
         assert!(Config::parse("bogus 1").unwrap_err().contains("unknown key"));
         let e = Config::parse(&format!("{base}loss bernoulli 1.5")).unwrap_err();
         assert!(e.contains("loss") && e.contains("[0, 1)"), "{e}");
-        let e = Config::parse(&format!("{base}queue red 20 10 0.1 0.002 1")).unwrap_err();
-        assert!(e.contains("queue") && e.contains("min_th"), "{e}");
+        let e = Config::parse(&format!("{base}queue_settings {{\"red\": {{\"min_th\": 20, \"max_th\": 10}}}}"))
+            .unwrap_err();
+        assert!(e.contains("queue_settings") && e.contains("min_th"), "{e}");
         let e = Config::parse(&format!("{base}queue fq")).unwrap_err();
-        assert!(e.contains("allowed: droptail, red, codel"), "{e}");
+        assert!(e.contains("unknown variant `fq`, expected one of `droptail`, `red`, `codel`"), "{e}");
     }
 }

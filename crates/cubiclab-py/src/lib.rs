@@ -261,6 +261,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
+    m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
     m.add("ACK_BYTES", ACK_BYTES)?;
     m.add("CA_STATES", CaState::ALL.map(CaState::name).to_vec())?;
     Ok(())

@@ -24,6 +24,7 @@ from cubiclab import namespaces as _netns
 from cubiclab.kernel import tracing as _tracing
 from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
+from cubiclab.testbed import bpf as _bpf
 from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns
 from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
 
@@ -77,6 +78,8 @@ class Plan:
     #: Background web sessions (``_core.web_schedule``) with their server's port.
     web: list = field(default_factory=list)
     route_opts: dict = field(default_factory=dict)
+    #: BPF ports to register for the run: name -> (library algorithm, params).
+    bpf: dict = field(default_factory=dict)
     sender_sysctls: dict = field(default_factory=dict)
     mtu: int = 1500
 
@@ -93,14 +96,12 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
         raise ValueError("record.pcap: the testbed does not write captures yet (capture on its TUN devices "
                          "with tcpdump instead); remove it")
     available = kernel_algorithms()
+    p_bpf: dict = {}  # registered name -> (algorithm, params), per flow group with a BPF port
+    bpf_names = {}  # flow group index -> its registered name
     for i, g in enumerate(sc.flows):
-        if g.algorithm not in available:
-            raise ValueError(
-                f"flows[{i}].algorithm is '{g.algorithm}'; this kernel offers: {', '.join(available) or 'none'} "
-                f"(from {AVAILABLE_CC})")
-        if g.params:
-            raise ValueError(f"flows[{i}].params: the testbed runs the kernel's {g.algorithm}, whose parameters "
-                             "are module-wide (not per socket); remove them")
+        if _bpf.check_flow(f"flows[{i}]", g.algorithm, g.params, available):
+            bpf_names[i] = _bpf.instance_name(i, g.algorithm)
+            p_bpf[bpf_names[i]] = (g.algorithm, dict(g.params))
         if not g.delayed_ack:
             raise ValueError(f"flows[{i}].delayed_ack = false: the kernel's receiver always delays ACKs")
     for i, w in enumerate(sc.web):
@@ -117,7 +118,7 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
                          "(raise max_duration / --max-duration to allow it)")
     if len(flows) > 1000:
         raise ValueError(f"{len(flows)} flows; the testbed allows at most 1000")
-    p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES)
+    p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES, bpf=p_bpf)
     web = json.loads(_core.web_schedule(sc.to_json())) if sc.web else []
     if len(web) > MAX_WEB_SESSIONS:
         raise ValueError(f"web: {len(web)} sessions; the testbed allows at most {MAX_WEB_SESSIONS}")
@@ -143,10 +144,12 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
         p.route_opts["ssthresh"] = ss
     if spec["min_rto"] != 200_000_000:
         p.route_opts["rto_min"] = f"{max(1, spec['min_rto'] // 1_000_000)}ms"
+    # The plan lists groups in the scenario's order.
+    bpf_cc = {grp: bpf_names[i] for i, grp in enumerate(dict.fromkeys(f["group"] for f in flows)) if i in bpf_names}
     for i, f in enumerate(flows):
         p.flows.append({
             "port": BASE_PORT + i,
-            "cc": f["algorithm"],
+            "cc": bpf_cc.get(f["group"], f["algorithm"]),
             "group": f["group"],
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
@@ -216,7 +219,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     procs: list[subprocess.Popen] = []
     emu = None
     wall0 = time.perf_counter()
-    with tmpctx, TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
+    with tmpctx, _bpf.Registered(p.bpf), TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
         try:
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
             bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
@@ -389,4 +392,4 @@ def _web_objects(p: Plan, epoch: int, web_out: list[dict]):
 
 def cleanup() -> dict:
     """Remove namespaces and trace instances left by killed runs (of this lab's prefix)."""
-    return {"namespaces": _netns.cleanup(), "trace_instances": _tracing.cleanup_instances()}
+    return {"namespaces": _netns.cleanup(), "trace_instances": _tracing.cleanup_instances(), "bpf": _bpf.cleanup()}

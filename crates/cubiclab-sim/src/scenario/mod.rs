@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 
 use crate::loss::LossSpec;
-use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
+use crate::queue::{Limit, QueueDiscipline, QueueSettings};
 use crate::tcp::Recovery;
 use cubiclab_path::{LinkSpec, RateSchedule, ScheduleSpec};
 
@@ -62,7 +62,6 @@ pub struct Scenario {
 
 /// The shared link, both ways.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Bottleneck {
     /// Link rate, bits/s (file: "400Mbps").
     #[serde(rename = "rate")]
@@ -76,10 +75,14 @@ pub struct Bottleneck {
     pub reverse_buffer: Limit,
     /// Queue discipline of both buffers.
     pub queue: QueueDiscipline,
-    /// RED's settings; checked even when the queue is not RED.
-    pub red: RedSpec,
-    /// CoDel's settings; checked even when the queue is not CoDel.
-    pub codel: CoDelSpec,
+    /// Every discipline's settings table (`red`, `codel`), checked even when off.
+    #[serde(flatten)]
+    pub settings: QueueSettings,
+    /// Keys that are none of the above (serde cannot deny unknown keys beside a flattened
+    /// table): `validate` refuses them, naming the key and what is allowed.
+    #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
     /// Random loss on the forward link.
     pub loss: LossSpec,
     /// Random loss on the reverse link.
@@ -115,15 +118,6 @@ impl Schedule {
             Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
         };
         RateSchedule::new(&spec).map_err(|e| format!("bottleneck.schedule: {e}"))
-    }
-}
-
-impl DisciplineSettings for Bottleneck {
-    fn red(&self) -> &RedSpec {
-        &self.red
-    }
-    fn codel(&self) -> &CoDelSpec {
-        &self.codel
     }
 }
 
@@ -291,15 +285,15 @@ impl Scenario {
             duration_ns,
             mss: 1448,
             start_jitter_ns: 0,
-            min_rto_ns: crate::tcp::rtt::RTO_MIN_NS,
+            min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
             bottleneck: Bottleneck {
                 rate_bps,
                 delay_ns: rtt_ns / 4,
                 buffer,
                 reverse_buffer: Limit::Packets(100_000),
                 queue: QueueDiscipline::DropTail,
-                red: RedSpec::default(),
-                codel: CoDelSpec::default(),
+                settings: QueueSettings::default(),
+                unknown: BTreeMap::new(),
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
                 schedule: None,
@@ -323,8 +317,7 @@ impl Scenario {
             rate_bps: b.rate_bps,
             buffer,
             queue: b.queue,
-            red: b.red,
-            codel: b.codel,
+            settings: b.settings,
             loss: loss.clone(),
             packet_bytes: self.wire_bytes(),
         }

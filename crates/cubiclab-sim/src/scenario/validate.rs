@@ -82,7 +82,15 @@ impl Scenario {
                 _ => {}
             }
         }
-        crate::queue::validate_settings(b)?;
+        if let Some(key) = b.unknown.keys().next() {
+            // The known keys are what a bottleneck serialises to (the unknown ones are skipped).
+            let known = match serde_json::to_value(b) {
+                Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect::<Vec<_>>(),
+                _ => unreachable!("a bottleneck serialises to a JSON object"),
+            };
+            return Err(format!("bottleneck.{key}: unknown key; allowed: {}", known.join(", ")));
+        }
+        b.settings.validate("bottleneck")?;
         b.loss.validate("bottleneck.loss")?;
         b.reverse_loss.validate("bottleneck.reverse_loss")
     }

@@ -135,12 +135,11 @@ impl Sim {
         let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
         self.flows.push(Flow {
             sender,
-            receiver: Receiver::new(slot.ack_every),
+            receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns),
             pipe_after,
             data_dir: slot.data_dir,
             conn: 0,
             start_ns: slot.start_ns,
-            delack_timeout: slot.delack_timeout,
             tx_bytes: 0,
             delivered_segs: 0,
             drops: 0,

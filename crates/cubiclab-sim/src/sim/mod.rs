@@ -42,7 +42,6 @@ struct Flow {
     /// Connection number, bumped for each web object.
     conn: u16,
     start_ns: Time,
-    delack_timeout: Time,
     /// Counters since the last sample.
     tx_bytes: u64,
     delivered_segs: u64,
@@ -151,7 +150,7 @@ impl Sim {
             }
             Ev::Stop(f) => {
                 let s = &mut self.flows[f as usize].sender;
-                s.app_limit = s.tcp.snd_nxt;
+                s.app_limit = s.tcp().snd_nxt;
             }
             Ev::Object(f) => self.start_object(f),
             Ev::Sample => self.sample(),
@@ -178,7 +177,7 @@ impl Sim {
     }
 
     pub fn cwnd(&self, f: u32) -> (u32, u32, CaState) {
-        let t = &self.flows[f as usize].sender.tcp;
+        let t = self.flows[f as usize].sender.tcp();
         (t.cwnd, t.ssthresh, t.ca_state)
     }
 }
