@@ -190,6 +190,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
+    if let Some(twice) = cols.iter().enumerate().find(|(i, c)| cols[..*i].contains(c)).map(|(_, c)| c) {
+        return Err(format!("trace header: column '{twice}' appears twice"));
+    }
     let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
         return Err("trace header must have columns 'time_us' and 'event'".into());
     };
@@ -200,6 +203,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     for (i, line) in lines {
         let lineno = i + 1;
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != cols.len() {
+            return Err(format!("line {lineno}: {} fields; the header has {} columns", f.len(), cols.len()));
+        }
         let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
         fn num<T: std::str::FromStr>(v: Option<&str>, name: &str, lineno: usize) -> Result<Option<T>, String> {
             v.map(|s| {

@@ -225,9 +225,6 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-            # After the processes are up (two more with web sessions).
-            epoch = time.monotonic_ns() + (3_000_000_000 if p.web else 1_500_000_000)
-            end = epoch + duration_ns
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
@@ -236,13 +233,14 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 + [f"{s['port']} {s['forward_delay_ns']} {s['reverse_delay_ns']}" for s in p.web],
                 default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
-                sample_ns=spec["record"]["interval"], epoch_ns=epoch,
+                sample_ns=spec["record"]["interval"],
                 sched_fifo=10 if realtime else 0,
                 min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
             )
             # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
             # builds it from the same scenario, in the emulator's terms.
             path = _core.emulator_path(scenario.to_json())
+            t_start = time.monotonic_ns()
             emu = Emulator(net.exec_args("emulator"), path + config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10
             while not (net.carrier("sender") and net.carrier("receiver")):
@@ -251,6 +249,13 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 if time.monotonic() > t_wait:
                     raise RuntimeError("the emulator did not attach to the TUN devices within 10 s")
                 time.sleep(0.02)
+            # The run's time origin, fixed once the emulator is up: far enough ahead for the
+            # traffic processes to start (on a loaded machine that takes several times as
+            # long as usual, and so did the emulator's start).
+            started_in = time.monotonic_ns() - t_start
+            epoch = time.monotonic_ns() + max(1_500_000_000, 3 * started_in) + (1_500_000_000 if p.web else 0)
+            end = epoch + duration_ns
+            emu.set_epoch(epoch)
             # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
             # packet the emulator writes: a quarter of a flow's fair share per sample, at
             # most 64 KB, so the samples stay smooth and the sink's CPU time small.
@@ -284,6 +289,10 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 procs.append(src)
                 _read_json_line(src, "the sender", 10)
+                late = time.monotonic_ns() - epoch
+                if late > 0:
+                    raise RuntimeError(f"the traffic processes were up only {late / 1e9:.2f} s after the run's start: "
+                                       "the machine is too loaded to start a run on time")
                 last = 0.0
                 while src.poll() is None:
                     if time.monotonic_ns() > end + 30_000_000_000:
@@ -328,14 +337,19 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
-    errors = [e for w in web_out for e in w["errors"]]
-    if errors:
-        raise RuntimeError("the web sessions reported: " + "; ".join(errors[:5]))
     res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
                         trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
     res.summary["device_drops"] = outside
+    res.summary["web_connect_retries"] = sum(w["retries"] for w in web_out)
+    web_errors = [e for w in web_out for e in w["errors"]]
+    res.summary["web_errors"] = len(web_errors)
+    if web_errors:
+        import warnings
+
+        warnings.warn(f"{len(web_errors)} web objects were lost to broken connections (first: {web_errors[0]})",
+                      RuntimeWarning, stacklevel=2)
     if lost_outside:
         import warnings
 

@@ -20,6 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
+pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
 use crate::queue::{Limit, QueueDiscipline, QueueSettings};
@@ -260,7 +261,7 @@ impl Scenario {
             let path = e.path().to_string();
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" of the generated JSON: not the user's.
-            let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
+            let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
             if path == "." {
                 format!("scenario: {inner}")
             } else {
@@ -331,6 +332,25 @@ impl Scenario {
     pub fn bdp_packets(&self, rtt_ns: u64) -> u32 {
         ((self.bottleneck.rate_bps as u128 * rtt_ns as u128) / (8 * self.wire_bytes() as u128 * 1_000_000_000)) as u32
     }
+}
+
+/// serde's "expected u64" and "expected struct RedSpec" in the terms of a scenario file: the
+/// range of integers allowed, a table.
+fn allowed_in_file_terms(message: &str) -> String {
+    let (found, expected) = match message.split_once(", expected ") {
+        Some(parts) => parts,
+        None => return message.to_string(),
+    };
+    let allowed = match expected {
+        "u64" => format!("an integer in [0, {}]", u64::MAX),
+        "u32" => format!("an integer in [0, {}]", u32::MAX),
+        "f64" => "a number".to_string(),
+        e if e.starts_with("struct ") || e == "a map" || e.starts_with("internally tagged enum") => {
+            "a table".to_string()
+        }
+        e => e.to_string(),
+    };
+    format!("{found}; allowed: {allowed}")
 }
 
 impl FlowGroup {

@@ -110,13 +110,23 @@ impl Sim {
     /// Run until simulated time `until` (capped at the scenario's duration). Returns true
     /// when the run is complete.
     pub fn run_until(&mut self, until: Time) -> bool {
+        self.run_until_or_events(until, u64::MAX)
+    }
+
+    /// [`Sim::run_until`], stopping early after `max_events` events (simulated time then
+    /// stays at the last event's): a bound on the wall time of one call whatever the
+    /// scenario, so that a caller can check for Ctrl-C between calls.
+    pub fn run_until_or_events(&mut self, until: Time, max_events: u64) -> bool {
         let until = until.min(self.sc.duration_ns);
-        while let Some((t, ev)) = self.q.pop_until(until) {
+        for _ in 0..max_events {
+            let Some((t, ev)) = self.q.pop_until(until) else {
+                self.now = until;
+                return until >= self.sc.duration_ns;
+            };
             self.now = t;
             self.dispatch(ev);
         }
-        self.now = until;
-        until >= self.sc.duration_ns
+        false
     }
 
     /// Run to the end and return the results. A capture (`record.pcap`) is closed on the
