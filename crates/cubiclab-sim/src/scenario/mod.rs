@@ -25,7 +25,7 @@ pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 use crate::loss::LossSpec;
 use crate::queue::{Limit, QueueDiscipline, QueueSettings};
 use crate::tcp::Recovery;
-use cubiclab_path::LinkSpec;
+use cubiclab_path::{LinkSpec, RateSchedule, ScheduleSpec};
 
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
@@ -88,6 +88,38 @@ pub struct Bottleneck {
     pub loss: LossSpec,
     /// Random loss on the reverse link.
     pub reverse_loss: LossSpec,
+    /// The forward rate over time, replacing `rate` there (which still sets the reverse
+    /// rate and the BDP of "%BDP" buffers).
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
+}
+
+/// A forward rate that varies in time (file: `schedule = { steps = [["0s", "50Mbps"],
+/// ["10s", "5Mbps"]], repeat = "20s" }` or `schedule = { trace = "cellular" }`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Schedule {
+    /// Rate steps: [from ns, rate bits/s] pairs, the first from 0; with `repeat` (ns) the
+    /// list repeats with that period, else the last rate holds. A rate of 0 is an outage.
+    Steps {
+        steps: Vec<(u64, u64)>,
+        #[serde(default)]
+        repeat: Option<u64>,
+    },
+    /// A Mahimahi trace: one delivery opportunity of a 1500-byte packet per entry, in ms
+    /// from the start; it repeats with the period of its last entry.
+    Trace { opportunities_ms: Vec<u64> },
+}
+
+impl Schedule {
+    /// The path's form of it, checked.
+    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
+        let spec = match self {
+            Schedule::Steps { steps, repeat } => ScheduleSpec::Steps { steps: steps.clone(), repeat_ns: *repeat },
+            Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
+        };
+        RateSchedule::new(&spec).map_err(|e| format!("bottleneck.schedule: {e}"))
+    }
 }
 
 /// A group of identical long-lived (or fixed-size) flows.
@@ -265,6 +297,7 @@ impl Scenario {
                 unknown: BTreeMap::new(),
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
+                schedule: None,
             },
             flows: Vec::new(),
             web: Vec::new(),

@@ -177,6 +177,9 @@ impl Scenario {
     fn validate_bottleneck(&self) -> Result<(), String> {
         let b = &self.bottleneck;
         positive(b.rate_bps, "bottleneck.rate")?;
+        if let Some(s) = &b.schedule {
+            s.rate_schedule()?;
+        }
         for (name, limit) in [("bottleneck.buffer", b.buffer), ("bottleneck.reverse_buffer", b.reverse_buffer)] {
             match limit {
                 Limit::Packets(0) | Limit::Bytes(0) => return Err(format!("{name} is 0; it must be > 0")),

@@ -44,6 +44,7 @@ impl Sim {
             res: Results::default(),
             capture: None,
             link_tx_mark: 0,
+            link_capacity_mark: 0,
             link_drop_mark: 0,
             link_loss_mark: 0,
             sc,
@@ -104,6 +105,9 @@ impl Sim {
             };
             sim.add_flow(alg, cfg, 0, slot);
             sim.q.push(s.first_request_ns, Ev::Object(f));
+        }
+        if let Some(s) = &sim.sc.bottleneck.schedule {
+            sim.links[Direction::Forward.index()].vary(s.rate_schedule()?);
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
         if let Some(path) = &sim.sc.record.pcap {
