@@ -3,9 +3,13 @@ same run (machines here are noisy; absolute times are only context).
 
     python3 benches/sim_speed.py            # cubiclab only: flatness and memory
     python3 benches/sim_speed.py --ns3      # also ns-3 3.44 (needs .ns3env, see README)
-    python3 benches/sim_speed.py --baseline DIR   # also an older build (a folder holding a
-                                            # cubiclab package with its _core extension):
-                                            # each line's speed as a ratio to it, same run
+    python3 benches/sim_speed.py --against OTHER_PYTHON   # this build against another one
+
+With ``--against``, OTHER_PYTHON is an interpreter that imports another build of cubiclab
+(e.g. a virtual environment with the previous commit installed); each line runs in both,
+alternately, best of ``--repeat`` runs each, and prints this build's speed as a ratio of
+the other's (machines here are noisy: alternation and the best of several runs keep the
+ratio fair).
 
 Prints, per scenario, delivered data packets per wall second for cubiclab and ns-3 and
 their ratio, the utilisation each measured, the cost per packet from 10 Mbps to 10 Gbps and
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -46,27 +51,6 @@ def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic"):
             "events_per_pkt": r.summary["events"] / max(pkts, 1)}
 
 
-def timed(rate_mbps, rtt_ms, flows, secs, alg, baseline):
-    """`cubiclab_run` here, and (best of two, interleaved) in the `baseline` build too when
-    given: returns (this build's run, the baseline's or None)."""
-    if not baseline:
-        return cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg), None
-    env = dict(os.environ, PYTHONPATH=str(baseline))
-    args = [sys.executable, __file__, "--one", json.dumps([rate_mbps, rtt_ms, flows, secs, alg])]
-    best = {}
-    for _ in range(2):
-        out = subprocess.run(args, env=env, capture_output=True, text=True, check=True)
-        b = json.loads(out.stdout.strip().splitlines()[-1])
-        c = cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg)
-        best["b"] = b if b["pps"] > best.get("b", {"pps": 0})["pps"] else best["b"]
-        best["c"] = c if c["pps"] > best.get("c", {"pps": 0})["pps"] else best["c"]
-    return best["c"], best["b"]
-
-
-def vs(c, b) -> str:
-    return f" | x{c['pps'] / b['pps']:.2f} of baseline ({b['pps'] / 1e6:.2f} M pkt/s)" if b else ""
-
-
 def ns3_run(rate_mbps, rtt_ms, flows, secs, alg="TcpCubic"):
     py = ROOT / ".ns3env" / "bin" / "python"
     if not py.exists():
@@ -88,24 +72,78 @@ def peak_rss_mb(secs):
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
+LINES = [(100, 100, 2, 20), (100, 40, 8, 20), (1000, 40, 4, 5), (10, 40, 1, 60), (10000, 40, 1, 2),
+         (1000, 40, 100, 10)]
+
+
+def child_run(python: str, rate, rtt, n, secs, alg) -> dict:
+    out = subprocess.run([python, __file__, "--child", str(rate), str(rtt), str(n), str(secs), "--alg", alg],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def instructions(python: str, rate, rtt, n, secs, alg) -> tuple[int, float]:
+    """(instructions inside the simulator's event loop, delivered packets) of one run,
+    counted by callgrind: the same count on every run, whatever else the machine does."""
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                          "--toggle-collect=cubiclab_sim::sim::Sim::run_until",
+                          python, __file__, "--child", str(rate), str(rtt), str(n), str(secs), "--alg", alg],
+                         capture_output=True, text=True, check=True)
+    count = int(re.search(r"Collected : (\d+)", out.stderr)[1])
+    return count, json.loads(out.stdout.strip().splitlines()[-1])["pkts"]
+
+
+def against_instructions(other: str, alg: str):
+    print(f"== this build against {other}: instructions per delivered packet (callgrind)")
+    for rate, rtt, n, secs in [(100, 40, 8, 2), (1000, 40, 4, 1), (1000, 40, 100, 1)]:
+        (a, pa), (b, pb) = instructions(sys.executable, rate, rtt, n, secs, alg), instructions(other, rate, rtt, n, secs, alg)
+        print(f"  {rate:5d} Mbps {rtt:3d} ms {n:3d} flows {secs:3d} s: this {a / pa:7.0f}, other {b / pb:7.0f} "
+              f"instructions/packet, ratio {(a / pa) / (b / pb):.3f} (same packets: {pa == pb})", flush=True)
+
+
+def against(other: str, alg: str, repeat: int):
+    print(f"== this build against {other} (best of {repeat}, alternating)")
+    ratios = []
+    for rate, rtt, n, secs in LINES:
+        best = {"this": 0.0, "other": 0.0}
+        for _ in range(repeat):
+            for side, py in (("this", sys.executable), ("other", other)):
+                best[side] = max(best[side], child_run(py, rate, rtt, n, secs, alg)["pps"])
+        ratio = best["this"] / best["other"]
+        ratios.append(ratio)
+        print(f"  {rate:5d} Mbps {rtt:3d} ms {n:3d} flows {secs:3d} s: this {best['this'] / 1e6:6.2f} M pkt/s, "
+              f"other {best['other'] / 1e6:6.2f} M pkt/s, ratio {ratio:.3f}", flush=True)
+    print(f"  lowest ratio {min(ratios):.3f}, geometric mean {math.prod(ratios) ** (1 / len(ratios)):.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ns3", action="store_true", help="also run the ns-3 peer")
     ap.add_argument("--alg", default="cubic")
-    ap.add_argument("--baseline", type=Path, help="folder with an older cubiclab build to compare against")
-    ap.add_argument("--one", help=argparse.SUPPRESS)  # one cubiclab_run, JSON in and out (baseline runs)
+    ap.add_argument("--against", metavar="PYTHON", help="compare with the cubiclab this interpreter imports")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--instructions", action="store_true",
+                    help="with --against: compare instruction counts (valgrind) instead of wall time")
+    ap.add_argument("--child", nargs=4, type=float, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.one:
-        print(json.dumps(cubiclab_run(*json.loads(args.one))))
+    if args.child:
+        rate, rtt, n, secs = args.child
+        print(json.dumps(cubiclab_run(int(rate), rtt, int(n), secs, args.alg)))
+        return
+    if args.against and args.instructions:
+        against_instructions(args.against, args.alg)
+        return
+    if args.against:
+        against(args.against, args.alg, args.repeat)
         return
     report = {}
 
     print("== against ns-3 (same dumbbell, same run)")
     ns3_alg = {"cubic": "TcpCubic", "reno": "TcpNewReno"}.get(args.alg, "TcpCubic")
     for rate, rtt, n, secs in [(100, 100, 2, 20), (100, 40, 8, 20), (1000, 40, 4, 5)]:
-        c, b = timed(rate, rtt, n, secs, args.alg, args.baseline)
+        c = cubiclab_run(rate, rtt, n, secs, args.alg)
         line = (f"{rate:5d} Mbps {rtt:3d} ms {n:2d} flows {secs:3d} s: cubiclab util {c['util']:.3f} "
-                f"{c['pps'] / 1e6:6.2f} M pkt/s ({c['events_per_pkt']:.1f} events/pkt)" + vs(c, b))
+                f"{c['pps'] / 1e6:6.2f} M pkt/s ({c['events_per_pkt']:.1f} events/pkt)")
         if args.ns3:
             p = ns3_run(rate, rtt, n, secs, ns3_alg)
             line += f" | ns-3 util {p['util']:.3f} {p['pps'] / 1e3:7.1f} k pkt/s | speed ratio {c['pps'] / p['pps']:7.0f}x"
@@ -116,18 +154,16 @@ def main():
     base = None
     for rate in (10, 100, 1000, 10000):
         secs = max(2, min(200, int(2e6 * 1500 * 8 / (rate * 1e6))))
-        c, b = timed(rate, 40, 1, secs, args.alg, args.baseline)
+        c = cubiclab_run(rate, 40, 1, secs, args.alg)
         base = base or c["pps"]
-        print(f"  {rate:6d} Mbps: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 10 Mbps)" + vs(c, b),
-              flush=True)
+        print(f"  {rate:6d} Mbps: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 10 Mbps)", flush=True)
 
     print("== cost per packet against flows (1 Gbps, 40 ms)")
     base = None
     for n in (1, 10, 100, 1000):
-        c, b = timed(1000, 40, n, 20 if n < 1000 else 120, args.alg, args.baseline)
+        c = cubiclab_run(1000, 40, n, 20 if n < 1000 else 120, args.alg)
         base = base or c["pps"]
-        print(f"  {n:5d} flows: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 1 flow)" + vs(c, b),
-              flush=True)
+        print(f"  {n:5d} flows: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 1 flow)", flush=True)
 
     print("== memory: peak RSS of a 10 s and a 200 s run (4 flows, 100 Mbps)")
     a, b = peak_rss_mb(10), peak_rss_mb(200)

@@ -14,7 +14,8 @@ import os
 
 import pytest
 
-from cubiclab.kernel import capture, netns
+from cubiclab import namespaces as netns
+from cubiclab.kernel import capture
 
 _reason = capture.availability()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=f"kernel comparison unavailable: {_reason}")

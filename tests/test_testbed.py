@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 import cubiclab
-from cubiclab.kernel import netns, tracing
-from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab import namespaces as netns
+from cubiclab.kernel import tracing
+from cubiclab.namespaces import KernelLabUnavailable
+from cubiclab.scenario import WebGroup
 from cubiclab.testbed import run as tbrun
 
 REASON = tbrun.availability()
@@ -168,3 +170,41 @@ def test_cleanup_after_a_killed_run():
     gone = tbrun.cleanup()
     assert not _ours(prefix)
     assert any(n.startswith(prefix) for n in gone["namespaces"])
+
+
+@needs_root
+def test_codel_holds_the_standing_queue_near_its_target():
+    # One CUBIC flow into 1000 packets at 20 Mbit/s (0.6 ms per packet): drop-tail would
+    # let the queue grow toward 1000 packets (600 ms). CoDel (the path crate's, as in the
+    # simulator) drops while the sojourn stays above its 5 ms target for 100 ms; its unit
+    # test bounds the late mean sojourn by 3 targets, 15 ms = 25 packets.
+    sc = cubiclab.Scenario(duration="6s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                           bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="1000packets", queue="codel"))
+    res = cubiclab.testbed(sc, trace=False)
+    q = res.link[res.link.t > 2.0].queue_packets.mean()
+    assert q < 25, q
+    assert res.summary["bottleneck_drops"] > 0
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_web_sessions_request_the_simulators_objects():
+    # Sessions both ways beside one long-lived flow. Each session draws its objects from
+    # its own stream in the simulator's order, so the sizes it requests are the
+    # simulator's; every completion takes at least two of the session's RTTs (handshake,
+    # then the data and its acknowledgement).
+    sc = cubiclab.Scenario(duration="6s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                           bottleneck=cubiclab.Bottleneck(rate="20Mbps"),
+                           web=[WebGroup(sessions=8, direction="both", think="500ms", rtt="exp:40ms",
+                                         mean_size="10packets")])
+    res = cubiclab.testbed(sc, trace=False)
+    sim = cubiclab.simulate(sc)
+    assert len(res.web) > 10
+    assert set(res.web.session) <= set(sim.web.session)
+    for session, got in res.web.groupby("session"):
+        want = list(sim.web[sim.web.session == session].bytes)
+        n = min(len(want), len(got))
+        assert list(got.bytes)[:n] == want[:n], session
+    rtt_s = {len(tbrun.plan(sc).flows) + i: s["rtt_ns"] / 1e9 for i, s in enumerate(tbrun.plan(sc).web)}
+    assert (res.web.fct_s >= res.web.session.map(rtt_s) * 2).all()
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")

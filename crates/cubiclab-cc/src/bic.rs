@@ -32,7 +32,7 @@ const HZ: u32 = 1000;
 /// Linux `tcp_jiffies32` from the event time.
 #[inline]
 fn jiffies(now_ns: u64) -> u32 {
-    (now_ns / (1_000_000_000 / HZ as u64)) as u32
+    crate::clock::jiffies32(now_ns, HZ)
 }
 
 /// BIC TCP.

@@ -28,6 +28,7 @@
 //! product — and `ack_cnt > 0`, the kernel would spin forever; here the loop is skipped.
 
 use crate::bic_lineage::last_max_after_loss;
+use crate::clock::{self, UsecsToJiffies, USEC_PER_SEC};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, TcpState};
 use crate::CongestionControl;
@@ -44,11 +45,6 @@ const HYSTART_MIN_SAMPLES: u8 = 8;
 /// Clamp of the delay-increase threshold `delay_min >> 3`, microseconds.
 const HYSTART_DELAY_MIN: u32 = 4000;
 const HYSTART_DELAY_MAX: u32 = 16000;
-
-/// `USEC_PER_SEC`.
-const USEC_PER_SEC: u64 = 1_000_000;
-/// `MAX_JIFFY_OFFSET` on 64-bit: `(LONG_MAX >> 1) - 1`.
-const MAX_JIFFY_OFFSET: u64 = ((i64::MAX as u64) >> 1) - 1;
 
 /// `v[]` of `cubic_root`: for x in 0..64, `cbrt(x << 18) - 1`, hand-refined (Willy Tarreau).
 const CBRT_TABLE: [u8; 64] = [
@@ -85,69 +81,6 @@ pub fn cubic_root(a: u64) -> u32 {
     let q = (a / (u64::from(x) * u64::from(x - 1))) as u32;
     x = x.wrapping_mul(2).wrapping_add(q);
     x.wrapping_mul(341) >> 10
-}
-
-/// `usecs_to_jiffies()` for a run-time `HZ`: the kernel's rounding-up conversion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum UsecsToJiffies {
-    /// `HZ` divides 10^6: `(u + USEC_PER_SEC/HZ - 1) / (USEC_PER_SEC/HZ)`.
-    Div { usec_per_jiffy: u64 },
-    /// Otherwise `(USEC_TO_HZ_MUL32 * u + USEC_TO_HZ_ADJ32) >> USEC_TO_HZ_SHR32`, with the
-    /// constants `kernel/time/timeconst.bc` generates at build time.
-    Mul { mul: u64, adj: u64, shr: u32 },
-}
-
-/// `!(USEC_PER_SEC % HZ)`: the kernel's test for the exact conversion.
-fn divides_usec_per_sec(hz: u64) -> bool {
-    USEC_PER_SEC / hz * hz == USEC_PER_SEC
-}
-
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
-impl UsecsToJiffies {
-    fn new(hz: u64) -> Self {
-        if divides_usec_per_sec(hz) {
-            return UsecsToJiffies::Div { usec_per_jiffy: USEC_PER_SEC / hz };
-        }
-        // timeconst.bc: fmul(b,n,d) = (2^b*n + d - 1)/d; fmuls picks the least shift s with
-        // fmul(s,n,d) >= 2^31; fadj(b,n,d) = 2^b*(d'-1)/d' with d' = d/gcd(n,d).
-        let (n, d) = (u128::from(hz), u128::from(USEC_PER_SEC));
-        let fmul = |s: u32| ((1u128 << s) * n).div_ceil(d);
-        let shr = (0..96).find(|&s| fmul(s) >= 1u128 << 31).expect("HZ >= 1 reaches 2^31 below 2^96");
-        let d2 = d / gcd(n, d);
-        let adj = (1u128 << shr) * (d2 - 1) / d2;
-        UsecsToJiffies::Mul { mul: fmul(shr) as u64, adj: adj as u64, shr }
-    }
-
-    /// `jiffies_to_usecs(MAX_JIFFY_OFFSET)` on 64-bit, truncated to `unsigned int` as the
-    /// kernel's return type does: inputs above it map to `MAX_JIFFY_OFFSET`.
-    fn max_usecs(hz: u64) -> u32 {
-        if divides_usec_per_sec(hz) {
-            // wraps: unsigned long product, then truncation to unsigned int.
-            (USEC_PER_SEC / hz).wrapping_mul(MAX_JIFFY_OFFSET) as u32
-        } else {
-            let g = gcd(u128::from(hz), u128::from(USEC_PER_SEC)) as u64;
-            // wraps: (j * HZ_TO_USEC_NUM) / HZ_TO_USEC_DEN in unsigned long.
-            (MAX_JIFFY_OFFSET.wrapping_mul(USEC_PER_SEC / g) / (hz / g)) as u32
-        }
-    }
-
-    #[inline]
-    fn convert(self, u: u32, max_usecs: u32) -> u64 {
-        if u > max_usecs {
-            return MAX_JIFFY_OFFSET;
-        }
-        match self {
-            UsecsToJiffies::Div { usec_per_jiffy } => u64::from(u).div_ceil(usec_per_jiffy),
-            // wraps: u64 arithmetic as in C (it cannot overflow for u32 inputs).
-            UsecsToJiffies::Mul { mul, adj, shr } => mul.wrapping_mul(u64::from(u)).wrapping_add(adj) >> shr,
-        }
-    }
 }
 
 /// `after(seq2, seq1)` of `include/net/tcp.h`: seq2 is later than seq1, modulo 2^32.
@@ -329,11 +262,7 @@ impl Cubic {
     /// `tcp_jiffies32`: jiffies since the time origin, modulo 2^32.
     #[inline]
     fn jiffies(&self, now_ns: u64) -> u32 {
-        // floor(now_ns * hz / 1e9) without overflow: split now_ns into seconds and the rest.
-        let hz = u64::from(self.hz);
-        let (s, r) = (now_ns / 1_000_000_000, now_ns % 1_000_000_000);
-        // wraps: jiffies are u32 and wrap like tcp_jiffies32.
-        s.wrapping_mul(hz).wrapping_add(r * hz / 1_000_000_000) as u32
+        clock::jiffies32(now_ns, self.hz)
     }
 
     /// `bictcp_clock_us()`: `(u32)tcp_mstamp`, microseconds modulo 2^32.
@@ -622,6 +551,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::MAX_JIFFY_OFFSET;
     use crate::tcp::TCP_INFINITE_SSTHRESH;
 
     /// Tests start at 10 s: jiffy 10000 at HZ 1000, away from the `epoch_start == 0` sentinel.

@@ -278,7 +278,7 @@ impl CubicV20 {
     /// `tcp_time_stamp`: jiffies, 32 bits, wrapping.
     #[inline]
     fn jiffies(&self, now_ns: u64) -> u32 {
-        ((u128::from(now_ns) * u128::from(self.hz)) / 1_000_000_000) as u32
+        crate::clock::jiffies32(now_ns, self.hz)
     }
 
     /// `bictcp_update`: compute `cnt`, the ACKs per one-segment increase.

@@ -124,9 +124,7 @@ impl Htcp {
     /// `jiffies` (wrapping at 32 bits, like `tcp_jiffies32`) at `now_ns`.
     #[inline]
     fn jiffies(&self, now_ns: u64) -> u32 {
-        let hz = self.hz as u64;
-        let (s, ns) = (now_ns / 1_000_000_000, now_ns % 1_000_000_000);
-        s.wrapping_mul(hz).wrapping_add(ns * hz / 1_000_000_000) as u32
+        crate::clock::jiffies32(now_ns, self.hz)
     }
 
     /// `msecs_to_jiffies`: rounded up.

@@ -13,9 +13,11 @@
 
 pub mod bic;
 mod bic_lineage;
+pub mod clock;
 pub mod cubic;
 pub mod cubic_2005;
 pub mod cubic_2008;
+pub mod cubic_2_2;
 pub mod cubic_rfc9438;
 pub mod cubic_v2_0;
 pub mod highspeed;

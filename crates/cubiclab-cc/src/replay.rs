@@ -106,15 +106,20 @@ impl Replayer {
         match ev.event {
             Event::Ack { acked, rtt_us, cwnd_limited } => {
                 let in_flight = h.packets_out();
+                let prior_una = h.tcp.snd_una;
                 let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
                 let advanced = h.ack_snd_una(una);
+                // Linux's ack_sample.pkts_acked counts the segments this ACK took off the
+                // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
+                // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
+                let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
                 if let Some(nxt) = ev.snd_nxt {
                     h.tcp.snd_nxt = nxt;
                 }
                 if rtt_us >= 0 {
                     h.rtt_sample(rtt_us as u64);
                 }
-                h.pkts_acked(&AckSample { pkts_acked: acked, rtt_us, in_flight }, now);
+                h.pkts_acked(&AckSample { pkts_acked, rtt_us, in_flight }, now);
                 h.try_leave_recovery(now);
                 h.assume_cwnd_limited(cwnd_limited);
                 let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
@@ -185,6 +190,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
+    if let Some(twice) = cols.iter().enumerate().find(|(i, c)| cols[..*i].contains(c)).map(|(_, c)| c) {
+        return Err(format!("trace header: column '{twice}' appears twice"));
+    }
     let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
         return Err("trace header must have columns 'time_us' and 'event'".into());
     };
@@ -195,6 +203,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     for (i, line) in lines {
         let lineno = i + 1;
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != cols.len() {
+            return Err(format!("line {lineno}: {} fields; the header has {} columns", f.len(), cols.len()));
+        }
         let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
         fn num<T: std::str::FromStr>(v: Option<&str>, name: &str, lineno: usize) -> Result<Option<T>, String> {
             v.map(|s| {

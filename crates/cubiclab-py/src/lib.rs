@@ -8,8 +8,9 @@ use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{parse_trace_csv, replay, ReplayStart};
 use cubiclab_cc::{Algorithm, CaState, Params, ALGORITHMS};
-use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES};
-use cubiclab_sim::{Column, Results, Scenario, Sim};
+use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
+use cubiclab_sim::traffic::BoundedPareto;
+use cubiclab_sim::{Column, Direction, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
     let mut p = Params::new();
@@ -108,10 +109,12 @@ impl Simulation {
         Ok(Self { sim: Some(sim) })
     }
 
-    /// Advance to simulated time `until_ns`; true when the run is complete.
-    fn run_until(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+    /// Advance to simulated time `until_ns`, or through at most `max_events` events; true
+    /// when the run is complete.
+    #[pyo3(signature = (until_ns, max_events = u64::MAX))]
+    fn run_until(&mut self, py: Python<'_>, until_ns: u64, max_events: u64) -> PyResult<bool> {
         let sim = self.sim.as_mut().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
-        Ok(py.allow_threads(move || sim.run_until(until_ns)))
+        Ok(py.allow_threads(move || sim.run_until_or_events(until_ns, max_events)))
     }
 
     #[getter]
@@ -131,7 +134,8 @@ impl Simulation {
 
     /// Finish and return the results as a dict of column dicts.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let mut sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        sim.close_capture().map_err(PyValueError::new_err)?;
         results_to_py(py, sim.finish())
     }
 }
@@ -175,6 +179,53 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The emulator's `key value` lines for the scenario's bottleneck in both directions and its
+/// seed: the path the simulator builds from the same scenario.
+#[pyfunction]
+fn emulator_path(spec_json: &str) -> PyResult<String> {
+    let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
+    sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
+    Ok(cubiclab_emu::config::path_text(&sc.link_spec(Direction::Forward), &sc.link_spec(Direction::Reverse), sc.seed))
+}
+
+/// The background web sessions of a scenario as the testbed runs them, JSON: per session its
+/// group, direction ("forward": data on the forward bottleneck), RTT and one-way delays,
+/// algorithm, first request time, and the objects it requests in order with the think time
+/// after each: (bytes, think ns), drawn from the session's own stream in the order the
+/// simulator draws them (`sim/events.rs`: a size when the object starts, a think time when
+/// it is acknowledged), as many as fit in the run.
+#[pyfunction]
+fn web_schedule(spec_json: &str) -> PyResult<String> {
+    let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
+    sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
+    let plan = sc.plan();
+    let sessions: Vec<serde_json::Value> = plan
+        .sessions
+        .into_iter()
+        .map(|s| {
+            let lane = &plan.lanes[s.lane as usize];
+            let w = &sc.web[lane.web_group];
+            let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
+            let mut rng = s.rng;
+            let (mut t, mut objects) = (s.first_request_ns, Vec::new());
+            while t < sc.duration_ns {
+                let bytes = (sizes.sample(&mut rng) as u64).max(1);
+                let think = rng.exponential(w.think_mean_ns as f64) as u64;
+                objects.push((bytes, think));
+                t = t.saturating_add(think);
+            }
+            let (forward_delay_ns, reverse_delay_ns) = sc.loop_delays(s.rtt_ns);
+            serde_json::json!({
+                "group": lane.group, "forward": lane.direction == Direction::Forward,
+                "rtt_ns": s.rtt_ns, "forward_delay_ns": forward_delay_ns, "reverse_delay_ns": reverse_delay_ns,
+                "algorithm": w.algorithm, "recovery": w.recovery, "first_request_ns": s.first_request_ns,
+                "objects": objects,
+            })
+        })
+        .collect();
+    Ok(serde_json::Value::Array(sessions).to_string())
+}
+
 /// The scenario's JSON Schema (keys, types, units, meaning).
 #[pyfunction]
 fn scenario_schema() -> String {
@@ -206,10 +257,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulator_path, m)?)?;
+    m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
+    m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
+    m.add("MAX_FLOWS", MAX_FLOWS)?;
+    m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;
     m.add("CA_STATES", CaState::ALL.map(CaState::name).to_vec())?;
     Ok(())

@@ -3,21 +3,18 @@
 //! The same scenario and seed give bit-identical results.
 
 pub mod engine;
-pub mod link;
-pub mod loss;
 pub mod packet;
+pub mod pcap;
 pub mod pipe;
-pub mod queue;
 pub mod record;
-pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod traffic;
 
-pub use loss::LossSpec;
-pub use queue::{CoDelSpec, RedSpec};
-pub use queue::{Limit, QueueDiscipline};
+// The bottleneck path is the shared `cubiclab-path` crate (the emulator runs the same code).
+pub use cubiclab_path::{loss, queue, rng};
+pub use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, QueueSettings, RedSpec};
 pub use record::{Column, Results, Table};
 pub use scenario::{
     Bottleneck, CwndRecording, Direction, FlowGroup, Plan, Record, RttDist, Scenario, WebDirection, WebGroup,

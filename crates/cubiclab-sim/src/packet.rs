@@ -19,3 +19,10 @@ pub struct Packet {
     /// True for an ACK, false for data.
     pub is_ack: bool,
 }
+
+impl cubiclab_path::PathPacket for Packet {
+    #[inline]
+    fn wire_bytes(&self) -> u32 {
+        self.size
+    }
+}

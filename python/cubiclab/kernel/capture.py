@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from cubiclab.kernel.netns import KernelLabUnavailable, Testbed
-from cubiclab.kernel import netns as _netns
+from cubiclab import namespaces as _netns
+from cubiclab.kernel.netns import Testbed
+from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.kernel import tracing as _tracing
 
 ENDPOINTS = Path(__file__).with_name("_endpoints.py")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cubiclab.kernel.netns import PREFIX, _pid_alive
+from cubiclab.namespaces import PREFIX, pid_alive as _pid_alive
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("tcp/tcp_probe", "tcp/tcp_cong_state_set")

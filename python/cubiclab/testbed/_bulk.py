@@ -7,7 +7,7 @@ Standalone (standard library only), run by ``ip netns exec``::
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
-period), ``rcvbuf`` and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
+period), ``rcvbuf``, ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
 (times relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
 The sink accepts one connection per flow port and records the bytes received per flow at
@@ -115,6 +115,7 @@ def sink(cfg: dict, outfile: str) -> None:
                 except BlockingIOError:
                     continue
                 c.setblocking(False)
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, int(cfg.get("rcvlowat", 1)))
                 conns[c.fileno()] = (c, i)
                 continue
             c, i = conns[fd]

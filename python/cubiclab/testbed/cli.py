@@ -27,12 +27,12 @@ def _unavailable(e) -> int:
 
 
 def cmd_testbed(args) -> int:
-    from cubiclab.kernel.netns import KernelLabUnavailable
+    from cubiclab.namespaces import KernelLabUnavailable
     from cubiclab.plots import plot_run
     from cubiclab.testbed.run import cleanup, testbed
 
     if args.cleanup:
-        from cubiclab.kernel.netns import availability
+        from cubiclab.namespaces import availability
 
         reason = availability()
         if reason:
@@ -68,7 +68,7 @@ def cmd_testbed(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from cubiclab.kernel.netns import KernelLabUnavailable
+    from cubiclab.namespaces import KernelLabUnavailable
     from cubiclab.testbed.compare import compare, format_table, write
 
     sc = _load(args)

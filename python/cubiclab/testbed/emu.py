@@ -30,6 +30,14 @@ def command(config_path: Path) -> list[str]:
             str(config_path)]
 
 
+def min_wait_ns(rate_bps: int) -> int:
+    """The emulator's shortest sleep at this rate (its ``min_wait_ns``). Above half a
+    gigabit the kernels' work per write (the receiving TCP runs in the emulator's write)
+    would take a whole core of this machine's two: deliver in batches at least 40 us
+    apart, each segment up to that much late (docs/testbed/README.md, "Accuracy")."""
+    return 40_000 if rate_bps > 500_000_000 else 0
+
+
 def config_text(**kw) -> str:
     """`key value` lines; lists give repeated keys."""
     lines = []
@@ -77,6 +85,11 @@ class Emulator:
         cfg.write_text(config + f"out {self.outdir}\nctl_fd 0\n")
         self.proc = subprocess.Popen(exec_prefix + command(cfg), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def set_epoch(self, epoch_ns: int) -> None:
+        """Put the interval records on the grid ``epoch_ns + k * sample`` (CLOCK_MONOTONIC)."""
+        self.proc.stdin.write(f"epoch {epoch_ns}\n")
+        self.proc.stdin.flush()
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -14,21 +14,25 @@ as if it had arrived on a wire; the ACKs go back the same way. There is no other
 traffic can leave these namespaces, and nothing is created in the host's namespace.
 
 Settings touched are those of the testbed's own namespaces (they die with them): IPv6 off
-(so no router solicitations cross the emulator) and, on request, the sender's
+(so no router solicitations cross the emulator), ephemeral ports from 50000 up (clients'
+ports never fall among the servers' ports, below 50000, by which the emulator tells flows
+apart) and, on request, the sender's
 ``net.ipv4.tcp_sack`` and route metrics (``initcwnd``, ``ssthresh``, ``rto_min``).
 Namespaces are named ``clk<pid>-tb<role>``, the kernel lab's prefix, so that
-:func:`cubiclab.kernel.netns.cleanup` removes what a killed run left.
+:func:`cubiclab.namespaces.cleanup` removes what a killed run left.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cubiclab.kernel.netns import Namespaces, _run
+from cubiclab.namespaces import Namespaces, run
 
 SENDER_IP = "10.78.0.1"
 RECEIVER_IP = "10.78.0.2"
 DEV = "tb0"
+#: Clients' ports; servers listen below.
+EPHEMERAL_PORTS = (50000, 65000)
 
 
 @dataclass
@@ -59,15 +63,16 @@ class TunPath(Namespaces):
             ns = self.names[role]
             self.sysctl(role, "net.ipv6.conf.all.disable_ipv6", 1)
             self.sysctl(role, "net.ipv6.conf.default.disable_ipv6", 1)
-            _run("ip", "-n", ns, "tuntap", "add", "mode", "tun", "name", DEV)
-            _run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
-            _run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
-            _run("ip", "-n", ns, "link", "set", DEV, "up")
+            self.sysctl(role, "net.ipv4.ip_local_port_range", f"{EPHEMERAL_PORTS[0]} {EPHEMERAL_PORTS[1]}")
+            run("ip", "-n", ns, "tuntap", "add", "mode", "tun", "name", DEV)
+            run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
+            run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
+            run("ip", "-n", ns, "link", "set", DEV, "up")
         for k, v in self.sender_sysctls.items():
             self.sysctl("sender", k, v)
         if self.route_opts:
             opts = [str(x) for kv in self.route_opts.items() for x in kv]
-            _run("ip", "-n", self.names["sender"], "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
+            run("ip", "-n", self.names["sender"], "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
 
     def device_drops(self, role: str) -> dict:
         """Packets the kernel dropped at the TUN device of `role` before the emulator read
@@ -76,12 +81,12 @@ class TunPath(Namespaces):
         import json as _json
 
         out = {"qdisc_drops": 0, "tx_dropped": 0}
-        p = _run("tc", "-s", "-j", "-n", self.names[role], "qdisc", "show", "dev", DEV, check=False)
+        p = run("tc", "-s", "-j", "-n", self.names[role], "qdisc", "show", "dev", DEV, check=False)
         try:
             out["qdisc_drops"] = sum(int(q.get("drops", 0)) for q in _json.loads(p.stdout or "[]"))
         except ValueError:
             pass
-        p = _run("ip", "-s", "-j", "-n", self.names[role], "link", "show", DEV, check=False)
+        p = run("ip", "-s", "-j", "-n", self.names[role], "link", "show", DEV, check=False)
         try:
             stats = _json.loads(p.stdout or "[]")[0].get("stats64", {})
             out["tx_dropped"] = int(stats.get("tx", {}).get("dropped", 0))
@@ -91,5 +96,5 @@ class TunPath(Namespaces):
 
     def carrier(self, role: str) -> bool:
         """Whether the TUN device of `role` has a reader attached (the emulator)."""
-        out = _run("ip", "-n", self.names[role], "link", "show", DEV, check=False).stdout
+        out = run("ip", "-n", self.names[role], "link", "show", DEV, check=False).stdout
         return "NO-CARRIER" not in out and "LOWER_UP" in out

@@ -14,7 +14,7 @@ Sources, all on CLOCK_MONOTONIC and shown relative to the run's epoch (t = 0 s):
   ``TCP_INFO`` (``tp->snd_ssthresh``).
 
 Tables as the simulator's (``flows``, ``link``, ``cwnd``, ``rtt``, ``losses``, ``totals``,
-``web`` — empty) plus ``info`` (every TCP_INFO sample) and ``drops`` (the emulator's drop
+``web``: one row per completed background object, from the web processes' time stamps) plus ``info`` (every TCP_INFO sample) and ``drops`` (the emulator's drop
 events). ``rtt`` holds the smoothed RTT (``tcpi_rtt``) per sample, not per ACK.
 """
 
@@ -51,7 +51,7 @@ def _ssthresh(x):
 
 
 def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, records, trace_lost: int,
-                  trace_reason: str | None, wall_s: float) -> TestbedResults:
+                  trace_reason: str | None, wall_s: float, web: pd.DataFrame) -> TestbedResults:
     spec = plan.spec
     nflows = len(plan.flows)
     groups = [f["group"] for f in plan.flows]
@@ -222,7 +222,6 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
     if len(flows) == 0:
         flows = pd.DataFrame(columns=["t", "flow", "cwnd", "ssthresh", "throughput_bps", "goodput_bps", "drops",
                                       "retransmits", "ca_state", "group", "algorithm", "srtt_ms"])
-    web = pd.DataFrame(columns=["t", "session", "group", "bytes", "fct_s"])
     res = TestbedResults(scenario, flows, link, cwnd, rtt, losses, totals, web, info=info, drops=ev)
     s = emu.summary
     delivered = float(totals["delivered_bytes"].sum()) if len(totals) else 0.0
@@ -258,7 +257,8 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
         "cwnd_source": "tcp_probe" if traced else "tcp_info",
         "trace": trace_reason or "ok",
         "trace_lost_events": int(trace_lost),
-        "web_objects": 0,
+        "web_objects": int(len(web)),
+        "web_mean_fct_s": float(web.fct_s.mean()) if len(web) else None,
         "wall_s": wall_s,
     }
     return res

@@ -19,17 +19,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cubiclab import units
-from cubiclab.kernel import netns as _netns
+from cubiclab import _core, units
+from cubiclab import namespaces as _netns
 from cubiclab.kernel import tracing as _tracing
-from cubiclab.kernel.netns import KernelLabUnavailable
+from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
-from cubiclab.testbed.emu import Emulator
-from cubiclab.testbed.net import RECEIVER_IP, TunPath
+from cubiclab.testbed import bpf as _bpf
+from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns
+from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
 
 BULK = Path(__file__).with_name("_bulk.py")
+WEB = Path(__file__).with_name("_web.py")
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 BASE_PORT = 47000
+#: Web session i's server listens on WEB_PORT + i (below the ephemeral ports, net.py).
+WEB_PORT = 48000
+MAX_WEB_SESSIONS = 2000
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 
@@ -53,14 +58,14 @@ def availability() -> str | None:
 
     probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
     try:
-        _netns._run("ip", "netns", "add", probe)
-        p = _netns._run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
+        _netns.run("ip", "netns", "add", probe)
+        p = _netns.run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
         if p.returncode != 0:
             return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
     except RuntimeError as e:
         return f"cannot create a network namespace: {e}"
     finally:
-        _netns._run("ip", "netns", "del", probe, check=False)
+        _netns.run("ip", "netns", "del", probe, check=False)
     return None
 
 
@@ -70,7 +75,11 @@ class Plan:
 
     spec: dict
     flows: list = field(default_factory=list)  # dicts: port, cc, group, start_ns, stop_ns, bytes, fwd/rev delay
+    #: Background web sessions (``_core.web_schedule``) with their server's port.
+    web: list = field(default_factory=list)
     route_opts: dict = field(default_factory=dict)
+    #: BPF ports to register for the run: name -> (library algorithm, params).
+    bpf: dict = field(default_factory=dict)
     sender_sysctls: dict = field(default_factory=dict)
     mtu: int = 1500
 
@@ -81,20 +90,20 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     The flows (names, per-flow delays, start times with the seed's jitter) come from the
     scenario's one flow plan, the same the simulator runs."""
     available = kernel_algorithms()
+    p_bpf: dict = {}  # registered name -> (algorithm, params), per flow group with a BPF port
+    bpf_names = {}  # flow group index -> its registered name
     for i, g in enumerate(sc.flows):
-        if g.algorithm not in available:
-            raise ValueError(
-                f"flows[{i}].algorithm is '{g.algorithm}'; this kernel offers: {', '.join(available) or 'none'} "
-                f"(from {AVAILABLE_CC})")
-        if g.params:
-            raise ValueError(f"flows[{i}].params: the testbed runs the kernel's {g.algorithm}, whose parameters "
-                             "are module-wide (not per socket); remove them")
+        if _bpf.check_flow(f"flows[{i}]", g.algorithm, g.params, available):
+            bpf_names[i] = _bpf.instance_name(i, g.algorithm)
+            p_bpf[bpf_names[i]] = (g.algorithm, dict(g.params))
         if not g.delayed_ack:
             raise ValueError(f"flows[{i}].delayed_ack = false: the kernel's receiver always delays ACKs")
-    if sc.web:
-        raise ValueError("web: background web sessions are not supported on the testbed (long-lived flows only)")
-    if sc.bottleneck.queue != "droptail":
-        raise ValueError(f"bottleneck.queue is '{sc.bottleneck.queue}'; the testbed's emulator has droptail only")
+    for i, w in enumerate(sc.web):
+        if w.algorithm not in available:
+            raise ValueError(f"web[{i}].algorithm is '{w.algorithm}'; this kernel offers: {', '.join(available)}")
+        if w.params:
+            raise ValueError(f"web[{i}].params: the testbed runs the kernel's {w.algorithm}, whose parameters "
+                             "are module-wide (not per socket); remove them")
     spec = sc.compile()
     flows = sc.plan(check_algorithms=False)["flows"]
     duration_s = spec["duration"] / 1e9
@@ -103,10 +112,17 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
                          "(raise max_duration / --max-duration to allow it)")
     if len(flows) > 1000:
         raise ValueError(f"{len(flows)} flows; the testbed allows at most 1000")
-    p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES)
-    recov = {f["recovery"] for f in flows}
+    p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES, bpf=p_bpf)
+    web = json.loads(_core.web_schedule(sc.to_json())) if sc.web else []
+    if len(web) > MAX_WEB_SESSIONS:
+        raise ValueError(f"web: {len(web)} sessions; the testbed allows at most {MAX_WEB_SESSIONS}")
+    for i, s in enumerate(web):
+        s["port"] = WEB_PORT + i
+    p.web = web
+    recov = {f["recovery"] for f in flows} | {s["recovery"] for s in web}
     if len(recov) > 1:
-        raise ValueError("flows: the testbed needs the same recovery (sack or newreno) for all flows")
+        raise ValueError("flows, web: the testbed needs the same recovery (sack or newreno) for all flows "
+                         "and web groups (a namespace-wide setting)")
     if recov == {"newreno"}:
         p.sender_sysctls["net.ipv4.tcp_sack"] = 0
     iw = {f["initial_cwnd"] for f in flows}
@@ -122,10 +138,12 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
         p.route_opts["ssthresh"] = ss
     if spec["min_rto"] != 200_000_000:
         p.route_opts["rto_min"] = f"{max(1, spec['min_rto'] // 1_000_000)}ms"
+    # The plan lists groups in the scenario's order.
+    bpf_cc = {grp: bpf_names[i] for i, grp in enumerate(dict.fromkeys(f["group"] for f in flows)) if i in bpf_names}
     for i, f in enumerate(flows):
         p.flows.append({
             "port": BASE_PORT + i,
-            "cc": f["algorithm"],
+            "cc": bpf_cc.get(f["group"], f["algorithm"]),
             "group": f["group"],
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
@@ -140,25 +158,9 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     return p
 
 
-def _limit_text(limit: dict) -> str:
-    """The emulator's form of a buffer limit: "packets N" or "bytes N"."""
-    (kind, n), = limit.items()
-    return f"{kind} {n}"
-
-
 def _buffer_bytes(spec: dict) -> int:
     (kind, n), = spec["bottleneck"]["buffer"].items()
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
-
-
-def _loss_text(loss: dict | None) -> str:
-    if not loss or loss["model"] == "none":
-        return "none"
-    if loss["model"] == "bernoulli":
-        return f"bernoulli {loss['p']!r}"
-    if loss["model"] == "poisson":
-        return f"poisson {loss['rate']!r}"
-    return f"gilbert {loss['p_gb']!r} {loss['p_bg']!r} {loss['loss_good']!r} {loss['loss_bad']!r}"
 
 
 def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
@@ -211,31 +213,29 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     procs: list[subprocess.Popen] = []
     emu = None
     wall0 = time.perf_counter()
-    with tmpctx, TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
+    with tmpctx, _bpf.Registered(p.bpf), TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls) as net:
         try:
-            bdp_bytes = spec["bottleneck"]["rate"] * max(f["rtt_ns"] for f in p.flows) // 8 // 1_000_000_000
+            max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
+            bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-            epoch = time.monotonic_ns() + 1_500_000_000  # after the processes are up
-            end = epoch + duration_ns
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
                 netns_home=net.netns_path("emulator"),
-                rate_bps=spec["bottleneck"]["rate"], rev_rate_bps=spec["bottleneck"]["rate"],
-                limit=_limit_text(spec["bottleneck"]["buffer"]),
-                rev_limit=_limit_text(spec["bottleneck"]["reverse_buffer"]),
-                loss=_loss_text(spec["bottleneck"]["loss"]), rev_loss=_loss_text(spec["bottleneck"]["reverse_loss"]),
-                seed=spec["seed"],
-                flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows],
+                flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows]
+                + [f"{s['port']} {s['forward_delay_ns']} {s['reverse_delay_ns']}" for s in p.web],
                 default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
-                sample_ns=spec["record"]["interval"], mtu=p.mtu, epoch_ns=epoch,
+                sample_ns=spec["record"]["interval"],
                 sched_fifo=10 if realtime else 0,
+                min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
             )
-            from cubiclab.testbed.emu import config_text
-
-            emu = Emulator(net.exec_args("emulator"), config_text(**emu_cfg), work)
+            # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
+            # builds it from the same scenario, in the emulator's terms.
+            path = _core.emulator_path(scenario.to_json())
+            t_start = time.monotonic_ns()
+            emu = Emulator(net.exec_args("emulator"), path + config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10
             while not (net.carrier("sender") and net.carrier("receiver")):
                 if not emu.alive():
@@ -243,8 +243,20 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 if time.monotonic() > t_wait:
                     raise RuntimeError("the emulator did not attach to the TUN devices within 10 s")
                 time.sleep(0.02)
+            # The run's time origin, fixed once the emulator is up: far enough ahead for the
+            # traffic processes to start (on a loaded machine that takes several times as
+            # long as usual, and so did the emulator's start).
+            started_in = time.monotonic_ns() - t_start
+            epoch = time.monotonic_ns() + max(1_500_000_000, 3 * started_in) + (1_500_000_000 if p.web else 0)
+            end = epoch + duration_ns
+            emu.set_epoch(epoch)
+            # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
+            # packet the emulator writes: a quarter of a flow's fair share per sample, at
+            # most 64 KB, so the samples stay smooth and the sink's CPU time small.
+            rcvlowat = int(min(65536, max(1, spec["bottleneck"]["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
             bulk_cfg = {
                 "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns, "rcvbuf": rcvbuf,
+                "rcvlowat": rcvlowat,
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                            "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]} for f in p.flows],
             }
@@ -255,6 +267,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             procs.append(sink)
             _read_json_line(sink, "the receiver", 10)
+            web_procs = _start_web(net, p, epoch, end, work)
+            procs += web_procs
             tr = None
             if trace_reason is None:
                 n_acks = spec["bottleneck"]["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
@@ -269,6 +283,10 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 procs.append(src)
                 _read_json_line(src, "the sender", 10)
+                late = time.monotonic_ns() - epoch
+                if late > 0:
+                    raise RuntimeError(f"the traffic processes were up only {late / 1e9:.2f} s after the run's start: "
+                                       "the machine is too loaded to start a run on time")
                 last = 0.0
                 while src.poll() is None:
                     if time.monotonic_ns() > end + 30_000_000_000:
@@ -292,11 +310,15 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     tr.__exit__(None, None, None)
             sink.terminate()
             sink.wait(10)
+            for w in web_procs:
+                w.wait(10)
             outside = {role: net.device_drops(role) for role in ("sender", "receiver")}
             emu_out = emu.stop()
             emu = None
             source_out = json.loads((work / "source.json").read_text())
             sink_out = json.loads((work / "sink.json").read_text())
+            web_out = [json.loads((work / f"web-{role}.json").read_text()) for role in ("sender", "receiver")
+                       if p.web]
         finally:
             for pr in procs:
                 if pr.poll() is None:
@@ -310,10 +332,18 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
     res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
-                        trace_reason, time.perf_counter() - wall0)
+                        trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
     res.summary["device_drops"] = outside
+    res.summary["web_connect_retries"] = sum(w["retries"] for w in web_out)
+    web_errors = [e for w in web_out for e in w["errors"]]
+    res.summary["web_errors"] = len(web_errors)
+    if web_errors:
+        import warnings
+
+        warnings.warn(f"{len(web_errors)} web objects were lost to broken connections (first: {web_errors[0]})",
+                      RuntimeWarning, stacklevel=2)
     if lost_outside:
         import warnings
 
@@ -322,6 +352,52 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     return res
 
 
+def _start_web(net: TunPath, p: Plan, epoch: int, end: int, work: Path) -> list[subprocess.Popen]:
+    """One web process in each of the sender's and receiver's namespaces: a forward
+    session's server (its data crosses the forward bottleneck) lives with the sender, its
+    client with the receiver; a reverse session's the other way round."""
+    if not p.web:
+        return []
+    procs = []
+    for role, host, peer, serves_forward in (("sender", SENDER_IP, RECEIVER_IP, True),
+                                             ("receiver", RECEIVER_IP, SENDER_IP, False)):
+        cfg = {
+            "host": host, "peer": peer, "epoch_ns": epoch, "end_ns": end,
+            "servers": [{"port": s["port"], "cc": s["algorithm"]} for s in p.web if s["forward"] == serves_forward],
+            "clients": [{"port": s["port"], "first_request_ns": s["first_request_ns"], "objects": s["objects"]}
+                        for s in p.web if s["forward"] != serves_forward],
+        }
+        (work / f"web-{role}-cfg.json").write_text(json.dumps(cfg))
+        proc = subprocess.Popen(
+            net.exec_args(role) + [sys.executable, str(WEB), str(work / f"web-{role}-cfg.json"),
+                                   str(work / f"web-{role}.json")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(proc)
+        _read_json_line(proc, f"the web sessions in the {role}'s namespace", 10)
+    return procs
+
+
+def _web_objects(p: Plan, epoch: int, web_out: list[dict]):
+    """The completed web objects in the simulator's columns: t (requested, s), session (its
+    flow slot: after the long-lived flows), group, bytes, fct_s (request to the last byte
+    acknowledged, the handshake included)."""
+    import pandas as pd
+
+    requests = {}
+    done = {}
+    for out in web_out:
+        for port, _, t_req, size in out["requests"]:
+            requests.setdefault(port, []).append((t_req, size))
+        for port, t_done in out["done"]:
+            done.setdefault(port, []).append(t_done)
+    rows = []
+    for i, s in enumerate(p.web):
+        for (t_req, size), t_done in zip(requests.get(s["port"], []), done.get(s["port"], [])):
+            rows.append({"t": (t_req - epoch) / 1e9, "session": len(p.flows) + i, "group": s["group"],
+                         "bytes": size, "fct_s": (t_done - t_req) / 1e9})
+    return pd.DataFrame(rows, columns=["t", "session", "group", "bytes", "fct_s"]).sort_values("t", ignore_index=True)
+
+
 def cleanup() -> dict:
     """Remove namespaces and trace instances left by killed runs (of this lab's prefix)."""
-    return {"namespaces": _netns.cleanup(), "trace_instances": _tracing.cleanup_instances()}
+    return {"namespaces": _netns.cleanup(), "trace_instances": _tracing.cleanup_instances(), "bpf": _bpf.cleanup()}

@@ -1,23 +1,21 @@
 //! Building a simulation from a scenario: the two bottleneck links, then one slot per
 //! planned flow and per web session, with their delay lines and first events.
 
+use std::path::Path;
+
 use cubiclab_cc::Algorithm;
 
 use super::{Flow, Session, Sim};
+use cubiclab_path::Link;
+
 use crate::engine::{Ev, EventQueue, Time};
-use crate::link::Link;
-use crate::loss::RandomLoss;
+use crate::packet::Packet;
+use crate::pcap::Capture;
 use crate::pipe::Pipe;
-use crate::queue::{Buffer, Queue};
 use crate::record::Results;
-use crate::rng::Rng;
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender, SenderConfig};
 use crate::traffic::BoundedPareto;
-
-/// Random streams of the links, numbered apart from the plan's (`scenario::plan`): random
-/// loss on `STREAM_LINK + direction`, the buffer's (RED's drops) on `STREAM_LINK + 10 + direction`.
-const STREAM_LINK: u64 = 1 << 40;
 
 /// What a flow slot needs besides its sender's configuration.
 struct Slot {
@@ -44,6 +42,7 @@ impl Sim {
             lanes: plan.lanes.clone(),
             planned: plan.flows.clone(),
             res: Results::default(),
+            capture: None,
             link_tx_mark: 0,
             link_drop_mark: 0,
             link_loss_mark: 0,
@@ -107,24 +106,17 @@ impl Sim {
             sim.q.push(s.first_request_ns, Ev::Object(f));
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
+        if let Some(path) = &sim.sc.record.pcap {
+            let capture = Capture::create(Path::new(path), sim.sc.mss, sim.flows.len(), sim.planned.len())?;
+            sim.capture = Some(capture);
+        }
         Ok(sim)
     }
 
-    fn link(sc: &Scenario, dir: Direction) -> Link {
-        let b = &sc.bottleneck;
-        let (limit, loss) = match dir {
-            Direction::Forward => (b.buffer, &b.loss),
-            Direction::Reverse => (b.reverse_buffer, &b.reverse_loss),
-        };
-        let d = dir.index() as u64;
-        let buffer = Buffer {
-            limit,
-            wire_bytes: sc.wire_bytes(),
-            rate_bps: b.rate_bps,
-            rng: Rng::new(sc.seed, STREAM_LINK + 10 + d),
-        };
-        let queue = Queue::new(b.queue, b, buffer);
-        Link::new(b.rate_bps, queue, RandomLoss::new(loss.clone(), Rng::new(sc.seed, STREAM_LINK + d)))
+    /// The bottleneck in direction `dir`, built by the path crate from the scenario and seed
+    /// (its random streams are numbered apart from the plan's, `scenario::plan`).
+    fn link(sc: &Scenario, dir: Direction) -> Link<Packet> {
+        Link::new(&sc.link_spec(dir), sc.seed, dir.index() as u32)
     }
 
     /// Segments of `bytes` payload, at least one.

@@ -3,10 +3,10 @@
 
 use super::Sim;
 use crate::engine::{Ev, Time};
-use crate::link::Offer;
 use crate::packet::{Packet, NO_SACK};
 use crate::scenario::Direction;
 use crate::tcp::receiver::AckAction;
+use cubiclab_path::Offer;
 
 impl Sim {
     /// A web session requests its next object: a new connection in its slot, whose data
@@ -97,6 +97,9 @@ impl Sim {
             return;
         }
         let id = fl.pipe_after[link as usize];
+        if let Some(c) = &mut self.capture {
+            c.packet(self.now, &p);
+        }
         if let Some(t) = self.pipes[id as usize].push(self.now, p) {
             self.q.push(t, Ev::PipeOut(id));
         }

@@ -21,13 +21,15 @@ mod timers;
 use cubiclab_cc::{Algorithm, CaState};
 
 use crate::engine::{Ev, EventQueue, Time};
-use crate::link::Link;
+use crate::packet::Packet;
+use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::rng::Rng;
 use crate::scenario::{Direction, PlannedFlow, Scenario, WebLane};
 use crate::tcp::{Receiver, Sender};
 use crate::traffic::BoundedPareto;
+use cubiclab_path::Link;
 
 struct Flow {
     sender: Sender,
@@ -74,7 +76,7 @@ pub struct Sim {
     q: EventQueue,
     now: Time,
     /// The bottleneck, indexed by `Direction::index`.
-    links: [Link; 2],
+    links: [Link<Packet>; 2],
     flows: Vec<Flow>,
     pipes: Vec<Pipe>,
     web: Vec<Session>,
@@ -83,6 +85,8 @@ pub struct Sim {
     /// The long-lived flows as planned (labels and RTTs for the totals).
     planned: Vec<PlannedFlow>,
     res: Results,
+    /// The packet capture, with `record.pcap`.
+    capture: Option<Capture>,
     link_tx_mark: u64,
     link_drop_mark: u64,
     link_loss_mark: u64,
@@ -104,19 +108,41 @@ impl Sim {
     /// Run until simulated time `until` (capped at the scenario's duration). Returns true
     /// when the run is complete.
     pub fn run_until(&mut self, until: Time) -> bool {
+        self.run_until_or_events(until, u64::MAX)
+    }
+
+    /// [`Sim::run_until`], stopping early after `max_events` events (simulated time then
+    /// stays at the last event's): a bound on the wall time of one call whatever the
+    /// scenario, so that a caller can check for Ctrl-C between calls.
+    pub fn run_until_or_events(&mut self, until: Time, max_events: u64) -> bool {
         let until = until.min(self.sc.duration_ns);
-        while let Some((t, ev)) = self.q.pop_until(until) {
+        for _ in 0..max_events {
+            let Some((t, ev)) = self.q.pop_until(until) else {
+                self.now = until;
+                return until >= self.sc.duration_ns;
+            };
             self.now = t;
             self.dispatch(ev);
         }
-        self.now = until;
-        until >= self.sc.duration_ns
+        false
     }
 
-    /// Run to the end and return the results.
+    /// Run to the end and return the results. A capture (`record.pcap`) is closed on the
+    /// way; a failure to write it is printed, since the results stand without it (callers
+    /// that must know use `run_until`, [`Sim::close_capture`] and `finish`, as the
+    /// bindings do).
     pub fn run(mut self) -> Results {
         self.run_until(self.sc.duration_ns);
+        if let Err(e) = self.close_capture() {
+            eprintln!("cubiclab-sim: {e}");
+        }
         self.finish()
+    }
+
+    /// Flush the packet capture and move it into place (`record.pcap`); call before
+    /// [`Sim::finish`]. Without a capture, nothing to do.
+    pub fn close_capture(&mut self) -> Result<(), String> {
+        self.capture.as_mut().map_or(Ok(()), Capture::close)
     }
 
     #[inline]
@@ -144,8 +170,9 @@ impl Sim {
     /// for the conservation check `sent = arrived + dropped + lost + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
         let l = &self.links[Direction::Forward.index()];
-        (l.queue.count_flow(f)
-            + l.in_service_flow(f)
+        let data_of_f = |p: &Packet| p.flow == f && !p.is_ack;
+        (l.queue.count(data_of_f)
+            + l.in_service().map_or(0, |p| data_of_f(p) as usize)
             + self.pipes[self.flows[f as usize].pipe_after[Direction::Forward.index()] as usize].count_flow(f))
             as u64
     }

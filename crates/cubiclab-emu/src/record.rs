@@ -1,0 +1,245 @@
+//! What the emulator records: interval samples of the bottleneck (link.csv) and of each
+//! flow (flows.csv), drop and loss events (events.csv), the lateness of deliveries, and the
+//! run's summary (summary.txt, also returned). Each direction records on its own (it runs
+//! in a thread of its own); [`write`] joins the two.
+
+use std::fmt::Write as _;
+use std::fs;
+
+use crate::path::{Direction, Fate, NO_FLOW};
+
+const LATE_BUCKETS: usize = 10_001;
+
+/// Lateness histogram: 1 us buckets up to 10 ms, then one overflow bucket.
+pub struct Lateness {
+    buckets: Vec<u64>,
+    pub n: u64,
+    sum: u128,
+    pub max: u64,
+    /// Largest since the last interval record.
+    interval_max: u64,
+}
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Lateness { buckets: vec![0; LATE_BUCKETS], n: 0, sum: 0, max: 0, interval_max: 0 }
+    }
+}
+
+impl Lateness {
+    pub fn add(&mut self, ns: u64) {
+        let us = (ns / 1000).min(LATE_BUCKETS as u64 - 1) as usize;
+        self.buckets[us] += 1;
+        self.n += 1;
+        self.sum += ns as u128;
+        self.max = self.max.max(ns);
+        self.interval_max = self.interval_max.max(ns);
+    }
+
+    fn merge(&mut self, o: &Lateness) {
+        for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
+            *a += b;
+        }
+        self.n += o.n;
+        self.sum += o.sum;
+        self.max = self.max.max(o.max);
+    }
+
+    pub fn mean_ns(&self) -> u64 {
+        if self.n == 0 {
+            0
+        } else {
+            (self.sum / self.n as u128) as u64
+        }
+    }
+
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let target = (q * self.n as f64).ceil().max(1.0) as u64;
+        let mut acc = 0;
+        for (i, c) in self.buckets.iter().enumerate() {
+            acc += c;
+            if acc >= target {
+                return i as u64;
+            }
+        }
+        LATE_BUCKETS as u64 - 1
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct FlowStats {
+    tx_bytes: u64,
+    tx_packets: u64,
+    drops: u64,
+    random: u64,
+}
+
+/// One interval sample of a direction's bottleneck.
+#[derive(Clone, Copy, Default)]
+struct LinkRow {
+    t: u64,
+    queue: (usize, u64),
+    max_queue: (usize, u64),
+    drops: u64,
+    random: u64,
+    tx_bytes: u64,
+    late_max: u64,
+}
+
+/// Counters and records of one direction; times in the records are CLOCK_MONOTONIC.
+pub struct Records {
+    dir: usize,
+    /// CLOCK_MONOTONIC of path time 0.
+    start: u64,
+    /// Per flow, forward only (a flow's data crosses the forward bottleneck).
+    flows: Vec<FlowStats>,
+    rows: Vec<LinkRow>,
+    flows_csv: String,
+    events_csv: String,
+    n_events: usize,
+    max_events: usize,
+    pub events_lost: u64,
+    pub late: Lateness,
+    /// Largest queue since the last record, and over the run.
+    max_q: (usize, u64),
+    pub peak_q: (usize, u64),
+    /// (drops, random losses, bytes sent) at the last record.
+    prev: (u64, u64, u64),
+}
+
+impl Records {
+    pub fn new(dir: usize, start: u64, nflows: usize, max_events: usize) -> Self {
+        Records {
+            dir,
+            start,
+            flows: vec![FlowStats::default(); if dir == 0 { nflows } else { 0 }],
+            rows: Vec::new(),
+            flows_csv: String::new(),
+            events_csv: String::new(),
+            n_events: 0,
+            max_events,
+            events_lost: 0,
+            late: Lateness::default(),
+            max_q: (0, 0),
+            peak_q: (0, 0),
+            prev: (0, 0, 0),
+        }
+    }
+
+    /// Count what happened to a segment.
+    pub fn fate(&mut self, f: Fate) {
+        let (t, s, seq, kind) = match f {
+            Fate::Sent(s) => {
+                if let Some(st) = self.flows.get_mut(s.flow as usize) {
+                    st.tx_bytes += s.bytes as u64;
+                    st.tx_packets += 1;
+                }
+                return;
+            }
+            Fate::Dropped(t, s, seq) => (t, s, seq, 0),
+            Fate::Lost(t, s, seq) => (t, s, seq, 1),
+        };
+        if let Some(st) = self.flows.get_mut(s.flow as usize) {
+            if kind == 0 {
+                st.drops += 1;
+            } else {
+                st.random += 1;
+            }
+        }
+        if self.n_events < self.max_events {
+            let flow = if s.flow == NO_FLOW { -1 } else { s.flow as i32 };
+            let _ = writeln!(self.events_csv, "{},{},{flow},{kind},{seq},{}", self.start + t, self.dir, s.bytes);
+            self.n_events += 1;
+        } else {
+            self.events_lost += 1;
+        }
+    }
+
+    /// Note the queue after an arrival.
+    pub fn queue(&mut self, q: (usize, u64)) {
+        self.max_q = (self.max_q.0.max(q.0), self.max_q.1.max(q.1));
+    }
+
+    /// The interval record at CLOCK_MONOTONIC `t`.
+    pub fn sample(&mut self, t: u64, dir: &Direction) {
+        let l = &dir.link;
+        let queue = dir.queue();
+        self.rows.push(LinkRow {
+            t,
+            queue,
+            max_queue: self.max_q,
+            drops: l.drops - self.prev.0,
+            random: l.loss.losses - self.prev.1,
+            tx_bytes: l.tx_bytes - self.prev.2,
+            late_max: self.late.interval_max,
+        });
+        self.prev = (l.drops, l.loss.losses, l.tx_bytes);
+        self.peak_q = (self.peak_q.0.max(self.max_q.0), self.peak_q.1.max(self.max_q.1));
+        self.max_q = queue;
+        self.late.interval_max = 0;
+        for (i, s) in self.flows.iter_mut().enumerate() {
+            let _ = writeln!(self.flows_csv, "{t},{i},{},{},{},{}", s.tx_bytes, s.tx_packets, s.drops, s.random);
+            *s = FlowStats::default();
+        }
+    }
+
+    /// The run's end: the peak includes the last, unfinished interval.
+    pub fn finish(&mut self) {
+        self.peak_q = (self.peak_q.0.max(self.max_q.0), self.peak_q.1.max(self.max_q.1));
+    }
+}
+
+/// Write link.csv, flows.csv and events.csv into `out` from the records of both
+/// directions, and return the lateness of all deliveries.
+pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Lateness, String> {
+    let mut link = String::from(
+        "t_ns,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,tx_bytes,rev_queue_packets,rev_drops,rev_random_losses,rev_tx_bytes,late_max_ns\n",
+    );
+    // Both directions sample on the same grid; a direction that stopped a turn early
+    // lacks the last row.
+    let mut rev_rows = rev.rows.iter().peekable();
+    for f in &fwd.rows {
+        let r = match rev_rows.peek() {
+            Some(r) if r.t == f.t => *rev_rows.next().unwrap(),
+            _ => LinkRow::default(),
+        };
+        let _ = writeln!(
+            link,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            f.t,
+            f.queue.0,
+            f.queue.1,
+            f.max_queue.0,
+            f.max_queue.1,
+            f.drops,
+            f.random,
+            f.tx_bytes,
+            r.queue.0,
+            r.drops,
+            r.random,
+            r.tx_bytes,
+            f.late_max.max(r.late_max)
+        );
+    }
+    let flows = format!("t_ns,flow,tx_bytes,tx_packets,drops,random_losses\n{}", fwd.flows_csv);
+    let events = format!("t_ns,dir,flow,kind,seq,len\n{}{}", fwd.events_csv, rev.events_csv);
+    for (name, text) in [("link.csv", &link), ("flows.csv", &flows), ("events.csv", &events)] {
+        fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let mut late = Lateness::default();
+    late.merge(&fwd.late);
+    late.merge(&rev.late);
+    Ok(late)
+}
+
+/// What a run did, as `key value` lines.
+pub struct Summary(pub Vec<(String, String)>);
+
+impl Summary {
+    pub fn text(&self) -> String {
+        self.0.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
+    }
+}

@@ -1,0 +1,286 @@
+//! The TUN side: attach to a device, read what the kernel routes into it, write packets
+//! back, and the IPv4/TCP header arithmetic that cutting a super-packet needs.
+//!
+//! With offload on, the devices carry a `virtio_net_hdr` in front of every packet
+//! (`IFF_VNET_HDR`) and accept TCP segmentation offload (`TUNSETOFFLOAD`): the sender's
+//! kernel hands over super-packets of up to 64 KB (one skb, `gso_size` bytes of payload per
+//! segment) instead of segmenting them itself, and the receiving kernel takes such a packet
+//! as one skb, as a NIC's GRO would give it. The emulator queues and times every segment on
+//! its own; when consecutive segments of one super-packet are due together it writes them
+//! as one smaller super-packet (`Header::write_range`), else one by one. Checksums are left
+//! to the kernel (`VIRTIO_NET_HDR_F_NEEDS_CSUM`: the TCP checksum field holds the
+//! pseudo-header sum, as `__tcp_v4_send_check` leaves it), except the IPv4 header's.
+//!
+//! Without offload the devices carry bare IP packets of at most the MTU
+//! (`validate_xmit_skb` segments in software). Either way `tun_net_xmit` orphans each skb,
+//! so TCP Small Queues does not throttle the sender: the emulated buffer, not the sender's
+//! socket, fills.
+
+use std::os::fd::RawFd;
+
+use crate::sys::errno_str;
+
+/// `struct virtio_net_hdr` (without `num_buffers`): the default `TUNSETVNETHDRSZ`.
+pub const VNET_LEN: usize = 10;
+const VNET_F_NEEDS_CSUM: u8 = 1;
+const VNET_GSO_NONE: u8 = 0;
+const VNET_GSO_TCPV4: u8 = 1;
+const VNET_GSO_ECN: u8 = 0x80;
+/// Largest packet a read returns: an IPv4 packet of 64 KB plus the virtio header.
+pub const MAX_PACKET: usize = VNET_LEN + 65_535;
+
+/// Attach to the TUN device `name` (created beforehand by `ip tuntap add mode tun`) in the
+/// current network namespace; non-blocking.
+pub fn open(name: &str, offload: bool) -> Result<RawFd, String> {
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(format!("device name '{name}' too long"));
+    }
+    // SAFETY: ifreq is plain data; the ioctls read the name, flags and offload bits.
+    unsafe {
+        let fd = libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(format!("open /dev/net/tun: {}", errno_str()));
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (i, b) in name.bytes().enumerate() {
+            ifr.ifr_name[i] = b as libc::c_char;
+        }
+        let vnet = if offload { libc::IFF_VNET_HDR } else { 0 };
+        ifr.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI | vnet) as libc::c_short;
+        let fail = |what: &str| {
+            let e = errno_str();
+            libc::close(fd);
+            Err(format!("{what} {name}: {e}"))
+        };
+        if libc::ioctl(fd, libc::TUNSETIFF, &mut ifr as *mut libc::ifreq) < 0 {
+            return fail("TUNSETIFF");
+        }
+        if offload {
+            let f = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO_ECN;
+            if libc::ioctl(fd, libc::TUNSETOFFLOAD, f as libc::c_ulong) < 0 {
+                return fail("TUNSETOFFLOAD");
+            }
+        }
+        Ok(fd)
+    }
+}
+
+/// What the emulator needs of a packet's headers (after the virtio header, if any).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Header {
+    /// Offset of the IP header in the buffer (the virtio header's length, or 0).
+    pub ip_at: u16,
+    /// IPv4 header bytes, and IPv4 + TCP header bytes (0: not IPv4 TCP).
+    pub ip_hl: u16,
+    pub hdr_len: u16,
+    /// TCP ports (0 if not TCP).
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    /// Payload bytes per segment of a super-packet (0: one segment).
+    pub gso_size: u16,
+    pub ecn: bool,
+    pub segments: u16,
+    /// Bytes of the IP packet.
+    pub ip_len: u32,
+}
+
+impl Header {
+    /// Parse the packet in `buf` (`vnet`: whether it starts with a virtio header).
+    pub fn parse(buf: &[u8], vnet: bool) -> Header {
+        let at = if vnet { VNET_LEN } else { 0 };
+        let mut h =
+            Header { ip_at: at as u16, segments: 1, ip_len: buf.len().saturating_sub(at) as u32, ..Default::default() };
+        let ip = &buf[at.min(buf.len())..];
+        if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
+            return h;
+        }
+        let ip_hl = (ip[0] & 0x0f) as usize * 4;
+        if ip.len() < ip_hl + 20 {
+            return h;
+        }
+        let t = &ip[ip_hl..];
+        let hdr_len = ip_hl + (t[12] >> 4) as usize * 4;
+        if ip.len() < hdr_len {
+            return h;
+        }
+        h.ip_hl = ip_hl as u16;
+        h.hdr_len = hdr_len as u16;
+        h.sport = u16::from_be_bytes([t[0], t[1]]);
+        h.dport = u16::from_be_bytes([t[2], t[3]]);
+        h.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
+        if vnet && buf[1] & !VNET_GSO_ECN == VNET_GSO_TCPV4 {
+            let gso = u16::from_ne_bytes([buf[4], buf[5]]);
+            let payload = ip.len() - hdr_len;
+            if gso > 0 && payload > gso as usize {
+                h.gso_size = gso;
+                h.ecn = buf[1] & VNET_GSO_ECN != 0;
+                h.segments = payload.div_ceil(gso as usize) as u16;
+            }
+        }
+        h
+    }
+
+    /// Bytes on the wire of segment `i`: its headers and its share of the payload.
+    pub fn segment_bytes(&self, i: u16) -> u32 {
+        if self.segments == 1 {
+            return self.ip_len;
+        }
+        let payload = self.ip_len - self.hdr_len as u32;
+        let from = i as u32 * self.gso_size as u32;
+        self.hdr_len as u32 + (payload - from).min(self.gso_size as u32)
+    }
+
+    /// TCP sequence number of segment `i`.
+    pub fn segment_seq(&self, i: u16) -> u32 {
+        self.seq.wrapping_add(i as u32 * self.gso_size as u32)
+    }
+
+    /// Write segments `from..to` of the packet in `buf` to `fd`: the packet itself if that
+    /// is all of it, else new headers (`scratch`) in front of that stretch of payload.
+    pub fn write_range(&self, fd: RawFd, buf: &[u8], from: u16, to: u16, scratch: &mut [u8; 256]) -> isize {
+        if from == 0 && to == self.segments {
+            // SAFETY: buf is valid for its length.
+            return unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
+        }
+        let at = self.ip_at as usize;
+        let (ip_hl, hdr_len) = (self.ip_hl as usize, self.hdr_len as usize);
+        let gso = self.gso_size as usize;
+        let p0 = at + hdr_len + from as usize * gso;
+        let p1 = (at + hdr_len + to as usize * gso).min(buf.len());
+        let payload = p1 - p0;
+        let n = (to - from) as usize;
+        let h = &mut scratch[..at + hdr_len];
+        h.copy_from_slice(&buf[..at + hdr_len]);
+        // virtio header: a super-packet of the remaining segments, or one plain packet.
+        h[0] = VNET_F_NEEDS_CSUM;
+        h[1] = if n > 1 { VNET_GSO_TCPV4 | if self.ecn { VNET_GSO_ECN } else { 0 } } else { VNET_GSO_NONE };
+        h[2..4].copy_from_slice(&(hdr_len as u16).to_ne_bytes());
+        h[4..6].copy_from_slice(&(if n > 1 { gso as u16 } else { 0 }).to_ne_bytes());
+        h[6..8].copy_from_slice(&(ip_hl as u16).to_ne_bytes());
+        h[8..10].copy_from_slice(&16u16.to_ne_bytes());
+        // IPv4: length, identification (one per segment, as `inet_gso_segment` numbers
+        // them), checksum.
+        let ip = &mut h[at..];
+        let tot = (hdr_len + payload) as u16;
+        ip[2..4].copy_from_slice(&tot.to_be_bytes());
+        let id = u16::from_be_bytes([ip[4], ip[5]]).wrapping_add(from);
+        ip[4..6].copy_from_slice(&id.to_be_bytes());
+        ip[10..12].copy_from_slice(&[0, 0]);
+        let c = !fold(sum16(&ip[..ip_hl], 0));
+        ip[10..12].copy_from_slice(&c.to_be_bytes());
+        // TCP: sequence number; CWR only on the first segment, FIN and PSH only on the
+        // last (as `tcp_gso_segment`); the pseudo-header sum for the kernel to finish.
+        let (src, dst) = ([ip[12], ip[13], ip[14], ip[15]], [ip[16], ip[17], ip[18], ip[19]]);
+        let tcp = &mut ip[ip_hl..];
+        tcp[4..8].copy_from_slice(&self.segment_seq(from).to_be_bytes());
+        if from > 0 {
+            tcp[13] &= !0x80;
+        }
+        if to < self.segments {
+            tcp[13] &= !0x09;
+        }
+        let tcp_len = (hdr_len - ip_hl + payload) as u32;
+        let pseudo = sum16(&src, 0) + sum16(&dst, 0) + 6 + tcp_len;
+        tcp[16..18].copy_from_slice(&fold(pseudo).to_be_bytes());
+        let iov = [
+            libc::iovec { iov_base: h.as_ptr() as *mut libc::c_void, iov_len: h.len() },
+            libc::iovec { iov_base: buf[p0..].as_ptr() as *mut libc::c_void, iov_len: payload },
+        ];
+        // SAFETY: both iovecs point into live buffers of the stated lengths.
+        unsafe { libc::writev(fd, iov.as_ptr(), 2) }
+    }
+}
+
+/// One's-complement sum of big-endian 16-bit words (RFC 1071), not yet folded.
+fn sum16(b: &[u8], mut acc: u32) -> u32 {
+    for w in b.chunks(2) {
+        acc += u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32;
+    }
+    acc
+}
+
+fn fold(mut s: u32) -> u16 {
+    while s >> 16 != 0 {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    s as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A virtio header and an IPv4/TCP packet (20 + 32 header bytes) with `payload` bytes
+    /// of payload, a super-packet of `gso`-byte segments if `gso` > 0.
+    fn packet(payload: usize, gso: u16) -> Vec<u8> {
+        let mut b = vec![0u8; VNET_LEN + 52 + payload];
+        if gso > 0 {
+            b[1] = VNET_GSO_TCPV4;
+            b[4..6].copy_from_slice(&gso.to_ne_bytes());
+        }
+        let ip = &mut b[VNET_LEN..];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&((52 + payload) as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&7u16.to_be_bytes());
+        ip[9] = 6;
+        ip[12..16].copy_from_slice(&[10, 78, 0, 1]);
+        ip[16..20].copy_from_slice(&[10, 78, 0, 2]);
+        ip[20..22].copy_from_slice(&40000u16.to_be_bytes());
+        ip[22..24].copy_from_slice(&47001u16.to_be_bytes());
+        ip[24..28].copy_from_slice(&1000u32.to_be_bytes());
+        ip[32] = 8 << 4;
+        ip[33] = 0x80 | 0x08 | 0x10 | 0x01; // CWR, PSH, ACK, FIN
+        b
+    }
+
+    #[test]
+    fn a_super_packet_is_counted_segment_by_segment() {
+        // 3000 bytes of payload in 1448-byte segments: 1448, 1448, 104; each carries the
+        // 52 header bytes on the wire.
+        let b = packet(3000, 1448);
+        let h = Header::parse(&b, true);
+        assert_eq!((h.sport, h.dport, h.seq, h.hdr_len, h.segments), (40000, 47001, 1000, 52, 3));
+        let sizes: Vec<u32> = (0..3).map(|i| h.segment_bytes(i)).collect();
+        assert_eq!(sizes, vec![1500, 1500, 156]);
+        assert_eq!(h.segment_seq(2), 1000 + 2 * 1448);
+        // A plain packet is one segment of its IP length.
+        let h = Header::parse(&packet(100, 0), true);
+        assert_eq!((h.segments, h.segment_bytes(0)), (1, 152));
+    }
+
+    #[test]
+    fn a_cut_range_gets_its_own_headers() {
+        // Write segments 1..3 of the packet above through a pipe and read what was written.
+        let b = packet(3000, 1448);
+        let h = Header::parse(&b, true);
+        let mut fds = [0; 2];
+        // SAFETY: fds is a valid out-array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let mut scratch = [0u8; 256];
+        let n = h.write_range(fds[1], &b, 1, 3, &mut scratch);
+        // 10 virtio + 52 headers + 1448 + 104 payload.
+        assert_eq!(n, 10 + 52 + 1552);
+        let mut out = vec![0u8; 4096];
+        // SAFETY: out has 4096 bytes.
+        let r = unsafe { libc::read(fds[0], out.as_mut_ptr() as *mut libc::c_void, out.len()) };
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(r, n);
+        let ip = &out[VNET_LEN..];
+        assert_eq!((out[1], u16::from_ne_bytes([out[4], out[5]])), (VNET_GSO_TCPV4, 1448));
+        assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 52 + 1552);
+        assert_eq!(u16::from_be_bytes([ip[4], ip[5]]), 8, "IP id of the second segment");
+        // A valid IPv4 header sums to 0xffff.
+        assert_eq!(fold(sum16(&ip[..20], 0)), 0xffff);
+        assert_eq!(u32::from_be_bytes([ip[24], ip[25], ip[26], ip[27]]), 1000 + 1448);
+        // Not the first segment: CWR cleared; the last: FIN and PSH kept.
+        assert_eq!(ip[33], 0x08 | 0x10 | 0x01);
+        // Pseudo-header sum: 10.78.0.1 + 10.78.0.2 + proto 6 + TCP length 32 + 1552.
+        let want = fold(0x0a4e + 0x0001 + 0x0a4e + 0x0002 + 6 + 1584);
+        assert_eq!(u16::from_be_bytes([ip[36], ip[37]]), want);
+        assert!(ip[52..52 + 1552] == b[VNET_LEN + 52 + 1448..], "payload of segments 1..3");
+    }
+}

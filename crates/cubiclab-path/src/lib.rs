@@ -1,0 +1,56 @@
+//! The bottleneck path, without input or output: a buffer under a queue discipline
+//! (drop-tail, RED, CoDel) in front of a transmitter of fixed rate, random loss on the
+//! packets leaving it, and the seeded random streams these draw from.
+//!
+//! The simulator (`cubiclab-sim`) and the emulator (`cubiclab-emu`) both build their
+//! bottleneck from here with [`Link::new`], so one scenario and seed describe the same path
+//! in both: the same drop decisions for the same arrivals at the same times. Time is integer
+//! nanoseconds from the start of the run. The caller drives the link: it offers packets,
+//! and calls [`Link::tx_done`] at the finish time the link told it.
+//!
+//! The path is generic over the packet: anything small and `Copy` that knows its size on
+//! the wire ([`PathPacket`]); the simulator moves its `Packet`, the emulator a handle to a
+//! buffer it owns. Nothing on the per-packet path allocates once the queues have grown.
+
+pub mod link;
+pub mod loss;
+pub mod queue;
+pub mod rng;
+
+pub use link::{Link, LinkSpec, Offer};
+pub use loss::{LossSpec, RandomLoss};
+pub use queue::{CoDel, CoDelSpec, DropTail, Limit, Queue, QueueDiscipline, QueueSettings, Red, RedSpec};
+pub use rng::Rng;
+
+/// Nanoseconds since the start of the run.
+pub type Time = u64;
+
+/// What the path needs of a packet: its size on the wire, in bytes.
+pub trait PathPacket: Copy {
+    fn wire_bytes(&self) -> u32;
+}
+
+/// Random stream numbers owned by the path (see `Rng::new`); the simulator's own streams
+/// (start jitter, web sessions) are numbered below and above this block, so the two never
+/// collide.
+pub const STREAM_LINK: u64 = 1 << 40;
+
+#[cfg(test)]
+pub(crate) mod test_packet {
+    /// A bare packet for the path's own tests.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Pkt {
+        pub size: u32,
+        pub flow: u32,
+    }
+
+    impl super::PathPacket for Pkt {
+        fn wire_bytes(&self) -> u32 {
+            self.size
+        }
+    }
+
+    pub fn pkt(size: u32) -> Pkt {
+        Pkt { size, flow: 0 }
+    }
+}

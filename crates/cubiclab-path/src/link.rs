@@ -1,0 +1,147 @@
+//! A link: a buffer (queue discipline) in front of a transmitter of fixed rate, with random
+//! loss applied to packets as they leave it. Propagation is the caller's job (the
+//! simulator's delay lines, the emulator's).
+
+use crate::loss::{LossSpec, RandomLoss};
+use crate::queue::{Buffer, Limit, Queue, QueueDiscipline, QueueSettings};
+use crate::rng::Rng;
+use crate::{PathPacket, Time, STREAM_LINK};
+
+/// One direction of a bottleneck, as a scenario describes it (and, as JSON, as the testbed
+/// hands it to the emulator).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub rate_bps: u64,
+    pub buffer: Limit,
+    pub queue: QueueDiscipline,
+    /// The disciplines' settings (only the running one's matter).
+    pub settings: QueueSettings,
+    pub loss: LossSpec,
+    /// Size of a full data packet on the wire (RED's idle decay counts in these; CoDel
+    /// keeps dropping only while more than one is queued).
+    pub packet_bytes: u32,
+}
+
+pub struct Link<P> {
+    pub rate_bps: u64,
+    pub queue: Queue<P>,
+    /// The packet being serialized, if any.
+    busy: Option<P>,
+    /// Remainder of bits·1e9 / rate, carried so serialization times are exact on average.
+    carry: u64,
+    /// Bytes that finished serialization (for utilisation).
+    pub tx_bytes: u64,
+    /// Congestion drops (buffer full, or the queue discipline).
+    pub drops: u64,
+    /// Random losses of packets leaving the link.
+    pub loss: RandomLoss,
+}
+
+/// What became of a packet offered to a link.
+pub enum Offer {
+    /// Started serializing at once; call `tx_done` at this time.
+    Started(Time),
+    Queued,
+    Dropped,
+}
+
+impl<P: PathPacket> Link<P> {
+    /// Direction `dir` (0 forward, 1 reverse) of the bottleneck of a run seeded with `seed`:
+    /// the random streams follow from these two alone, random loss on
+    /// `STREAM_LINK + dir`, the buffer's (RED's drops) on `STREAM_LINK + 10 + dir`.
+    pub fn new(spec: &LinkSpec, seed: u64, dir: u32) -> Self {
+        let buffer = Buffer {
+            limit: spec.buffer,
+            wire_bytes: spec.packet_bytes,
+            rate_bps: spec.rate_bps,
+            rng: Rng::new(seed, STREAM_LINK + 10 + dir as u64),
+        };
+        let queue = Queue::new(spec.queue, &spec.settings, buffer);
+        let loss = RandomLoss::new(spec.loss.clone(), Rng::new(seed, STREAM_LINK + dir as u64));
+        Self { rate_bps: spec.rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss }
+    }
+
+    /// The time a packet of `size` bytes that starts serializing at `start` is done: the
+    /// one place the link's rate enters (a rate that varies in time belongs here).
+    #[inline]
+    fn finish(&mut self, start: Time, size: u32) -> Time {
+        let num = size as u128 * 8 * 1_000_000_000 + self.carry as u128;
+        let r = self.rate_bps as u128;
+        self.carry = (num % r) as u64;
+        start + (num / r) as Time
+    }
+
+    #[inline]
+    pub fn offer(&mut self, now: Time, p: P) -> Offer {
+        if self.busy.is_none() {
+            self.busy = Some(p);
+            return Offer::Started(self.finish(now, p.wire_bytes()));
+        }
+        if self.queue.enqueue(now, p) {
+            Offer::Queued
+        } else {
+            self.drops += 1;
+            Offer::Dropped
+        }
+    }
+
+    /// The packet in service is done at `now`; returns it, whether random loss took it,
+    /// and the finish time of the next packet if one starts. Packets the queue discipline
+    /// dropped at dequeue wait in `queue.drain_dropped` (counted there by the caller).
+    #[inline]
+    pub fn tx_done(&mut self, now: Time) -> (P, bool, Option<Time>) {
+        let done = self.busy.take().expect("tx_done on an idle link");
+        self.tx_bytes += done.wire_bytes() as u64;
+        let lost = self.loss.lose(now);
+        let next = self.queue.dequeue(now).map(|p| {
+            self.busy = Some(p);
+            self.finish(now, p.wire_bytes())
+        });
+        (done, lost, next)
+    }
+
+    /// The packet being serialized, if any.
+    pub fn in_service(&self) -> Option<&P> {
+        self.busy.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_packet::{pkt, Pkt};
+
+    fn droptail(rate_bps: u64, buffer: Limit) -> Link<Pkt> {
+        let spec = LinkSpec {
+            rate_bps,
+            buffer,
+            queue: QueueDiscipline::DropTail,
+            settings: QueueSettings::default(),
+            loss: LossSpec::None,
+            packet_bytes: 1500,
+        };
+        Link::new(&spec, 0, 0)
+    }
+
+    #[test]
+    fn serialization_is_exact_on_average() {
+        // 1500 B at 7 Mbps = 12000 bits / 7e6 = 1714285.71 ns; three packets = 5142857 ns.
+        let mut l = droptail(7_000_000, Limit::Packets(10));
+        let Offer::Started(t1) = l.offer(0, pkt(1500)) else { panic!() };
+        assert!(matches!(l.offer(0, pkt(1500)), Offer::Queued));
+        assert!(matches!(l.offer(0, pkt(1500)), Offer::Queued));
+        let (_, _, t2) = l.tx_done(t1);
+        let (_, _, t3) = l.tx_done(t2.unwrap());
+        assert_eq!(t3.unwrap(), 5_142_857);
+    }
+
+    #[test]
+    fn the_buffer_counts_waiting_packets_not_the_one_in_service() {
+        // Limit 3 packets: one in service plus three waiting are accepted, the fifth drops.
+        let mut l = droptail(1_000_000, Limit::Packets(3));
+        let acc: Vec<bool> = (0..5).map(|_| !matches!(l.offer(0, pkt(100)), Offer::Dropped)).collect();
+        assert_eq!(acc, vec![true, true, true, true, false]);
+        assert_eq!(l.drops, 1);
+    }
+}

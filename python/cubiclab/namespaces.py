@@ -1,0 +1,193 @@
+"""Network namespaces for kernel experiments: naming, building and teardown on every exit
+path, and cleanup of what killed runs left. Shared by the two ways cubiclab runs the real
+Linux TCP stack:
+
+- :mod:`cubiclab.kernel` (the kernel lab): one flow through a ``tbf`` router, traced ACK by
+  ACK, to check that an algorithm of cubiclab's computes what the kernel's computes. Use it
+  to validate an algorithm.
+- :mod:`cubiclab.testbed`: a whole scenario (many flows, per-flow RTTs, the scenario's
+  buffer, queue discipline and random loss) through the user-space emulator, with results in
+  the simulator's shape. Use it to compare the simulator with the kernel on an experiment.
+
+Every namespace is named ``clk<pid>-<tag><role>``: the pid says whose it is, so
+:func:`cleanup` can remove those of runs that are gone, and nothing is ever created outside
+them.
+"""
+
+from __future__ import annotations
+
+import abc
+import atexit
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+PREFIX = "clk"
+_NAME_RE = re.compile(rf"^{PREFIX}(\d+)-")
+
+
+class KernelLabUnavailable(RuntimeError):
+    """The machine cannot run kernel experiments (not root, no ip, no namespaces...)."""
+
+
+def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command (iproute2, tc, sysctl); with `check`, raise RuntimeError naming it if it fails."""
+    p = subprocess.run(list(args), capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}): {p.stderr.strip()}")
+    return p
+
+
+def availability() -> str | None:
+    """None if namespaces can be used here, else the reason they cannot."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, tc, tracefs)"
+    if shutil.which("ip") is None or shutil.which("tc") is None:
+        return "iproute2 ('ip' and 'tc') is not installed"
+    probe = f"{PREFIX}{os.getpid()}-probe"
+    p = run("ip", "netns", "add", probe, check=False)
+    if p.returncode != 0:
+        return f"cannot create a network namespace: {p.stderr.strip()}"
+    run("ip", "netns", "del", probe, check=False)
+    return None
+
+
+def list_namespaces(prefix: str = PREFIX) -> list[str]:
+    """Names of the network namespaces that start with `prefix`."""
+    p = run("ip", "netns", "list", check=False)
+    names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+    return [n for n in names if n.startswith(prefix)]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_netns_pids(ns: str) -> None:
+    p = run("ip", "netns", "pids", ns, check=False)
+    for tok in p.stdout.split():
+        try:
+            os.kill(int(tok), signal.SIGKILL)
+        except (ValueError, ProcessLookupError):
+            pass
+
+
+def _delete_netns(ns: str) -> None:
+    _kill_netns_pids(ns)
+    run("ip", "netns", "del", ns, check=False)
+
+
+def cleanup(prefix: str = PREFIX, include_live: bool = False) -> list[str]:
+    """Delete namespaces named ``<prefix><pid>-*`` left by runs whose process is gone
+    (all of them with `include_live`). Returns the names deleted."""
+    gone = []
+    for ns in list_namespaces(prefix):
+        m = _NAME_RE.match(ns)
+        if m is None:
+            continue
+        pid = int(m.group(1))
+        if include_live or (pid != os.getpid() and not pid_alive(pid)):
+            _delete_netns(ns)
+            gone.append(ns)
+    return gone
+
+
+class Namespaces(abc.ABC):
+    """A set of namespaces named ``clk<pid>-<tag><role>``, built by :meth:`_build` and torn
+    down on every exit path: context manager, ``atexit``, SIGTERM/SIGINT/SIGHUP. Subclasses
+    set ``roles`` and implement ``_build``; :meth:`close` is idempotent."""
+
+    #: role -> suffix of the namespace name
+    roles: dict = {}
+
+    def _init_names(self, tag: str) -> None:
+        base = f"{PREFIX}{os.getpid()}-{tag}"
+        self.names = {role: base + suffix for role, suffix in self.roles.items()}
+        self._up = False
+        self._old_handlers = {}
+
+    def exec_args(self, role: str) -> list[str]:
+        """The command prefix that runs a program inside the namespace of `role`."""
+        return ["ip", "netns", "exec", self.names[role]]
+
+    def netns_path(self, role: str) -> str:
+        return f"/var/run/netns/{self.names[role]}"
+
+    def open(self):
+        reason = availability()
+        if reason:
+            raise KernelLabUnavailable(reason)
+        cleanup()
+        self._install_handlers()
+        self._up = True
+        try:
+            for ns in self.names.values():
+                run("ip", "netns", "add", ns)
+                run("ip", "-n", ns, "link", "set", "lo", "up")
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    @abc.abstractmethod
+    def _build(self) -> None:
+        """Create this lab's links, addresses and qdiscs inside the namespaces."""
+
+    def sysctl(self, role: str, key: str, value) -> None:
+        """Set a per-namespace sysctl (it dies with the namespace: nothing to restore)."""
+        run("ip", "netns", "exec", self.names[role], "sysctl", "-q", "-w", f"{key}={value}")
+
+    def close(self) -> None:
+        if not self._up:
+            return
+        self._up = False
+        for ns in self.names.values():
+            _delete_netns(ns)
+        self._restore_handlers()
+
+    # --- every exit path -------------------------------------------------------------
+
+    def _install_handlers(self) -> None:
+        atexit.register(self.close)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            try:
+                old = signal.getsignal(sig)
+                signal.signal(sig, self._on_signal)
+                self._old_handlers[sig] = old
+            except ValueError:  # not the main thread: atexit and __exit__ still apply
+                pass
+
+    def _restore_handlers(self) -> None:
+        for sig, old in self._old_handlers.items():
+            try:
+                signal.signal(sig, old)
+            except ValueError:
+                pass
+        self._old_handlers.clear()
+        try:
+            atexit.unregister(self.close)
+        except Exception:
+            pass
+
+    def _on_signal(self, signum, frame) -> None:
+        old = self._old_handlers.get(signum)
+        self.close()
+        if callable(old):
+            old(signum, frame)
+        else:
+            raise SystemExit(128 + signum)
+
+    def __enter__(self):
+        return self.open()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
