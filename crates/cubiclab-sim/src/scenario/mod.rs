@@ -257,18 +257,17 @@ impl Scenario {
     /// Parse without the range checks (see [`Scenario::validate`]).
     pub fn parse_json(text: &str) -> Result<Self, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            // serde_json appends " at line L column C" of the generated JSON: not the user's.
-            let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
-            if path == "." {
-                format!("scenario: {inner}")
-            } else {
-                format!("{path}: {inner}")
+            if path == "bottleneck" {
+                // Inside the flattened discipline tables serde knows only their parent: parse
+                // the tables alone to name the key.
+                if let Some(precise) = discipline_error(text) {
+                    return precise;
+                }
             }
-        })?;
-        Ok(sc)
+            path_error(if path == "." { "scenario" } else { &path }, "", e.into_inner())
+        })
     }
 
     /// The JSON Schema of a scenario (keys, types, units in the descriptions), from which the
@@ -351,6 +350,31 @@ fn allowed_in_file_terms(message: &str) -> String {
         e => e.to_string(),
     };
     format!("{found}; allowed: {allowed}")
+}
+
+/// `at[.path]: message` in the file's terms.
+fn path_error(at: &str, path: &str, e: serde_json::Error) -> String {
+    let inner = e.to_string();
+    // serde_json appends " at line L column C" of the generated JSON: not the user's.
+    let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
+    if path.is_empty() || path == "." {
+        format!("{at}: {inner}")
+    } else {
+        format!("{at}.{path}: {inner}")
+    }
+}
+
+/// The error in the bottleneck's discipline tables of scenario JSON `text`, with its key path.
+fn discipline_error(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let b = v.get("bottleneck")?.as_object()?;
+    let tables: serde_json::Map<String, serde_json::Value> =
+        QueueSettings::table_names().into_iter().filter_map(|k| b.get(&k).map(|t| (k, t.clone()))).collect();
+    let json = serde_json::Value::Object(tables).to_string();
+    let de = &mut serde_json::Deserializer::from_str(&json);
+    let e = serde_path_to_error::deserialize::<_, QueueSettings>(de).err()?;
+    let path = e.path().to_string();
+    Some(path_error("bottleneck", &path, e.into_inner()))
 }
 
 impl FlowGroup {
