@@ -154,3 +154,27 @@ def test_helpers_over_results_tables():
     assert list(t) == [1, 2, 3] and X.shape == (3, 2) and X[2, 1] == 5
     # (1, 2, 3, NaN): mean 2, sample std 1, min 1, max 3, n 3.
     assert m.mean_spread([1, 2, 3, math.nan]) == {"mean": 2.0, "std": 1.0, "min": 1.0, "max": 3.0, "n": 3}
+
+
+def test_loss_synchronisation_share():
+    from cubiclab.experiments.diagnostics import sync_share
+
+    # Bursts with a gap of 0.1 s: {0.00 f0, 0.05 f1} (two flows), {1.0 f0, 1.02 f0} (one flow),
+    # {2.0 f1} (one flow): 1 of 3 bursts hits several flows.
+    t = [0.0, 0.05, 1.0, 1.02, 2.0]
+    f = [0, 1, 0, 0, 1]
+    assert sync_share(t, f, gap=0.1) == pytest.approx(1 / 3)
+    # unsorted input gives the same; a gap wider than everything makes one burst of two flows
+    assert sync_share(t[::-1], f[::-1], gap=0.1) == pytest.approx(1 / 3)
+    assert sync_share(t, f, gap=5.0) == 1.0
+    assert math.isnan(sync_share([], [], gap=0.1))
+
+
+def test_diagnostic_sentence_is_built_from_numbers():
+    from cubiclab.experiments.diagnostics import describe
+
+    s = describe({"sync_share": 0.25, "recoveries": 12, "timeouts": 0, "window_s": 100.0, "cwnd_at_loss": 135.0,
+                  "queue_fill": 0.5, "jain": 0.8, "share_shift": 0.1})
+    assert s == ("25% of drop episodes hit several flows at once; 12 fast recoveries and 0 timeouts in 100 s; "
+                 "median window at loss 135 packets; queue 50% full on average; Jain's index 0.80, the flows' "
+                 "shares still moved by up to 10 points between the window's halves.")

@@ -108,6 +108,8 @@ def cmd_run(args) -> int:
         sc = sc.replace(**changes)
     if args.cwnd_changes:
         sc.record.cwnd = "changes"
+    if args.pcap:
+        sc.record.pcap = args.pcap
     sc.validate()  # before printing anything
     outdir = output_folder(args.out, sc.name)
     if Path(args.out).exists() and not Path(args.out).is_dir():
@@ -169,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int)
     run.add_argument("--duration", help="override the duration, e.g. 30s")
     run.add_argument("--cwnd-changes", action="store_true", help="record every cwnd change")
+    run.add_argument("--pcap", metavar="FILE", help="capture every packet leaving the bottleneck to this pcap file")
     run.add_argument("--no-plots", action="store_true")
     run.add_argument("--quiet", action="store_true", help="no progress line")
     run.set_defaults(func=cmd_run)

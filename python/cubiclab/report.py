@@ -1,6 +1,7 @@
 """The reproduction report: one self-contained HTML file (figures embedded as base64 PNG)
-with, per catalog entry, the setup, the figures, caveats, and per claim the paper's value,
-ours, the tolerance and the verdict, with an honest sentence where it does not hold."""
+with the tally by kind and verdict, and per catalog entry the setup, the figures, caveats,
+and per claim the paper's sentence, value, ours as mean ± 95% CI, the tolerance, the
+verdict and, where it does not hold, the diagnostics measured in its runs."""
 
 from __future__ import annotations
 
@@ -34,44 +35,49 @@ def _img(path: Path) -> str:
     return f'<img alt="{html.escape(Path(path).name)}" src="data:image/png;base64,{data}">'
 
 
-def _verdict(c) -> str:
-    cls = {True: "holds", False: "fails", None: "untested"}[c.holds]
-    sym = {True: "✔ holds", False: "✘ does not hold", None: "– not tested"}[c.holds]
-    return f'<td class="v {cls}">{sym}</td>'
+_CLASS = {"holds": "holds", "does not hold": "fails", "inconclusive": "untested", "not converged": "untested",
+          "indicative": "untested", "not measured": "untested"}
 
 
-def render(outcomes: list, title: str = "cubiclab: reproduction of the seed experiments", quick: bool = False,
-           extra: str = "") -> str:
+def _tally_table(outcomes: list) -> str:
+    from cubiclab.experiments.claims import KINDS, VERDICTS
+
+    rows = ["<table class='summary'><tr><th>kind</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>"]
+    for k in KINDS:
+        c = [sum(1 for o in outcomes for v in o.verdicts if v.spec.kind == k and v.verdict == name) for name in VERDICTS]
+        rows.append(f"<tr><td>{k}</td>" + "".join(f"<td>{n}</td>" for n in c) + "</tr>")
+    return "".join(rows) + "</table>"
+
+
+def render(outcomes: list, title: str = "cubiclab: reproduction of the seed experiments", mode=None) -> str:
     e = html.escape
-    n_hold = sum(1 for o in outcomes for c in o.claims if c.holds is True)
-    n_fail = sum(1 for o in outcomes for c in o.claims if c.holds is False)
-    n_unt = sum(1 for o in outcomes for c in o.claims if c.holds is None)
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{_CSS}</style>"
              "</head><body>", f"<h1>{e(title)}</h1>"]
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    mode = "quick mode (shorter runs, coarser grids)" if quick else "full mode"
-    parts.append(f"<p>Generated {e(when)} in {mode}. Claims: <span class='holds'>{n_hold} hold</span>, "
-                 f"<span class='fails'>{n_fail} do not hold</span>, <span class='untested'>{n_unt} not tested"
-                 f"</span>. {extra}</p>")
-    # summary table
+    what = (f"{mode.name} mode, {mode.seeds} seed(s) per point" if mode else "")
+    verdicts = ("Every verdict is indicative (short runs, one seed): none holds or fails." if mode and mode.indicative
+                else "A claim holds when the 95% confidence interval of the mean over seeds lies inside its "
+                     "tolerance, does not hold when it lies outside, and is inconclusive otherwise; a metric that "
+                     "moves between the first and second half of the measured window is not converged.")
+    parts.append(f"<p>Generated {e(when)}, {e(what)}. {e(verdicts)} Paper claims, sensitivity rows (today's "
+                 "Linux CUBIC in place of the paper's) and extensions are counted apart. The papers measured "
+                 "testbeds (seeds 000, 002), ns-2 (001) or their own models (003, 004); we run one packet "
+                 "simulator with the algorithm version each paper ran.</p>")
+    parts.append(_tally_table(outcomes))
     parts.append("<table class='summary'><tr><th>entry</th><th>paper</th><th>holds</th><th>does not hold</th>"
-                 "<th>not tested</th><th>runs</th><th>time (s)</th></tr>")
+                 "<th>other</th><th>runs</th><th>time (s)</th></tr>")
     for o in outcomes:
-        h = sum(c.holds is True for c in o.claims)
-        f = sum(c.holds is False for c in o.claims)
-        u = sum(c.holds is None for c in o.claims)
-        status = " <span class='skipped'>(skipped)</span>" if o.skipped else (
-            " <span class='fails'>(error)</span>" if o.error else "")
+        h = sum(v.verdict == "holds" for v in o.verdicts)
+        f = sum(v.verdict == "does not hold" for v in o.verdicts)
+        status = " <span class='fails'>(error)</span>" if o.error else ""
         parts.append(f"<tr><td><a href='#{e(o.name)}'>{e(o.name)}</a>{status}</td><td>seed {e(o.seed)} "
-                     f"{e(o.figure)}</td><td>{h}</td><td>{f}</td><td>{u}</td><td>{o.runs}</td>"
+                     f"{e(o.figure)}</td><td>{h}</td><td>{f}</td><td>{len(o.verdicts) - h - f}</td><td>{o.runs}</td>"
                      f"<td>{o.wall_s:.1f}</td></tr>")
     parts.append("</table>")
     for o in outcomes:
         parts.append(f"<h2 id='{e(o.name)}'>{e(o.name)} — seed {e(o.seed)} {e(o.figure)}: {e(o.title)}</h2>")
         if o.setup:
             parts.append(f"<p class='setup'>{e(o.setup)}</p>")
-        if o.skipped:
-            parts.append(f"<p class='skipped'>Skipped: {e(o.skipped)}</p>")
         if o.error:
             parts.append(f"<p class='fails'>Error: {e(o.error)}</p>")
         for c in o.caveats:
@@ -79,17 +85,22 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
         for p in o.figures:
             if str(p).endswith(".png") and Path(p).exists():
                 parts.append(_img(p))
-        if o.claims:
-            parts.append("<table><tr><th>claim</th><th>paper</th><th>ours</th><th>tolerance</th><th>verdict</th>"
-                         "<th>note</th></tr>")
-            for c in o.claims:
-                parts.append(f"<tr><td>{e(c.text)}</td><td>{e(c.paper)}</td><td>{e(c.ours)}</td>"
-                             f"<td>{e(c.tolerance)}</td>{_verdict(c)}<td>{e(c.note)}</td></tr>")
+        if o.verdicts:
+            parts.append("<table><tr><th>claim</th><th>kind</th><th>paper</th><th>ours (mean ± 95% CI)</th>"
+                         "<th>tolerance</th><th>verdict</th><th>note</th></tr>")
+            for v in o.verdicts:
+                s = v.spec
+                flag = f"<br><b>The paper contradicts itself:</b> {e(s.contradiction)}" if s.contradiction else ""
+                parts.append(f"<tr><td>“{e(s.quote)}” ({e(s.where)}, {e(s.source)}){flag}<br><small>Measured: "
+                             f"{e(s.metric)}. Why this tolerance: {e(s.rationale)}</small></td><td>{e(s.kind)}</td>"
+                             f"<td>{e(s.paper)}</td><td>{e(v.ours)}</td><td>{e(str(s.accept))} {e(s.unit)} "
+                             f"({e(s.accept.sided)})</td><td class='v {_CLASS[v.verdict]}'>{e(v.verdict)}</td>"
+                             f"<td>{e(v.note)}</td></tr>")
             parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(outcomes: list, path: str | Path, quick: bool = False, extra: str = "") -> Path:
+def write_report(outcomes: list, path: str | Path, mode=None) -> Path:
     """Write the report to `path` atomically and return it."""
-    return atomic_write_text(Path(path), render(outcomes, quick=quick, extra=extra))
+    return atomic_write_text(Path(path), render(outcomes, mode=mode))

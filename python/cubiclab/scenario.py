@@ -19,6 +19,9 @@ A scenario file (every key optional except ``flows``)::
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
                                                 # loss_good, loss_bad); random loss, forward
     # reverse_loss = { ... }                    # the same on the reverse direction
+    # schedule = { steps = [["0s", "50Mbps"], ["10s", "5Mbps"]], repeat = "20s" }
+    # schedule = { trace = "cellular" }         # forward rate over time: rate steps, or a
+    #                                           # Mahimahi trace (a shipped name or a file)
 
     [[web]]                     # background web sessions (seed 000 Sec. 6.1, seed 002)
     sessions = 50               # with `load`, the think time is set to reach it
@@ -47,6 +50,7 @@ A scenario file (every key optional except ``flows``)::
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
+    pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
 
 Every value is checked before anything runs; a bad one raises ValueError naming its field
 and what is allowed.
@@ -75,25 +79,27 @@ class _Link:
     queue: str = "droptail"
     loss: dict | None = None
     reverse_loss: dict | None = None
+    schedule: dict | None = None
 
 
-def _discipline_tables() -> dict[str, set[str]]:
-    """The queue disciplines' settings tables (``red``, ``codel``): the keys of the schema's
-    bottleneck that `_Link` does not define, each with its integer keys, which are times in
-    ns (a file gives them as "5ms"). The Rust schema owns them, so a new discipline needs
-    nothing here."""
+def _discipline_times() -> dict[str, set[str]]:
+    """The queue disciplines' settings tables (``red``, ``codel``, from the Rust schema's
+    ``QueueSettings``, flattened into the bottleneck), each with its integer keys, which are
+    times in ns (a file gives them as "5ms"). The Rust schema owns them, so a new discipline
+    needs nothing here."""
     schema = json.loads(_core.scenario_schema())["definitions"]
-    props = schema["Bottleneck"]["properties"]
     tables = {}
-    for name in [k for k in props if k not in {f.name for f in fields(_Link)}]:
-        ref = props[name].get("allOf", [props[name]])[0].get("$ref", "").rsplit("/", 1)[-1]
+    for name in _core.DISCIPLINE_TABLES:
+        prop = schema["Bottleneck"]["properties"][name]
+        ref = prop.get("allOf", [prop])[0].get("$ref", "").rsplit("/", 1)[-1]
         settings = schema[ref]["properties"] if ref in schema else {}
         tables[name] = {k for k, v in settings.items() if v.get("type") == "integer"}
     return tables
 
 
-DISCIPLINE_TIMES = _discipline_tables()
-DISCIPLINE_TABLES = list(DISCIPLINE_TIMES)
+DISCIPLINE_TIMES = _discipline_times()
+#: The queue disciplines' settings tables, as ``QueueSettings`` declares them.
+DISCIPLINE_TABLES = list(_core.DISCIPLINE_TABLES)
 Bottleneck = make_dataclass(
     "Bottleneck", [(name, dict, field(default_factory=dict)) for name in DISCIPLINE_TABLES], bases=(_Link,),
     namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "
@@ -142,6 +148,7 @@ class Record:
     interval: str | int = "100ms"
     cwnd: str = "interval"
     rtt_samples: bool = False
+    pcap: str | None = None
 
 
 @dataclass
@@ -265,11 +272,12 @@ class Scenario:
                 "queue": b.queue,
                 **{name: _discipline_settings(getattr(b, name), name) for name in DISCIPLINE_TABLES},
                 "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
+                "schedule": _schedule(b.schedule),
             },
             "flows": flows,
             "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
-                       "rtt_samples": rec.rtt_samples},
+                       "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap)},
         }
 
     def to_json(self) -> str:
@@ -336,6 +344,35 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
         "think": 10_000_000_000 if think is None else think, "rtt": {kind: rtt},
         "algorithm": g.algorithm, "params": g.params, "recovery": g.recovery,
     }
+
+
+def _schedule(value) -> dict | None:
+    """`bottleneck.schedule` in the schema's layout: rate steps with times in ns and rates
+    in bits/s, or a Mahimahi trace's opportunities (read here from a shipped trace or a
+    file; see `cubiclab.traces`). The schema checks the rest (order, periods, rates)."""
+    where = "bottleneck.schedule"
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len({"steps", "trace"} & set(value)) != 1:
+        raise ValueError(f"{where} is {value!r}; expected a table with either steps = [[time, rate], ...] "
+                         f"(and optionally repeat = time) or trace = a shipped trace's name or a file")
+    if "trace" in value:
+        from cubiclab.traces import load_trace
+
+        if set(value) != {"trace"}:
+            raise ValueError(f"{where}: a trace takes no other key; got {', '.join(sorted(value))}")
+        return {"kind": "trace", "opportunities_ms": load_trace(str(value["trace"]))}
+    unknown = set(value) - {"steps", "repeat"}
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: steps, repeat")
+    steps = value["steps"]
+    if not isinstance(steps, list) or not steps or not all(isinstance(s, (list, tuple)) and len(s) == 2 for s in steps):
+        raise ValueError(f"{where}.steps is {steps!r}; expected a list of [time, rate] pairs, e.g. "
+                         f"[[\"0s\", \"50Mbps\"], [\"10s\", \"5Mbps\"]]")
+    return {"kind": "steps",
+            "steps": [[units.parse_time(t, f"{where}.steps[{i}][0]"), units.parse_rate(r, f"{where}.steps[{i}][1]")]
+                      for i, (t, r) in enumerate(steps)],
+            "repeat": None if value.get("repeat") is None else units.parse_time(value["repeat"], f"{where}.repeat")}
 
 
 def _discipline_settings(table, name: str):

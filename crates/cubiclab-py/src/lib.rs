@@ -134,7 +134,8 @@ impl Simulation {
 
     /// Finish and return the results as a dict of column dicts.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let mut sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        sim.close_capture().map_err(PyValueError::new_err)?;
         results_to_py(py, sim.finish())
     }
 }
@@ -262,6 +263,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
+    m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
     m.add("MAX_FLOWS", MAX_FLOWS)?;
     m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;

@@ -1,16 +1,18 @@
 """The reproduction catalog: one entry per figure of the seed papers, each with its
-scenario (scenarios/*.toml), its runs or sweep, a plot in the style of the paper's figure
-and the paper's claims checked with tolerances.
+scenario (package data: cubiclab/scenarios/*.toml), its runs (conditions x seeds, run
+lengths from the physics), a plot in the style of the paper's figure and a declared table
+of the paper's claims, judged from ensembles with 95% confidence intervals.
 
     from cubiclab.experiments import CATALOG, reproduce
-    outcomes = reproduce(["s000-fig5"], quick=True, out="out")
-    for c in outcomes[0].claims: print(c.text, c.paper, c.ours, c.verdict)
+    outcomes = reproduce(["s000-fig5"], mode="quick", out="out")
+    for v in outcomes[0].verdicts: print(v.spec.quote, v.spec.paper, v.ours, v.verdict)
 
-`cubiclab reproduce --list` shows the catalog; `cubiclab reproduce --all --quick` runs it.
+`cubiclab reproduce --list` shows the catalog; `cubiclab reproduce --all` runs it.
 """
 
-from cubiclab.experiments.base import CATALOG, Claim, Experiment, Outcome, features, load_scenario
+from cubiclab.experiments.base import CATALOG, Experiment, Outcome, load_scenario
+from cubiclab.experiments.claims import ClaimSpec, Verdict
 from cubiclab.experiments import seed000, seed001, seed002, seed003, seed004  # noqa: F401,E402  (registers)
 from cubiclab.experiments.runner import reproduce
 
-__all__ = ["CATALOG", "Claim", "Experiment", "Outcome", "features", "load_scenario", "reproduce"]
+__all__ = ["CATALOG", "ClaimSpec", "Experiment", "Outcome", "Verdict", "load_scenario", "reproduce"]

@@ -1,169 +1,81 @@
-"""The pieces every catalog entry is made of: claims with verdicts, the Experiment class,
-scenario files and what this build of the simulator supports."""
+"""The pieces every catalog entry is made of: the modes, scenario files (package data), the
+Experiment class that turns conditions x seeds into runs and per-seed claim values into
+verdicts, and the Outcome it reports."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import tomllib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 
-from cubiclab.scenario import Bottleneck, Scenario
+import pandas as pd
+
+from cubiclab.experiments import physics
+from cubiclab.experiments.claims import PAPER, SENSITIVITY, ClaimSpec, judge
+from cubiclab.experiments.diagnostics import describe, run_diagnostics
+from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
 
-SCENARIO_DIRS = [
-    Path(__file__).resolve().parents[3] / "scenarios",  # the repository's scenarios/
-    Path(__file__).resolve().parent / "scenarios",  # an installed copy, if any
-]
-
-# ---- claims ----------------------------------------------------------------------------
+# ---- modes -------------------------------------------------------------------------------
 
 
-@dataclass
-class Claim:
-    """One statement of a paper, checked against our numbers.
+@dataclass(frozen=True)
+class Mode:
+    """How much to run. `seeds`: runs per condition; `epochs`, `min_window_s`, `max_s`,
+    `max_packets`: the run-length plan's (physics.run_length); `coarse`: the entries' small
+    grids; `indicative`: verdicts are never holds / does not hold."""
 
-    paper: the paper's value or statement as printed; ours: what we measured; tolerance:
-    what counts as agreement; holds: True / False, or None when it could not be tested;
-    note: the honest sentence shown when it does not hold (or why it was not tested);
-    robust: the test suite asserts it in --quick mode."""
-
-    id: str
-    text: str
-    paper: str
-    ours: str
-    tolerance: str
-    holds: bool | None
-    note: str = ""
-    robust: bool = False
-
-    @property
-    def verdict(self) -> str:
-        return {True: "holds", False: "does not hold", None: "not tested"}[self.holds]
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["verdict"] = self.verdict
-        return d
+    name: str
+    seeds: int
+    epochs: float
+    min_window_s: float
+    max_s: float
+    max_packets: float
+    coarse: bool
+    indicative: bool
 
 
-def _fmt(x, digits=3) -> str:
-    if isinstance(x, str):
-        return x
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return str(x)
-    return f"{x:.{digits}g}"
+FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False)
+QUICK = Mode("quick", seeds=1, epochs=3, min_window_s=10, max_s=120, max_packets=3e6, coarse=True, indicative=True)
+# The test suite's: every entry's pipeline end to end in seconds (numbers meaningless).
+TINY = Mode("tiny", seeds=1, epochs=1, min_window_s=4, max_s=12, max_packets=4e5, coarse=True, indicative=True)
+MODES = {m.name: m for m in (FULL, QUICK, TINY)}
 
 
-def _mk(id, text, paper, ours, tol, holds, note, robust, why_not_tested="") -> Claim:
-    if holds is None:
-        return Claim(id, text, paper, _fmt(ours), tol, None, why_not_tested or note, robust)
-    return Claim(id, text, paper, _fmt(ours), tol, bool(holds), "" if holds else note, robust)
+def mode_named(name: str, seeds: int | None = None) -> Mode:
+    if name not in MODES:
+        raise ValueError(f"mode is {name!r}; allowed: {', '.join(MODES)}")
+    m = MODES[name]
+    if seeds is not None:
+        if seeds < 1 or (not m.indicative and seeds < 2):
+            raise ValueError(f"seeds is {seeds}; allowed: >= 2 in full mode (a confidence interval), >= 1 otherwise")
+        m = dataclasses.replace(m, seeds=seeds)
+    return m
 
 
-def _nan(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+# ---- scenario files ------------------------------------------------------------------------
+
+_SCENARIOS = resources.files("cubiclab") / "scenarios"
 
 
-def approx(id: str, text: str, paper_value: float, ours: float, tol: float, paper: str | None = None,
-           note: str = "", robust: bool = False, unit: str = "") -> Claim:
-    """Holds if |ours - paper_value| <= tol."""
-    holds = None if _nan(ours) else abs(ours - paper_value) <= tol
-    return _mk(id, text, paper or f"{_fmt(paper_value)}{unit}", ours, f"± {_fmt(tol)}{unit}", holds, note, robust,
-               "no value could be measured")
+def scenario_names() -> list[str]:
+    """The catalog's scenario files (package data, so an installed wheel has them)."""
+    return sorted(p.name[:-5] for p in _SCENARIOS.iterdir() if p.name.endswith(".toml"))
 
 
-def at_least(id: str, text: str, paper: str, ours: float, bound: float, note: str = "",
-             robust: bool = False) -> Claim:
-    holds = None if _nan(ours) else ours >= bound
-    return _mk(id, text, paper, ours, f">= {_fmt(bound)}", holds, note, robust, "no value could be measured")
-
-
-def at_most(id: str, text: str, paper: str, ours: float, bound: float, note: str = "",
-            robust: bool = False) -> Claim:
-    holds = None if _nan(ours) else ours <= bound
-    return _mk(id, text, paper, ours, f"<= {_fmt(bound)}", holds, note, robust, "no value could be measured")
-
-
-def check(id: str, text: str, paper: str, ours: str, holds: bool | None, tolerance: str, note: str = "",
-          robust: bool = False) -> Claim:
-    """A claim whose test is computed by the caller (e.g. a comparison of two curves)."""
-    return _mk(id, text, paper, ours, tolerance, holds, note, robust, note)
-
-
-def untested(id: str, text: str, paper: str, why: str) -> Claim:
-    return Claim(id, text, paper, "n/a", "n/a", None, why, False)
-
-
-# ---- what this build supports ----------------------------------------------------------
-
-
-def features() -> set[str]:
-    """Simulator features present in this build: "web" (background web sessions), and the
-    bottleneck's "loss", "queue", "red", "codel"."""
-    out = set()
-    if "web" in {f.name for f in fields(Scenario)}:
-        out.add("web")
-    bn = {f.name for f in fields(Bottleneck)}
-    out |= {k for k in ("loss", "queue", "red", "codel") if k in bn}
-    return out
-
-
-def algorithm_available(name: str) -> bool:
-    from cubiclab.algorithms import check_algorithm
-
-    try:
-        check_algorithm(name)
-        return True
-    except ValueError:
-        return False
-
-
-def scenario_path(name: str) -> Path:
-    for d in SCENARIO_DIRS:
-        p = d / f"{name}.toml"
-        if p.exists():
-            return p
-    raise ValueError(f"scenario file '{name}.toml' not found in {', '.join(str(d) for d in SCENARIO_DIRS)}")
-
-
-def load_scenario(name: str) -> tuple[Scenario, list[str]]:
-    """Read scenarios/<name>.toml. Sections this build does not support yet (background web
-    traffic, random loss, AQM) are removed, and a sentence saying so is returned with the
-    scenario, so the entry still runs and its report says what was left out."""
-    p = scenario_path(name)
-    data = tomllib.loads(p.read_text())
-    have = features()
-    caveats = []
-    if "web" in data and "web" not in have:
-        data.pop("web")
-        caveats.append("The paper's background web traffic is not in this build of the simulator; "
-                       "these runs have none, so the measured flows share the link only among themselves.")
-    bn = data.get("bottleneck", {})
-    for key in ("loss", "queue", "red", "codel"):
-        if key in bn and key not in have:
-            bn.pop(key)
-            caveats.append(f"bottleneck.{key} is not in this build of the simulator; left out.")
-    sc = Scenario.from_dict(data, where=p.name)
+def load_scenario(name: str) -> Scenario:
+    """The catalog scenario `name` (cubiclab/scenarios/<name>.toml)."""
+    f = _SCENARIOS / f"{name}.toml"
+    if not f.is_file():
+        raise ValueError(f"no catalog scenario '{name}'; there are: {', '.join(scenario_names())}")
+    data = tomllib.loads(f.read_text())
+    sc = Scenario.from_dict(data, where=f"{name}.toml")
     if "name" not in data:
         sc.name = name
-    return sc, caveats
-
-
-def scaled_web(sc: Scenario, factor: float) -> Scenario:
-    """Scale the number of background web sessions (when the build has them)."""
-    web = getattr(sc, "web", None)
-    if not web:
-        return sc
-    sc = copy.deepcopy(sc)
-    for w in sc.web:
-        if getattr(w, "sessions", None):
-            w.sessions = max(1, int(round(w.sessions * factor)))
     return sc
 
 
@@ -206,73 +118,170 @@ def mbps(x: float) -> str:
     return f"{x:g}Mbps"
 
 
-# ---- experiments ------------------------------------------------------------------------
+# The paper's CUBIC of each seed, and today's Linux CUBIC that replaces it in sensitivity rows.
+PAPER_CUBICS = ("cubic-2008", "cubic-2.2", "cubic-2005", "cubic-2.0")
+LINUX = "linux"
+
+
+def with_linux_cubic(sc: Scenario) -> Scenario:
+    """`sc` with every paper-version CUBIC replaced by today's Linux `cubic` (defaults)."""
+    sc = copy.deepcopy(sc)
+    for g in sc.flows:
+        if g.algorithm in PAPER_CUBICS:
+            g.algorithm, g.params, g.initial_ssthresh = "cubic", {}, None
+    return sc
+
+
+# ---- outcomes ------------------------------------------------------------------------------
 
 
 @dataclass
 class Outcome:
-    """What an entry produced: data tables, figure files, claims, caveats; or why it was
-    skipped."""
+    """What an entry produced: data tables, figure files, verdicts, diagnostics, caveats; or
+    the error that stopped it."""
 
     name: str
     title: str
     seed: str
     figure: str
     setup: str
+    mode: str = "full"
     data: dict = field(default_factory=dict)
     figures: list = field(default_factory=list)
-    claims: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)
     caveats: list = field(default_factory=list)
-    skipped: str = ""
     error: str = ""
     wall_s: float = 0.0
     runs: int = 0
 
 
+# ---- experiments ---------------------------------------------------------------------------
+
+
 class Experiment:
-    """A catalog entry. Subclasses set the class attributes and implement `runs` (the
-    simulations, possibly none) and `analyse` (metrics, figures, claims)."""
+    """A catalog entry.
+
+    Simulation entries implement `conditions` (one scenario per point of the figure),
+    `per_run` (metrics of one run over a time window), `values` (one seed's claim values
+    from its rows, one per condition) and `plot`. Model entries implement `compute`
+    instead. `claims` is the declared table; with `linux_variant`, every condition also runs
+    with today's Linux CUBIC in place of the paper's, and each paper claim gets a
+    sensitivity row from those runs."""
 
     name = ""
     seed = ""  # "000" ... "004"
-    figure = ""  # e.g. "Fig. 5"
+    figure = ""
     title = ""
-    setup = ""  # the paper's setup and where ours differs
-    algorithms: tuple = ()  # algorithm names the entry needs
-    needs: tuple = ()  # simulator features it cannot do without (e.g. ("loss",))
+    setup = ""
+    claims: tuple[ClaimSpec, ...] = ()
+    linux_variant = False
+    # claim id -> tags whose runs explain it (diagnostics); default: every run of the entry
+    claim_runs: dict = {}
 
-    def __init__(self):
-        self.caveats: list[str] = []
-
-    def missing(self) -> str:
-        """Why this entry cannot run in this build ("" if it can)."""
-        gone = [a for a in self.algorithms if not algorithm_available(a)]
-        if gone:
-            return (f"needs algorithm(s) {', '.join(gone)}, not in this build (see `cubiclab algorithms`); "
-                    f"the entry runs once they are merged")
-        lacking = [f for f in self.needs if f not in features()]
-        if lacking:
-            return (f"needs simulator feature(s) {', '.join(lacking)}, not in this build; "
-                    f"the entry runs once they are merged")
-        return ""
-
-    def scenario(self, name: str) -> Scenario:
-        sc, cav = load_scenario(name)
-        for c in cav:
-            if c not in self.caveats:
-                self.caveats.append(c)
-        return sc
-
-    def runs(self, quick: bool) -> list[Run]:
+    # ---- what to run
+    def conditions(self, mode: Mode) -> list[tuple[Scenario, dict]]:
         return []
 
-    def analyse(self, sweep: SweepResult, quick: bool, outdir: Path) -> Outcome:
-        # Every entry that runs defines this; only an entry skipped for a missing feature
-        # (which never gets here) may leave it out.
-        raise TypeError(f"catalog entry '{self.name}' defines no analysis")
+    def run_length(self, sc: Scenario, mode: Mode) -> physics.RunLength:
+        return physics.run_length(sc, epochs=mode.epochs, min_window_s=mode.min_window_s, max_s=mode.max_s,
+                                  max_packets=mode.max_packets)
 
-    def outcome(self, **kw) -> Outcome:
-        return Outcome(self.name, self.title, self.seed, self.figure, self.setup, caveats=list(self.caveats), **kw)
+    def table(self) -> list[ClaimSpec]:
+        """Every row the entry reports: its claims and, with `linux_variant`, their
+        sensitivity twins."""
+        rows = list(self.claims)
+        if self.linux_variant:
+            rows += [dataclasses.replace(
+                c, id=f"{c.id}@linux", kind=SENSITIVITY,
+                rationale=f"Today's Linux CUBIC (v2.3: beta 0.7, HyStart) in place of the paper's; {c.rationale}")
+                for c in self.claims if c.kind == PAPER]
+        return rows
+
+    def runs(self, mode: Mode) -> list[Run]:
+        out = []
+        conds = self.conditions(mode)
+        if self.linux_variant:
+            conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + \
+                    [(with_linux_cubic(sc), {**tags, "variant": LINUX}) for sc, tags in conds]
+        for sc, tags in conds:
+            rl = self.run_length(sc, mode)
+            base = vary(sc, duration=f"{rl.duration_s:g}s")
+            for k in range(1, mode.seeds + 1):
+                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": rl.warmup_s, "epochs": round(rl.epochs, 1),
+                                                    "capped": rl.capped}))
+        return out
+
+    # ---- what to measure
+    def per_run(self, run: Run, res, t0: float, t1: float) -> dict:
+        raise TypeError(f"catalog entry '{self.name}' measures nothing")
+
+    def values(self, rows: pd.DataFrame) -> dict:
+        raise TypeError(f"catalog entry '{self.name}' computes no claim values")
+
+    def plot(self, frame: pd.DataFrame, sweep: SweepResult, outdir: Path) -> list:
+        return []
+
+    def compute(self, mode: Mode, outdir: Path) -> tuple[dict, dict, list]:
+        """Model entries: (claim values, data tables, figures)."""
+        raise TypeError(f"catalog entry '{self.name}' has neither runs nor a model computation")
+
+    # ---- the pipeline
+    def analyse(self, sweep: SweepResult | None, mode: Mode, outdir: Path) -> Outcome:
+        if sweep is None or not sweep.runs:
+            vals, data, figs = self.compute(mode, outdir)
+            verdicts = [judge(c, [vals.get(c.id, math.nan)], indicative=mode.indicative, exact=True)
+                        for c in self.table()]
+            return self.outcome(mode, data=data, figures=figs, verdicts=verdicts)
+        frames = {"all": [], "first": [], "second": []}
+        diags = []
+        for run, res in sweep.items():
+            t0, t1 = float(run.tags["warmup_s"]), float(res.summary["duration_s"])
+            mid = (t0 + t1) / 2
+            head = {**run.tags, "seed": run.seed}
+            for w, (a, b) in (("all", (t0, t1)), ("first", (t0, mid)), ("second", (mid, t1))):
+                frames[w].append({**head, **self.per_run(run, res, a, b)})
+            diags.append({**head, **run_diagnostics(res, t0, t1)})
+        frames = {w: pd.DataFrame(rows) for w, rows in frames.items()}
+        diag = pd.DataFrame(diags)
+        per_seed = {w: self._seed_values(f) for w, f in frames.items()}
+        verdicts = []
+        for c in self.table():
+            v = judge(c, per_seed["all"].get(c.id, []), per_seed["first"].get(c.id), per_seed["second"].get(c.id),
+                      indicative=mode.indicative)
+            if v.verdict in ("does not hold", "not converged", "inconclusive") or (
+                    mode.indicative and "outside" in v.note):
+                v.note = (v.note + " " if v.note else "") + "Measured: " + describe(self._diag_for(c, diag))
+            verdicts.append(v)
+        figs = self.plot(frames["all"], sweep, outdir)
+        capped = frames["all"][frames["all"].capped.astype(bool)]
+        caveats = [f"Run length capped by the {mode.name}-mode budget for {capped.drop_duplicates('epochs').shape[0]} "
+                   f"condition(s): their measured windows hold {capped.epochs.min():g} to {capped.epochs.max():g} "
+                   f"congestion epochs of the slowest flow (the plan asks for {mode.epochs:g})."] if len(capped) else []
+        return self.outcome(mode, data={"runs": frames["all"], "diagnostics": diag}, figures=figs, verdicts=verdicts,
+                            caveats=caveats)
+
+    def _seed_values(self, frame: pd.DataFrame) -> dict:
+        """claim id -> one value per seed (paper claims from the paper variant's rows,
+        sensitivity twins from the Linux variant's)."""
+        out: dict = {}
+        variants = [("paper", "")] + ([(LINUX, "@linux")] if self.linux_variant else [])
+        for variant, suffix in variants:
+            f = frame[frame.variant == variant] if self.linux_variant else frame
+            for _, rows in f.groupby("seed", sort=True):
+                for k, v in self.values(rows.reset_index(drop=True)).items():
+                    out.setdefault(k + suffix, []).append(float(v))
+        return out
+
+    def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
+        d = diag
+        if self.linux_variant:
+            d = d[d.variant == (LINUX if spec.id.endswith("@linux") else "paper")]
+        for k, v in self.claim_runs.get(spec.id.split("@")[0], {}).items():
+            d = d[d[k] == v]
+        return d.mean(numeric_only=True).to_dict()
+
+    def outcome(self, mode: Mode, **kw) -> Outcome:
+        return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name, **kw)
 
 
 CATALOG: dict[str, Experiment] = {}
@@ -282,5 +291,8 @@ def register(cls):
     inst = cls()
     if inst.name in CATALOG:
         raise ValueError(f"two catalog entries named '{inst.name}'")
+    ids = [c.id for c in inst.table()]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"catalog entry '{inst.name}' declares a claim id twice")
     CATALOG[inst.name] = inst
     return cls

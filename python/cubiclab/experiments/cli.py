@@ -7,17 +7,12 @@ import sys
 
 def cmd_reproduce(args) -> int:
     from cubiclab.experiments import CATALOG, reproduce
-    from cubiclab.experiments.base import features
+    from cubiclab.experiments.runner import tally
 
     if args.list:
-        have = features()
-        print(f"{len(CATALOG)} entries (simulator features in this build: {', '.join(sorted(have)) or 'none extra'})")
+        print(f"{len(CATALOG)} entries")
         for name, e in CATALOG.items():
-            why = e.missing()
-            mark = "  " if not why else "- "
-            print(f"{mark}{name:26s} seed {e.seed} {e.figure:12s} {e.title}")
-            if why:
-                print(f"    ({why})")
+            print(f"  {name:26s} seed {e.seed} {e.figure:14s} {e.title}")
         return 0
     if not args.all and not args.names:
         raise ValueError("name one or more entries, or --all (see --list)")
@@ -25,19 +20,24 @@ def cmd_reproduce(args) -> int:
         raise ValueError("give entry names or --all, not both")
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs is {args.jobs}; allowed: >= 1")
+    mode = "quick" if args.quick else args.mode
     try:
-        outcomes = reproduce(None if args.all else args.names, quick=args.quick, out=args.out, jobs=args.jobs,
-                             ray=args.ray, cache=args.cache, progress=not args.quiet,
-                             log=None if args.quiet else sys.stderr)
+        outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds, out=args.out,
+                             jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
+                             log=None if args.quiet else sys.stderr, testbed=args.testbed,
+                             max_duration=args.max_duration)
     except KeyboardInterrupt:
-        print("\ncubiclab: interrupted; finished simulations are cached, run the same command again to resume",
+        print("\ncubiclab: interrupted; finished simulations (and testbed runs) are cached, run the same command "
+              "again to resume",
               file=sys.stderr)
         return 130
-    bad = [o for o in outcomes if o.error]
     for o in outcomes:
-        for c in o.claims:
-            print(f"{o.name:24s} {c.verdict:14s} {c.id:28s} paper {c.paper} | ours {c.ours} ({c.tolerance})")
-    return 1 if bad else 0
+        for v in o.verdicts:
+            print(f"{o.name:22s} {v.verdict:14s} {v.spec.id:30s} paper {v.spec.paper} | ours {v.ours} "
+                  f"({v.spec.accept}{' ' + v.spec.unit if v.spec.unit else ''}) [{v.spec.kind}]")
+    for kind, counts in tally(outcomes).items():
+        print(f"{kind}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    return 1 if any(o.error for o in outcomes) else 0
 
 
 def add_parsers(sub) -> None:
@@ -45,7 +45,11 @@ def add_parsers(sub) -> None:
     r = sub.add_parser("reproduce", help="rerun the seed papers' experiments: figures, data, HTML report")
     r.add_argument("names", nargs="*", help="catalog entries (or prefixes, e.g. s000) to run")
     r.add_argument("--all", action="store_true", help="run every entry")
-    r.add_argument("--quick", action="store_true", help="shorter runs and coarser grids (minutes on 2 cores)")
+    r.add_argument("--mode", choices=("full", "quick", "tiny"), default="full",
+                   help="full: ensembles and steady-state run lengths (verdicts); quick: one short run per point "
+                        "(indicative); tiny: seconds, to check the pipeline")
+    r.add_argument("--quick", action="store_true", help="same as --mode quick")
+    r.add_argument("--seeds", type=int, default=None, help="runs per point (full mode: default 5, at least 2)")
     r.add_argument("--list", action="store_true", help="show the catalog")
     r.add_argument("--out", default="cubiclab-out/reproduce", help="output folder (report.html, one folder per entry)")
     r.add_argument("--jobs", type=int, default=None, help="worker processes (default: all local cores)")
@@ -53,4 +57,9 @@ def add_parsers(sub) -> None:
                    help="run the simulations on Ray (pip install 'cubiclab[ray]')")
     r.add_argument("--cache", default=None, help="run cache (default: OUT/cache or $CUBICLAB_CACHE)")
     r.add_argument("--quiet", action="store_true", help="no progress output")
+    r.add_argument("--testbed", action="store_true",
+                   help="also run every entry's scenarios on the real kernel (root; real time, one run at a time): "
+                        "kernel.md gives paper / simulator / kernel per claim")
+    r.add_argument("--max-duration", type=float, default=600.0, metavar="SECONDS",
+                   help="with --testbed: longest run the testbed takes (default 600 s)")
     r.set_defaults(func=cmd_reproduce)

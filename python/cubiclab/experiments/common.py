@@ -91,3 +91,48 @@ def loglog_slope(x, y) -> float:
 
 def pct(x: float) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def growth_per_rtt(algorithm: str, w: int, rtts: int = 3, rtt_ms: float = 100.0) -> float:
+    """Packets per RTT an algorithm adds in congestion avoidance from a window of `w`
+    (ssthresh = w, no loss yet), averaged over `rtts` round trips of one ACK per packet,
+    through cubiclab.replay."""
+    from cubiclab.replay import replay
+
+    rows, t, cwnd = [], 0.0, float(w)
+    for _ in range(rtts):  # one RTT's ACKs spread evenly over the RTT, at the window of its start
+        n = int(cwnd)
+        step = rtt_ms * 1000 / n
+        rows += [(int(t + k * step), "ack", 1, int(rtt_ms * 1000)) for k in range(n)]
+        t += rtt_ms * 1000
+        cwnd *= 1.0 + 1.0 / max(cwnd, 1.0)  # a guess of the next window; only spacing depends on it
+    trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us"])
+    out = replay(algorithm, trace, initial_cwnd=w, initial_ssthresh=w)
+    return (float(out.cwnd.iloc[-1]) - w) / rtts
+
+
+def select_row(rows: pd.DataFrame, **tags) -> pd.Series:
+    """The one row of `rows` (one seed's runs) with these tags."""
+    m = np.ones(len(rows), dtype=bool)
+    for k, v in tags.items():
+        m &= (rows[k] == v).to_numpy()
+    if m.sum() != 1:
+        raise KeyError(f"expected one run tagged {tags}, found {int(m.sum())}")
+    return rows[m].iloc[0]
+
+
+def plateau_in(res, flow, t0, t1) -> float:
+    t, w = cwnd_trace_window(res, flow, t0, t1)
+    return metrics.plateau_fraction(t, w, *loss_events_window(res, flow, t0, t1)) if t.size else math.nan
+
+
+def cwnd_trace_window(res, flow, t0, t1):
+    t, w = cwnd_trace(res, flow)
+    keep = (t > t0) & (t <= t1)
+    return t[keep], w[keep]
+
+
+def loss_events_window(res, flow, t0, t1):
+    t, w = loss_events(res, flow)
+    keep = (t > t0) & (t <= t1)
+    return t[keep], w[keep]

@@ -99,3 +99,29 @@ def log_ticks(ax, values, axis: str = "x"):
     a.set_minor_locator(NullLocator())
     a.set_minor_formatter(NullFormatter())
 
+
+
+def curves(ax, frame, x: str, y: str, by: str = "alg", logx: bool = True, **kw):
+    """Per value of `by`: the mean of `y` over seeds against `x`, with the seeds' min-max
+    band (the paper's protocols in their colours)."""
+    g = frame.groupby([by, x], sort=False)[y].agg(["mean", "min", "max"]).reset_index()
+    for key, d in g.groupby(by, sort=False):
+        d = d.sort_values(x)
+        c, m, lab = style(str(key))
+        multi = bool((d["max"] - d["min"]).abs().max() > 0)
+        line_band(ax, d[x], d["mean"], d["min"] if multi else None, d["max"] if multi else None, marker=m, color=c,
+                  label=lab, **kw)
+    if logx:
+        log_ticks(ax, sorted(frame[x].unique()))
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+
+
+def first_run(sweep, **tags):
+    """The Results of the first run (lowest seed) whose tags match `tags`."""
+    for i, run in enumerate(sweep.runs):
+        if all(run.tags.get(k) == v for k, v in tags.items()):
+            return sweep.results(i)
+    raise KeyError(f"no run tagged {tags}")

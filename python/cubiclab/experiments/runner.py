@@ -1,6 +1,7 @@
 """Run catalog entries: gather their simulations into one sweep (so all cores stay busy
 across entries), then analyse each entry, write its figures (PNG, SVG), data (Parquet) and
-claims (JSON), and the HTML report."""
+verdicts (JSON), and the HTML report. `simulate_runs` is the one place runs are executed,
+so that another backend (a testbed) can take the simulator's place."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import os
 import sys
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
 
-from cubiclab.experiments.base import CATALOG, Outcome
+from cubiclab.experiments.base import CATALOG, Mode, Outcome, mode_named
 from cubiclab.io import atomic_path, atomic_write_text
 from cubiclab.report import write_report
-from cubiclab.sweep import run_sweep
+from cubiclab.sweep import SweepResult, run_sweep
 
 
 def default_cache(out: Path) -> Path:
@@ -33,81 +35,95 @@ def select(names: list[str] | None) -> list:
     return out
 
 
-def reproduce(names: list[str] | None = None, quick: bool = False, out: str | Path = "cubiclab-out/reproduce",
-              jobs: int | None = None, ray: str | None = None, cache: str | Path | None = None,
-              progress: bool = True, report: bool = True, log=sys.stderr) -> list[Outcome]:
-    """Run the named entries (all when None) and return their Outcomes; figures, data,
-    claims and report.html go under `out`."""
+def simulate_runs(runs, cache: Path, jobs: int | None, ray: str | None, progress: bool) -> SweepResult:
+    """Execute the runs (the simulator, in local processes or on Ray), cached."""
+    return run_sweep(runs, cache, jobs=jobs, ray=ray, progress=progress, raise_errors=False)
+
+
+def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: int | None = None,
+              out: str | Path = "cubiclab-out/reproduce", jobs: int | None = None, ray: str | None = None,
+              cache: str | Path | None = None, progress: bool = True, report: bool = True,
+              log=sys.stderr, testbed: bool = False, max_duration: float = 600.0) -> list[Outcome]:
+    """Run the named entries (all when None) in `mode` ("full", "quick" or "tiny"; `seeds`
+    runs per condition, default the mode's) and return their Outcomes; figures, data,
+    verdicts and report.html go under `out`. With `testbed`, the runs are also made on the
+    real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds) and
+    each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
     out = Path(out)
+    m = mode if isinstance(mode, Mode) else mode_named(mode, seeds)
     cache = Path(cache) if cache else default_cache(out)
     exps = select(names)
-    plans = []
-    all_runs = []
+    plans, all_runs = [], []
     for e in exps:
-        e.caveats = []
-        why = e.missing()
-        runs = []
-        if not why:
-            try:
-                runs = e.runs(quick)
-                for r in runs:
-                    r.key  # compiles the scenario: a bad one is reported for this entry only
-            except ValueError as err:
-                why = f"could not build its scenarios: {err}"
-                runs = []
+        try:
+            runs = e.runs(m)
+            for r in runs:
+                r.key  # compiles the scenario: a bad one is reported for this entry only
+            why = ""
+        except ValueError as err:
+            runs, why = [], f"could not build its scenarios: {err}"
         plans.append((e, why, runs))
         all_runs += runs
     if log and all_runs:
         n = len({r.key for r in all_runs})
-        print(f"cubiclab: {len(exps)} entries, {n} distinct simulations (cache: {cache})", file=log)
+        print(f"cubiclab: {len(exps)} entries, {n} distinct simulations, {m.name} mode, {m.seeds} seed(s) per point "
+              f"(cache: {cache})", file=log)
     t0 = time.perf_counter()
-    sweep = run_sweep(all_runs, cache, jobs=jobs, ray=ray, progress=progress and bool(log), raise_errors=False)
+    sweep = simulate_runs(all_runs, cache, jobs, ray, progress and bool(log))
     sim_wall = time.perf_counter() - t0
+    if testbed:
+        from cubiclab.experiments import testbed_backend
+
+        kernel_runs = testbed_backend.run_all([r for _, why, runs in plans if not why for r in runs], cache,
+                                              max_duration, log)
+        kernel_rows = []
     outcomes = []
     for e, why, runs in plans:
         edir = out / e.name
-        if why:
-            o = e.outcome(skipped=why)
-            if log:
-                print(f"  {e.name}: skipped ({why})", file=log)
-            outcomes.append(o)
-            _write_claims(edir, o)
-            continue
-        sub = sweep.subset(runs)
         t1 = time.perf_counter()
-        if sub.failed:
+        sub = sweep.subset(runs) if runs else None
+        if why:
+            o = e.outcome(m, error=why)
+        elif sub is not None and sub.failed:
             k, err = next(iter(sub.failed.items()))
-            o = e.outcome(error=f"{len(sub.failed)} simulation(s) failed; first: {type(err).__name__}: {err}",
-                          runs=len(runs))
+            o = e.outcome(m, error=f"{len(sub.failed)} simulation(s) failed; first: {type(err).__name__}: {err}")
         else:
             try:
-                o = e.analyse(sub, quick, edir)
+                o = e.analyse(sub, m, edir)
             except Exception as err:  # noqa: BLE001 - one entry's bug must not sink the report
-                o = e.outcome(error=f"{type(err).__name__}: {err}", runs=len(runs))
+                o = e.outcome(m, error=f"{type(err).__name__}: {err}")
                 if log:
                     traceback.print_exc(file=log)
         o.runs = len(runs)
         o.wall_s = time.perf_counter() - t1 + (sim_wall * len(runs) / max(len(all_runs), 1))
         _write_data(edir, o)
-        _write_claims(edir, o)
+        _write_verdicts(edir, o)
         outcomes.append(o)
+        if testbed:
+            ko = testbed_backend.kernel_outcome(e, runs, kernel_runs, m, edir)
+            kernel_rows.append((o, ko, testbed_backend.write(edir, o, ko)))
         if log:
-            h = sum(c.holds is True for c in o.claims)
-            f = sum(c.holds is False for c in o.claims)
-            status = f"error: {o.error}" if o.error else f"{h} hold, {f} do not"
+            counts = Counter(v.verdict for v in o.verdicts)
+            status = f"error: {o.error}" if o.error else ", ".join(f"{n} {k}" for k, n in counts.items())
             print(f"  {e.name}: {status}", file=log)
+    if testbed:
+        atomic_write_text(out / "kernel.md", testbed_backend.markdown(kernel_rows))
+        if log:
+            print(f"cubiclab: paper / simulator / kernel in {out / 'kernel.md'}", file=log)
     if report:
-        from cubiclab.experiments.base import features
-
-        extra = ("Each claim is a statement of the paper, made measurable as its row says; 'paper' is the "
-                 "paper's value, 'ours' what the simulation gives, 'tolerance' what counts as agreement. The "
-                 "papers measured testbeds (seeds 000, 002), ns-2 (001) or their own models (003, 004); we run "
-                 "one packet simulator with the algorithm versions named in each setup. Simulator features in "
-                 f"this build: {', '.join(sorted(features())) or 'none beyond drop-tail'}.")
-        path = write_report(outcomes, out / "report.html", quick=quick, extra=extra)
+        path = write_report(outcomes, out / "report.html", mode=m)
         if log:
             print(f"cubiclab: report {path}", file=log)
     return outcomes
+
+
+def tally(outcomes: list[Outcome]) -> dict:
+    """{kind: {verdict: count}} over every verdict."""
+    out: dict = {}
+    for o in outcomes:
+        for v in o.verdicts:
+            out.setdefault(v.spec.kind, Counter())[v.verdict] += 1
+    return {k: dict(c) for k, c in out.items()}
 
 
 def _write_data(edir: Path, o: Outcome):
@@ -116,8 +132,7 @@ def _write_data(edir: Path, o: Outcome):
             df.to_parquet(tmp, index=False)
 
 
-def _write_claims(edir: Path, o: Outcome):
-    doc = {"name": o.name, "seed": o.seed, "figure": o.figure, "title": o.title, "skipped": o.skipped,
-           "error": o.error, "caveats": o.caveats, "claims": [c.to_dict() for c in o.claims],
-           "figures": [str(p) for p in o.figures]}
-    atomic_write_text(edir / "claims.json", json.dumps(doc, indent=2) + "\n")
+def _write_verdicts(edir: Path, o: Outcome):
+    doc = {"name": o.name, "seed": o.seed, "figure": o.figure, "title": o.title, "mode": o.mode, "error": o.error,
+           "caveats": o.caveats, "claims": [v.to_dict() for v in o.verdicts], "figures": [str(p) for p in o.figures]}
+    atomic_write_text(edir / "claims.json", json.dumps(doc, indent=2, default=str) + "\n")

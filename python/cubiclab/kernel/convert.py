@@ -329,7 +329,8 @@ def convert(
     rows, owner, truth = [], [], []
     for i in range(i0, n - 1):
         rtt = bounds[int(period_of[i])]
-        seq = dict(snd_una=int(una[i + 1] // mss), snd_nxt=int(nxt[i + 1] // mss))
+        # Segments modulo 2^32, as the replay reads them (with wrapping differences).
+        seq = dict(snd_una=_u32(int(una[i + 1] // mss)), snd_nxt=_u32(int(nxt[i + 1] // mss)))
         if undo[i]:
             rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", **seq))
             owner.append(i)

@@ -23,9 +23,9 @@ pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
-use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
+use crate::queue::{Limit, QueueDiscipline, QueueSettings};
 use crate::tcp::Recovery;
-use cubiclab_path::LinkSpec;
+use cubiclab_path::{LinkSpec, RateSchedule, ScheduleSpec};
 
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
@@ -63,7 +63,6 @@ pub struct Scenario {
 
 /// The shared link, both ways.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Bottleneck {
     /// Link rate, bits/s (file: "400Mbps").
     #[serde(rename = "rate")]
@@ -77,22 +76,49 @@ pub struct Bottleneck {
     pub reverse_buffer: Limit,
     /// Queue discipline of both buffers.
     pub queue: QueueDiscipline,
-    /// RED's settings; checked even when the queue is not RED.
-    pub red: RedSpec,
-    /// CoDel's settings; checked even when the queue is not CoDel.
-    pub codel: CoDelSpec,
+    /// Every discipline's settings table (`red`, `codel`), checked even when off.
+    #[serde(flatten)]
+    pub settings: QueueSettings,
+    /// Keys that are none of the above (serde cannot deny unknown keys beside a flattened
+    /// table): `validate` refuses them, naming the key and what is allowed.
+    #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
     /// Random loss on the forward link.
     pub loss: LossSpec,
     /// Random loss on the reverse link.
     pub reverse_loss: LossSpec,
+    /// The forward rate over time, replacing `rate` there (which still sets the reverse
+    /// rate and the BDP of "%BDP" buffers).
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
 }
 
-impl DisciplineSettings for Bottleneck {
-    fn red(&self) -> &RedSpec {
-        &self.red
-    }
-    fn codel(&self) -> &CoDelSpec {
-        &self.codel
+/// A forward rate that varies in time (file: `schedule = { steps = [["0s", "50Mbps"],
+/// ["10s", "5Mbps"]], repeat = "20s" }` or `schedule = { trace = "cellular" }`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Schedule {
+    /// Rate steps: [from ns, rate bits/s] pairs, the first from 0; with `repeat` (ns) the
+    /// list repeats with that period, else the last rate holds. A rate of 0 is an outage.
+    Steps {
+        steps: Vec<(u64, u64)>,
+        #[serde(default)]
+        repeat: Option<u64>,
+    },
+    /// A Mahimahi trace: one delivery opportunity of a 1500-byte packet per entry, in ms
+    /// from the start; it repeats with the period of its last entry.
+    Trace { opportunities_ms: Vec<u64> },
+}
+
+impl Schedule {
+    /// The path's form of it, checked.
+    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
+        let spec = match self {
+            Schedule::Steps { steps, repeat } => ScheduleSpec::Steps { steps: steps.clone(), repeat_ns: *repeat },
+            Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
+        };
+        RateSchedule::new(&spec).map_err(|e| format!("bottleneck.schedule: {e}"))
     }
 }
 
@@ -205,6 +231,10 @@ pub struct Record {
     pub cwnd: CwndRecording,
     /// Record every RTT sample given to the algorithms.
     pub rtt_samples: bool,
+    /// Write every packet leaving the bottleneck (both directions) to this pcap file, with
+    /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
+    #[serde(default)]
+    pub pcap: Option<String>,
 }
 
 /// How often cwnd is recorded.
@@ -227,19 +257,19 @@ impl Scenario {
     /// Parse without the range checks (see [`Scenario::validate`]).
     pub fn parse_json(text: &str) -> Result<Self, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            // serde_json appends " at line L column C" of the generated JSON: not the user's.
-            let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
-            if !path.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                // ".", "?" or "[0]": the text as a whole, broken or not a table, not a key.
-                format!("scenario: {inner}")
-            } else {
-                format!("{path}: {inner}")
+            if path == "bottleneck" {
+                // Inside the flattened discipline tables serde knows only their parent: parse
+                // the tables alone to name the key.
+                if let Some(precise) = discipline_error(text) {
+                    return precise;
+                }
             }
-        })?;
-        Ok(sc)
+            // ".", "?" or "[0]": the text as a whole, broken or not a table, not a key.
+            let whole = !path.starts_with(|c: char| c.is_ascii_alphabetic());
+            path_error(if whole { "scenario" } else { &path }, "", e.into_inner())
+        })
     }
 
     /// The JSON Schema of a scenario (keys, types, units in the descriptions), from which the
@@ -257,21 +287,22 @@ impl Scenario {
             duration_ns,
             mss: 1448,
             start_jitter_ns: 0,
-            min_rto_ns: crate::tcp::rtt::RTO_MIN_NS,
+            min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
             bottleneck: Bottleneck {
                 rate_bps,
                 delay_ns: rtt_ns / 4,
                 buffer,
                 reverse_buffer: Limit::Packets(100_000),
                 queue: QueueDiscipline::DropTail,
-                red: RedSpec::default(),
-                codel: CoDelSpec::default(),
+                settings: QueueSettings::default(),
+                unknown: BTreeMap::new(),
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
+                schedule: None,
             },
             flows: Vec::new(),
             web: Vec::new(),
-            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false },
+            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false, pcap: None },
         }
     }
 
@@ -288,8 +319,7 @@ impl Scenario {
             rate_bps: b.rate_bps,
             buffer,
             queue: b.queue,
-            red: b.red,
-            codel: b.codel,
+            settings: b.settings,
             loss: loss.clone(),
             packet_bytes: self.wire_bytes(),
         }
@@ -322,6 +352,31 @@ fn allowed_in_file_terms(message: &str) -> String {
         e => e.to_string(),
     };
     format!("{found}; allowed: {allowed}")
+}
+
+/// `at[.path]: message` in the file's terms.
+fn path_error(at: &str, path: &str, e: serde_json::Error) -> String {
+    let inner = e.to_string();
+    // serde_json appends " at line L column C" of the generated JSON: not the user's.
+    let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
+    if path.is_empty() || path == "." {
+        format!("{at}: {inner}")
+    } else {
+        format!("{at}.{path}: {inner}")
+    }
+}
+
+/// The error in the bottleneck's discipline tables of scenario JSON `text`, with its key path.
+fn discipline_error(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let b = v.get("bottleneck")?.as_object()?;
+    let tables: serde_json::Map<String, serde_json::Value> =
+        QueueSettings::table_names().into_iter().filter_map(|k| b.get(&k).map(|t| (k, t.clone()))).collect();
+    let json = serde_json::Value::Object(tables).to_string();
+    let de = &mut serde_json::Deserializer::from_str(&json);
+    let e = serde_path_to_error::deserialize::<_, QueueSettings>(de).err()?;
+    let path = e.path().to_string();
+    Some(path_error("bottleneck", &path, e.into_inner()))
 }
 
 impl FlowGroup {

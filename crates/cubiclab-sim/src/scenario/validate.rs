@@ -69,6 +69,9 @@ impl Scenario {
         }
         positive(self.duration_ns, "duration")?;
         positive(self.record.interval_ns, "record.interval")?;
+        if self.record.pcap.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err("record.pcap is empty; allowed: a file path (e.g. \"run.pcap\")".into());
+        }
         self.validate_times()?;
         self.validate_bottleneck()?;
         if self.flows.is_empty() && self.web.is_empty() {
@@ -98,8 +101,8 @@ impl Scenario {
             ("min_rto".to_string(), self.min_rto_ns),
             ("record.interval".to_string(), self.record.interval_ns),
             ("bottleneck.delay".to_string(), self.bottleneck.delay_ns),
-            ("bottleneck.codel.target".to_string(), self.bottleneck.codel.target_ns),
-            ("bottleneck.codel.interval".to_string(), self.bottleneck.codel.interval_ns),
+            ("bottleneck.codel.target".to_string(), self.bottleneck.settings.codel.target_ns),
+            ("bottleneck.codel.interval".to_string(), self.bottleneck.settings.codel.interval_ns),
         ];
         for (i, g) in self.flows.iter().enumerate() {
             let last_start = (g.count.saturating_sub(1) as u64)
@@ -174,6 +177,9 @@ impl Scenario {
     fn validate_bottleneck(&self) -> Result<(), String> {
         let b = &self.bottleneck;
         positive(b.rate_bps, "bottleneck.rate")?;
+        if let Some(s) = &b.schedule {
+            s.rate_schedule()?;
+        }
         for (name, limit) in [("bottleneck.buffer", b.buffer), ("bottleneck.reverse_buffer", b.reverse_buffer)] {
             match limit {
                 Limit::Packets(0) | Limit::Bytes(0) => return Err(format!("{name} is 0; it must be > 0")),
@@ -186,7 +192,15 @@ impl Scenario {
                 _ => {}
             }
         }
-        crate::queue::validate_settings(b)?;
+        if let Some(key) = b.unknown.keys().next() {
+            // The known keys are what a bottleneck serialises to (the unknown ones are skipped).
+            let known = match serde_json::to_value(b) {
+                Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect::<Vec<_>>(),
+                _ => unreachable!("a bottleneck serialises to a JSON object"),
+            };
+            return Err(format!("bottleneck.{key}: unknown key; allowed: {}", known.join(", ")));
+        }
+        b.settings.validate("bottleneck")?;
         b.loss.validate("bottleneck.loss")?;
         b.reverse_loss.validate("bottleneck.reverse_loss")?;
         // A Poisson loss event takes the next packet to leave; more events per second than

@@ -22,6 +22,7 @@ use cubiclab_cc::{Algorithm, CaState};
 
 use crate::engine::{Ev, EventQueue, Time};
 use crate::packet::Packet;
+use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::rng::Rng;
@@ -41,7 +42,6 @@ struct Flow {
     /// Connection number, bumped for each web object.
     conn: u16,
     start_ns: Time,
-    delack_timeout: Time,
     /// Counters since the last sample.
     tx_bytes: u64,
     delivered_segs: u64,
@@ -85,7 +85,11 @@ pub struct Sim {
     /// The long-lived flows as planned (labels and RTTs for the totals).
     planned: Vec<PlannedFlow>,
     res: Results,
+    /// The packet capture, with `record.pcap`.
+    capture: Option<Capture>,
     link_tx_mark: u64,
+    /// The forward link's capacity at the last sample, bits.
+    link_capacity_mark: u128,
     link_drop_mark: u64,
     link_loss_mark: u64,
 }
@@ -125,10 +129,22 @@ impl Sim {
         false
     }
 
-    /// Run to the end and return the results.
+    /// Run to the end and return the results. A capture (`record.pcap`) is closed on the
+    /// way; a failure to write it is printed, since the results stand without it (callers
+    /// that must know use `run_until`, [`Sim::close_capture`] and `finish`, as the
+    /// bindings do).
     pub fn run(mut self) -> Results {
         self.run_until(self.sc.duration_ns);
+        if let Err(e) = self.close_capture() {
+            eprintln!("cubiclab-sim: {e}");
+        }
         self.finish()
+    }
+
+    /// Flush the packet capture and move it into place (`record.pcap`); call before
+    /// [`Sim::finish`]. Without a capture, nothing to do.
+    pub fn close_capture(&mut self) -> Result<(), String> {
+        self.capture.as_mut().map_or(Ok(()), Capture::close)
     }
 
     #[inline]
@@ -144,7 +160,7 @@ impl Sim {
             }
             Ev::Stop(f) => {
                 let s = &mut self.flows[f as usize].sender;
-                s.app_limit = s.tcp.snd_nxt;
+                s.app_limit = s.tcp().snd_nxt;
             }
             Ev::Object(f) => self.start_object(f),
             Ev::Sample => self.sample(),
@@ -171,7 +187,7 @@ impl Sim {
     }
 
     pub fn cwnd(&self, f: u32) -> (u32, u32, CaState) {
-        let t = &self.flows[f as usize].sender.tcp;
+        let t = self.flows[f as usize].sender.tcp();
         (t.cwnd, t.ssthresh, t.ca_state)
     }
 }

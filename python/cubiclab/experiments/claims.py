@@ -1,0 +1,226 @@
+"""Claims declared before the numbers, and the verdict an ensemble earns.
+
+Each catalog entry declares its claims as one table of `ClaimSpec`s: the paper's sentence
+(quoted), where it is, whether its number is stated in the text or read off a figure, what we
+measure, what counts as agreement (`Band` two-sided where the paper gives a magnitude;
+`Above`/`Below` one-sided for orderings, with a margin) and why. `judge` turns one value per
+seed into a `Verdict`:
+
+- holds: the 95% confidence interval of the mean lies inside the accepted region;
+- does not hold: it lies wholly outside;
+- inconclusive: it straddles the boundary;
+- not converged: the metric still drifts between the first and the second half of the
+  measured window (its mean change is both significant and larger than the claim's scale);
+- indicative: quick and tiny modes (one seed, short runs) never give holds / does not hold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PAPER, SENSITIVITY, EXTENSION = "paper claim", "sensitivity", "extension"
+KINDS = (PAPER, SENSITIVITY, EXTENSION)
+TEXT, FIGURE, MODEL = "stated in text", "read off figure", "computed from the paper's model"
+
+HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED = (
+    "holds", "does not hold", "inconclusive", "not converged", "indicative", "not measured")
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED)
+
+
+@dataclass(frozen=True)
+class Band:
+    """Two-sided: the paper gives a magnitude; agreement is `center` ± `half`."""
+
+    center: float
+    half: float
+
+    sided = "two-sided"
+
+    @property
+    def lo(self) -> float:
+        return self.center - self.half
+
+    @property
+    def hi(self) -> float:
+        return self.center + self.half
+
+    @property
+    def scale(self) -> float:
+        return self.half
+
+    def __str__(self) -> str:
+        return f"{_num(self.center)} ± {_num(self.half)}"
+
+
+@dataclass(frozen=True)
+class Above:
+    """One-sided: the metric must exceed `bound` (for an ordering, a difference that must
+    exceed a margin above the ensemble's noise). `scale` is the size of a material change,
+    used by the stationarity check."""
+
+    bound: float
+    scale: float
+
+    sided = "one-sided"
+    lo = property(lambda self: self.bound)
+    hi = math.inf
+
+    def __str__(self) -> str:
+        return f"> {_num(self.bound)}"
+
+
+@dataclass(frozen=True)
+class Below:
+    bound: float
+    scale: float
+
+    sided = "one-sided"
+    lo = -math.inf
+    hi = property(lambda self: self.bound)
+
+    def __str__(self) -> str:
+        return f"< {_num(self.bound)}"
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One row of an entry's claims table. `transient`: the metric describes a transient
+    (a convergence time), so it has no steady-state halves to compare."""
+
+    id: str
+    quote: str
+    where: str
+    source: str
+    paper: str
+    metric: str
+    unit: str
+    accept: Band | Above | Below
+    rationale: str
+    kind: str = PAPER
+    contradiction: str = ""
+    transient: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind is {self.kind!r}; allowed: {', '.join(KINDS)}")
+        if self.source not in (TEXT, FIGURE, MODEL):
+            raise ValueError(f"claim {self.id}: source is {self.source!r}; allowed: {TEXT!r}, {FIGURE!r}, {MODEL!r}")
+
+    def row(self) -> dict:
+        """The row as the snapshot and the report show it."""
+        return {"id": self.id, "kind": self.kind, "where": self.where, "source": self.source, "quote": self.quote,
+                "paper": self.paper, "metric": self.metric, "unit": self.unit, "tolerance": str(self.accept),
+                "sided": self.accept.sided, "rationale": self.rationale, "contradiction": self.contradiction,
+                "transient": self.transient}
+
+
+# Two-sided 97.5% quantiles of Student's t for 1-30 degrees of freedom (standard tables).
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+
+
+def t975(dof: int) -> float:
+    if dof < 1:
+        raise ValueError("a confidence interval needs at least two values")
+    return _T975[dof - 1] if dof <= len(_T975) else 1.960
+
+
+def mean_ci(values) -> tuple[float, float, int]:
+    """Mean, half-width of its 95% confidence interval (Student's t) and count of the
+    finite values; the half-width is NaN for fewer than two values, 0 when they are all
+    equal (a deterministic computation)."""
+    a = np.asarray(values, dtype=float)
+    a = a[np.isfinite(a)]
+    n = int(a.size)
+    if n == 0:
+        return math.nan, math.nan, 0
+    m = float(a.mean())
+    if n == 1:
+        return m, math.nan, 1
+    return m, t975(n - 1) * float(a.std(ddof=1)) / math.sqrt(n), n
+
+
+@dataclass
+class Verdict:
+    """A claim judged: its spec, the per-seed values, their mean and 95% CI half-width, the
+    drift between the window's halves, and the sentence that explains a verdict."""
+
+    spec: ClaimSpec
+    values: list = field(default_factory=list)
+    mean: float = math.nan
+    ci: float = math.nan
+    n: int = 0
+    drift: float = math.nan
+    drift_ci: float = math.nan
+    verdict: str = NOT_MEASURED
+    note: str = ""
+
+    @property
+    def ours(self) -> str:
+        if self.n == 0:
+            return "n/a"
+        u = f" {self.spec.unit}" if self.spec.unit else ""
+        if self.n == 1 and self.ci == 0:
+            return f"{_num(self.mean)}{u} (computed)"
+        if self.n == 1 or not math.isfinite(self.ci):
+            return f"{_num(self.mean)}{u} (n = {self.n})"
+        return f"{_num(self.mean)} ± {_num(self.ci)}{u} (n = {self.n})"
+
+    def to_dict(self) -> dict:
+        return {**self.spec.row(), "values": [float(v) for v in self.values], "mean": self.mean, "ci95": self.ci,
+                "n": self.n, "drift": self.drift, "drift_ci95": self.drift_ci, "ours": self.ours,
+                "verdict": self.verdict, "note": self.note}
+
+
+def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = False,
+          exact: bool = False) -> Verdict:
+    """The verdict of `spec` from one value per seed (`values`) and, unless the claim is
+    transient, the same metric over the first and second half of each run's window.
+    `exact`: one value from a deterministic computation (a model), whose interval is 0."""
+    vals = [float(v) for v in values]
+    m, ci, n = mean_ci(vals)
+    if exact and n == 1:
+        ci = 0.0
+    v = Verdict(spec, vals, m, ci, n)
+    if n == 0:
+        v.note = "no value could be measured"
+        return v
+    if not spec.transient and first is not None and second is not None:
+        d = np.asarray(second, dtype=float) - np.asarray(first, dtype=float)
+        v.drift, v.drift_ci, _ = mean_ci(d)
+    drifting = math.isfinite(v.drift) and abs(v.drift) > spec.accept.scale and (
+        not math.isfinite(v.drift_ci) or abs(v.drift) > v.drift_ci)
+    a = spec.accept
+    if indicative or (n < 2 and not exact):
+        lean = "inside" if a.lo <= m <= a.hi else "outside"
+        v.verdict = INDICATIVE
+        v.note = f"one short run per point: {lean} the tolerance" + (
+            f"; drifting by {_num(v.drift)} between the window's halves" if drifting else "")
+        return v
+    if drifting:
+        v.verdict = NOT_CONVERGED
+        v.note = (f"the metric moves by {_num(v.drift)} ± {_num(v.drift_ci)} from the first to the second half of the "
+                  f"measured window, more than the claim's scale {_num(a.scale)}: not judged")
+        return v
+    lo, hi = m - ci, m + ci
+    if a.lo <= lo and hi <= a.hi:
+        v.verdict = HOLDS
+    elif hi < a.lo or lo > a.hi:
+        v.verdict = FAILS
+    else:
+        v.verdict = INCONCLUSIVE
+        v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
+    return v
+
+
+def _num(x: float) -> str:
+    if x is None or not math.isfinite(x):
+        return "n/a" if x is None or math.isnan(x) else ("∞" if x > 0 else "-∞")
+    if x == 0:
+        return "0"
+    if abs(x) >= 1000 or abs(x) < 0.001:
+        return f"{x:.3g}"
+    return f"{x:.3g}" if abs(x) < 1 else f"{x:.4g}"
