@@ -2,6 +2,7 @@
 //! key path as the scenario file spells it (`flows[0].rtt`) and what is allowed.
 
 use cubiclab_cc::Algorithm;
+use cubiclab_cc::CongestionControl;
 
 use super::{FlowGroup, RttDist, Scenario, WebDirection, WebGroup};
 use crate::queue::Limit;
@@ -18,15 +19,29 @@ fn positive(value: u64, at: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The simulator's sender does not yet produce `tcp_rate.c` rate samples or pace packets, so
+/// an algorithm that sets its own window from them (`cong_control`, i.e. BBR) cannot run in it.
+fn simulable(alg: &Algorithm) -> Result<(), String> {
+    if alg.has_cong_control() {
+        return Err(format!(
+            "algorithm '{}' needs delivery-rate samples and pacing, which the simulator does not model yet",
+            alg.name()
+        ));
+    }
+    Ok(())
+}
+
 impl Scenario {
     /// Check everything before a run; the message names the key and what is allowed.
     pub fn validate(&self) -> Result<(), String> {
         self.validate_path_and_flows()?;
         for (i, g) in self.flows.iter().enumerate() {
-            Algorithm::new(&g.algorithm, &g.cc_params()).map_err(|e| format!("flows[{i}]: {}", e.0))?;
+            let alg = Algorithm::new(&g.algorithm, &g.cc_params()).map_err(|e| format!("flows[{i}]: {}", e.0))?;
+            simulable(&alg).map_err(|e| format!("flows[{i}]: {e}"))?;
         }
         for (i, w) in self.web.iter().enumerate() {
-            Algorithm::new(&w.algorithm, &w.cc_params()).map_err(|e| format!("web[{i}]: {}", e.0))?;
+            let alg = Algorithm::new(&w.algorithm, &w.cc_params()).map_err(|e| format!("web[{i}]: {}", e.0))?;
+            simulable(&alg).map_err(|e| format!("web[{i}]: {e}"))?;
         }
         Ok(())
     }
