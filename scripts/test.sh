@@ -8,6 +8,6 @@ cd "$(dirname "$0")/.."
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
 fi
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 cargo test --workspace --release
 python3 -m pytest -q tests

@@ -1,6 +1,6 @@
 """The `cubiclab` command line. Bad input exits with status 2 and one line naming the
-problem; results are written to a temporary file and renamed, so an interrupted run leaves
-no half-written output."""
+problem; a run's results are written to a temporary folder that replaces the output folder
+in one step, so an interrupted run leaves the earlier results as they were."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import json
 import sys
 from pathlib import Path
 
-from cubiclab.io import atomic_write_text
+from cubiclab.io import atomic_dir, atomic_write_text
+
+#: Longest output folder name, in bytes: file systems allow 255, and the temporary name
+#: beside it adds a dot, the process id and a random part.
+MAX_NAME_BYTES = 200
 
 
 def _parse_set(items: list[str]) -> dict[str, float]:
@@ -37,11 +41,15 @@ def cmd_algorithms(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from cubiclab.replay import replay
+    from cubiclab.replay import read_trace_file, replay
 
-    if args.trace != "-" and not Path(args.trace).exists():
-        raise ValueError(f"trace: no such file '{args.trace}'")
-    text = sys.stdin.read() if args.trace == "-" else Path(args.trace).read_text()
+    try:
+        text = sys.stdin.read() if args.trace == "-" else read_trace_file(args.trace)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"trace: standard input is not UTF-8 text (byte {e.start})") from None
+    if not text.strip():
+        raise ValueError(f"trace '{args.trace}' is empty; expected a header line 'time_us,event,acked,rtt_us'")
+    text += "\n"  # text, never a path: replay() takes a line without a newline or comma for a path
     df = replay(args.algorithm, text, _parse_set(args.set), args.initial_cwnd, args.initial_ssthresh)
     out = df.to_json(orient="records") if args.format == "json" else df.to_csv(index=False)
     if args.output:
@@ -70,6 +78,20 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def output_folder(out: str, name) -> Path:
+    """The folder of a run named `name` inside `out`: the name must stay inside it."""
+    allowed = (f"allowed: 1 to {MAX_NAME_BYTES} bytes of text without '/', '\\' or control characters, "
+               "not starting with '.'")
+    if not isinstance(name, str):
+        raise ValueError(f"name is {name!r}; {allowed}")
+    shown = name if len(name) <= 60 else name[:57] + "..."
+    if not name or name.startswith(".") or any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValueError(f"name '{shown}' cannot be a folder inside --out; {allowed}")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise ValueError(f"name is {len(name.encode('utf-8', 'surrogatepass'))} bytes long; {allowed}")
+    return Path(out) / name
+
+
 def cmd_run(args) -> int:
     """Simulate a scenario file (or the built-in default) and write tables, plots, summary."""
     from cubiclab.plots import plot_run
@@ -86,14 +108,24 @@ def cmd_run(args) -> int:
         sc = sc.replace(**changes)
     if args.cwnd_changes:
         sc.record.cwnd = "changes"
+    if args.pcap:
+        sc.record.pcap = args.pcap
     sc.validate()  # before printing anything
-    outdir = Path(args.out) / sc.name
+    outdir = output_folder(args.out, sc.name)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValueError(f"--out '{args.out}' is not a folder")
     if not args.json:
         print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)
-    res = simulate(sc, progress=not args.quiet and not args.json)
-    res.save(outdir, args.format)
-    if not args.no_plots:
-        plot_run(res, outdir)
+    try:
+        res = simulate(sc, progress=not args.quiet and not args.json)
+        with atomic_dir(outdir, replace=True) as tmp:
+            res.write(tmp, args.format)
+            if not args.no_plots:
+                plot_run(res, tmp)
+    except KeyboardInterrupt:
+        before = "as it was" if outdir.exists() else "not created"
+        print(f"cubiclab: interrupted; nothing of this run was written ({outdir} is {before})", file=sys.stderr)
+        return 130
     if args.json:
         print(json.dumps(res.summary, indent=2))
     else:
@@ -106,8 +138,16 @@ def cmd_run(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line and exit status 2, like every other bad input (subcommands'
+    parsers are of the same class)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="cubiclab", description=__doc__.split("\n\n")[0])
+    p = _Parser(prog="cubiclab", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     a = sub.add_parser("algorithms", help="list algorithms and their parameters")
@@ -131,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int)
     run.add_argument("--duration", help="override the duration, e.g. 30s")
     run.add_argument("--cwnd-changes", action="store_true", help="record every cwnd change")
+    run.add_argument("--pcap", metavar="FILE", help="capture every packet leaving the bottleneck to this pcap file")
     run.add_argument("--no-plots", action="store_true")
     run.add_argument("--quiet", action="store_true", help="no progress line")
     run.set_defaults(func=cmd_run)
@@ -156,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cubiclab: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("cubiclab: interrupted; no partial output was written", file=sys.stderr)
+        print("cubiclab: interrupted", file=sys.stderr)
         return 130
 
 

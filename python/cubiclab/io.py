@@ -1,11 +1,65 @@
-"""Writing results safely: a temporary file in the same folder, then an atomic rename."""
+"""Writing results all or nothing: a temporary file or folder beside the target, moved into
+place in one step.
+
+A temporary name carries its writer's process id (``.summary.json.<pid>.<random>.tmp``), so
+that the leftovers of a killed writer are told from a running one's and removed by the next
+writer of the same target.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
+import re
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def clean_leftovers(path: Path) -> list[Path]:
+    """Remove the temporaries that writers of `path` left when they were killed (their
+    process is gone), putting back a folder that a killed replacement had set aside; return
+    what was removed."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return []
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.[a-z0-9_]{{8}}\.tmp")  # see _prefix, mkstemp
+    removed = []
+    for leftover in path.parent.iterdir():
+        m = pattern.fullmatch(leftover.name)
+        if not m or _alive(int(m.group(1))):
+            continue
+        if (leftover / _ASIDE).is_dir() and not path.exists():
+            # Killed between the two renames of a replacement without an atomic swap.
+            os.rename(leftover / _ASIDE, path)
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+        removed.append(leftover)
+    return removed
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
 
 
 @contextmanager
@@ -13,14 +67,13 @@ def atomic_path(path: Path):
     """Yield a temporary path beside `path`; rename it to `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    clean_leftovers(path)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
         # mkstemp makes the file private (0600); give it the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -33,26 +86,52 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return Path(path)
 
 
-@contextmanager
-def atomic_dir(path: Path):
-    """Yield a temporary folder beside `path`; when the block succeeds, rename it to `path`
-    in one step (a reader sees the whole folder or none of it). If `path` appeared in the
-    meantime (another writer finished first) the new copy is discarded."""
-    import shutil
+_RENAME_EXCHANGE = 2  # linux/fs.h: swap two names atomically
+_ASIDE = "replaced"  # where a replacement without a swap keeps the old folder meanwhile
 
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders `a` and `b` in one step (Linux renameat2 RENAME_EXCHANGE); False where
+    the system or the file system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    at_fdcwd = -100
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+@contextmanager
+def atomic_dir(path: Path, replace: bool = False):
+    """Yield a fresh temporary folder beside `path`; when the block succeeds, move it to
+    `path` in one step, so that a reader sees the whole folder or none of it and an
+    interrupted block leaves `path` as it was.
+
+    If `path` exists: with `replace`, it is swapped for the new folder in one step (where the
+    file system cannot swap, it is renamed aside first and removed after); without, the new
+    copy is discarded (another writer finished first)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    clean_leftovers(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
     try:
         yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o777 & ~umask)
+        os.chmod(tmp, 0o777 & ~_umask())
         try:
             os.rename(tmp, path)
         except OSError:
             if not path.is_dir():
                 raise
+            if replace and not _exchange(tmp, path):
+                aside = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+                os.rename(path, aside / _ASIDE)
+                os.rename(tmp, path)
+                shutil.rmtree(aside, ignore_errors=True)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -20,21 +20,62 @@ from cubiclab import _core
 TraceLike = "str | os.PathLike | pd.DataFrame"
 
 
+#: The largest initial window or threshold a replay takes, segments: the scenario's bound on
+#: initial_cwnd, far inside the kernel's 32-bit window arithmetic.
+MAX_SEGMENTS = 1 << 30
+
+
+def read_trace_file(path) -> str:
+    """The text of a trace file; a missing file, a folder or bytes that are not UTF-8 are
+    refused naming the file."""
+    if not str(path):
+        raise ValueError("trace: the file name is empty")
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"trace: no such file '{p}'")
+    if not p.is_file():
+        raise ValueError(f"trace: '{p}' is not a file; give a CSV trace file")
+    raw = p.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"trace: '{p}' is not UTF-8 text (byte {e.start}); a trace is CSV text") from None
+
+
 def _trace_text(trace) -> str:
     if isinstance(trace, pd.DataFrame):
         buf = io.StringIO()
         trace.to_csv(buf, index=False)
         return buf.getvalue()
-    if isinstance(trace, (os.PathLike, Path)):
-        return Path(trace).read_text()
+    if isinstance(trace, os.PathLike):
+        return read_trace_file(trace)
     if isinstance(trace, str):
         if "\n" in trace or "," in trace:
             return trace
-        p = Path(trace)
-        if not p.exists():
-            raise ValueError(f"trace: no such file '{trace}'")
-        return p.read_text()
+        if not trace.strip():
+            raise ValueError("trace is empty; expected CSV text with a header line "
+                             "'time_us,event,acked,rtt_us', a file path or a DataFrame")
+        return read_trace_file(trace)
     raise ValueError(f"trace: expected a path, CSV text or a DataFrame, got {type(trace).__name__}")
+
+
+def _segments(value, field: str, least: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_SEGMENTS:
+        raise ValueError(f"{field} is {value!r}; allowed: an integer in [{least}, {MAX_SEGMENTS}] segments")
+    return value
+
+
+def _params(params) -> dict:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise ValueError(f"params: expected a table of name = number, got {type(params).__name__}")
+    for k, v in params.items():
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"params: {k!r} = {v!r}; allowed: a parameter name and a number")
+    return dict(params)
 
 
 def replay(
@@ -55,8 +96,11 @@ def replay(
     >>> int(df.cwnd.iloc[0])
     11
     """
+    if not isinstance(algorithm, str):
+        raise ValueError(f"algorithm is {algorithm!r}; allowed: a name (`cubiclab algorithms`)")
     cols = _core.replay_csv(
-        algorithm, _trace_text(trace), dict(params or {}), initial_cwnd, initial_ssthresh
+        algorithm, _trace_text(trace), _params(params),
+        _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
     )
     return pd.DataFrame(cols)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from cubiclab.io import atomic_path, atomic_write_text
+from cubiclab.io import atomic_dir
 
 from cubiclab import _core
 
@@ -129,19 +129,29 @@ class Results:
         return {"flows": self.flows, "link": self.link, "cwnd": self.cwnd, "rtt": self.rtt,
                 "losses": self.losses, "totals": self.totals, "web": self.web}
 
-    def save(self, outdir: str | Path, fmt: str = "parquet") -> list[Path]:
-        """Write every table (Parquet or CSV) and summary.json; each file atomically."""
+    def write(self, folder: str | Path, fmt: str = "parquet") -> list[Path]:
+        """Write every table (Parquet or CSV) and summary.json into `folder`, a fresh folder
+        of the caller's (see `save` for the all-or-nothing form)."""
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format is '{fmt}'; allowed: parquet, csv")
-        outdir = Path(outdir)
+        folder = Path(folder)
         written = []
         for name, df in self.tables().items():
-            path = outdir / f"{name}.{fmt}"
-            with atomic_path(path) as tmp:
-                if fmt == "parquet":
-                    df.to_parquet(tmp, index=False)
-                else:
-                    df.to_csv(tmp, index=False)
+            path = folder / f"{name}.{fmt}"
+            if fmt == "parquet":
+                df.to_parquet(path, index=False)
+            else:
+                df.to_csv(path, index=False)
             written.append(path)
-        written.append(atomic_write_text(outdir / "summary.json", json.dumps(self.summary, indent=2) + "\n"))
+        (folder / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        written.append(folder / "summary.json")
         return written
+
+    def save(self, outdir: str | Path, fmt: str = "parquet") -> list[Path]:
+        """Write every table and summary.json to `outdir`, all or nothing: into a temporary
+        folder that then replaces `outdir` (and whatever an earlier run left there) in one
+        step. Returns the paths in `outdir`."""
+        outdir = Path(outdir)
+        with atomic_dir(outdir, replace=True) as tmp:
+            written = self.write(tmp, fmt)
+        return [outdir / p.name for p in written]

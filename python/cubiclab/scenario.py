@@ -47,6 +47,7 @@ A scenario file (every key optional except ``flows``)::
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
+    pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
 
 Every value is checked before anything runs; a bad one raises ValueError naming its field
 and what is allowed.
@@ -63,6 +64,7 @@ from pathlib import Path
 from cubiclab import _core, units
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
+MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
 
 
 @dataclass
@@ -76,15 +78,24 @@ class _Link:
     reverse_loss: dict | None = None
 
 
-def _discipline_tables() -> list[str]:
-    """The queue disciplines' settings tables (``red``, ``codel``): the keys of the schema's
-    bottleneck that `_Link` does not define. The Rust schema owns them, so a new discipline
-    needs nothing here; text values in them are times ("5ms")."""
-    props = json.loads(_core.scenario_schema())["definitions"]["Bottleneck"]["properties"]
-    return [k for k in props if k not in {f.name for f in fields(_Link)}]
+def _discipline_times() -> dict[str, set[str]]:
+    """The queue disciplines' settings tables (``red``, ``codel``, from the Rust schema's
+    ``QueueSettings``, flattened into the bottleneck), each with its integer keys, which are
+    times in ns (a file gives them as "5ms"). The Rust schema owns them, so a new discipline
+    needs nothing here."""
+    schema = json.loads(_core.scenario_schema())["definitions"]
+    tables = {}
+    for name in _core.DISCIPLINE_TABLES:
+        prop = schema["Bottleneck"]["properties"][name]
+        ref = prop.get("allOf", [prop])[0].get("$ref", "").rsplit("/", 1)[-1]
+        settings = schema[ref]["properties"] if ref in schema else {}
+        tables[name] = {k for k, v in settings.items() if v.get("type") == "integer"}
+    return tables
 
 
-DISCIPLINE_TABLES = _discipline_tables()
+DISCIPLINE_TIMES = _discipline_times()
+#: The queue disciplines' settings tables, as ``QueueSettings`` declares them.
+DISCIPLINE_TABLES = list(_core.DISCIPLINE_TABLES)
 Bottleneck = make_dataclass(
     "Bottleneck", [(name, dict, field(default_factory=dict)) for name in DISCIPLINE_TABLES], bases=(_Link,),
     namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "
@@ -133,6 +144,7 @@ class Record:
     interval: str | int = "100ms"
     cwnd: str = "interval"
     rtt_samples: bool = False
+    pcap: str | None = None
 
 
 @dataclass
@@ -150,30 +162,25 @@ class Scenario:
 
     # ---- construction -------------------------------------------------------------
     @classmethod
-    def from_dict(cls, d: dict, where: str = "scenario") -> "Scenario":
-        d = dict(d)
-        _check_keys(d, cls, where)
-        kw = {}
-        for k, v in d.items():
-            if k == "bottleneck":
-                _expect(v, dict, f"{where}.bottleneck")
-                _check_keys(v, Bottleneck, f"{where}.bottleneck")
-                kw[k] = Bottleneck(**v)
-            elif k == "record":
-                _expect(v, dict, f"{where}.record")
-                _check_keys(v, Record, f"{where}.record")
-                kw[k] = Record(**v)
-            elif k in ("flows", "web"):
-                cls_ = FlowGroup if k == "flows" else WebGroup
-                _expect(v, list, f"{where}.{k}")
-                groups = []
-                for i, g in enumerate(v):
-                    _expect(g, dict, f"{where}.{k}[{i}]")
-                    _check_keys(g, cls_, f"{where}.{k}[{i}]")
-                    groups.append(cls_(**g))
-                kw[k] = groups
-            else:
-                kw[k] = v
+    def from_dict(cls, d: dict, where: str | None = None) -> "Scenario":
+        """A scenario from tables in the file's layout; unknown keys and misplaced tables are
+        refused naming their path, after `where` (a file name) if given. Units and ranges are
+        checked by `compile` and `validate`."""
+        if where is not None:
+            try:
+                return cls.from_dict(d)
+            except ValueError as e:
+                raise ValueError(f"{where}: {e}") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"scenario must be a table; got {type(d).__name__}")
+        _check_keys(d, cls, "scenario")
+        kw = dict(d)
+        for key, group in (("flows", FlowGroup), ("web", WebGroup)):
+            if key in kw:
+                kw[key] = _groups(kw[key], group, key)
+        for key, table in (("bottleneck", Bottleneck), ("record", Record)):
+            if key in kw:
+                kw[key] = _table(kw[key], table, key)
         return cls(**kw)
 
     @classmethod
@@ -182,11 +189,21 @@ class Scenario:
         p = Path(path)
         if not p.exists():
             raise ValueError(f"scenario file '{p}' does not exist")
+        if not p.is_file():
+            raise ValueError(f"scenario file '{p}' is not a file; give a TOML scenario file")
+        raw = p.read_bytes()
         try:
-            data = tomllib.loads(p.read_text())
+            text = raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{p}: not UTF-8 text (byte {e.start}: {raw[e.start:e.start + 1]!r}); "
+                             "a scenario file is TOML in UTF-8") from None
+        try:
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ValueError(f"{p}: not valid TOML: {e}") from None
-        sc = cls.from_dict(data, where=p.name)
+        except RecursionError:
+            raise ValueError(f"{p}: not valid TOML: values nested too deeply") from None
+        sc = cls.from_dict(data, where=str(p))
         if "name" not in data:
             sc.name = p.stem
         return sc
@@ -208,11 +225,18 @@ class Scenario:
         """Parse units and solve web loads, and return the scenario in the layout of the
         one schema (``cubiclab-sim``'s ``Scenario``: the same keys, values in bits/s, ns and
         bytes). Range checks are the schema's: ``simulate`` and ``plan`` run them, once, in
-        Rust. A value that is not a unit of the right kind is refused here, naming its key."""
-        b = self.bottleneck
+        Rust. A value that is not a unit of the right kind, or a Python object of the wrong
+        type, is refused here, naming its key."""
+        flows_in = _groups(self.flows, FlowGroup, "flows")
+        web_in = _groups(self.web, WebGroup, "web")
+        b = _table(self.bottleneck, Bottleneck, "bottleneck")
+        rec = _table(self.record, Record, "record")
+        if isinstance(self.mss, bool) or not isinstance(self.mss, int) or self.mss < 1:
+            # Sizes in packets and the BDP are computed from it here; the schema checks its range.
+            raise ValueError(f"mss is {self.mss!r}; allowed: a positive integer (bytes)")
         rate = units.parse_rate(b.rate, "bottleneck.rate")
         flows, rtts = [], []
-        for i, g in enumerate(self.flows):
+        for i, g in enumerate(flows_in):
             at = f"flows[{i}]"
             rtt = units.parse_time(g.rtt, f"{at}.rtt")
             rtts.append(rtt)
@@ -229,9 +253,8 @@ class Scenario:
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
         delay = min(positive_rtts) // 4 if b.delay is None else units.parse_time(b.delay, "bottleneck.delay")
-        wire = (self.mss if isinstance(self.mss, int) else 0) + HEADER_BYTES
-        bdp_bytes = max(rate, 0) * max(positive_rtts) // 8 // 1_000_000_000
-        rec = self.record
+        wire = self.mss + HEADER_BYTES
+        bdp_bytes = rate * max(positive_rtts) // 8 // 1_000_000_000
         return {
             "seed": self.seed,
             "duration": units.parse_time(self.duration, "duration"),
@@ -243,18 +266,20 @@ class Scenario:
                 "buffer": _buffer(b.buffer, "bottleneck.buffer", bdp_bytes, wire),
                 "reverse_buffer": _buffer(b.reverse_buffer, "bottleneck.reverse_buffer", bdp_bytes, wire),
                 "queue": b.queue,
-                **{name: _discipline_settings(getattr(b, name), f"bottleneck.{name}") for name in DISCIPLINE_TABLES},
+                **{name: _discipline_settings(getattr(b, name), name) for name in DISCIPLINE_TABLES},
                 "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
             },
             "flows": flows,
-            "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(self.web)],
+            "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
-                       "rtt_samples": rec.rtt_samples},
+                       "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap)},
         }
 
     def to_json(self) -> str:
         """The compiled scenario as the JSON the Rust schema reads."""
-        return json.dumps(self.compile())
+        spec = self.compile()
+        _check_plain(spec, "")
+        return json.dumps(spec, allow_nan=False)
 
     def validate(self) -> None:
         """Check every value (the schema's checks, in Rust); ValueError names the key."""
@@ -291,13 +316,22 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
         wire_size = size * wire / mss
         busy = 2 * max(rtt, 2 * delay) / 1e9  # handshake and a short transfer, seconds
         if sessions is None and think is not None:
-            sessions = ways * max(1, round(load * rate * (think / 1e9 + busy) / (8 * wire_size)))
+            per_dir = load * rate * (think / 1e9 + busy) / (8 * wire_size)
+            if not per_dir <= MAX_FLOWS // ways:  # also catches inf
+                raise ValueError(
+                    f"{at}: load {load:g} with think {think / 1e9:g} s needs {per_dir:.3g} sessions per direction; "
+                    f"allowed: at most {MAX_FLOWS} sessions in a run; lower the load or the think time")
+            sessions = ways * max(1, round(per_dir))
         else:
             sessions = sessions if sessions is not None else 50 * ways
             per_dir = _num(sessions, f"{at}.sessions") // ways
             think_s = per_dir * 8 * wire_size / (load * rate) - busy
             if think_s <= 0.001:
                 raise ValueError(f"{at}: {per_dir:g} sessions cannot offer only {load:g} of the link; use fewer sessions")
+            if not think_s * 1e9 <= units.U64_MAX:  # also catches inf
+                raise ValueError(f"{at}.load is {load:g}: {per_dir:g} sessions per direction would think "
+                                 f"{think_s:.3g} s between objects; allowed: at most {units.U64_MAX / 1e9:.3g} s; "
+                                 "raise the load or use fewer sessions")
             think = int(think_s * 1e9)
     return {
         "name": g.name, "sessions": 50 * ways if sessions is None else sessions, "direction": g.direction,
@@ -307,11 +341,13 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
     }
 
 
-def _discipline_settings(table, where: str):
-    """A queue discipline's settings with its times in ns (text values are times)."""
+def _discipline_settings(table, name: str):
+    """A queue discipline's settings with its times (its integer keys) in ns."""
     if not isinstance(table, dict):
         return table  # the schema refuses it, naming the key
-    return {k: units.parse_time(v, f"{where}.{k}") if isinstance(v, str) else v for k, v in table.items()}
+    times = DISCIPLINE_TIMES[name]
+    return {k: units.parse_time(v, f"bottleneck.{name}.{k}") if k in times and isinstance(v, str) else v
+            for k, v in table.items()}
 
 
 def _num(v, name) -> float:
@@ -324,15 +360,58 @@ def _buffer(value, fieldname, bdp_bytes, wire) -> dict:
     """A buffer in packets when given in packets or as a fraction of the BDP (rounded to
     whole packets), else in bytes: ``{"packets": n}`` or ``{"bytes": n}``."""
     if isinstance(value, str) and "bdp" in value.lower():
-        return {"packets": round(units.parse_buffer(value, fieldname, bdp_bytes=bdp_bytes) / wire)}
-    if isinstance(value, str) and any(value.strip().lower().endswith(u) for u in ("packets", "packet", "pkts", "pkt")):
-        return {"packets": round(units.parse_size(value, fieldname, mss=1))}
-    return {"bytes": units.parse_size(value, fieldname)}
+        packets = units.parse_buffer(value, fieldname, bdp_bytes=bdp_bytes) / wire
+    elif isinstance(value, str) and any(value.strip().lower().endswith(u) for u in ("packets", "packet", "pkts", "pkt")):
+        packets = units.parse_size(value, fieldname, mss=1)
+    else:
+        return {"bytes": units.parse_size(value, fieldname)}
+    return {"packets": units.checked_int(packets, fieldname, value, "packets", largest=2**32 - 1)}
 
 
-def _expect(v, typ, where):
-    if not isinstance(v, typ):
-        raise ValueError(f"{where} must be a {'table' if typ is dict else 'list of tables'}")
+def _groups(value, cls, where: str) -> list:
+    """A list of `cls` (tables are accepted and checked as from a file)."""
+    if isinstance(value, cls):
+        raise ValueError(f"{where} must be a list of {cls.__name__}; got one {cls.__name__} (write {where}=[...])")
+    if isinstance(value, dict):
+        raise ValueError(f"{where} must be a list of tables; got one table (in a file: [[{where}]], not [{where}])")
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where} must be a list of {cls.__name__}; got {type(value).__name__}")
+    return [_table(g, cls, f"{where}[{i}]") for i, g in enumerate(value)]
+
+
+def _table(value, cls, where: str):
+    """`value` as a `cls`: itself, or built from a table whose keys are checked."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, dict):
+        _check_keys(value, cls, where)
+        return cls(**value)
+    raise ValueError(f"{where} must be a {cls.__name__} or a table; got {type(value).__name__}")
+
+
+#: Deeper than this, a value is refused before JSON: the scenario's own depth is 4.
+_MAX_DEPTH = 32
+
+
+def _check_plain(value, where: str, depth: int = 0) -> None:
+    """Refuse what JSON cannot carry to the schema (a set, an object, NaN, a non-text key,
+    runaway nesting), naming the key; the schema then checks types and ranges."""
+    if depth > _MAX_DEPTH:
+        raise ValueError(f"{where or 'scenario'}: nested more than {_MAX_DEPTH} levels deep")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{where or 'scenario'}: key {k!r} is not text")
+            _check_plain(v, f"{where}.{k}" if where else k, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_plain(v, f"{where}[{i}]", depth + 1)
+    elif isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{where}: {value} is not a finite number")
+    elif not (value is None or isinstance(value, (str, int))):
+        raise ValueError(f"{where}: {value!r} is a {type(value).__name__}; expected a number, text, "
+                         "boolean, list or table")
 
 
 def _check_keys(d: dict, cls, where: str):

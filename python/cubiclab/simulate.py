@@ -10,6 +10,10 @@ from cubiclab import _core
 from cubiclab.results import Results
 from cubiclab.scenario import Scenario
 
+#: Events per call into the simulator: well under a second of wall time at its few million
+#: events per second, so Ctrl-C is seen promptly however many events a simulated ms holds.
+_MAX_EVENTS_PER_CALL = 1_000_000
+
 
 def simulate(scenario: Scenario | dict | str, progress: bool = False) -> Results:
     """Simulate `scenario` (a Scenario, a dict in the TOML layout, or a TOML file path) and
@@ -36,7 +40,7 @@ def simulate(scenario: Scenario | dict | str, progress: bool = False) -> Results
     done = False
     while not done:
         chunk_start = time.perf_counter()
-        done = sim.run_until(min(sim.now_ns + step, duration))
+        done = sim.run_until(min(sim.now_ns + step, duration), _MAX_EVENTS_PER_CALL)
         # Aim for chunks of ~0.1 s wall time, so Ctrl-C and progress stay responsive.
         spent = time.perf_counter() - chunk_start
         if spent < 0.05:

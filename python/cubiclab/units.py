@@ -31,6 +31,8 @@ Conventions:
     an error (is "100" a rate of 100 bit/s or of 100 Mbit/s?).
   * Numbers may use exponents and underscores (``1e6``, ``1_000``); spaces between number
     and unit are allowed. Negative values, NaN and infinity are rejected.
+  * Integer results are checked: one that does not fit the schema's 64-bit unsigned fields
+    (more than 2^64 - 1 ns, bit/s or bytes) is refused with the largest value allowed.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ _RATE_FORMS = "e.g. '100Mbps', '1Gbps', '1.5 Kbps', '500bps', '10MB/s' (bytes), 
 _TIME_FORMS = "e.g. '100ms', '0.1s', '250us', '40000ns', '2min'"
 _SIZE_FORMS = "e.g. '1500B', '64KB', '1MiB', '2MB', '100packets' (with an MSS)"
 _PERCENT_FORMS = "e.g. '1%', '0.5 %', '0.01' (a fraction)"
+
+#: The largest integer a time (ns), rate (bit/s) or size (bytes) may have: the schema's u64.
+U64_MAX = 2**64 - 1
 
 _PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 
@@ -91,7 +96,7 @@ def _split(text, field: str, forms: str) -> tuple[float, str]:
     if isinstance(text, bool):
         raise ValueError(f"{field}: {text!r} is not a quantity; accepted forms: {forms}")
     if isinstance(text, (int, float)):
-        value, unit = float(text), ""
+        value, unit = (float(text) if abs(text) < 2**1000 else math.inf), ""  # float(10**400) raises
     elif isinstance(text, str):
         m = _SPLIT.match(text)
         if not m:
@@ -110,6 +115,14 @@ def _bare(field: str, text, forms: str, default_unit: str | None) -> str:
     if default_unit is None:
         raise ValueError(f"{field}: '{text}' has no unit; accepted forms: {forms}")
     return default_unit
+
+
+def checked_int(value: float, field: str, text, unit: str, largest: int = U64_MAX) -> int:
+    """`value` (in `unit`) rounded to an integer, refused when it is not finite or above
+    `largest`: float arithmetic on huge finite inputs ("1e300s" x 1e9) overflows to inf."""
+    if not math.isfinite(value) or value > largest:
+        raise ValueError(f"{field}: '{text}' is too large; allowed: at most {largest} {unit}")
+    return int(round(value))
 
 
 def _rate_factor(unit: str) -> float | None:
@@ -131,7 +144,7 @@ def parse_rate(text, field: str = "rate", default_unit: str | None = None) -> in
     factor = _rate_factor(unit)
     if factor is None:
         raise ValueError(f"{field}: unknown rate unit '{unit}' in '{text}'; accepted forms: {_RATE_FORMS}")
-    return int(round(value * factor))
+    return checked_int(value * factor, field, text, "bit/s")
 
 
 def _time_factor(unit: str) -> int | None:
@@ -146,7 +159,7 @@ def parse_time(text, field: str = "time", default_unit: str | None = None) -> in
     factor = _time_factor(unit)
     if factor is None:
         raise ValueError(f"{field}: unknown time unit '{unit}' in '{text}'; accepted forms: {_TIME_FORMS}")
-    return int(round(value * factor))
+    return checked_int(value * factor, field, text, f"ns (about {U64_MAX / 1e9 / 86400 / 365.25:.0f} years)")
 
 
 def parse_time_s(text, field: str = "time", default_unit: str | None = None) -> float:
@@ -169,13 +182,13 @@ def parse_size(text, field: str = "size", mss: int | None = None, default_unit: 
     if u.lower() in _PACKETS:
         if mss is None or mss <= 0:
             raise ValueError(f"{field}: '{text}' is in packets; give the packet size (mss, bytes > 0) too")
-        return int(round(value * mss))
+        return checked_int(value * mss, field, text, "bytes")
     if u in ("b", "kb", "mb", "gb", "Kb", "Mb", "Gb"):
         raise ValueError(f"{field}: '{text}': a lowercase 'b' means bits; sizes are in bytes ({_SIZE_FORMS})")
     factor = _SIZE_B.get(u.lower())
     if factor is None:
         raise ValueError(f"{field}: unknown size unit '{unit}' in '{text}'; accepted forms: {_SIZE_FORMS}")
-    return int(round(value * factor))
+    return checked_int(value * factor, field, text, "bytes")
 
 
 def parse_percent(text, field: str = "fraction") -> float:
@@ -204,7 +217,7 @@ def parse_buffer(text, field: str = "buffer", bdp_bytes: int | None = None, mss:
                 raise ValueError(f"{field}: '{text}' must be a non-negative multiple of the BDP")
             if m.group(2) == "%":
                 value /= 100.0
-            return int(round(value * bdp_bytes))
+            return checked_int(value * bdp_bytes, field, text, "bytes")
     try:
         return parse_size(text, field, mss=mss)
     except ValueError as e:

@@ -184,18 +184,18 @@ mod tests {
         let a = Algorithm::Cubic2005(Cubic2005::new(params).unwrap());
         let mut r = Replayer::new(a, ReplayStart { cwnd: w, ssthresh: w / 2 }, 999_999);
         r.step(&ack(999_999, 1, rtt_us));
-        r.tcp.cwnd = w;
+        r.host.tcp.cwnd = w;
         r.step(&ev(1_000_000, Event::Loss));
         r
     }
 
     /// cwnd at the end of each of `secs` seconds after the loss.
     fn per_second(r: &mut Replayer, rtt_us: u64, per_ack: u32, secs: u64) -> Vec<u32> {
-        let mut out = vec![r.tcp.cwnd];
+        let mut out = vec![r.host.tcp.cwnd];
         let mut t = 1_000_001;
         for _ in 0..secs {
             t = ack_clock(r, t, rtt_us, per_ack, 1_000_000);
-            out.push(r.tcp.cwnd);
+            out.push(r.host.tcp.cwnd);
         }
         out
     }
@@ -265,12 +265,12 @@ mod tests {
         ack_clock(&mut r, 1_000_001, 5_000, 2, 4_000_000);
         let w_tcp = var(&r, "w_tcp");
         assert!((w_tcp - 1066.7).abs() < 1.5, "w_tcp {w_tcp}");
-        let cwnd = f64::from(r.tcp.cwnd);
+        let cwnd = f64::from(r.host.tcp.cwnd);
         assert!(cwnd <= w_tcp + 1.0 && cwnd >= w_tcp - 2.0, "cwnd {cwnd} w_tcp {w_tcp}");
         // Without the TCP mode cwnd stays on the cubic curve.
         let mut r = loss_at(&Params::new().set("tcp_friendliness", 0.0), 1000, 5_000);
         ack_clock(&mut r, 1_000_001, 5_000, 2, 4_000_000);
-        assert!((970..=978).contains(&r.tcp.cwnd), "cwnd {}", r.tcp.cwnd);
+        assert!((970..=978).contains(&r.host.tcp.cwnd), "cwnd {}", r.host.tcp.cwnd);
     }
 
     #[test]
@@ -282,7 +282,7 @@ mod tests {
         ack_clock(&mut a, 1_000_001, 20_000, 1, 4_000_000);
         let mut b = loss_at(&p, 1000, 200_000);
         ack_clock(&mut b, 1_000_001, 200_000, 1, 4_000_000);
-        let (x, y) = (a.tcp.cwnd, b.tcp.cwnd);
+        let (x, y) = (a.host.tcp.cwnd, b.host.tcp.cwnd);
         assert!((971..=981).contains(&x) && (971..=981).contains(&y), "{x} {y}");
         assert!(x.abs_diff(y) <= 5, "{x} {y}");
     }

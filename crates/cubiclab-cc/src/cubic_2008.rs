@@ -241,7 +241,7 @@ mod tests {
         let a = Algorithm::Cubic2008(Cubic2008::new(params).unwrap());
         let mut r = Replayer::new(a, ReplayStart { cwnd: w, ssthresh: w / 2 }, 1_000_000);
         r.step(&ack(1_000_000, 1, rtt_us));
-        r.tcp.cwnd = w;
+        r.host.tcp.cwnd = w;
         r.step(&ev(1_000_001, Event::Loss));
         r
     }
@@ -268,9 +268,9 @@ mod tests {
         // K = ∛(1000·0.2/0.4) = ∛500 = 7.937 s, origin 1000, t = dMin = 0.1:
         // target = 1000 + 0.4(0.1 − 7.937)³ = 807.46, cnt = 801/(807.46 − 801) = 124.0.
         let mut r = loss_at(&Params::new(), 1000, 100_000);
-        assert_eq!(r.tcp.cwnd, 800);
+        assert_eq!(r.host.tcp.cwnd, 800);
         r.step(&ack(1_000_002, 1, 100_000));
-        assert_eq!(r.tcp.cwnd, 801);
+        assert_eq!(r.host.tcp.cwnd, 801);
         r.step(&ack(1_000_003, 1, 100_000));
         let k = 500f64.cbrt();
         assert!((var(&r, "k_s") - k).abs() < 1e-12);
@@ -301,8 +301,8 @@ mod tests {
             a.step(&ack(1_000_003 + i, 1, 100_000));
         }
         b.step(&ack(1_000_003, 126, 100_000));
-        assert_eq!((a.tcp.cwnd, b.tcp.cwnd), (802, 802));
-        assert_eq!(a.tcp.cwnd_cnt, b.tcp.cwnd_cnt);
+        assert_eq!((a.host.tcp.cwnd, b.host.tcp.cwnd), (802, 802));
+        assert_eq!(a.host.tcp.cwnd_cnt, b.host.tcp.cwnd_cnt);
     }
 
     #[test]
@@ -317,12 +317,12 @@ mod tests {
         ack_clock(&mut r, 1_000_002, 5_000, 2, 4_000_000);
         let w_tcp = var(&r, "w_tcp");
         assert!((w_tcp - 1067.7).abs() < 1.5, "w_tcp {w_tcp}");
-        let cwnd = f64::from(r.tcp.cwnd);
+        let cwnd = f64::from(r.host.tcp.cwnd);
         assert!(cwnd <= w_tcp + 1.0 && cwnd >= w_tcp - 2.0, "cwnd {cwnd} w_tcp {w_tcp}");
         // Without TCP friendliness the window stays on the curve, W(4) ≈ 975.6.
         let mut r = loss_at(&Params::new().set("tcp_friendliness", 0.0), 1000, 5_000);
         ack_clock(&mut r, 1_000_002, 5_000, 2, 4_000_000);
-        assert!((970..=978).contains(&r.tcp.cwnd), "cwnd {}", r.tcp.cwnd);
+        assert!((970..=978).contains(&r.host.tcp.cwnd), "cwnd {}", r.host.tcp.cwnd);
     }
 
     #[test]
@@ -335,7 +335,7 @@ mod tests {
         ack_clock(&mut a, 1_000_002, 20_000, 1, 4_000_000);
         let mut b = loss_at(&p, 1000, 200_000);
         ack_clock(&mut b, 1_000_002, 200_000, 1, 4_000_000);
-        let (x, y) = (a.tcp.cwnd, b.tcp.cwnd);
+        let (x, y) = (a.host.tcp.cwnd, b.host.tcp.cwnd);
         assert!((971..=980).contains(&x) && (971..=981).contains(&y), "{x} {y}");
         assert!(x.abs_diff(y) <= 5, "{x} {y}");
     }
@@ -346,9 +346,9 @@ mod tests {
         // max(cwnd, 0): the window stays at 1.
         let mut r = loss_at(&Params::new(), 1000, 100_000);
         r.step(&ev(1_000_010, Event::Rto));
-        assert_eq!((r.tcp.cwnd, r.tcp.ssthresh), (1, 640));
+        assert_eq!((r.host.tcp.cwnd, r.host.tcp.ssthresh), (1, 640));
         assert_eq!((var(&r, "w_last_max"), var(&r, "d_min_ms")), (0.0, 0.0));
         r.step(&ev(1_000_011, Event::Undo));
-        assert_eq!(r.tcp.cwnd, 1);
+        assert_eq!(r.host.tcp.cwnd, 1);
     }
 }

@@ -266,7 +266,7 @@ mod tests {
     fn loss_at(alg: Algorithm, w: u32, rtt_us: u64) -> Replayer {
         let mut r = Replayer::new(alg, ReplayStart { cwnd: w, ssthresh: w / 2 }, 999_999);
         r.step(&ack(999_999, 1, rtt_us));
-        r.tcp.cwnd = w;
+        r.host.tcp.cwnd = w;
         r.step(&ev(1_000_000, Event::Loss));
         r
     }
@@ -315,10 +315,10 @@ mod tests {
         // window (700 segments) adds 350, no more: cwnd 1050.
         let mut r = loss_at(rfc(Params::new()), 1000, 100_000);
         r.step(&ack(1_000_001, 1, 100_000));
-        assert_eq!(r.tcp.cwnd, 700);
+        assert_eq!(r.host.tcp.cwnd, 700);
         r.step(&ack(101_000_001, 700, 100_000));
         assert_eq!(var(&r, "target"), 1050.0);
-        assert_eq!(r.tcp.cwnd, 1050);
+        assert_eq!(r.host.tcp.cwnd, 1050);
     }
 
     #[test]
@@ -333,11 +333,11 @@ mod tests {
         let w_est = var(&r, "w_est");
         assert!((w_est - 1233.3).abs() < 2.0, "w_est {w_est}");
         assert_eq!(var(&r, "region"), 0.0);
-        assert_eq!(f64::from(r.tcp.cwnd), w_est.floor());
+        assert_eq!(f64::from(r.host.tcp.cwnd), w_est.floor());
         // reno_friendly = 0: cwnd stays on the curve, near W_cubic(4) = 947.4.
         let mut r = loss_at(rfc(Params::new().set("reno_friendly", 0.0)), 1000, 5_000);
         ack_clock(&mut r, 1_000_001, 5_000, 2, 4_000_000);
-        assert!((944..=950).contains(&r.tcp.cwnd), "cwnd {}", r.tcp.cwnd);
+        assert!((944..=950).contains(&r.host.tcp.cwnd), "cwnd {}", r.host.tcp.cwnd);
     }
 
     #[test]
@@ -349,7 +349,7 @@ mod tests {
         ack_clock(&mut a, 1_000_001, 20_000, 1, 5_000_000);
         let mut b = loss_at(rfc(p), 1000, 200_000);
         ack_clock(&mut b, 1_000_001, 200_000, 1, 5_000_000);
-        let (x, y) = (a.tcp.cwnd, b.tcp.cwnd);
+        let (x, y) = (a.host.tcp.cwnd, b.host.tcp.cwnd);
         assert!((968..=978).contains(&x) && (968..=978).contains(&y), "{x} {y}");
         assert!(x.abs_diff(y) <= 5, "{x} {y}");
     }
@@ -360,9 +360,9 @@ mod tests {
         // congestion avoidance ACK has K = 0 and W_max = W_est = cwnd_epoch = 700.
         let mut r = Replayer::new(rfc(Params::new()), ReplayStart { cwnd: 1000, ssthresh: 500 }, 0);
         r.step(&ev(0, Event::Rto));
-        assert_eq!((r.tcp.cwnd, r.tcp.ssthresh), (1, 700));
+        assert_eq!((r.host.tcp.cwnd, r.host.tcp.ssthresh), (1, 700));
         let mut t = 1;
-        while r.tcp.cwnd < 700 {
+        while r.host.tcp.cwnd < 700 {
             r.step(&ack(t, 1, 10_000));
             t += 10;
         }
@@ -382,19 +382,19 @@ mod tests {
         let mut r = Replayer::new(rfc(Params::new()), ReplayStart { cwnd: 500, ssthresh: 450 }, 1_000_000);
         let t = ack_clock(&mut r, 1_000_000, 50_000, 1, 2_000_000);
         let before: Vec<f64> = names.iter().map(|n| var(&r, n)).collect();
-        let (cwnd, ssthresh) = (r.tcp.cwnd, r.tcp.ssthresh);
+        let (cwnd, ssthresh) = (r.host.tcp.cwnd, r.host.tcp.ssthresh);
         assert!(cwnd > 530 && before[1] == 0.0 && before[0] == 500.0 && before[5] == 1.0, "{cwnd} {before:?}");
         r.step(&ev(t, Event::Loss));
-        assert_eq!(r.tcp.cwnd, (f64::from(cwnd) * 0.7 + 1e-9) as u32);
+        assert_eq!(r.host.tcp.cwnd, (f64::from(cwnd) * 0.7 + 1e-9) as u32);
         let t = ack_clock(&mut r, t + 1, 50_000, 1, 500_000);
         assert_ne!(var(&r, "w_est"), before[2]);
         r.step(&ev(t, Event::Undo));
         let after: Vec<f64> = names.iter().map(|n| var(&r, n)).collect();
         assert_eq!(after, before);
-        assert_eq!((r.tcp.cwnd, r.tcp.ssthresh), (cwnd, ssthresh));
+        assert_eq!((r.host.tcp.cwnd, r.host.tcp.ssthresh), (cwnd, ssthresh));
         // A second undo finds nothing saved: the window stays.
         r.step(&ev(t + 1, Event::Undo));
-        assert_eq!(r.tcp.cwnd, cwnd);
+        assert_eq!(r.host.tcp.cwnd, cwnd);
     }
 
     #[test]
@@ -438,7 +438,7 @@ mod tests {
                 p = p.set("initial_ssthresh", 0.0);
             }
             let mut r = loss_at(Algorithm::new(name, &p).unwrap(), 1000, 100_000);
-            assert_eq!((name, r.tcp.cwnd, r.tcp.ssthresh), (name, kept, kept));
+            assert_eq!((name, r.host.tcp.cwnd, r.host.tcp.ssthresh), (name, kept, kept));
             r.step(&ack(1_000_001, 1, 100_000));
             r.step(&ack(1_000_002, 1, 100_000));
             assert!((var(&r, "k_s") - k).abs() < 1e-9, "{name}: K {} vs {k}", var(&r, "k_s"));

@@ -468,13 +468,13 @@ mod tests {
         let a = Algorithm::CubicV20(alg(params));
         let mut r = Replayer::new(a, ReplayStart { cwnd: w, ssthresh: w / 2 }, 2_000_000);
         r.step(&ack(2_000_000, per_ack, rtt_us));
-        r.tcp.cwnd = w;
+        r.host.tcp.cwnd = w;
         r.step(&ev(2_000_001, Event::Loss));
-        let mut out = vec![r.tcp.cwnd];
+        let mut out = vec![r.host.tcp.cwnd];
         let mut t = 2_000_001;
         for _ in 0..secs {
             t = ack_clock(&mut r, t, rtt_us, per_ack, 1_000_000);
-            out.push(r.tcp.cwnd);
+            out.push(r.host.tcp.cwnd);
         }
         out
     }
@@ -655,11 +655,11 @@ mod tests {
             let a = Algorithm::CubicV20(alg(p));
             let mut r = Replayer::new(a, ReplayStart { cwnd: 1000, ssthresh: 500 }, 2_000_000);
             r.step(&ack(2_000_000, 1, 2_000));
-            r.tcp.cwnd = 1000;
+            r.host.tcp.cwnd = 1000;
             r.step(&ev(2_000_001, Event::Loss));
             ack_clock(&mut r, 2_000_001, 2_000, 1, 2_000_000);
             let tc = var(&r, "tcp_cwnd");
-            (r.tcp.cwnd, tc)
+            (r.host.tcp.cwnd, tc)
         };
         let (cwnd, tcp_cwnd) = run(Params::new());
         assert!((1140.0..=1152.0).contains(&tcp_cwnd), "tcp_cwnd {tcp_cwnd}");
@@ -687,17 +687,17 @@ mod tests {
         // per 26 ACKs. initial_ssthresh = 100 ends slow start at 101 (cwnd <= ssthresh).
         let a = Algorithm::new("cubic-2.0", &Params::new()).unwrap();
         let mut r = Replayer::new(a, ReplayStart::default(), 2_000_000);
-        assert_eq!(r.tcp.ssthresh, 100);
+        assert_eq!(r.host.tcp.ssthresh, 100);
         let mut t = 2_000_000;
-        while r.tcp.cwnd <= 100 {
+        while r.host.tcp.cwnd <= 100 {
             r.step(&ack(t, 2, 50_000));
             t += 100;
         }
-        assert_eq!(r.tcp.cwnd, 101);
+        assert_eq!(r.host.tcp.cwnd, 101);
         for _ in 0..26 * 4 {
             r.step(&ack(t, 2, 50_000));
             t += 100;
         }
-        assert_eq!(r.tcp.cwnd, 105);
+        assert_eq!(r.host.tcp.cwnd, 105);
     }
 }

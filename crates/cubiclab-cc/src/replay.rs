@@ -1,18 +1,20 @@
 //! Drive any algorithm from a trace of events and record its state after each one.
 //!
-//! The driver plays the part of Linux `tcp_input.c` around the hooks, in the kernel's order:
-//! on an ACK, `pkts_acked` (with the RTT sample) before `cong_avoid`; on a fast-retransmit
-//! loss, `ssthresh` then `set_state(Recovery)`, and at the end of recovery `cwnd = ssthresh`
-//! (`tcp_end_cwnd_reduction`) then `set_state(Open)`; on a timeout, `tcp_enter_loss`:
-//! `ssthresh`, `cwnd_event(Loss)`, `cwnd = 1`, `set_state(Loss)`, and Open again once the
-//! data outstanding at the timeout is acknowledged; on undo, `tcp_undo_cwnd_reduction`.
+//! The driver plays the part of Linux `tcp_input.c` through the shared [`Host`], so its
+//! hook order and its ssthresh, PRR and undo rules are the simulator's: on an ACK,
+//! `snd_una` moves, the RTT estimator and `pkts_acked` run, Loss ends once the data
+//! outstanding at the timeout is acknowledged, then `cong_avoid`. A `loss` event is a whole
+//! fast recovery (enter Recovery, then leave it with cwnd = ssthresh); a `rto` event is
+//! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
 //!
-//! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1),
-//! `idle_us` (for `tx_start`), `snd_una` and `snd_nxt` (segments, for HyStart rounds).
-//! Without sequence numbers the sender is taken to be always cwnd-limited: after each ACK it
-//! sends until `snd_nxt = snd_una + cwnd`.
+//! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
+//! value of `tcp_is_cwnd_limited()` at that ACK), `idle_us` (for `tx_start`), `snd_una` and
+//! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
+//! be always cwnd-limited: after each ACK it sends until `snd_nxt = snd_una + cwnd`.
 
-use crate::tcp::{AckSample, CaEvent, CaState, TcpState};
+use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
+use crate::host::{Host, PrrAck};
+use crate::tcp::{AckSample, CaState, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
 /// One event of a trace.
@@ -79,122 +81,91 @@ impl Default for ReplayStart {
     }
 }
 
-/// The host side of a replay: the TCP state around an algorithm.
+/// A replay: an algorithm in a [`Host`], fed one event at a time.
 pub struct Replayer {
-    pub alg: Algorithm,
-    pub tcp: TcpState,
-    /// `high_seq`: `snd_nxt` when the current Loss state began.
-    high_seq: u32,
+    pub host: Host,
 }
 
 impl Replayer {
     /// Start a connection at time `now_us`: the algorithm's `init`, then the initial window
     /// sent (unless the trace gives sequence numbers).
-    pub fn new(mut alg: Algorithm, start: ReplayStart, now_us: u64) -> Self {
-        let mut tcp = TcpState { cwnd: start.cwnd.max(1), ssthresh: start.ssthresh.max(1), ..TcpState::default() };
+    pub fn new(alg: Algorithm, start: ReplayStart, now_us: u64) -> Self {
+        let tcp = TcpState { cwnd: start.cwnd.max(1), ssthresh: start.ssthresh.max(1), ..TcpState::default() };
+        // Traces carry microseconds; timeouts are not scheduled here, so the tick is moot.
+        let mut host = Host::new(alg, tcp, RttEstimator::new(TCP_RTO_MIN_US, 1));
         // Linux calls init when the handshake completes, before any data is sent.
-        alg.init(&mut tcp, now_us * 1000);
-        tcp.snd_nxt = tcp.snd_una + tcp.cwnd;
-        tcp.lsndtime_ns = now_us * 1000;
-        Self { alg, tcp, high_seq: 0 }
+        host.init(now_us * 1000);
+        host.tcp.snd_nxt = host.tcp.snd_una + host.tcp.cwnd;
+        Self { host }
     }
 
     /// Apply one event and return the state after it.
     pub fn step(&mut self, ev: &TraceEvent) -> ReplayRow {
         let now = ev.time_us * 1000;
-        let (alg, tcp) = (&mut self.alg, &mut self.tcp);
+        let h = &mut self.host;
         match ev.event {
             Event::Ack { acked, rtt_us, cwnd_limited } => {
-                let in_flight = tcp.snd_nxt.wrapping_sub(tcp.snd_una);
-                tcp.snd_una = ev.snd_una.unwrap_or(tcp.snd_una.wrapping_add(acked));
+                let in_flight = h.packets_out();
+                let prior_una = h.tcp.snd_una;
+                let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
+                let advanced = h.ack_snd_una(una);
+                // Linux's ack_sample.pkts_acked counts the segments this ACK took off the
+                // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
+                // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
+                let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
                 if let Some(nxt) = ev.snd_nxt {
-                    tcp.snd_nxt = nxt;
+                    h.tcp.snd_nxt = nxt;
                 }
                 if rtt_us >= 0 {
-                    // Linux smooths with gain 1/8 (tcp_rtt_estimator); the first sample seeds it.
-                    let r = rtt_us as u32;
-                    tcp.srtt_us = if tcp.srtt_us == 0 { r } else { tcp.srtt_us - (tcp.srtt_us >> 3) + (r >> 3) };
+                    h.rtt_sample(rtt_us as u64);
                 }
-                let sample = AckSample { pkts_acked: acked, rtt_us, in_flight };
-                alg.pkts_acked(tcp, &sample, now);
-                if tcp.ca_state == CaState::Loss && (tcp.snd_una.wrapping_sub(self.high_seq) as i32) >= 0 {
-                    alg.set_state(tcp, CaState::Open, now);
-                    tcp.ca_state = CaState::Open;
-                }
-                tcp.cwnd_limited = cwnd_limited;
-                if cwnd_limited && acked > 0 {
-                    alg.cong_avoid(tcp, acked, now);
-                }
+                h.pkts_acked(&AckSample { pkts_acked, rtt_us, in_flight }, now);
+                h.try_leave_recovery(now);
+                h.assume_cwnd_limited(cwnd_limited);
+                let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
+                h.cong_control(ack, h.packets_out(), now);
                 if ev.snd_nxt.is_none() {
-                    let want = tcp.snd_una.wrapping_add(tcp.cwnd);
-                    if (want.wrapping_sub(tcp.snd_nxt) as i32) > 0 {
-                        tcp.snd_nxt = want;
-                        tcp.lsndtime_ns = now;
+                    let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
+                    if (want.wrapping_sub(h.tcp.snd_nxt) as i32) > 0 {
+                        h.tcp.snd_nxt = want;
+                        h.tcp.lsndtime_ns = now;
                     }
                 }
             }
             Event::Loss => {
-                // tcp_enter_recovery -> tcp_init_cwnd_reduction
-                tcp.prior_ssthresh = tcp.current_ssthresh();
-                tcp.ssthresh = alg.ssthresh(tcp, now);
-                tcp.prior_cwnd = tcp.cwnd;
-                tcp.cwnd_cnt = 0;
-                alg.set_state(tcp, CaState::Recovery, now);
-                tcp.ca_state = CaState::Recovery;
-                // tcp_end_cwnd_reduction, then back to Open
-                tcp.cwnd = if alg.fast_recovery() { tcp.ssthresh } else { 1 };
-                alg.cwnd_event(tcp, CaEvent::CompleteCwr, now);
-                alg.set_state(tcp, CaState::Open, now);
-                tcp.ca_state = CaState::Open;
-            }
-            Event::Rto => {
-                // tcp_enter_loss: a repeated timeout while already in Loss keeps the
-                // threshold of the first one (the kernel recomputes only from Open/Disorder
-                // or a fresh Loss).
-                if tcp.ca_state != CaState::Loss {
-                    tcp.prior_ssthresh = tcp.current_ssthresh();
-                    tcp.prior_cwnd = tcp.cwnd;
-                    tcp.ssthresh = alg.ssthresh(tcp, now);
-                    alg.cwnd_event(tcp, CaEvent::Loss, now);
+                if h.alg.fast_recovery() {
+                    h.enter_recovery(now);
+                    // The trace does not detail the recovery: it ends here, as if high_seq
+                    // were acknowledged at once.
+                    h.high_seq = h.tcp.snd_una;
+                    h.try_leave_recovery(now);
+                } else {
+                    // Tahoe: every loss is handled like a timeout, from one segment.
+                    h.enter_loss(0, now);
                 }
-                tcp.cwnd = 1;
-                tcp.cwnd_cnt = 0;
-                alg.set_state(tcp, CaState::Loss, now);
-                tcp.ca_state = CaState::Loss;
-                self.high_seq = tcp.snd_nxt;
             }
+            Event::Rto => h.retransmit_timer(0, now),
             Event::TxStart { idle_us } => {
-                tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
-                alg.cwnd_event(tcp, CaEvent::TxStart, now);
-                tcp.lsndtime_ns = now;
+                h.tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
+                h.restart_after_idle(now, TCP_INIT_CWND);
+                h.tcp.lsndtime_ns = now;
             }
-            Event::Undo => {
-                // tcp_undo_cwnd_reduction
-                if tcp.prior_ssthresh != 0 {
-                    tcp.cwnd = alg.undo_cwnd(tcp, now);
-                    if tcp.prior_ssthresh > tcp.ssthresh {
-                        tcp.ssthresh = tcp.prior_ssthresh;
-                    }
-                }
-                if tcp.ca_state != CaState::Open {
-                    alg.set_state(tcp, CaState::Open, now);
-                    tcp.ca_state = CaState::Open;
-                }
-            }
+            Event::Undo => h.undo(now),
         }
         self.row(ev.time_us, ev.event.name())
     }
 
     fn row(&self, time_us: u64, event: &'static str) -> ReplayRow {
         let mut vars = Vec::new();
-        self.alg.vars(&mut |k, v| vars.push((k, v)));
+        self.host.alg.vars(&mut |k, v| vars.push((k, v)));
+        let tcp = &self.host.tcp;
         ReplayRow {
             time_us,
             event,
-            cwnd: self.tcp.cwnd,
-            ssthresh: self.tcp.ssthresh,
-            cwnd_cnt: self.tcp.cwnd_cnt,
-            ca_state: self.tcp.ca_state,
+            cwnd: tcp.cwnd,
+            ssthresh: tcp.ssthresh,
+            cwnd_cnt: tcp.cwnd_cnt,
+            ca_state: tcp.ca_state,
             vars,
         }
     }
@@ -219,6 +190,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
+    if let Some(twice) = cols.iter().enumerate().find(|(i, c)| cols[..*i].contains(c)).map(|(_, c)| c) {
+        return Err(format!("trace header: column '{twice}' appears twice"));
+    }
     let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
         return Err("trace header must have columns 'time_us' and 'event'".into());
     };
@@ -229,6 +203,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     for (i, line) in lines {
         let lineno = i + 1;
         let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != cols.len() {
+            return Err(format!("line {lineno}: {} fields; the header has {} columns", f.len(), cols.len()));
+        }
         let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
         fn num<T: std::str::FromStr>(v: Option<&str>, name: &str, lineno: usize) -> Result<Option<T>, String> {
             v.map(|s| {
@@ -317,6 +294,21 @@ mod tests {
         ];
         let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         assert_eq!((rows[1].cwnd, rows[1].ssthresh), (1, 5));
+    }
+
+    #[test]
+    fn a_timeout_after_progress_in_loss_recomputes_the_threshold() {
+        // tcp_ack zeroes icsk_retransmits when snd_una advances; tcp_enter_loss in Loss with
+        // icsk_retransmits == 0 then recomputes: RTO at cwnd 10 (ssthresh 5, cwnd 1), an ACK
+        // of one segment (slow start: cwnd 2), RTO again: reno max(2 / 2, 2) = 2.
+        let evs = [
+            TraceEvent { time_us: 0, event: Event::Rto, snd_una: None, snd_nxt: None },
+            ack(1, 1),
+            TraceEvent { time_us: 2, event: Event::Rto, snd_una: None, snd_nxt: None },
+        ];
+        let rows = replay(Algorithm::new("reno", &Params::new()).unwrap(), ReplayStart::default(), &evs);
+        assert_eq!((rows[1].cwnd, rows[1].ca_state), (2, CaState::Loss));
+        assert_eq!((rows[2].cwnd, rows[2].ssthresh), (1, 2));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::CongestionControl;
 
 pub(crate) fn var(r: &Replayer, name: &str) -> f64 {
     let mut v = f64::NAN;
-    r.alg.vars(&mut |k, x| {
+    r.host.alg.vars(&mut |k, x| {
         if k == name {
             v = x
         }
@@ -27,7 +27,7 @@ pub(crate) fn ack_clock(r: &mut Replayer, t0_us: u64, rtt_us: u64, per_ack: u32,
     let end = t0_us + dur_us;
     let mut t = t0_us;
     while t < end {
-        let n = u64::from((r.tcp.cwnd / per_ack).max(1));
+        let n = u64::from((r.host.tcp.cwnd / per_ack).max(1));
         for i in 0..n {
             let ti = t + i * rtt_us / n;
             if ti >= end {

@@ -88,8 +88,8 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
             Op::TxStart { gap_us, idle_us } => (gap_us, Event::TxStart { idle_us }),
             Op::Undo { gap_us } => (gap_us, Event::Undo),
             Op::SetWindow { cwnd, ssthresh } => {
-                r.tcp.cwnd = cwnd;
-                r.tcp.ssthresh = ssthresh;
+                r.host.tcp.cwnd = cwnd;
+                r.host.tcp.ssthresh = ssthresh;
                 continue;
             }
         };
@@ -100,7 +100,7 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
             Event::TxStart { idle_us } => Event::TxStart { idle_us: idle_us.min(now) },
             e => e,
         };
-        let was_in_loss = r.tcp.ca_state == cubiclab_cc::CaState::Loss;
+        let was_in_loss = r.host.tcp.ca_state == cubiclab_cc::CaState::Loss;
         let row = r.step(&TraceEvent { time_us, event, snd_una: None, snd_nxt: None });
         prop_assert!(row.cwnd >= 1, "{name}: cwnd {} after {:?} at {time_us} us", row.cwnd, op);
         // A repeated timeout in Loss keeps the threshold without calling the hook
@@ -109,7 +109,7 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
             // Every Linux ssthresh hook floors the threshold at 2 segments (tcp_reno_ssthresh,
             // cubictcp_recalc_ssthresh, ...): max(..., 2U).
             prop_assert!(row.ssthresh >= 2, "{name}: ssthresh {} after {:?}", row.ssthresh, op);
-            if matches!(event, Event::Loss) && r.alg.fast_recovery() {
+            if matches!(event, Event::Loss) && r.host.alg.fast_recovery() {
                 prop_assert!(row.cwnd >= 2, "{name}: cwnd {} after fast recovery", row.cwnd);
             }
         }

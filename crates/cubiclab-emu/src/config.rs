@@ -3,7 +3,7 @@
 
 use std::os::fd::RawFd;
 
-use cubiclab_path::{CoDelSpec, Limit, LinkSpec, LossSpec, QueueDiscipline, RedSpec};
+use cubiclab_path::{Limit, LinkSpec, LossSpec, QueueDiscipline, QueueSettings};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowCfg {
@@ -33,7 +33,8 @@ pub struct Config {
     pub sample_ns: u64,
     /// Directory for link.csv, flows.csv, events.csv, summary.txt.
     pub out: String,
-    /// Stop when this descriptor reaches end of file (the parent's pipe).
+    /// Stop when this descriptor reaches end of file (the parent's pipe); `epoch N` lines on
+    /// it set the records' epoch.
     pub ctl_fd: Option<RawFd>,
     /// Keep at most this many drop events.
     pub max_events: usize,
@@ -57,116 +58,33 @@ pub struct Config {
     pub min_wait_ns: u64,
 }
 
-fn parse_limit(v: &str) -> Result<Limit, String> {
-    let mut it = v.split_whitespace();
-    let kind = it.next().unwrap_or("");
-    let n: u64 = it.next().ok_or("missing value")?.parse().map_err(|e| format!("{e}"))?;
-    match kind {
-        "packets" if n > 0 && n <= u32::MAX as u64 => Ok(Limit::Packets(n as u32)),
-        "bytes" if n > 0 => Ok(Limit::Bytes(n)),
-        "packets" | "bytes" => Err(format!("{n} out of range")),
-        _ => Err(format!("kind '{kind}'; allowed: packets, bytes")),
+/// A link as JSON (`LinkSpec`'s serde layout), checked as the scenario checks it.
+fn parse_link(v: &str, field: &str) -> Result<LinkSpec, String> {
+    let l: LinkSpec = serde_json::from_str(v).map_err(|e| format!("{field}: {e}"))?;
+    if matches!(l.buffer, Limit::Packets(0) | Limit::Bytes(0)) {
+        return Err(format!("{field}.buffer must be > 0"));
     }
-}
-
-fn numbers(v: &str, want: usize, names: &str) -> Result<Vec<f64>, String> {
-    let w: Vec<f64> = v
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse::<f64>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("'{v}': {e}"))?;
-    if w.len() != want {
-        return Err(format!("'{v}': needs {names}"));
+    if !(40..=65_535).contains(&l.packet_bytes) {
+        return Err(format!("{field}.packet_bytes is {}; allowed: 40..=65535", l.packet_bytes));
     }
-    Ok(w)
-}
-
-fn parse_loss(v: &str, field: &str) -> Result<LossSpec, String> {
-    let spec = match v.split_whitespace().next().unwrap_or("none") {
-        "none" => LossSpec::None,
-        "bernoulli" => LossSpec::Bernoulli { p: numbers(v, 1, "P")?[0] },
-        "poisson" => LossSpec::Poisson { rate_per_s: numbers(v, 1, "RATE")?[0] },
-        "gilbert" => {
-            let n = numbers(v, 4, "P_GB P_BG LOSS_GOOD LOSS_BAD")?;
-            LossSpec::GilbertElliott { p_gb: n[0], p_bg: n[1], loss_good: n[2], loss_bad: n[3] }
-        }
-        m => return Err(format!("model '{m}'; allowed: none, bernoulli, poisson, gilbert")),
-    };
-    spec.validate(field)?;
-    Ok(spec)
-}
-
-/// The discipline of both buffers, with its settings in `link`.
-fn parse_queue(v: &str, link: &mut LinkSpec) -> Result<(), String> {
-    match v.split_whitespace().next().unwrap_or("") {
-        "droptail" => link.queue = QueueDiscipline::DropTail,
-        "red" => {
-            let n = numbers(v, 5, "MIN_TH MAX_TH MAX_P W_Q GENTLE(0|1)")?;
-            link.red = RedSpec { min_th: n[0], max_th: n[1], max_p: n[2], w_q: n[3], gentle: n[4] != 0.0 };
-            link.red.validate("red")?;
-            link.queue = QueueDiscipline::Red;
-        }
-        "codel" => {
-            let n = numbers(v, 2, "TARGET_NS INTERVAL_NS")?;
-            link.codel = CoDelSpec { target_ns: n[0] as u64, interval_ns: n[1] as u64 };
-            link.codel.validate("codel")?;
-            link.queue = QueueDiscipline::CoDel;
-        }
-        q => return Err(format!("'{q}'; allowed: droptail, red, codel")),
-    }
-    Ok(())
-}
-
-fn limit_text(l: Limit) -> String {
-    match l {
-        Limit::Packets(n) => format!("packets {n}"),
-        Limit::Bytes(n) => format!("bytes {n}"),
-    }
-}
-
-fn loss_text(l: &LossSpec) -> String {
-    match *l {
-        LossSpec::None => "none".into(),
-        LossSpec::Bernoulli { p } => format!("bernoulli {p}"),
-        LossSpec::Poisson { rate_per_s } => format!("poisson {rate_per_s}"),
-        LossSpec::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
-            format!("gilbert {p_gb} {p_bg} {loss_good} {loss_bad}")
-        }
-    }
+    l.loss.validate(&format!("{field}.loss"))?;
+    l.settings.red.validate(&format!("{field}.settings.red"))?;
+    l.settings.codel.validate(&format!("{field}.settings.codel"))?;
+    Ok(l)
 }
 
 /// The `key value` lines that describe both bottlenecks and the seed, as [`Config::parse`]
 /// reads them: the testbed hands the emulator the path the simulator builds from the same
-/// scenario (`Scenario::link_spec`). Both directions run the forward one's discipline.
+/// scenario (`Scenario::link_spec`).
 pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, seed: u64) -> String {
-    let queue = match fwd.queue {
-        QueueDiscipline::DropTail => "droptail".to_string(),
-        QueueDiscipline::Red => {
-            let r = &fwd.red;
-            format!("red {} {} {} {} {}", r.min_th, r.max_th, r.max_p, r.w_q, r.gentle as u8)
-        }
-        QueueDiscipline::CoDel => format!("codel {} {}", fwd.codel.target_ns, fwd.codel.interval_ns),
-    };
-    format!(
-        "rate_bps {}\nrev_rate_bps {}\nlimit {}\nrev_limit {}\nqueue {queue}\npacket_bytes {}\nloss {}\nrev_loss {}\nseed {seed}\n",
-        fwd.rate_bps,
-        rev.rate_bps,
-        limit_text(fwd.buffer),
-        limit_text(rev.buffer),
-        fwd.packet_bytes,
-        loss_text(&fwd.loss),
-        loss_text(&rev.loss),
-    )
+    let json = |l: &LinkSpec| serde_json::to_string(l).expect("a LinkSpec is plain data");
+    format!("fwd_link {}\nrev_link {}\nseed {seed}\n", json(fwd), json(rev))
 }
 
 impl Config {
     /// Parse `key value` lines (`#` comments). Keys: netns_a, tun_a, netns_b, tun_b,
-    /// netns_home, rate_bps, rev_rate_bps (0: no limit), limit / rev_limit
-    /// (`packets N` | `bytes N`), queue (`droptail` | `red MIN_TH MAX_TH MAX_P W_Q GENTLE` |
-    /// `codel TARGET_NS INTERVAL_NS`, both directions), packet_bytes (a full data packet on
-    /// the wire, for RED and CoDel), loss / rev_loss (`none` | `bernoulli P` |
-    /// `poisson RATE` | `gilbert P_GB P_BG LOSS_GOOD LOSS_BAD`), seed, flow
+    /// netns_home, fwd_link / rev_link (the bottleneck as `LinkSpec` JSON: rate_bps (0: no
+    /// limit), buffer, queue, settings, loss, packet_bytes; default: no limit), seed, flow
     /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
     /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
     /// max_coalesce, min_wait_ns.
@@ -175,8 +93,7 @@ impl Config {
             rate_bps: 0,
             buffer,
             queue: QueueDiscipline::DropTail,
-            red: RedSpec::default(),
-            codel: CoDelSpec::default(),
+            settings: QueueSettings::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
@@ -218,24 +135,8 @@ impl Config {
                 "netns_b" => c.netns_b = v.into(),
                 "tun_b" => c.tun_b = v.into(),
                 "netns_home" => c.netns_home = Some(v.into()),
-                "rate_bps" => c.fwd.rate_bps = int(v)?,
-                "rev_rate_bps" => c.rev.rate_bps = int(v)?,
-                "limit" => c.fwd.buffer = parse_limit(v).map_err(at)?,
-                "rev_limit" => c.rev.buffer = parse_limit(v).map_err(at)?,
-                "queue" => {
-                    parse_queue(v, &mut c.fwd).map_err(at)?;
-                    parse_queue(v, &mut c.rev).map_err(at)?;
-                }
-                "packet_bytes" => {
-                    let b = int(v)?;
-                    if !(40..=65_535).contains(&b) {
-                        return Err(at(format!("{b}; allowed: 40..=65535")));
-                    }
-                    c.fwd.packet_bytes = b as u32;
-                    c.rev.packet_bytes = b as u32;
-                }
-                "loss" => c.fwd.loss = parse_loss(v, "loss").map_err(at)?,
-                "rev_loss" => c.rev.loss = parse_loss(v, "rev_loss").map_err(at)?,
+                "fwd_link" => c.fwd = parse_link(v, "fwd_link").map_err(at)?,
+                "rev_link" => c.rev = parse_link(v, "rev_link").map_err(at)?,
                 "seed" => c.seed = int(v)?,
                 "flow" => {
                     let w: Vec<&str> = v.split_whitespace().collect();
@@ -290,17 +191,19 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cubiclab_path::{CoDelSpec, RedSpec};
+
+    const BASE: &str = "netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n";
 
     #[test]
     fn config_parses() {
-        let c = Config::parse(
-            "netns_a /run/netns/a\ntun_a t0\nnetns_b /run/netns/b\ntun_b t1\nout /tmp/x\nrate_bps 10000000\nlimit bytes 30000\nloss bernoulli 0.01\nqueue codel 5000000 100000000\nflow 47000 20000000 20000000\n",
-        )
+        let c = Config::parse(&format!(
+            "{BASE}fwd_link {{\"rate_bps\": 10000000, \"buffer\": {{\"bytes\": 30000}}, \"queue\": \"codel\", \"settings\": {{}}, \"loss\": {{\"model\": \"bernoulli\", \"p\": 0.01}}, \"packet_bytes\": 1500}}\nflow 47000 20000000 20000000\n"
+        ))
         .unwrap();
         assert_eq!(c.fwd.buffer, Limit::Bytes(30000));
         assert_eq!(c.fwd.loss, LossSpec::Bernoulli { p: 0.01 });
-        assert_eq!(c.rev.queue, QueueDiscipline::CoDel);
-        assert_eq!(c.rev.codel, CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000 });
+        assert_eq!((c.fwd.queue, c.fwd.settings.codel), (QueueDiscipline::CoDel, CoDelSpec::default()));
         assert_eq!(c.flows[0], FlowCfg { port: 47000, fwd_delay_ns: 20_000_000, rev_delay_ns: 20_000_000 });
     }
 
@@ -310,26 +213,29 @@ mod tests {
             rate_bps: 123_456_789,
             buffer: Limit::Bytes(98_765),
             queue: QueueDiscipline::Red,
-            red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
-            codel: CoDelSpec::default(),
+            settings: QueueSettings {
+                red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
+                codel: CoDelSpec::default(),
+            },
             loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },
             packet_bytes: 1500,
         };
         let rev = LinkSpec { buffer: Limit::Packets(17), loss: LossSpec::Poisson { rate_per_s: 2.5 }, ..fwd.clone() };
-        let text = format!("netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n{}", path_text(&fwd, &rev, 42));
-        let c = Config::parse(&text).unwrap();
+        let c = Config::parse(&format!("{BASE}{}", path_text(&fwd, &rev, 42))).unwrap();
         assert_eq!((c.fwd, c.rev, c.seed), (fwd, rev, 42));
     }
 
     #[test]
     fn bad_values_name_the_key() {
-        let base = "netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n";
         assert!(Config::parse("bogus 1").unwrap_err().contains("unknown key"));
-        let e = Config::parse(&format!("{base}loss bernoulli 1.5")).unwrap_err();
-        assert!(e.contains("loss") && e.contains("[0, 1)"), "{e}");
-        let e = Config::parse(&format!("{base}queue red 20 10 0.1 0.002 1")).unwrap_err();
-        assert!(e.contains("queue") && e.contains("min_th"), "{e}");
-        let e = Config::parse(&format!("{base}queue fq")).unwrap_err();
-        assert!(e.contains("allowed: droptail, red, codel"), "{e}");
+        let link = |loss: &str, red: &str| {
+            format!("{BASE}fwd_link {{\"rate_bps\": 1, \"buffer\": {{\"packets\": 5}}, \"queue\": \"red\", \"settings\": {{{red}}}, \"loss\": {loss}, \"packet_bytes\": 1500}}")
+        };
+        let e = Config::parse(&link("{\"model\": \"bernoulli\", \"p\": 1.5}", "")).unwrap_err();
+        assert!(e.contains("fwd_link.loss") && e.contains("[0, 1)"), "{e}");
+        let e = Config::parse(&link("{\"model\": \"none\"}", "\"red\": {\"min_th\": 20, \"max_th\": 10}")).unwrap_err();
+        assert!(e.contains("fwd_link.settings.red") && e.contains("min_th"), "{e}");
+        let e = Config::parse(&link("{\"model\": \"fade\"}", "")).unwrap_err();
+        assert!(e.contains("fwd_link") && e.contains("fade"), "{e}");
     }
 }

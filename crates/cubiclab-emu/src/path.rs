@@ -275,7 +275,7 @@ impl Direction {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, RedSpec};
+    use cubiclab_path::{Limit, LossSpec, QueueDiscipline, QueueSettings};
 
     fn header(segments: u16, gso: u16) -> Header {
         Header {
@@ -298,8 +298,7 @@ mod tests {
             rate_bps: 10_000_000,
             buffer: Limit::Packets(1),
             queue: QueueDiscipline::DropTail,
-            red: RedSpec::default(),
-            codel: CoDelSpec::default(),
+            settings: QueueSettings::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
@@ -335,8 +334,7 @@ mod tests {
             rate_bps: 0,
             buffer: Limit::Packets(10),
             queue: QueueDiscipline::DropTail,
-            red: RedSpec::default(),
-            codel: CoDelSpec::default(),
+            settings: QueueSettings::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };

@@ -11,7 +11,7 @@
 use std::fs;
 use std::io::Write;
 use std::os::fd::RawFd;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
 use crate::path::{Direction, Slab, NO_FLOW};
@@ -21,6 +21,45 @@ use crate::tun::{self, Header, MAX_PACKET};
 
 /// Reads per turn of the loop, so deliveries stay on time under a flood.
 const READ_BATCH: usize = 64;
+
+/// The epoch of the interval records, once given (0: not yet): by `epoch_ns` in the
+/// configuration or by an `epoch N` line on the control descriptor, which the caller sends
+/// once the emulator is up (on a loaded machine its start takes seconds, so the caller
+/// fixes the run's time origin only then). Whichever direction reads the line sets it for
+/// both.
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The first record time after `now` on the grid `epoch + k * step`.
+fn next_on_grid(epoch: u64, now: u64, step: u64) -> u64 {
+    if epoch > now {
+        epoch - (epoch - now) / step * step
+    } else {
+        epoch + ((now - epoch) / step + 1) * step
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_fall_on_the_epochs_grid() {
+        // Grid 100 + k 30: after 175 comes 190; before the epoch, the grid extends back
+        // (100 - 30 k): after 45 comes 70.
+        assert_eq!(next_on_grid(100, 175, 30), 190);
+        assert_eq!(next_on_grid(100, 45, 30), 70);
+        assert_eq!(next_on_grid(100, 100, 30), 130);
+    }
+}
+
+/// Take `epoch N` lines from the control descriptor's bytes.
+fn read_control(bytes: &[u8]) {
+    for line in String::from_utf8_lossy(bytes).lines() {
+        if let Some(n) = line.strip_prefix("epoch ").and_then(|v| v.trim().parse::<u64>().ok()) {
+            EPOCH.store(n, Ordering::SeqCst);
+        }
+    }
+}
 
 /// Run the emulator until SIGTERM/SIGINT, end of file on `ctl_fd`, or `max_duration_ns`.
 pub fn run(cfg: &Config) -> Result<Summary, String> {
@@ -141,12 +180,11 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half
         sched,
     };
     let mut slab = Slab::default();
-    let epoch = cfg.epoch_ns.unwrap_or(start);
-    let mut next_sample = if epoch > start {
-        epoch - (epoch - start) / cfg.sample_ns * cfg.sample_ns
-    } else {
-        epoch + ((start - epoch) / cfg.sample_ns + 1) * cfg.sample_ns
-    };
+    if let Some(e) = cfg.epoch_ns {
+        EPOCH.store(e, Ordering::SeqCst);
+    }
+    let mut epoch = EPOCH.load(Ordering::SeqCst);
+    let mut next_sample = next_on_grid(if epoch == 0 { start } else { epoch }, start, cfg.sample_ns);
     let mut ctl_buf = [0u8; 64];
     let mut scratch = [0u8; 256];
     loop {
@@ -156,6 +194,11 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half
         }
         if mono_ns() >= deadline {
             break;
+        }
+        let e = EPOCH.load(Ordering::Relaxed);
+        if e != epoch {
+            epoch = e;
+            next_sample = next_on_grid(epoch, mono_ns(), cfg.sample_ns);
         }
         // Deliver what is due first (its time has come), read what arrived (up to a
         // batch, each packet entering the path at the time it was read), then deliver
@@ -222,6 +265,9 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half
                 h.stop = "control";
                 STOP.store(true, Ordering::SeqCst);
                 break;
+            }
+            if n > 0 {
+                read_control(&ctl_buf[..n as usize]);
             }
         }
     }

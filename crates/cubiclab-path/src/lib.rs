@@ -19,7 +19,7 @@ pub mod rng;
 
 pub use link::{Link, LinkSpec, Offer};
 pub use loss::{LossSpec, RandomLoss};
-pub use queue::{CoDel, CoDelSpec, DisciplineSettings, DropTail, Limit, Queue, QueueDiscipline, Red, RedSpec};
+pub use queue::{CoDel, CoDelSpec, DropTail, Limit, Queue, QueueDiscipline, QueueSettings, Red, RedSpec};
 pub use rng::Rng;
 
 /// Nanoseconds since the start of the run.

@@ -3,32 +3,24 @@
 //! simulator's delay lines, the emulator's).
 
 use crate::loss::{LossSpec, RandomLoss};
-use crate::queue::{Buffer, CoDelSpec, DisciplineSettings, Limit, Queue, QueueDiscipline, RedSpec};
+use crate::queue::{Buffer, Limit, Queue, QueueDiscipline, QueueSettings};
 use crate::rng::Rng;
 use crate::{PathPacket, Time, STREAM_LINK};
 
-/// One direction of a bottleneck, as a scenario describes it.
-#[derive(Clone, Debug, PartialEq)]
+/// One direction of a bottleneck, as a scenario describes it (and, as JSON, as the testbed
+/// hands it to the emulator).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     pub rate_bps: u64,
     pub buffer: Limit,
     pub queue: QueueDiscipline,
     /// The disciplines' settings (only the running one's matter).
-    pub red: RedSpec,
-    pub codel: CoDelSpec,
+    pub settings: QueueSettings,
     pub loss: LossSpec,
     /// Size of a full data packet on the wire (RED's idle decay counts in these; CoDel
     /// keeps dropping only while more than one is queued).
     pub packet_bytes: u32,
-}
-
-impl DisciplineSettings for LinkSpec {
-    fn red(&self) -> &RedSpec {
-        &self.red
-    }
-    fn codel(&self) -> &CoDelSpec {
-        &self.codel
-    }
 }
 
 pub struct Link<P> {
@@ -65,7 +57,7 @@ impl<P: PathPacket> Link<P> {
             rate_bps: spec.rate_bps,
             rng: Rng::new(seed, STREAM_LINK + 10 + dir as u64),
         };
-        let queue = Queue::new(spec.queue, spec, buffer);
+        let queue = Queue::new(spec.queue, &spec.settings, buffer);
         let loss = RandomLoss::new(spec.loss.clone(), Rng::new(seed, STREAM_LINK + dir as u64));
         Self { rate_bps: spec.rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss }
     }
@@ -125,8 +117,7 @@ mod tests {
             rate_bps,
             buffer,
             queue: QueueDiscipline::DropTail,
-            red: RedSpec::default(),
-            codel: CoDelSpec::default(),
+            settings: QueueSettings::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };

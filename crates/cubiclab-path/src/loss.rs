@@ -85,7 +85,8 @@ impl RandomLoss {
         if rate <= 0.0 {
             return u64::MAX;
         }
-        from.saturating_add((self.rng.exponential(1.0 / rate) * 1e9) as Time)
+        // At least 1 ns: a gap that rounds to 0 would never move past `now` in `lose`.
+        from.saturating_add(((self.rng.exponential(1.0 / rate) * 1e9) as Time).max(1))
     }
 
     /// Whether the packet leaving the link at `now` is lost.

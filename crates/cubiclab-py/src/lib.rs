@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{parse_trace_csv, replay, ReplayStart};
 use cubiclab_cc::{Algorithm, CaState, Params, ALGORITHMS};
-use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES};
+use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::traffic::BoundedPareto;
 use cubiclab_sim::{Column, Direction, Results, Scenario, Sim};
 
@@ -109,10 +109,12 @@ impl Simulation {
         Ok(Self { sim: Some(sim) })
     }
 
-    /// Advance to simulated time `until_ns`; true when the run is complete.
-    fn run_until(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<bool> {
+    /// Advance to simulated time `until_ns`, or through at most `max_events` events; true
+    /// when the run is complete.
+    #[pyo3(signature = (until_ns, max_events = u64::MAX))]
+    fn run_until(&mut self, py: Python<'_>, until_ns: u64, max_events: u64) -> PyResult<bool> {
         let sim = self.sim.as_mut().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
-        Ok(py.allow_threads(move || sim.run_until(until_ns)))
+        Ok(py.allow_threads(move || sim.run_until_or_events(until_ns, max_events)))
     }
 
     #[getter]
@@ -132,7 +134,8 @@ impl Simulation {
 
     /// Finish and return the results as a dict of column dicts.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        let mut sim = self.sim.take().ok_or_else(|| PyValueError::new_err("simulation already finished"))?;
+        sim.close_capture().map_err(PyValueError::new_err)?;
         results_to_py(py, sim.finish())
     }
 }
@@ -260,6 +263,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
+    m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
+    m.add("MAX_FLOWS", MAX_FLOWS)?;
+    m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;
     m.add("CA_STATES", CaState::ALL.map(CaState::name).to_vec())?;
     Ok(())

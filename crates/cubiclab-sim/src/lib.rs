@@ -4,6 +4,7 @@
 
 pub mod engine;
 pub mod packet;
+pub mod pcap;
 pub mod pipe;
 pub mod record;
 pub mod scenario;
@@ -13,7 +14,7 @@ pub mod traffic;
 
 // The bottleneck path is the shared `cubiclab-path` crate (the emulator runs the same code).
 pub use cubiclab_path::{loss, queue, rng};
-pub use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, RedSpec};
+pub use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, QueueSettings, RedSpec};
 pub use record::{Column, Results, Table};
 pub use scenario::{
     Bottleneck, CwndRecording, Direction, FlowGroup, Plan, Record, RttDist, Scenario, WebDirection, WebGroup,

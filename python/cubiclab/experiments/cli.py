@@ -24,9 +24,11 @@ def cmd_reproduce(args) -> int:
     try:
         outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds, out=args.out,
                              jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
-                             log=None if args.quiet else sys.stderr)
+                             log=None if args.quiet else sys.stderr, testbed=args.testbed,
+                             max_duration=args.max_duration)
     except KeyboardInterrupt:
-        print("\ncubiclab: interrupted; finished simulations are cached, run the same command again to resume",
+        print("\ncubiclab: interrupted; finished simulations (and testbed runs) are cached, run the same command "
+              "again to resume",
               file=sys.stderr)
         return 130
     for o in outcomes:
@@ -55,4 +57,9 @@ def add_parsers(sub) -> None:
                    help="run the simulations on Ray (pip install 'cubiclab[ray]')")
     r.add_argument("--cache", default=None, help="run cache (default: OUT/cache or $CUBICLAB_CACHE)")
     r.add_argument("--quiet", action="store_true", help="no progress output")
+    r.add_argument("--testbed", action="store_true",
+                   help="also run every entry's scenarios on the real kernel (root; real time, one run at a time): "
+                        "kernel.md gives paper / simulator / kernel per claim")
+    r.add_argument("--max-duration", type=float, default=600.0, metavar="SECONDS",
+                   help="with --testbed: longest run the testbed takes (default 600 s)")
     r.set_defaults(func=cmd_reproduce)

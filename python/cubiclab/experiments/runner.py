@@ -43,10 +43,12 @@ def simulate_runs(runs, cache: Path, jobs: int | None, ray: str | None, progress
 def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: int | None = None,
               out: str | Path = "cubiclab-out/reproduce", jobs: int | None = None, ray: str | None = None,
               cache: str | Path | None = None, progress: bool = True, report: bool = True,
-              log=sys.stderr) -> list[Outcome]:
+              log=sys.stderr, testbed: bool = False, max_duration: float = 600.0) -> list[Outcome]:
     """Run the named entries (all when None) in `mode` ("full", "quick" or "tiny"; `seeds`
     runs per condition, default the mode's) and return their Outcomes; figures, data,
-    verdicts and report.html go under `out`."""
+    verdicts and report.html go under `out`. With `testbed`, the runs are also made on the
+    real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds) and
+    each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
     out = Path(out)
     m = mode if isinstance(mode, Mode) else mode_named(mode, seeds)
     cache = Path(cache) if cache else default_cache(out)
@@ -69,6 +71,12 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     t0 = time.perf_counter()
     sweep = simulate_runs(all_runs, cache, jobs, ray, progress and bool(log))
     sim_wall = time.perf_counter() - t0
+    if testbed:
+        from cubiclab.experiments import testbed_backend
+
+        kernel_runs = testbed_backend.run_all([r for _, why, runs in plans if not why for r in runs], cache,
+                                              max_duration, log)
+        kernel_rows = []
     outcomes = []
     for e, why, runs in plans:
         edir = out / e.name
@@ -91,10 +99,17 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
         _write_data(edir, o)
         _write_verdicts(edir, o)
         outcomes.append(o)
+        if testbed:
+            ko = testbed_backend.kernel_outcome(e, runs, kernel_runs, m, edir)
+            kernel_rows.append((o, ko, testbed_backend.write(edir, o, ko)))
         if log:
             counts = Counter(v.verdict for v in o.verdicts)
             status = f"error: {o.error}" if o.error else ", ".join(f"{n} {k}" for k, n in counts.items())
             print(f"  {e.name}: {status}", file=log)
+    if testbed:
+        atomic_write_text(out / "kernel.md", testbed_backend.markdown(kernel_rows))
+        if log:
+            print(f"cubiclab: paper / simulator / kernel in {out / 'kernel.md'}", file=log)
     if report:
         path = write_report(outcomes, out / "report.html", mode=m)
         if log:

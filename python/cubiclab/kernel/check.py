@@ -23,10 +23,14 @@ from cubiclab.kernel.convert import Converted, convert, inflight_share
 #: replay from the first ACK did reproduce the kernel's HyStart exit in the runs tried,
 #: but only because ACKs ~600 us apart put the first ACK past both thresholds at the same
 #: place: not a check of HyStart. After the seed, everything is compared.
+#: The BPF ports (run as cubiclab's own code inside the kernel) are compared from the first
+#: ACK: none has HyStart, and their slow start is deterministic. Their jiffies are the
+#: kernel's, so the replay runs at the kernel's HZ (measured by :func:`measure_hz_and_phase`).
 SETUPS = {
     "reno": dict(seed="start", params={}),
     "cubic": dict(seed="ss_exit", params={"hz": 250}),
 }
+BPF_SETUP = dict(seed="start", params={})
 
 
 @dataclass
@@ -82,16 +86,35 @@ def run_check(
     setups: dict | None = None,
 ) -> dict[str, Result]:
     """Trace one flow per algorithm and compare each with its replay."""
+    from cubiclab.testbed import bpf
+
     setups = {**SETUPS, **(setups or {})}
     out = {}
+    kernel_hz = None
     for alg in algorithms:
-        s = setups.get(alg, dict(seed="ss_exit", params={}))
-        cap = run_flow(alg, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
+        if alg in setups:
+            s = setups[alg]
+            cap = run_flow(alg, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
+        else:
+            # A BPF port: registered for this flow only, replayed at the kernel's HZ.
+            kernel_hz = kernel_hz or measure_hz_and_phase()[0]
+            s = dict(BPF_SETUP, params={**BPF_SETUP["params"], "hz": kernel_hz})
+            if not any(p.name == "hz" for p in _specs(alg)):
+                s["params"].pop("hz")
+            name = bpf.instance_name(0, alg)
+            with bpf.Registered({name: (alg, {})}):
+                cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
         conv = convert(cap.records, cap.mss, cap.t_stop_us, cap.acks, seed=s["seed"])
-        hz = int(s["params"].get("hz", 250))
+        hz = int(s["params"].get("hz", kernel_hz or 250))
         cmp = compare(conv, alg, s["params"], hz=hz)
         out[alg] = Result(alg, cap, conv, cmp, seconds)
     return out
+
+
+def _specs(algorithm: str):
+    from cubiclab.algorithms import algorithms
+
+    return next(a.params for a in algorithms() if a.name == algorithm)
 
 
 def measure_hz_and_phase(samples: float = 0.3) -> tuple[int, int]:

@@ -14,7 +14,17 @@ import json
 import math
 from pathlib import Path
 
+from cubiclab import _core
 from cubiclab.units import format_rate, parse_percent, parse_rate, parse_time_s
+
+#: N x N arrays of 8-byte numbers the chain holds at once (P, tau, s, the joint flow and its
+#: two products, the solver's copy and its workspace).
+_CHAIN_MATRICES = 8
+#: Most states whose matrices fit the run memory budget shared with the simulator.
+MAX_STATES = math.isqrt(_core.MEMORY_BUDGET_BYTES // (8 * _CHAIN_MATRICES))
+#: Largest W / alpha (s^3): the chain's areas grow as alpha tau^4 with tau ~ (W / alpha)^(1/3),
+#: so (W / alpha)^(4/3), summed over the states, must stay far below the float maximum 1.8e308.
+MAX_W_OVER_ALPHA = 1e200
 
 
 def _alpha(text: str) -> float:
@@ -50,20 +60,57 @@ def _int(text: str, field: str) -> int:
 
 
 def _markov_inputs(args) -> dict:
-    return dict(
+    kw = dict(
         capacity=float(parse_rate(args.capacity, "capacity", default_unit="bps")),
         rtt=parse_time_s(args.rtt, "rtt"),
         alpha=_alpha(args.alpha),
         beta=_float(args.beta, "beta"),
         loss_rate=_float(args.loss_rate, "loss-rate"),
     )
+    w = kw["capacity"] * kw["rtt"]
+    if kw["alpha"] > 0 and not w / kw["alpha"] <= MAX_W_OVER_ALPHA:
+        raise ValueError(
+            f"alpha: {kw['alpha']:g} bits/s^3 with W = capacity x rtt = {w:.3g} bits puts the chain's growth time "
+            f"cbrt(W / alpha) at {(w / kw['alpha']) ** (1 / 3):.3g} s, too long for its floating-point areas; allowed: "
+            f"W / alpha <= {MAX_W_OVER_ALPHA:g} (here alpha >= {w / MAX_W_OVER_ALPHA:.3g})")
+    return kw
+
+
+def _states(text: str) -> int:
+    n = _int(text, "states")
+    if n > MAX_STATES:
+        gib = _CHAIN_MATRICES * 8 * n * n / 2**30
+        raise ValueError(f"states: {n} states need {gib:.1f} GiB ({_CHAIN_MATRICES} matrices of N x N numbers); "
+                         f"allowed: at most {MAX_STATES} ({_core.MEMORY_BUDGET_BYTES / 2**30:.0f} GiB)")
+    return n
+
+
+def _finite(value: float, what: str, kw: dict) -> float:
+    """A result that floating point could not carry is the inputs' fault: say which."""
+    if not math.isfinite(value):
+        raise ValueError(f"the chain has no finite {what} for capacity {kw['capacity']:g} bit/s, rtt {kw['rtt']:g} s, "
+                         f"alpha {kw['alpha']:g}, beta {kw['beta']:g}, loss-rate {kw['loss_rate']:g}; "
+                         "choose values nearer the paper's (100Mbps, 100ms, 1e6, 0.5, 1)")
+    return value
+
+
+def _solved(compute, kw: dict):
+    """`compute()`, with numerical failures (a singular chain, an overflow) told as the inputs'."""
+    import numpy as np
+
+    try:
+        with np.errstate(all="ignore"):
+            return compute()
+    except (np.linalg.LinAlgError, OverflowError, ZeroDivisionError) as e:
+        _finite(math.nan, f"solution ({e})", kw)
 
 
 def cmd_markov(args) -> int:
     from cubiclab.models.markov import markov_model
 
     kw = _markov_inputs(args)
-    r = markov_model(**kw, n_states=_int(args.states, "states"), method=args.solver)
+    r = _solved(lambda: markov_model(**kw, n_states=_states(args.states), method=args.solver), kw)
+    _finite(r.normalized_throughput, "throughput", kw)
     if args.json:
         print(json.dumps(r.to_dict(), indent=2))
         return 0
@@ -89,9 +136,11 @@ def cmd_validate(args) -> int:
     from cubiclab.models.validate import rms_error, simulate_chain
 
     kw = _markov_inputs(args)
-    n = _int(args.states, "states")
-    m = markov_model(**kw, n_states=n)
-    sim = simulate_chain(**kw, n_events=_int(args.events, "events"), seed=_int(args.seed, "seed"))
+    n = _states(args.states)
+    m = _solved(lambda: markov_model(**kw, n_states=n), kw)
+    sim = _solved(lambda: simulate_chain(**kw, n_events=_int(args.events, "events"), seed=_int(args.seed, "seed")), kw)
+    _finite(m.normalized_throughput, "throughput", kw)
+    _finite(sim.normalized_throughput, "simulated throughput", kw)
     out = {
         "params": m.params,
         "n_events": sim.params["n_events"],

@@ -17,11 +17,12 @@ accepted connections inherit) sends that many bytes, shuts its side down and wai
 client's close: that arrives once the client has read the last byte, so its time is when
 the last byte was acknowledged, to within the client's reaction. OUT holds the clients'
 ``requests`` ``[port, index, t_request_ns, bytes]`` and the servers' ``done``
-``[port, t_done_ns]`` (in order per port: the k-th done is the k-th request's). Everything
-open at ``end_ns`` is reset (RST), so nothing drains after the run.
+``[port, t_done_ns]`` (in order per port: the k-th done is the k-th request's), ``retries``
+(connections refused or reset at connect and asked again) and ``errors`` (objects lost to a
+broken connection; the session goes on). Everything open at ``end_ns`` is reset (RST), so
+nothing drains after the run.
 """
 
-import errno
 import heapq
 import json
 import os
@@ -34,6 +35,8 @@ import time
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 CHUNK = memoryview(bytes(1 << 20))
+#: Connections refused or reset at connect, asked again, before the process gives up.
+MAX_RETRIES = 1000
 
 _stop = []
 
@@ -97,8 +100,6 @@ class Client:
         self.objects = spec["objects"]
         self.index = 0
         self.due = epoch + spec["first_request_ns"]
-        # Until then a refused connection means the server is still starting.
-        self.give_up = epoch + 5_000_000_000
         self.sock = None
 
     def start(self, sel, out) -> None:
@@ -114,11 +115,15 @@ class Client:
         if not self.sent:
             err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
             if err:
+                # Refused: the server's process is not listening yet (a loaded machine
+                # starts processes slowly); reset: the new connection met the remains of
+                # an earlier one with the same ports. Either way, ask again shortly, as
+                # the same request.
                 sel.unregister(s)
                 s.close()
-                if err == errno.ECONNREFUSED and _now() < self.give_up:
-                    # The server's process is not listening yet (a loaded machine starts
-                    # processes slowly): ask again shortly, as the same request.
+                self.sock = None
+                out["retries"] += 1
+                if out["retries"] <= MAX_RETRIES:
                     self.due = _now() + 10_000_000
                     heapq.heappush(timers, (self.due, id(self), self))
                 else:
@@ -150,7 +155,7 @@ class Client:
 def main(cfg: dict, outfile: str) -> None:
     signal.signal(signal.SIGTERM, lambda *_: _stop.append(1))
     sel = selectors.DefaultSelector()
-    out = {"requests": [], "done": [], "errors": []}
+    out = {"requests": [], "done": [], "errors": [], "retries": 0}
     listeners = {}
     for sv in cfg["servers"]:
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -189,9 +194,16 @@ def main(cfg: dict, outfile: str) -> None:
                 try:
                     key.data.on_event(sel, out, timers)
                 except (ConnectionError, OSError) as e:
+                    # The object is lost (not recorded); the session goes on to its next.
                     out["errors"].append(f"port {key.data.port}: {e}")
+                    c = key.data
                     sel.unregister(key.fileobj)
                     key.fileobj.close()
+                    c.sock = None
+                    c.index += 1
+                    if c.index < len(c.objects):
+                        c.due = _now() + c.objects[c.index - 1][1]
+                        heapq.heappush(timers, (c.due, id(c), c))
     for key in list(sel.get_map().values()):
         _reset(key.fileobj)
     with open(outfile, "w") as fh:

@@ -72,6 +72,8 @@ def cmd_compare(args) -> int:
     from cubiclab.testbed.compare import compare, format_table, write
 
     sc = _load(args)
+    if args.runs != 1:
+        return _compare_ensemble(sc, args)
     outdir = Path(args.out) / sc.name
     if not args.json:
         print(f"cubiclab: compare '{sc.name}' (simulator and testbed) -> {outdir}", file=sys.stderr)
@@ -89,6 +91,22 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def _compare_ensemble(sc, args) -> int:
+    from cubiclab.io import atomic_write_text
+    from cubiclab.kernel.netns import KernelLabUnavailable
+    from cubiclab.testbed.compare import compare_ensemble, format_ensemble
+
+    outdir = Path(args.out) / sc.name
+    try:
+        c = compare_ensemble(sc, runs=args.runs, progress=not args.quiet and not args.json, trace=not args.no_trace,
+                             max_duration=args.max_duration)
+    except (KernelLabUnavailable, RuntimeError) as e:
+        return _unavailable(e)
+    atomic_write_text(outdir / "ensemble.json", json.dumps(c.to_dict(), indent=2, default=float) + "\n")
+    print(json.dumps(c.to_dict(), indent=2, default=float) if args.json else format_ensemble(c))
+    return 0
+
+
 def _common(p) -> None:
     p.add_argument("--out", default="cubiclab-out", help="output folder (a subfolder per scenario)")
     p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
@@ -101,6 +119,18 @@ def _common(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
 
 
+def _positive(v: str) -> int:
+    import argparse
+
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--runs is '{v}'; a whole number of runs, at least 1")
+    return n
+
+
 def add_parsers(sub) -> None:
     t = sub.add_parser("testbed", help="run a scenario's flows on the real kernel through an emulated bottleneck "
                                        "(root)")
@@ -110,5 +140,8 @@ def add_parsers(sub) -> None:
     t.set_defaults(func=cmd_testbed)
     c = sub.add_parser("compare", help="run a scenario on the simulator and on the testbed, side by side (root)")
     c.add_argument("scenario", help="TOML scenario file")
+    c.add_argument("--runs", type=_positive, default=1,
+                   help="runs per side with seeds seed, seed+1, ...; above 1, each metric's mean and 95%% "
+                        "interval and whether the sides agree")
     _common(c)
     c.set_defaults(func=cmd_compare)

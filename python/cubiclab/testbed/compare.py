@@ -1,5 +1,7 @@
 """The simulator and the testbed on the same scenario, side by side, with the differences
-as numbers.
+as numbers: one run each (:func:`compare`), or an ensemble of runs with different seeds on
+each side and a verdict per metric (:func:`compare_ensemble`, see
+:mod:`cubiclab.testbed.ensemble`).
 
 Per flow: mean goodput, share, loss events (and their mean spacing), retransmissions, mean
 and peak cwnd, mean smoothed RTT; over time, the cwnd traces are put on a common 10 ms grid
@@ -18,6 +20,7 @@ import pandas as pd
 
 from cubiclab.io import atomic_write_text
 from cubiclab.scenario import Scenario
+from cubiclab.testbed.ensemble import compare_runs, cwnd_on_grid, run_metrics
 
 
 @dataclass
@@ -38,16 +41,6 @@ def _jain(x) -> float:
     return float(x.sum() ** 2 / (len(x) * (x ** 2).sum())) if len(x) and (x ** 2).sum() > 0 else float("nan")
 
 
-def _cwnd_on_grid(res, flow: int, grid: np.ndarray) -> np.ndarray:
-    d = res.cwnd[res.cwnd.flow == flow] if len(res.cwnd) else res.flows[res.flows.flow == flow]
-    if not len(d):
-        return np.full(len(grid), np.nan)
-    t = d.t.to_numpy()
-    idx = np.searchsorted(t, grid, side="right") - 1
-    v = d.cwnd.to_numpy().astype(float)[np.clip(idx, 0, len(d) - 1)]
-    return np.where(idx >= 0, v, np.nan)
-
-
 def _per_flow(res, duration: float) -> pd.DataFrame:
     t = res.totals.set_index("flow")
     grid = np.arange(0.01, duration, 0.01)
@@ -55,7 +48,7 @@ def _per_flow(res, duration: float) -> pd.DataFrame:
     delivered = float(t["delivered_bytes"].sum())
     for flow, r in t.iterrows():
         losses = res.losses[res.losses.flow == flow].t.to_numpy()
-        cw = _cwnd_on_grid(res, flow, grid)
+        cw = cwnd_on_grid(res, flow, grid)
         f = res.flows[res.flows.flow == flow]
         out.append({
             "flow": int(flow), "group": r["group"], "algorithm": r["algorithm"],
@@ -92,7 +85,7 @@ def compare(scenario: Scenario | str, progress: bool = False, **testbed_kw) -> C
     grid = np.arange(0.01, duration, 0.01)
     mad = []
     for flow in m.flow:
-        x, y = _cwnd_on_grid(sim, flow, grid), _cwnd_on_grid(tb, flow, grid)
+        x, y = cwnd_on_grid(sim, flow, grid), cwnd_on_grid(tb, flow, grid)
         ok = np.isfinite(x) & np.isfinite(y)
         mad.append(float(np.abs(x[ok] - y[ok]).mean() / max(y[ok].mean(), 1e-9)) if ok.any() else np.nan)
     m["cwnd_mean_abs_diff_rel"] = mad
@@ -110,6 +103,70 @@ def compare(scenario: Scenario | str, progress: bool = False, **testbed_kw) -> C
         "emulator_late_max_ms": ts["emulator"].get("late_max_ns", 0) / 1e6,
     }
     return Comparison(scenario, sim, tb, m, overall)
+
+
+@dataclass
+class EnsembleComparison:
+    scenario: Scenario
+    sim_runs: list  # run_metrics() of each simulator run, seeds seed, seed + 1, ...
+    kernel_runs: list  # the same for the testbed
+    verdicts: pd.DataFrame  # one row per metric: both intervals, difference, agrees
+    sim: object = None  # the first run of each side, for pictures
+    testbed: object = None
+
+    @property
+    def agrees(self) -> bool:
+        return bool(self.verdicts.agrees.all())
+
+    def to_dict(self) -> dict:
+        return {"scenario": self.scenario.name, "sim_runs": self.sim_runs, "kernel_runs": self.kernel_runs,
+                "verdicts": json.loads(self.verdicts.to_json(orient="records"))}
+
+
+def seeds(scenario: Scenario, runs: int) -> list[int]:
+    """The seeds of an ensemble: the scenario's, then the next ones."""
+    return [scenario.seed + k for k in range(runs)]
+
+
+def compare_ensemble(scenario: Scenario | str, runs: int = 5, progress: bool = False,
+                     kernel_runs: list | None = None, **testbed_kw) -> EnsembleComparison:
+    """`runs` simulator and `runs` testbed runs of `scenario` with seeds `seed, seed + 1, ...`
+    (start jitter and random loss differ); every metric's mean and 95% interval per side and
+    whether they agree. `kernel_runs` (metrics of earlier testbed runs) skips the testbed."""
+    from cubiclab.simulate import simulate
+    from cubiclab.testbed.run import plan, testbed
+
+    if isinstance(scenario, str):
+        scenario = Scenario.load(scenario)
+    if runs < 1:
+        raise ValueError(f"runs is {runs}; at least 1 run per side is needed")
+    sc = scenario.replace()
+    sc.record.cwnd = "changes"
+    sim_first = tb_first = None
+    sim_runs = []
+    for seed in seeds(sc, runs):
+        res = simulate(sc.replace(seed=seed))
+        sim_first = sim_first or res
+        sim_runs.append(run_metrics(res))
+    if kernel_runs is None:
+        plan(sc)  # the testbed's checks before anything runs
+        kernel_runs = []
+        for seed in seeds(sc, runs):
+            res = testbed(sc.replace(seed=seed), progress=progress, **testbed_kw)
+            tb_first = tb_first or res
+            kernel_runs.append(run_metrics(res))
+    verdicts = pd.DataFrame(compare_runs(sim_runs, kernel_runs))
+    return EnsembleComparison(scenario, sim_runs, kernel_runs, verdicts, sim_first, tb_first)
+
+
+def format_ensemble(c: EnsembleComparison) -> str:
+    """One line per metric: sim mean [95% interval] / kernel mean [interval], verdict."""
+    lines = [f"{c.scenario.name}: {len(c.sim_runs)} simulator and {len(c.kernel_runs)} kernel runs"]
+    for r in c.verdicts.to_dict("records"):
+        lines.append(f"  {r['metric']:14s} sim {r['sim_mean']:10.3f} [{r['sim_lo']:.3f}, {r['sim_hi']:.3f}]"
+                     f"  kernel {r['kernel_mean']:10.3f} [{r['kernel_lo']:.3f}, {r['kernel_hi']:.3f}]"
+                     f"  {'agrees' if r['agrees'] else 'DIFFERS'}")
+    return "\n".join(lines)
 
 
 def plot_compare(c: Comparison, path: Path) -> Path:

@@ -86,6 +86,11 @@ class Emulator:
         self.proc = subprocess.Popen(exec_prefix + command(cfg), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
+    def set_epoch(self, epoch_ns: int) -> None:
+        """Put the interval records on the grid ``epoch_ns + k * sample`` (CLOCK_MONOTONIC)."""
+        self.proc.stdin.write(f"epoch {epoch_ns}\n")
+        self.proc.stdin.flush()
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 

@@ -27,8 +27,10 @@ impl Default for CoDelSpec {
 impl CoDelSpec {
     /// Check the settings; `field` is the key path in messages.
     pub fn validate(&self, field: &str) -> Result<(), String> {
-        if self.target_ns == 0 || self.interval_ns == 0 {
-            return Err(format!("{field}: target and interval must be > 0"));
+        for (key, value) in [("target", self.target_ns), ("interval", self.interval_ns)] {
+            if value == 0 {
+                return Err(format!("{field}.{key} is 0; it must be > 0"));
+            }
         }
         Ok(())
     }

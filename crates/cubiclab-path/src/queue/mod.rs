@@ -40,17 +40,32 @@ pub enum QueueDiscipline {
     CoDel,
 }
 
-/// Where the disciplines' settings are kept (the scenario's bottleneck, one table per
-/// discipline with settings, named after it: `bottleneck.red`, `bottleneck.codel`).
-pub trait DisciplineSettings {
-    fn red(&self) -> &RedSpec;
-    fn codel(&self) -> &CoDelSpec;
+/// The settings of every discipline that has some, one table each, named after it (file:
+/// `bottleneck.red`, `bottleneck.codel`). Only the running discipline's matter, but all
+/// are checked. A new discipline with settings adds its table here and nowhere else: the
+/// scenario, the emulator's configuration and the Python edge all carry this struct whole.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct QueueSettings {
+    pub red: RedSpec,
+    pub codel: CoDelSpec,
 }
 
-/// Check the settings of every discipline, also of those that are off: a typo there is a typo.
-pub fn validate_settings(s: &impl DisciplineSettings) -> Result<(), String> {
-    s.red().validate("bottleneck.red")?;
-    s.codel().validate("bottleneck.codel")
+impl QueueSettings {
+    /// Check every table, also those of disciplines that are off: a typo there is a typo.
+    /// `at` is the key path of the tables' parent (`bottleneck`).
+    pub fn validate(&self, at: &str) -> Result<(), String> {
+        self.red.validate(&format!("{at}.red"))?;
+        self.codel.validate(&format!("{at}.codel"))
+    }
+
+    /// The tables' names, as the scenario file spells them.
+    pub fn table_names() -> Vec<String> {
+        match serde_json::to_value(QueueSettings::default()) {
+            Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+            _ => unreachable!("QueueSettings serialises to a JSON object"),
+        }
+    }
 }
 
 /// What a buffer knows of its link.
@@ -72,14 +87,14 @@ pub enum Queue<P> {
 
 impl<P: PathPacket> Queue<P> {
     /// A buffer running `discipline` with its settings from `settings`.
-    pub fn new(discipline: QueueDiscipline, settings: &impl DisciplineSettings, b: Buffer) -> Self {
+    pub fn new(discipline: QueueDiscipline, settings: &QueueSettings, b: Buffer) -> Self {
         match discipline {
             QueueDiscipline::DropTail => Queue::DropTail(DropTail::new(b.limit)),
             QueueDiscipline::Red => {
                 let packet_ns = b.wire_bytes as f64 * 8e9 / b.rate_bps as f64;
-                Queue::Red(Red::new(*settings.red(), b.limit, packet_ns, b.rng))
+                Queue::Red(Red::new(settings.red, b.limit, packet_ns, b.rng))
             }
-            QueueDiscipline::CoDel => Queue::CoDel(CoDel::new(*settings.codel(), b.limit, b.wire_bytes)),
+            QueueDiscipline::CoDel => Queue::CoDel(CoDel::new(settings.codel, b.limit, b.wire_bytes)),
         }
     }
 

@@ -20,9 +20,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
+pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
-use crate::queue::{CoDelSpec, DisciplineSettings, Limit, QueueDiscipline, RedSpec};
+use crate::queue::{Limit, QueueDiscipline, QueueSettings};
 use crate::tcp::Recovery;
 use cubiclab_path::LinkSpec;
 
@@ -62,7 +63,6 @@ pub struct Scenario {
 
 /// The shared link, both ways.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct Bottleneck {
     /// Link rate, bits/s (file: "400Mbps").
     #[serde(rename = "rate")]
@@ -76,23 +76,18 @@ pub struct Bottleneck {
     pub reverse_buffer: Limit,
     /// Queue discipline of both buffers.
     pub queue: QueueDiscipline,
-    /// RED's settings; checked even when the queue is not RED.
-    pub red: RedSpec,
-    /// CoDel's settings; checked even when the queue is not CoDel.
-    pub codel: CoDelSpec,
+    /// Every discipline's settings table (`red`, `codel`), checked even when off.
+    #[serde(flatten)]
+    pub settings: QueueSettings,
+    /// Keys that are none of the above (serde cannot deny unknown keys beside a flattened
+    /// table): `validate` refuses them, naming the key and what is allowed.
+    #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
     /// Random loss on the forward link.
     pub loss: LossSpec,
     /// Random loss on the reverse link.
     pub reverse_loss: LossSpec,
-}
-
-impl DisciplineSettings for Bottleneck {
-    fn red(&self) -> &RedSpec {
-        &self.red
-    }
-    fn codel(&self) -> &CoDelSpec {
-        &self.codel
-    }
 }
 
 /// A group of identical long-lived (or fixed-size) flows.
@@ -204,6 +199,10 @@ pub struct Record {
     pub cwnd: CwndRecording,
     /// Record every RTT sample given to the algorithms.
     pub rtt_samples: bool,
+    /// Write every packet leaving the bottleneck (both directions) to this pcap file, with
+    /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
+    #[serde(default)]
+    pub pcap: Option<String>,
 }
 
 /// How often cwnd is recorded.
@@ -230,7 +229,7 @@ impl Scenario {
             let path = e.path().to_string();
             let inner = e.into_inner().to_string();
             // serde_json appends " at line L column C" of the generated JSON: not the user's.
-            let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
+            let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
             if path == "." {
                 format!("scenario: {inner}")
             } else {
@@ -255,21 +254,21 @@ impl Scenario {
             duration_ns,
             mss: 1448,
             start_jitter_ns: 0,
-            min_rto_ns: crate::tcp::rtt::RTO_MIN_NS,
+            min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
             bottleneck: Bottleneck {
                 rate_bps,
                 delay_ns: rtt_ns / 4,
                 buffer,
                 reverse_buffer: Limit::Packets(100_000),
                 queue: QueueDiscipline::DropTail,
-                red: RedSpec::default(),
-                codel: CoDelSpec::default(),
+                settings: QueueSettings::default(),
+                unknown: BTreeMap::new(),
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
             },
             flows: Vec::new(),
             web: Vec::new(),
-            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false },
+            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false, pcap: None },
         }
     }
 
@@ -286,8 +285,7 @@ impl Scenario {
             rate_bps: b.rate_bps,
             buffer,
             queue: b.queue,
-            red: b.red,
-            codel: b.codel,
+            settings: b.settings,
             loss: loss.clone(),
             packet_bytes: self.wire_bytes(),
         }
@@ -301,6 +299,25 @@ impl Scenario {
     pub fn bdp_packets(&self, rtt_ns: u64) -> u32 {
         ((self.bottleneck.rate_bps as u128 * rtt_ns as u128) / (8 * self.wire_bytes() as u128 * 1_000_000_000)) as u32
     }
+}
+
+/// serde's "expected u64" and "expected struct RedSpec" in the terms of a scenario file: the
+/// range of integers allowed, a table.
+fn allowed_in_file_terms(message: &str) -> String {
+    let (found, expected) = match message.split_once(", expected ") {
+        Some(parts) => parts,
+        None => return message.to_string(),
+    };
+    let allowed = match expected {
+        "u64" => format!("an integer in [0, {}]", u64::MAX),
+        "u32" => format!("an integer in [0, {}]", u32::MAX),
+        "f64" => "a number".to_string(),
+        e if e.starts_with("struct ") || e == "a map" || e.starts_with("internally tagged enum") => {
+            "a table".to_string()
+        }
+        e => e.to_string(),
+    };
+    format!("{found}; allowed: {allowed}")
 }
 
 impl FlowGroup {

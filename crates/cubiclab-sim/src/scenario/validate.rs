@@ -1,15 +1,42 @@
 //! Every range check of a scenario, in one place, before anything runs. A message names the
 //! key path as the scenario file spells it (`flows[0].rtt`) and what is allowed.
 
-use cubiclab_cc::Algorithm;
+use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
 
-use super::{FlowGroup, RttDist, Scenario, WebDirection, WebGroup};
+use super::{FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES};
+use crate::loss::LossSpec;
+use crate::packet::Packet;
 use crate::queue::Limit;
+use crate::record::Results;
 
 const MS: f64 = 1e6;
+const GIB: f64 = (1u64 << 30) as f64;
 
 /// At most this many flows or web sessions in one run.
 pub const MAX_FLOWS: u64 = 100_000;
+
+/// The longest time any key may give, ns (2^60 ns, about 36.5 years): the simulator adds a
+/// handful of times (now, delays, timeouts), and that many sums of 2^60 stay inside u64.
+pub const MAX_TIME_NS: u64 = 1 << 60;
+
+/// Memory a run may ask for before it starts: windows, buffers and recorded samples (4 GiB).
+pub const MEMORY_BUDGET_BYTES: u64 = 4 << 30;
+
+/// Bytes the sender's scoreboard keeps per segment of its window: flags and send time
+/// (1 + 8), in a ring that grows by doubling (so up to twice that).
+const SEGMENT_BYTES: u64 = 2 * 9;
+
+/// Bytes a queued packet takes in a buffer that grows by doubling.
+const QUEUED_PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
+
+/// Bytes of one recorded value (every column is at most 8 bytes wide).
+const VALUE_BYTES: u64 = 8;
+
+/// An unknown name is the group's `algorithm` key's fault; any other refusal its `params`'.
+fn check_algorithm(name: &str, params: &Params, at: &str) -> Result<(), String> {
+    let key = if ALGORITHMS.iter().any(|a| a.name == name) { "params" } else { "algorithm" };
+    Algorithm::new(name, params).map(|_| ()).map_err(|e| format!("{at}.{key}: {}", e.0))
+}
 
 fn positive(value: u64, at: &str) -> Result<(), String> {
     if value == 0 {
@@ -23,10 +50,10 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), String> {
         self.validate_path_and_flows()?;
         for (i, g) in self.flows.iter().enumerate() {
-            Algorithm::new(&g.algorithm, &g.cc_params()).map_err(|e| format!("flows[{i}]: {}", e.0))?;
+            check_algorithm(&g.algorithm, &g.cc_params(), &format!("flows[{i}]"))?;
         }
         for (i, w) in self.web.iter().enumerate() {
-            Algorithm::new(&w.algorithm, &w.cc_params()).map_err(|e| format!("web[{i}]: {}", e.0))?;
+            check_algorithm(&w.algorithm, &w.cc_params(), &format!("web[{i}]"))?;
         }
         Ok(())
     }
@@ -42,6 +69,10 @@ impl Scenario {
         }
         positive(self.duration_ns, "duration")?;
         positive(self.record.interval_ns, "record.interval")?;
+        if self.record.pcap.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err("record.pcap is empty; allowed: a file path (e.g. \"run.pcap\")".into());
+        }
+        self.validate_times()?;
         self.validate_bottleneck()?;
         if self.flows.is_empty() && self.web.is_empty() {
             return Err("flows: a scenario needs at least one flow group or web group".into());
@@ -58,7 +89,89 @@ impl Scenario {
         if total > MAX_FLOWS {
             return Err(format!("flows and web sessions number {total} in all; allowed: at most {MAX_FLOWS}"));
         }
-        Ok(())
+        self.validate_memory()
+    }
+
+    /// Every time within [`MAX_TIME_NS`], and the last start of each group too, so that the
+    /// simulator's sums of times cannot overflow.
+    fn validate_times(&self) -> Result<(), String> {
+        let mut times = vec![
+            ("duration".to_string(), self.duration_ns),
+            ("start_jitter".to_string(), self.start_jitter_ns),
+            ("min_rto".to_string(), self.min_rto_ns),
+            ("record.interval".to_string(), self.record.interval_ns),
+            ("bottleneck.delay".to_string(), self.bottleneck.delay_ns),
+            ("bottleneck.codel.target".to_string(), self.bottleneck.settings.codel.target_ns),
+            ("bottleneck.codel.interval".to_string(), self.bottleneck.settings.codel.interval_ns),
+        ];
+        for (i, g) in self.flows.iter().enumerate() {
+            let last_start = (g.count.saturating_sub(1) as u64)
+                .checked_mul(g.start_spacing_ns)
+                .and_then(|t| t.checked_add(g.start_ns))
+                .and_then(|t| t.checked_add(self.start_jitter_ns))
+                .unwrap_or(u64::MAX);
+            times.extend([
+                (format!("flows[{i}].rtt"), g.rtt_ns),
+                (format!("flows[{i}].start"), g.start_ns),
+                (format!("flows[{i}].start_spacing (the group's last start, with start_jitter)"), last_start),
+                (format!("flows[{i}].stop"), g.stop_ns.unwrap_or(0)),
+                (format!("flows[{i}].delack_timeout"), g.delack_timeout_ns),
+            ]);
+        }
+        for (i, w) in self.web.iter().enumerate() {
+            let (RttDist::Fixed(rtt) | RttDist::Exp(rtt)) = w.rtt;
+            times.extend([(format!("web[{i}].think"), w.think_mean_ns), (format!("web[{i}].rtt"), rtt)]);
+        }
+        match times.into_iter().find(|(_, t)| *t > MAX_TIME_NS) {
+            Some((at, t)) => Err(format!(
+                "{at} is {t} ns; allowed: at most {MAX_TIME_NS} ns (about {:.1} years)",
+                MAX_TIME_NS as f64 / 1e9 / 86_400.0 / 365.25
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// What the run will allocate for windows, buffers and samples, against
+    /// [`MEMORY_BUDGET_BYTES`]; the message names the key that asks for most.
+    fn validate_memory(&self) -> Result<(), String> {
+        let mut needs: Vec<(String, u64, String)> = Vec::new();
+        for (i, g) in self.flows.iter().enumerate() {
+            let bytes = g.count as u64 * g.initial_cwnd as u64 * SEGMENT_BYTES;
+            let what =
+                format!("{} flows x {} segments x {SEGMENT_BYTES} bytes of window state", g.count, g.initial_cwnd);
+            needs.push((format!("flows[{i}].initial_cwnd"), bytes, what));
+        }
+        let b = &self.bottleneck;
+        for (name, limit, smallest) in [
+            ("bottleneck.buffer", b.buffer, self.wire_bytes() as u64),
+            ("bottleneck.reverse_buffer", b.reverse_buffer, ACK_BYTES as u64),
+        ] {
+            let packets = match limit {
+                Limit::Packets(n) => n as u64,
+                Limit::Bytes(n) => n / smallest,
+            };
+            let what = format!("{packets} packets x {QUEUED_PACKET_BYTES} bytes when full");
+            needs.push((name.to_string(), packets.saturating_mul(QUEUED_PACKET_BYTES), what));
+        }
+        let samples = self.duration_ns / self.record.interval_ns + 1;
+        let flows: u64 = self.flows.iter().map(|g| g.count as u64).sum();
+        let columns = |table: &str| {
+            Results::schema().into_iter().find(|(t, _)| *t == table).map_or(0, |(_, cols)| cols.len() as u64)
+        };
+        let row_bytes = flows * columns("flows") * VALUE_BYTES + columns("link") * VALUE_BYTES;
+        let what = format!("{samples} samples x {row_bytes} bytes ({flows} flows and the link)");
+        needs.push(("record.interval".to_string(), samples.saturating_mul(row_bytes), what));
+        let total = needs.iter().fold(0u64, |sum, (_, b, _)| sum.saturating_add(*b));
+        if total <= MEMORY_BUDGET_BYTES {
+            return Ok(());
+        }
+        let (at, bytes, what) = needs.into_iter().max_by_key(|(_, b, _)| *b).expect("three needs at least");
+        Err(format!(
+            "{at} asks for {:.1} GiB ({what}); the run would need {:.1} GiB in all; allowed: at most {:.0} GiB",
+            bytes as f64 / GIB,
+            total as f64 / GIB,
+            MEMORY_BUDGET_BYTES as f64 / GIB
+        ))
     }
 
     fn validate_bottleneck(&self) -> Result<(), String> {
@@ -76,9 +189,32 @@ impl Scenario {
                 _ => {}
             }
         }
-        crate::queue::validate_settings(b)?;
+        if let Some(key) = b.unknown.keys().next() {
+            // The known keys are what a bottleneck serialises to (the unknown ones are skipped).
+            let known = match serde_json::to_value(b) {
+                Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect::<Vec<_>>(),
+                _ => unreachable!("a bottleneck serialises to a JSON object"),
+            };
+            return Err(format!("bottleneck.{key}: unknown key; allowed: {}", known.join(", ")));
+        }
+        b.settings.validate("bottleneck")?;
         b.loss.validate("bottleneck.loss")?;
-        b.reverse_loss.validate("bottleneck.reverse_loss")
+        b.reverse_loss.validate("bottleneck.reverse_loss")?;
+        // A Poisson loss event takes the next packet to leave; more events per second than
+        // the link can send packets (of ACK size, the smallest) lose every packet and only
+        // cost time: each packet would walk through the events that fell since the last.
+        let packets_per_s = b.rate_bps as f64 / (8.0 * ACK_BYTES as f64);
+        for (name, spec) in [("bottleneck.loss", &b.loss), ("bottleneck.reverse_loss", &b.reverse_loss)] {
+            if let LossSpec::Poisson { rate_per_s } = *spec {
+                if rate_per_s > packets_per_s {
+                    return Err(format!(
+                        "{name}.rate is {rate_per_s} events per second; allowed: at most {packets_per_s:.0}, the \
+                         packets per second the bottleneck can send ({ACK_BYTES}-byte packets at its rate)"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_rtt(&self, rtt_ns: u64, at: &str) -> Result<(), String> {

@@ -1,6 +1,8 @@
 //! Building a simulation from a scenario: the two bottleneck links, then one slot per
 //! planned flow and per web session, with their delay lines and first events.
 
+use std::path::Path;
+
 use cubiclab_cc::Algorithm;
 
 use super::{Flow, Session, Sim};
@@ -8,6 +10,7 @@ use cubiclab_path::Link;
 
 use crate::engine::{Ev, EventQueue, Time};
 use crate::packet::Packet;
+use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::scenario::{Direction, Scenario};
@@ -39,6 +42,7 @@ impl Sim {
             lanes: plan.lanes.clone(),
             planned: plan.flows.clone(),
             res: Results::default(),
+            capture: None,
             link_tx_mark: 0,
             link_drop_mark: 0,
             link_loss_mark: 0,
@@ -102,6 +106,10 @@ impl Sim {
             sim.q.push(s.first_request_ns, Ev::Object(f));
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
+        if let Some(path) = &sim.sc.record.pcap {
+            let capture = Capture::create(Path::new(path), sim.sc.mss, sim.flows.len(), sim.planned.len())?;
+            sim.capture = Some(capture);
+        }
         Ok(sim)
     }
 
@@ -123,12 +131,11 @@ impl Sim {
         let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
         self.flows.push(Flow {
             sender,
-            receiver: Receiver::new(slot.ack_every),
+            receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns),
             pipe_after,
             data_dir: slot.data_dir,
             conn: 0,
             start_ns: slot.start_ns,
-            delack_timeout: slot.delack_timeout,
             tx_bytes: 0,
             delivered_segs: 0,
             drops: 0,

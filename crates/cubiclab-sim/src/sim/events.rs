@@ -97,6 +97,9 @@ impl Sim {
             return;
         }
         let id = fl.pipe_after[link as usize];
+        if let Some(c) = &mut self.capture {
+            c.packet(self.now, &p);
+        }
         if let Some(t) = self.pipes[id as usize].push(self.now, p) {
             self.q.push(t, Ev::PipeOut(id));
         }

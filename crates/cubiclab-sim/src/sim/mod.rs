@@ -22,6 +22,7 @@ use cubiclab_cc::{Algorithm, CaState};
 
 use crate::engine::{Ev, EventQueue, Time};
 use crate::packet::Packet;
+use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::rng::Rng;
@@ -41,7 +42,6 @@ struct Flow {
     /// Connection number, bumped for each web object.
     conn: u16,
     start_ns: Time,
-    delack_timeout: Time,
     /// Counters since the last sample.
     tx_bytes: u64,
     delivered_segs: u64,
@@ -85,6 +85,8 @@ pub struct Sim {
     /// The long-lived flows as planned (labels and RTTs for the totals).
     planned: Vec<PlannedFlow>,
     res: Results,
+    /// The packet capture, with `record.pcap`.
+    capture: Option<Capture>,
     link_tx_mark: u64,
     link_drop_mark: u64,
     link_loss_mark: u64,
@@ -106,19 +108,41 @@ impl Sim {
     /// Run until simulated time `until` (capped at the scenario's duration). Returns true
     /// when the run is complete.
     pub fn run_until(&mut self, until: Time) -> bool {
+        self.run_until_or_events(until, u64::MAX)
+    }
+
+    /// [`Sim::run_until`], stopping early after `max_events` events (simulated time then
+    /// stays at the last event's): a bound on the wall time of one call whatever the
+    /// scenario, so that a caller can check for Ctrl-C between calls.
+    pub fn run_until_or_events(&mut self, until: Time, max_events: u64) -> bool {
         let until = until.min(self.sc.duration_ns);
-        while let Some((t, ev)) = self.q.pop_until(until) {
+        for _ in 0..max_events {
+            let Some((t, ev)) = self.q.pop_until(until) else {
+                self.now = until;
+                return until >= self.sc.duration_ns;
+            };
             self.now = t;
             self.dispatch(ev);
         }
-        self.now = until;
-        until >= self.sc.duration_ns
+        false
     }
 
-    /// Run to the end and return the results.
+    /// Run to the end and return the results. A capture (`record.pcap`) is closed on the
+    /// way; a failure to write it is printed, since the results stand without it (callers
+    /// that must know use `run_until`, [`Sim::close_capture`] and `finish`, as the
+    /// bindings do).
     pub fn run(mut self) -> Results {
         self.run_until(self.sc.duration_ns);
+        if let Err(e) = self.close_capture() {
+            eprintln!("cubiclab-sim: {e}");
+        }
         self.finish()
+    }
+
+    /// Flush the packet capture and move it into place (`record.pcap`); call before
+    /// [`Sim::finish`]. Without a capture, nothing to do.
+    pub fn close_capture(&mut self) -> Result<(), String> {
+        self.capture.as_mut().map_or(Ok(()), Capture::close)
     }
 
     #[inline]
@@ -134,7 +158,7 @@ impl Sim {
             }
             Ev::Stop(f) => {
                 let s = &mut self.flows[f as usize].sender;
-                s.app_limit = s.tcp.snd_nxt;
+                s.app_limit = s.tcp().snd_nxt;
             }
             Ev::Object(f) => self.start_object(f),
             Ev::Sample => self.sample(),
@@ -161,7 +185,7 @@ impl Sim {
     }
 
     pub fn cwnd(&self, f: u32) -> (u32, u32, CaState) {
-        let t = &self.flows[f as usize].sender.tcp;
+        let t = self.flows[f as usize].sender.tcp();
         (t.cwnd, t.ssthresh, t.ca_state)
     }
 }

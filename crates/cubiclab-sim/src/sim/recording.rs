@@ -40,7 +40,7 @@ impl Sim {
             return;
         }
         let fl = &mut self.flows[f as usize];
-        let (c, s) = (fl.sender.tcp.cwnd, fl.sender.tcp.ssthresh);
+        let (c, s) = (fl.sender.tcp().cwnd, fl.sender.tcp().ssthresh);
         if fl.web.is_none() && (c != fl.last_cwnd || s != fl.last_ssthresh) {
             fl.last_cwnd = c;
             fl.last_ssthresh = s;
@@ -71,14 +71,14 @@ impl Sim {
         for (i, fl) in self.flows.iter_mut().enumerate().take(self.planned.len()) {
             r.t_ns.push(now);
             r.flow.push(i as u32);
-            r.cwnd.push(fl.sender.tcp.cwnd);
-            r.ssthresh.push(fl.sender.tcp.ssthresh);
-            r.srtt_us.push((fl.sender.rtt.srtt / 1000) as u32);
+            r.cwnd.push(fl.sender.tcp().cwnd);
+            r.ssthresh.push(fl.sender.tcp().ssthresh);
+            r.srtt_us.push(fl.sender.srtt_us() as u32);
             r.throughput_bps.push(fl.tx_bytes as f64 * 8.0 / dt);
             r.goodput_bps.push(fl.delivered_segs as f64 * mss * 8.0 / dt);
             r.drops.push(fl.drops);
             r.retransmits.push((fl.sender.stats.retransmits - fl.last_retx) as u32);
-            r.ca_state.push(fl.sender.tcp.ca_state as u8);
+            r.ca_state.push(fl.sender.tcp().ca_state as u8);
             fl.tx_bytes = 0;
             fl.delivered_segs = 0;
             fl.drops = 0;

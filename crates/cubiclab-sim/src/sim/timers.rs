@@ -45,8 +45,9 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         if fl.receiver.delack_deadline == 0 {
-            fl.receiver.delack_deadline = now + fl.delack_timeout;
-            self.q.push_timer(now + fl.delack_timeout, Ev::DelAck(f));
+            let at = now + fl.receiver.delack_delay();
+            fl.receiver.delack_deadline = at;
+            self.q.push_timer(at, Ev::DelAck(f));
         }
     }
 
@@ -59,12 +60,14 @@ impl Sim {
         // Linux arms the timer when a segment is held and cancels it when an ACK goes out;
         // here the entry stays and is re-aimed at the oldest held segment's deadline.
         match fl.receiver.held_since() {
-            Some(t) if t + fl.delack_timeout > now => {
-                fl.receiver.delack_deadline = t + fl.delack_timeout;
-                self.q.push_timer(t + fl.delack_timeout, Ev::DelAck(f));
+            Some(t) if t + fl.receiver.delack_delay() > now => {
+                let at = t + fl.receiver.delack_delay();
+                fl.receiver.delack_deadline = at;
+                self.q.push_timer(at, Ev::DelAck(f));
             }
             Some(_) => {
                 fl.receiver.delack_deadline = 0;
+                fl.receiver.delack_fired();
                 self.send_ack(f, NO_SACK);
             }
             None => fl.receiver.delack_deadline = 0,

@@ -3,7 +3,6 @@
 //! with delayed ACKs.
 
 pub mod receiver;
-pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
 

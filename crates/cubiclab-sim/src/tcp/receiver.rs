@@ -1,7 +1,16 @@
-//! The receiving end: cumulative ACKs, one SACK block for the segment that arrived out of
-//! order, and delayed ACKs (every second in-order segment, or a timer; Linux
-//! `tcp_send_delayed_ack` with its 40 ms minimum). Out-of-order arrivals, duplicates and
-//! hole fills are acknowledged at once (RFC 5681 Sec. 4.2).
+//! The receiving end as Linux 6.x acknowledges (`net/ipv4/tcp_input.c`): cumulative ACKs
+//! with one SACK block for the segment that arrived out of order; in order, an ACK once
+//! more than one full segment is unacknowledged (`__tcp_ack_snd_check`) or while in
+//! quick-ACK mode, else a delayed ACK after `ato`. Quick-ACK mode holds for
+//! `rcv_wnd / (2 rcv_mss)` ACKs (at most 16) at the first data, after a gap longer than the
+//! RTO (`tcp_event_data_recv`) and after a duplicate (`tcp_enter_quickack_mode`); `ato`
+//! follows the arrival gaps (`tcp_event_data_recv`), doubles when the delayed-ACK timer
+//! fires (`tcp_delack_timer_handler`) and the timer waits at most max(RTT, `ato_min`)
+//! (`tcp_send_delayed_ack`). Out-of-order arrivals and hole fills are acknowledged at once.
+//!
+//! Not modelled: SACK compression (Linux sends the first three duplicate ACKs for one
+//! `rcv_nxt` at once, then at most one per min(1 ms, RTT/20) with up to three blocks; the
+//! sender learns the same segments either way unless ACKs are lost) and D-SACK.
 
 use crate::engine::Time;
 use crate::packet::NO_SACK;
@@ -15,9 +24,29 @@ pub enum AckAction {
     Delay,
 }
 
+/// Linux `TCP_MAX_QUICKACKS`.
+const TCP_MAX_QUICKACKS: u32 = 16;
+/// Linux `TCP_INIT_CWND`: the first advertised window, in segments
+/// (`tcp_select_initial_window`).
+const INITIAL_RCV_WND: u32 = 10;
+
 pub struct Receiver {
     /// Next in-order segment expected.
     pub rcv_nxt: u32,
+    /// `icsk_ack.quick`: ACKs still to send at once.
+    quick: u32,
+    /// `icsk_ack.ato`: the delayed-ACK timeout (0 before the first data).
+    ato: Time,
+    /// `icsk_ack.lrcvtime`: arrival of the last in-order segment.
+    lrcvtime: Time,
+    /// `TCP_ATO_MIN` (also `TCP_DELACK_MIN`).
+    ato_min: Time,
+    /// The path's RTT as the receiver measured it in the handshake, and its RTO.
+    rtt: Time,
+    rto: Time,
+    /// The advertised window in segments, grown two segments per in-order segment
+    /// (`tcp_grow_window`); it sizes the quick-ACK count.
+    rcv_wnd: u32,
     /// Received segments above `rcv_nxt`, as a ring of bits indexed by segment number.
     ooo: Vec<u64>,
     ooo_count: u32,
@@ -34,9 +63,19 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(ack_every: u32) -> Self {
+    /// `ack_every` segments per ACK when delaying (1: no delayed ACKs), `ato_min` the
+    /// shortest delayed-ACK timeout, `rtt` the path's round trip.
+    pub fn new(ack_every: u32, ato_min: Time, rtt: Time) -> Self {
         Self {
             rcv_nxt: 0,
+            quick: 0,
+            ato: 0,
+            lrcvtime: 0,
+            ato_min,
+            rtt,
+            // tcp_rtt_estimator's first sample: rto = rtt + max(2 rtt, 200 ms).
+            rto: rtt + (2 * rtt).max(200_000_000),
+            rcv_wnd: INITIAL_RCV_WND,
             ooo: vec![0; 16],
             ooo_count: 0,
             pending: 0,
@@ -52,6 +91,9 @@ impl Receiver {
     pub fn reset(&mut self) {
         self.rcv_nxt = 0;
         self.pending = 0;
+        self.quick = 0;
+        self.ato = 0;
+        self.rcv_wnd = INITIAL_RCV_WND;
         debug_assert_eq!(self.ooo_count, 0);
     }
 
@@ -98,7 +140,10 @@ impl Receiver {
         self.arrived += 1;
         let ahead = seq.wrapping_sub(self.rcv_nxt) as i32;
         if ahead < 0 {
-            // Duplicate of delivered data (a spurious retransmission): ACK at once.
+            // Duplicate of delivered data (a spurious retransmission): tcp_data_queue
+            // enters quick-ACK mode and ACKs at once.
+            self.incr_quickack(TCP_MAX_QUICKACKS);
+            self.ato = self.ato_min;
             return (0, AckAction::Now { sack: NO_SACK });
         }
         if ahead > 0 {
@@ -110,6 +155,7 @@ impl Receiver {
             return (0, AckAction::Now { sack: seq });
         }
         // In order: deliver it and any run of buffered segments behind it.
+        self.event_data_recv(now);
         let start = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
         let filled_hole = self.ooo_count > 0;
@@ -127,7 +173,8 @@ impl Receiver {
             self.held_at = now;
         }
         self.pending += 1;
-        if self.pending >= self.ack_every {
+        // __tcp_ack_snd_check: more than one full segment unacknowledged, or quick-ACK mode.
+        if self.pending >= self.ack_every || self.quick > 0 {
             self.pending = 0;
             (delivered, AckAction::Now { sack: NO_SACK })
         } else {
@@ -135,14 +182,66 @@ impl Receiver {
         }
     }
 
+    /// `tcp_incr_quickack`: at least `rcv_wnd / (2 rcv_mss)` quick ACKs (2 if that is 0),
+    /// at most `max`.
+    fn incr_quickack(&mut self, max: u32) {
+        let n = match self.rcv_wnd / 2 {
+            0 => 2,
+            n => n,
+        };
+        self.quick = self.quick.max(n.min(max));
+    }
+
+    /// `tcp_event_data_recv` for an in-order segment arriving at `now`.
+    fn event_data_recv(&mut self, now: Time) {
+        if self.ato == 0 {
+            // The first data: start the delayed-ACK engine in quick-ACK mode.
+            self.incr_quickack(TCP_MAX_QUICKACKS);
+            self.ato = self.ato_min;
+        } else {
+            let m = now - self.lrcvtime;
+            if m <= self.ato_min / 2 {
+                self.ato = self.ato / 2 + self.ato_min / 2;
+            } else if m < self.ato {
+                self.ato = (self.ato / 2 + m).min(self.rto);
+            } else if m > self.rto {
+                // The sender was idle longer than an RTO: ACK quickly again.
+                self.incr_quickack(TCP_MAX_QUICKACKS);
+            }
+        }
+        self.lrcvtime = now;
+        self.rcv_wnd = self.rcv_wnd.saturating_add(2);
+    }
+
+    /// `tcp_send_delayed_ack`: how long an ACK may wait now, min(ato, max(RTT, ato_min)).
+    pub fn delack_delay(&self) -> Time {
+        if self.ato > self.ato_min {
+            self.ato.min(self.rtt.max(self.ato_min))
+        } else {
+            self.ato_min
+        }
+    }
+
+    /// `tcp_delack_timer_handler`: the timer had to fire, so `ato` doubles (up to the RTO).
+    pub fn delack_fired(&mut self) {
+        self.ato = (self.ato * 2).min(self.rto);
+    }
+
     /// Arrival time of the oldest segment waiting for a delayed ACK, if any.
     pub fn held_since(&self) -> Option<Time> {
         (self.pending > 0).then_some(self.held_at)
     }
 
-    /// An ACK was just sent for everything received: nothing is pending.
+    /// An ACK was just sent for everything received: nothing is pending, and one quick
+    /// ACK is used up (`tcp_dec_quickack_mode`; leaving the mode resets `ato`).
     pub fn acked_now(&mut self) {
         self.pending = 0;
+        if self.quick > 0 {
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato = self.ato_min;
+            }
+        }
     }
 }
 
@@ -150,18 +249,61 @@ impl Receiver {
 mod tests {
     use super::*;
 
+    const MS: Time = 1_000_000;
+
+    /// Feed in-order segments `from..to` one `gap` apart from `t`; return which were ACKed at
+    /// once (the sim sends the ACK and calls `acked_now`).
+    fn feed(r: &mut Receiver, from: u32, to: u32, t: Time, gap: Time) -> Vec<u32> {
+        let mut acked = Vec::new();
+        for (k, s) in (from..to).enumerate() {
+            if let (_, AckAction::Now { .. }) = r.on_data(s, t + k as Time * gap) {
+                r.acked_now();
+                acked.push(s);
+            }
+        }
+        acked
+    }
+
     #[test]
-    fn every_second_segment_is_acked() {
-        let mut r = Receiver::new(2);
-        assert_eq!(r.on_data(0, 0), (1, AckAction::Delay));
-        assert_eq!(r.on_data(1, 0), (1, AckAction::Now { sack: NO_SACK }));
+    fn quick_acks_at_the_start_then_every_second_segment() {
+        // tcp_event_data_recv on the first data: tcp_incr_quickack with rcv_wnd = 10
+        // segments (tcp_select_initial_window) -> 10 / 2 = 5 quick ACKs (segments 0..=4),
+        // then __tcp_ack_snd_check's "more than one full frame": 6, 8, 10, ...
+        let mut r = Receiver::new(2, 40 * MS, 100 * MS);
+        assert_eq!(feed(&mut r, 0, 12, 0, MS), [0, 1, 2, 3, 4, 6, 8, 10]);
+        assert_eq!(r.delack_delay(), 40 * MS);
+    }
+
+    #[test]
+    fn quick_acks_again_after_an_idle_gap_longer_than_the_rto() {
+        // Receiver RTO from the handshake RTT 100 ms: 100 + max(200, 200) = 300 ms. After
+        // the start's quick ACKs, a gap of 400 ms > 300 ms: tcp_incr_quickack again, now
+        // with rcv_wnd = 10 + 2 x 20 = 50 segments -> min(25, 16) = 16 quick ACKs.
+        let mut r = Receiver::new(2, 40 * MS, 100 * MS);
+        feed(&mut r, 0, 20, 0, MS);
+        let acked = feed(&mut r, 20, 60, 420 * MS, MS);
+        assert_eq!(acked.len(), 16 + 12, "{acked:?}");
+        assert_eq!(acked[..16], (20..36).collect::<Vec<_>>()[..]);
+    }
+
+    #[test]
+    fn ato_doubles_when_the_timer_fires_and_follows_arrivals() {
+        // tcp_delack_timer_handler: ato = min(2 ato, rto) = 80 ms; the timer then waits
+        // min(ato, max(rtt 50 ms, 40 ms)) = 50 ms. A segment 10 ms later (<= ato_min / 2):
+        // ato = 80 / 2 + 20 = 60 ms (tcp_event_data_recv).
+        let mut r = Receiver::new(2, 40 * MS, 50 * MS);
+        feed(&mut r, 0, 5, 0, MS);
+        r.delack_fired();
+        assert_eq!(r.delack_delay(), 50 * MS);
+        r.on_data(5, 14 * MS);
+        assert_eq!(r.ato, 60 * MS);
     }
 
     #[test]
     fn hole_then_fill_delivers_the_run() {
         // 0 arrives, 1 is lost, 2..=4 arrive out of order (each SACKed at once), then 1
         // fills the hole and releases 1..=4: four segments, rcv_nxt = 5.
-        let mut r = Receiver::new(2);
+        let mut r = Receiver::new(2, 40 * MS, 100 * MS);
         r.on_data(0, 0);
         for s in 2..=4 {
             assert_eq!(r.on_data(s, 0), (0, AckAction::Now { sack: s }));
@@ -172,7 +314,7 @@ mod tests {
 
     #[test]
     fn ring_grows_for_far_segments() {
-        let mut r = Receiver::new(1);
+        let mut r = Receiver::new(1, 40 * MS, 100 * MS);
         r.on_data(5000, 0);
         assert_eq!(r.on_data(0, 0).0, 1);
         for s in 1..5000 {

@@ -48,6 +48,9 @@ pub struct Scoreboard {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// Segments ever marked lost, a retransmission lost again counting anew (Linux
+    /// `tp->lost`); the difference across an ACK is what it newly marked.
+    pub lost_marked: u64,
     /// First segment not yet judged by the loss rule.
     mark_seq: u32,
     /// SACKed segments in [snd_una, mark_seq).
@@ -72,6 +75,7 @@ impl Scoreboard {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
+            lost_marked: 0,
             mark_seq: 0,
             sacked_below_mark: 0,
             retx_seq: 0,
@@ -238,6 +242,7 @@ impl Scoreboard {
                 if f & LOST == 0 {
                     self.flags[i] |= LOST;
                     self.lost_out += 1;
+                    self.lost_marked += 1;
                     marked += 1;
                     if !after_eq(self.mark_seq, self.retx_seq) {
                         self.retx_seq = self.mark_seq;
@@ -266,30 +271,47 @@ impl Scoreboard {
             self.lost_out += 1;
         }
         self.flags[i] = (f & !RETRANS) | LOST;
+        self.lost_marked += 1;
         if !after_eq(seq, self.retx_seq) {
             self.retx_seq = seq;
         }
         true
     }
 
-    /// A timeout: every segment not SACKed is lost and nothing retransmitted is in flight
-    /// (Linux `tcp_timeout_mark_lost`).
-    pub fn mark_all_lost(&mut self, una: u32, nxt: u32) {
+    /// A timeout (Linux `tcp_timeout_mark_lost`): the head and every segment not SACKed
+    /// and sent at or before `sent_by` (RACK: more than the latest delivered segment's RTT
+    /// ago) is lost; a lost retransmission is no longer in flight. Segments sent since keep
+    /// their marks and are judged later by the usual rules.
+    pub fn timeout_mark_lost(&mut self, una: u32, nxt: u32, sent_by: Time) {
         let mut s = una;
-        self.lost_out = 0;
-        self.retrans_out = 0;
+        let mut first_kept = None;
+        let mut sacked_below = 0;
         while s != nxt {
             let i = self.idx(s);
-            if self.flags[i] & SACKED == 0 {
-                self.flags[i] = (self.flags[i] & EVER_RETRANS) | LOST;
-                self.lost_out += 1;
+            let f = self.flags[i];
+            if f & SACKED != 0 {
+                if first_kept.is_none() {
+                    sacked_below += 1;
+                }
+            } else if s == una || self.sent[i] <= sent_by {
+                if f & RETRANS != 0 {
+                    self.retrans_out -= 1;
+                }
+                if f & LOST == 0 {
+                    self.lost_out += 1;
+                }
+                self.flags[i] = (f & EVER_RETRANS) | LOST;
+                self.lost_marked += 1;
+            } else if first_kept.is_none() {
+                first_kept = Some(s);
             }
             s = s.wrapping_add(1);
         }
-        self.mark_seq = nxt;
-        self.sacked_below_mark = self.sacked_out;
+        self.mark_seq = first_kept.unwrap_or(nxt);
+        self.sacked_below_mark = sacked_below;
         self.retx_seq = una;
-        self.retx_fifo.clear();
+        let (flags, mask) = (&self.flags, self.mask);
+        self.retx_fifo.retain(|&(seq, _)| flags[(seq & mask) as usize] & RETRANS != 0);
     }
 
     /// The next segment marked lost and not yet retransmitted, if any, below `limit`.
@@ -394,9 +416,28 @@ mod tests {
             sb.on_send(s, 0, false);
         }
         sb.sack(5);
-        sb.mark_all_lost(0, 8);
+        sb.timeout_mark_lost(0, 8, 0);
         assert_eq!((sb.lost_out, sb.sacked_out), (7, 1));
         assert_eq!(sb.next_retransmit(0, 8), Some(0));
+    }
+
+    #[test]
+    fn timeout_spares_segments_sent_within_the_rack_rtt() {
+        // tcp_timeout_mark_lost: the head always; others only once tcp_rack_skb_timeout
+        // expired. 0..4 sent at t = 0, 4..8 at t = 50; a timeout that spares what was sent
+        // after t = 10 marks 0..4 and leaves 4..8 in flight, to be judged later.
+        let mut sb = Scoreboard::new();
+        for s in 0..8 {
+            sb.on_send(s, if s < 4 { 0 } else { 50 }, false);
+        }
+        sb.timeout_mark_lost(0, 8, 10);
+        assert_eq!(sb.lost_out, 4);
+        assert_eq!(sb.next_retransmit(0, 8), Some(0));
+        // Three SACKs above 4 now mark it lost by DupThresh, as before the timeout.
+        for s in 5..8 {
+            sb.sack(s);
+        }
+        assert_eq!(sb.mark_losses_sack(8, None), 1);
     }
 
     #[test]

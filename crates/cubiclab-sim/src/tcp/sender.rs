@@ -1,25 +1,29 @@
-//! The sending end of a bulk TCP flow. Around the congestion-control algorithm it plays
-//! Linux `tcp_input.c`/`tcp_output.c`, calling the hooks where Linux calls them:
+//! The sending end of a bulk TCP flow: the scoreboard's loss detection and the
+//! transmission queue around a [`Host`], which holds Linux's TCP around the algorithm
+//! (Recovery, Loss, PRR, cwnd validation, the RTO estimator, the hook order) shared with the
+//! replay driver. Per ACK, in `tcp_ack`'s order:
 //!
-//! - per ACK: the cumulative ACK and SACK update the scoreboard; `pkts_acked` gets the RTT
-//!   of the newest never-retransmitted segment delivered; loss detection (RFC 6675 with
-//!   SACK, three duplicate ACKs with NewReno) may enter Recovery (`ssthresh`, then
-//!   `set_state(Recovery)`); in Recovery the window follows PRR (RFC 6937, Linux
-//!   `tcp_cwnd_reduction`) and becomes `ssthresh` when Recovery ends
-//!   (`tcp_end_cwnd_reduction`, `CompleteCwr`, `set_state(Open)`); outside Recovery,
-//!   `cong_avoid` runs on every ACK that advances `snd_una`;
-//! - on a retransmission timeout, `tcp_enter_loss`: `ssthresh`, `cwnd_event(Loss)`,
-//!   cwnd = 1, `set_state(Loss)`, everything outstanding marked lost, slow start again;
-//! - on the first transmission after idle, `cwnd_event(TxStart)` and, after more than an
-//!   RTO of idle, Linux's window restart (`tcp_cwnd_restart`, RFC 2861).
+//! - the cumulative ACK and the SACK update the scoreboard; retransmissions sent before a
+//!   segment now delivered are lost (RACK on retransmissions);
+//! - `snd_una` moves, the RTT estimator takes the oldest never-retransmitted segment newly
+//!   ACKed (else SACKed), `pkts_acked` gets the newest (`tcp_clean_rtx_queue`);
+//! - loss detection (RFC 6675 DupThresh or RACK with no reordering window with SACK, three
+//!   duplicate ACKs with NewReno) may enter Recovery; Recovery and Loss end once `snd_una`
+//!   reaches `high_seq` (`tcp_fastretrans_alert`);
+//! - PRR in Recovery, `cong_avoid` otherwise (`tcp_cong_control`).
 //!
-//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, RACK-TLP,
-//! TSO/pacing. Algorithms without fast recovery (Tahoe) treat a fast retransmit like a
-//! timeout without the backoff.
+//! A timeout marks what RACK's timer has expired for lost and enters Loss
+//! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
+//! the first transmission after idle restarts the window (`tcp_cwnd_restart`).
+//!
+//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP, the
+//! RACK reordering window and timer, TSO/pacing. Algorithms without fast recovery (Tahoe)
+//! treat a fast retransmit like a timeout without the backoff.
 
-use cubiclab_cc::{AckSample, Algorithm, CaEvent, CaState, CongestionControl, TcpState};
+use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
+use cubiclab_cc::host::{Host, PrrAck};
+use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
-use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, DUPTHRESH};
 use crate::engine::Time;
 use crate::packet::NO_SACK;
@@ -58,17 +62,14 @@ pub struct SenderStats {
 }
 
 pub struct Sender {
-    pub alg: Algorithm,
-    pub tcp: TcpState,
+    /// The algorithm and Linux's TCP state around it.
+    pub host: Host,
     pub sb: Scoreboard,
-    pub rtt: RttEstimator,
     cfg: SenderConfig,
-    /// `snd_nxt` when the current Recovery or Loss began.
-    high_seq: u32,
-    /// RACK: latest transmission time of any delivered segment.
+    /// RACK: latest transmission time of any delivered segment, and that segment's RTT
+    /// (`rack.mstamp`, `rack.rtt_us`).
     rack_tx: Time,
-    prr_delivered: u32,
-    prr_out: u32,
+    rack_rtt: Time,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
@@ -78,6 +79,8 @@ pub struct Sender {
     pub last_rtt_us: i64,
     pub stats: SenderStats,
     started: bool,
+    /// Segments sent since the window was last validated (one `tcp_write_xmit` call).
+    sent_in_burst: bool,
 }
 
 #[inline]
@@ -93,24 +96,40 @@ impl Sender {
             mss,
             ..TcpState::default()
         };
-        let rtt = RttEstimator::new(cfg.min_rto_ns);
+        // Timeouts are whole jiffies of the testbed's kernel (CONFIG_HZ=250).
+        let rtt = RttEstimator::new(cfg.min_rto_ns / 1000, JIFFY_US_HZ250);
         Self {
-            alg,
-            tcp,
+            host: Host::new(alg, tcp, rtt),
             sb: Scoreboard::new(),
-            rtt,
             cfg,
-            high_seq: 0,
             rack_tx: 0,
-            prr_delivered: 0,
-            prr_out: 0,
+            rack_rtt: 0,
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
             last_rtt_us: -1,
             stats: SenderStats::default(),
             started: false,
+            sent_in_burst: false,
         }
+    }
+
+    /// The window state (`snd_cwnd`, `snd_ssthresh`, `snd_una`, ...).
+    #[inline]
+    pub fn tcp(&self) -> &TcpState {
+        &self.host.tcp
+    }
+
+    /// Smoothed RTT, microseconds (0 before the first sample).
+    #[inline]
+    pub fn srtt_us(&self) -> u64 {
+        self.host.rtt.srtt_us()
+    }
+
+    /// The current retransmission timeout in nanoseconds.
+    #[inline]
+    fn rto(&self) -> Time {
+        self.host.rtt.rto_us() * 1000
     }
 
     /// A new connection in the same slot with a fresh algorithm: keeps the scoreboard's
@@ -119,7 +138,7 @@ impl Sender {
         let mut sb = std::mem::take(&mut self.sb);
         sb.clear();
         let (stats, queued) = (self.stats, self.rto_queued);
-        *self = Sender::new(alg, self.cfg.clone(), self.tcp.mss);
+        *self = Sender::new(alg, self.cfg.clone(), self.host.tcp.mss);
         self.sb = sb;
         self.stats = stats;
         self.rto_queued = queued;
@@ -128,8 +147,7 @@ impl Sender {
 
     /// The connection is established: the algorithm's `init`.
     pub fn start(&mut self, now: Time) {
-        self.alg.init(&mut self.tcp, now);
-        self.tcp.lsndtime_ns = now;
+        self.host.init(now);
         self.started = true;
     }
 
@@ -139,7 +157,7 @@ impl Sender {
 
     #[inline]
     pub fn packets_out(&self) -> u32 {
-        self.tcp.snd_nxt.wrapping_sub(self.tcp.snd_una)
+        self.host.packets_out()
     }
 
     /// Linux `tcp_packets_in_flight`: sent, minus SACKed and lost, plus retransmitted.
@@ -150,52 +168,58 @@ impl Sender {
 
     /// Everything the application handed over has been acknowledged.
     pub fn finished(&self) -> bool {
-        self.app_limit != u32::MAX && self.tcp.snd_una == self.app_limit
+        self.app_limit != u32::MAX && self.host.tcp.snd_una == self.app_limit
     }
 
     /// Process an ACK. Returns the number of segments newly delivered to the receiver.
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: u32) -> u32 {
-        if before(cum, self.tcp.snd_una) || before(self.tcp.snd_nxt, cum) {
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        if before(cum, una) || before(nxt, cum) {
             return 0; // old or impossible ACK
         }
-        let una = self.tcp.snd_una;
         let prior_in_flight = self.in_flight();
+        let lost_before = self.sb.lost_marked;
         let acked = self.sb.cum_ack(una, cum);
-        let advanced = acked.acked > 0;
+        let advanced = self.host.ack_snd_una(cum);
         if advanced {
             self.sb.trim_retransmits(cum);
             if let Some(t) = acked.latest_tx {
                 self.sb.detect_lost_retransmits(t);
             }
         }
-        self.tcp.snd_una = cum;
         let mut delivered = acked.newly_delivered;
-        let mut rtt_from = acked.last_sent;
+        let mut ca_rtt_from = acked.last_sent;
+        let mut sack_rtt_from = None;
         let mut rack_tx = acked.latest_tx;
 
         match self.cfg.recovery {
             Recovery::Sack => {
-                if sack != NO_SACK && !before(sack, cum) && before(sack, self.tcp.snd_nxt) {
+                if sack != NO_SACK && !before(sack, cum) && before(sack, nxt) {
                     let (new, sent) = self.sb.sack(sack);
                     if new {
                         delivered += 1;
                         if let Some(t) = sent {
-                            rtt_from = Some(rtt_from.map_or(t, |r: Time| r.max(t)));
+                            sack_rtt_from = Some(t);
+                            ca_rtt_from = Some(ca_rtt_from.map_or(t, |r: Time| r.max(t)));
                             rack_tx = Some(rack_tx.map_or(t, |r: Time| r.max(t)));
                         }
                     }
                 }
                 // Linux tcp_rack_reo_wnd: no reordering window once in Recovery or past
                 // DupThresh (the simulated paths never reorder).
-                let rack = if self.tcp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUPTHRESH {
+                let rack = if self.host.tcp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUPTHRESH {
                     rack_tx.map(|t| t.max(self.rack_tx))
                 } else {
                     None
                 };
                 if let Some(t) = rack_tx {
-                    self.rack_tx = self.rack_tx.max(t);
+                    if t >= self.rack_tx {
+                        // tcp_rack_advance: the most recently sent delivered segment's RTT.
+                        self.rack_tx = t;
+                        self.rack_rtt = now - t;
+                    }
                 }
-                self.sb.mark_losses_sack(self.tcp.snd_nxt, rack);
+                self.sb.mark_losses_sack(nxt, rack);
             }
             Recovery::NewReno => {
                 // Linux tcp_add_reno_sack / tcp_remove_reno_sacks: duplicate ACKs stand for
@@ -212,192 +236,141 @@ impl Sender {
             }
         }
 
-        // RTT: the RFC 6298 estimator from the oldest segment, the algorithm from the newest.
-        if let Some(t) = acked.first_sent {
-            self.rtt.sample(now - t);
+        // tcp_ack_update_rtt: the estimator from the oldest segment newly ACKed (else the
+        // oldest newly SACKed); the algorithm gets the newest (ca_rtt_us).
+        if let Some(t) = acked.first_sent.or(sack_rtt_from) {
+            self.host.rtt_sample((now - t) / 1000);
         }
-        let rtt_us = rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
+        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
         if rtt_us >= 0 {
             self.stats.rtt_samples += 1;
             self.last_rtt_us = rtt_us;
         }
-        self.tcp.srtt_us = (self.rtt.srtt / 1000) as u32;
-        self.update_pacing_rate();
         let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
-        self.alg.pkts_acked(&mut self.tcp, &sample, now);
+        self.host.pkts_acked(&sample, now);
 
         self.fastretrans_alert(now, advanced);
 
-        if self.tcp.ca_state == CaState::Recovery {
-            self.prr_reduction(delivered, advanced);
-        } else if advanced && delivered > 0 {
-            // Linux tcp_cong_avoid(sk, ack, acked_sacked): segments newly delivered.
-            self.alg.cong_avoid(&mut self.tcp, delivered, now);
-        }
+        let ack = PrrAck {
+            newly_acked_sacked: delivered,
+            newly_lost: (self.sb.lost_marked - lost_before) as u32,
+            una_advanced: advanced,
+        };
+        let in_flight = self.in_flight();
+        self.host.cong_control(ack, in_flight, now);
+        self.host.update_pacing_rate();
 
         // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
         if advanced {
-            self.rto_deadline = if self.packets_out() > 0 { now + self.rtt.rto() } else { 0 };
+            self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
         }
         delivered
     }
 
-    /// Linux `tcp_update_pacing_rate`: the rate the stack would pace at (200% of cwnd/srtt
-    /// in slow start, 120% after), which CUBIC's HyStart reads for its ACK-train threshold.
-    /// No packet is actually paced (no fq here, as on the kernel the papers used).
-    fn update_pacing_rate(&mut self) {
-        if self.tcp.srtt_us == 0 {
-            return;
-        }
-        let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 { 200 } else { 120 };
-        let pkts = self.tcp.cwnd.max(self.packets_out()) as u64;
-        self.tcp.pacing_rate = self.tcp.mss as u64 * pkts * 1_000_000 / self.tcp.srtt_us as u64 * ratio / 100;
-    }
-
-    /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here.
+    /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: leave Recovery
+    /// or Loss once `high_seq` is acknowledged, repair the next hole on a NewReno partial
+    /// ACK, enter Recovery when the scoreboard shows a loss.
     fn fastretrans_alert(&mut self, now: Time, advanced: bool) {
-        match self.tcp.ca_state {
-            CaState::Recovery | CaState::Loss if !before(self.tcp.snd_una, self.high_seq) => {
-                if self.tcp.ca_state == CaState::Recovery {
-                    // tcp_end_cwnd_reduction
-                    self.tcp.cwnd = self.tcp.ssthresh;
-                    self.alg.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
-                }
-                self.set_state(CaState::Open, now);
-                self.fastretrans_alert(now, advanced);
-            }
+        if self.host.try_leave_recovery(now) {
+            return self.fastretrans_alert(now, advanced);
+        }
+        match self.host.tcp.ca_state {
             CaState::Recovery => {
                 if self.cfg.recovery == Recovery::NewReno && advanced {
                     // Partial ACK: the new head is the next hole.
-                    self.sb.mark_lost(self.tcp.snd_una);
+                    self.sb.mark_lost(self.host.tcp.snd_una);
                 }
             }
             CaState::Loss => {}
             _ => {
                 let loss = match self.cfg.recovery {
                     Recovery::Sack => self.sb.lost_out > 0,
-                    Recovery::NewReno => self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.tcp.snd_una),
+                    Recovery::NewReno => self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.host.tcp.snd_una),
                 };
                 if loss {
-                    self.enter_recovery(now);
+                    self.stats.loss_events += 1;
+                    self.stats.last_loss_cwnd = self.host.tcp.cwnd;
+                    if self.host.alg.fast_recovery() {
+                        self.host.enter_recovery(now);
+                    } else {
+                        self.timeout_mark_lost(now);
+                        self.host.enter_loss(self.in_flight(), now);
+                    }
                 }
             }
         }
     }
 
-    fn set_state(&mut self, s: CaState, now: Time) {
-        self.alg.set_state(&mut self.tcp, s, now);
-        self.tcp.ca_state = s;
+    /// Linux `tcp_timeout_mark_lost`: the head, and every segment not SACKed whose RACK
+    /// timer expired (sent more than the latest delivered segment's RTT ago).
+    fn timeout_mark_lost(&mut self, now: Time) {
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack_rtt));
     }
 
-    /// Linux `tcp_enter_recovery` and `tcp_init_cwnd_reduction`.
-    fn enter_recovery(&mut self, now: Time) {
-        self.stats.loss_events += 1;
-        self.stats.last_loss_cwnd = self.tcp.cwnd;
-        if !self.alg.fast_recovery() {
-            self.enter_loss(now, false);
-            return;
-        }
-        self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
-        self.high_seq = self.tcp.snd_nxt;
-        self.tcp.cwnd_cnt = 0;
-        self.tcp.prior_cwnd = self.tcp.cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
-        self.set_state(CaState::Recovery, now);
-    }
-
-    /// Linux `tcp_cwnd_reduction` (PRR, RFC 6937).
-    fn prr_reduction(&mut self, newly_acked_sacked: u32, advanced: bool) {
-        if newly_acked_sacked == 0 || self.tcp.prior_cwnd == 0 {
-            return;
-        }
-        self.prr_delivered += newly_acked_sacked;
-        let in_flight = self.in_flight();
-        let delta = self.tcp.ssthresh as i64 - in_flight as i64;
-        let mut sndcnt: i64 = if delta < 0 {
-            let dividend = self.tcp.ssthresh as u64 * self.prr_delivered as u64 + self.tcp.prior_cwnd as u64 - 1;
-            (dividend / self.tcp.prior_cwnd as u64) as i64 - self.prr_out as i64
-        } else {
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
-            if advanced {
-                s += 1;
-            }
-            s.min(delta)
-        };
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        self.tcp.cwnd = (in_flight as i64 + sndcnt).max(1) as u32;
-    }
-
-    /// Linux `tcp_enter_loss` (a timeout, or a Tahoe fast retransmit when `timeout` is false).
-    fn enter_loss(&mut self, now: Time, timeout: bool) {
-        if self.tcp.ca_state != CaState::Loss || !timeout {
-            self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
-            self.tcp.prior_cwnd = self.tcp.cwnd;
-            self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
-            self.alg.cwnd_event(&mut self.tcp, CaEvent::Loss, now);
-        }
-        let (una, nxt) = (self.tcp.snd_una, self.tcp.snd_nxt);
-        self.sb.mark_all_lost(una, nxt);
-        self.tcp.cwnd = self.in_flight() + 1;
-        self.tcp.cwnd_cnt = 0;
-        self.high_seq = nxt;
-        self.set_state(CaState::Loss, now);
-    }
-
-    /// The retransmission timer fired at `now` (the caller checked the deadline).
+    /// The retransmission timer fired at `now` (the caller checked the deadline):
+    /// Linux `tcp_retransmit_timer`.
     pub fn on_rto(&mut self, now: Time) {
         self.rto_deadline = 0;
         if self.packets_out() == 0 {
             return;
         }
         self.stats.timeouts += 1;
-        if self.tcp.ca_state != CaState::Loss {
+        if self.host.tcp.ca_state != CaState::Loss {
             self.stats.loss_events += 1;
-            self.stats.last_loss_cwnd = self.tcp.cwnd;
+            self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         }
-        self.enter_loss(now, true);
-        self.rtt.backoff += 1;
-        self.rto_deadline = now + self.rtt.rto();
+        self.timeout_mark_lost(now);
+        self.host.retransmit_timer(self.in_flight(), now);
+        self.rto_deadline = now + self.rto();
     }
 
     /// The next segment to transmit now, if the window and the data allow one: a lost
-    /// segment first, then new data. Returns (segment, is_retransmission).
+    /// segment first, then new data. Returns (segment, is_retransmission). A `None` ends
+    /// one `tcp_write_xmit`: the window's use is then validated for the round.
     #[inline]
     pub fn next_segment(&mut self, now: Time) -> Option<(u32, bool)> {
         if !self.started {
             return None;
         }
         let in_flight = self.in_flight();
-        if in_flight >= self.tcp.cwnd {
-            self.tcp.cwnd_limited = true;
+        if in_flight >= self.host.tcp.cwnd {
+            self.end_burst(true);
             return None;
         }
-        let (una, nxt) = (self.tcp.snd_una, self.tcp.snd_nxt);
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
             self.after_send(now, true);
             if seq == una {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
-                self.rto_deadline = now + self.rtt.rto();
+                self.rto_deadline = now + self.rto();
             }
             return Some((seq, true));
         }
         let window_ok = nxt.wrapping_sub(una) < self.cfg.rwnd;
         if nxt == self.app_limit || !window_ok {
-            // Application- or receiver-limited: Linux tcp_is_cwnd_limited's slow-start rule.
-            self.tcp.cwnd_limited = self.tcp.in_slow_start() && self.tcp.cwnd < 2 * self.packets_out();
+            self.end_burst(false);
             return None;
         }
-        if self.packets_out() == 0 {
-            self.restart_after_idle(now);
+        if self.packets_out() == 0 && self.stats.segments_sent > 0 {
+            self.host.restart_after_idle(now, self.cfg.initial_cwnd);
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
-        self.tcp.snd_nxt = nxt.wrapping_add(1);
+        self.host.tcp.snd_nxt = nxt.wrapping_add(1);
         self.after_send(now, false);
         Some((nxt, false))
+    }
+
+    /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
+    /// is full.
+    #[inline]
+    fn end_burst(&mut self, cwnd_full: bool) {
+        if self.sent_in_burst || cwnd_full {
+            self.host.cwnd_validate(cwnd_full);
+        }
+        self.sent_in_burst = false;
     }
 
     #[inline]
@@ -406,34 +379,10 @@ impl Sender {
         if retransmit {
             self.stats.retransmits += 1;
         }
-        if self.tcp.ca_state == CaState::Recovery {
-            self.prr_out += 1;
-        }
-        self.tcp.lsndtime_ns = now;
+        self.sent_in_burst = true;
+        self.host.on_transmit(now);
         if self.rto_deadline == 0 {
-            self.rto_deadline = now + self.rtt.rto();
+            self.rto_deadline = now + self.rto();
         }
-    }
-
-    /// First transmission with nothing in flight: `CA_EVENT_TX_START`, and Linux's window
-    /// restart after more than an RTO of idle (`tcp_slow_start_after_idle_check`).
-    fn restart_after_idle(&mut self, now: Time) {
-        if self.stats.segments_sent == 0 {
-            return;
-        }
-        let idle = now.saturating_sub(self.tcp.lsndtime_ns);
-        let rto = self.rtt.rto();
-        if idle > rto {
-            self.alg.cwnd_event(&mut self.tcp, CaEvent::CwndRestart, now);
-            let restart = self.cfg.initial_cwnd.min(self.tcp.cwnd);
-            self.tcp.ssthresh = self.tcp.current_ssthresh();
-            let mut d = idle as i64 - rto as i64;
-            while d > 0 && self.tcp.cwnd > restart {
-                self.tcp.cwnd >>= 1;
-                d -= rto as i64;
-            }
-            self.tcp.cwnd = self.tcp.cwnd.max(restart);
-        }
-        self.alg.cwnd_event(&mut self.tcp, CaEvent::TxStart, now);
     }
 }

@@ -1,0 +1,208 @@
+//! `cubiclab-bpf`: registers cubiclab's BPF ports of library algorithms as kernel congestion
+//! controls for the length of a run, and unregisters them on every way out.
+//!
+//! ```text
+//! cubiclab-bpf list                      the ports as JSON, and why they cannot load if so
+//! cubiclab-bpf load NAME=ALG[:k=v,...]...  register each instance, print {"loaded": ...},
+//!                                        then hold until stdin closes or a signal arrives
+//! ```
+//! Each instance is its own object (own parameters, own per-socket code) registered under
+//! NAME (at most 15 characters). The registration is a BPF link owned by this process:
+//! on SIGTERM/SIGINT/SIGHUP, on the end of stdin, when the parent dies (PR_SET_PDEATHSIG)
+//! the links are closed and the names leave the kernel's list; on SIGKILL the kernel closes
+//! them itself. Nothing is pinned, no kernel-wide setting is touched.
+
+mod ports;
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use cubiclab_cc::Params;
+use libbpf_rs::{Link, MapCore, MapType, ObjectBuilder};
+
+const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+/// TCP_CA_NAME_MAX - 1.
+const NAME_MAX: usize = 15;
+
+struct Instance {
+    name: String,
+    algorithm: &'static str,
+    params: Params,
+}
+
+fn parse_instance(spec: &str) -> Result<Instance, String> {
+    let (name, rest) = spec.split_once('=').ok_or_else(|| format!("'{spec}': expected NAME=ALGORITHM[:k=v,...]"))?;
+    if name.is_empty() || name.len() > NAME_MAX || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err(format!("name '{name}': 1 to {NAME_MAX} characters of [A-Za-z0-9_]"));
+    }
+    let (alg, kv) = rest.split_once(':').unwrap_or((rest, ""));
+    let port = ports::find(alg)?;
+    let mut params = Params::new();
+    for item in kv.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = item.split_once('=').ok_or_else(|| format!("parameter '{item}': expected key=value"))?;
+        let v: f64 = v.parse().map_err(|_| format!("parameter '{k}' of '{alg}' is '{v}', not a number"))?;
+        params.insert(k, v);
+    }
+    ports::param_values(port, &params).map_err(|e| e.0)?;
+    Ok(Instance { name: name.to_string(), algorithm: port.algorithm, params })
+}
+
+fn registered() -> Vec<String> {
+    std::fs::read_to_string(AVAILABLE).unwrap_or_default().split_whitespace().map(str::to_string).collect()
+}
+
+/// Open the port's object, write the instance's name and parameters, load and register it.
+fn register(inst: &Instance) -> Result<Link, String> {
+    let port = ports::find(inst.algorithm)?;
+    let values = ports::param_values(port, &inst.params).map_err(|e| e.0)?;
+    let mut open = ObjectBuilder::default()
+        .open_memory(port.object)
+        .map_err(|e| format!("{}: opening the object: {e}", inst.name))?;
+    let mut named = false;
+    let mut params_set = false;
+    for mut map in open.maps_mut() {
+        let map_name = map.name().to_string_lossy().into_owned();
+        if map.map_type() == MapType::StructOps {
+            let data = map.initial_value_mut().ok_or("the struct_ops map has no data")?;
+            // The object's placeholder name ("clk_...") sits in tcp_congestion_ops.name.
+            let at = data.windows(4).position(|w| w == b"clk_").ok_or("no placeholder name in the object")?;
+            let field = &mut data[at..at + NAME_MAX + 1];
+            field.fill(0);
+            field[..inst.name.len()].copy_from_slice(inst.name.as_bytes());
+            named = true;
+        } else if map_name.ends_with("rodata.params") {
+            let data = map.initial_value_mut().ok_or("the parameter section has no data")?;
+            for (i, v) in values.iter().enumerate() {
+                data[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes());
+            }
+            params_set = true;
+        }
+    }
+    if !named || !params_set {
+        return Err(format!("{}: the object lacks its struct_ops map or parameter section", inst.name));
+    }
+    let mut obj = open.load().map_err(|e| format!("{}: the kernel refused the program: {e}", inst.name))?;
+    let mut map =
+        obj.maps_mut().find(|m| m.map_type() == MapType::StructOps).ok_or("the struct_ops map vanished on load")?;
+    map.attach_struct_ops().map_err(|e| format!("{}: registering: {e}", inst.name))
+}
+
+fn json_str(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn list() -> ExitCode {
+    let ports: Vec<String> = ports::PORTS
+        .iter()
+        .map(|p| {
+            format!(
+                "{{\"algorithm\":{},\"tag\":{},\"fixed_point\":{}}}",
+                json_str(p.algorithm),
+                json_str(p.tag),
+                json_str(p.fixed_point)
+            )
+        })
+        .collect();
+    let problem = ports::build_problem().map_or("null".to_string(), json_str);
+    println!("{{\"ports\":[{}],\"build_problem\":{problem}}}", ports.join(","));
+    ExitCode::SUCCESS
+}
+
+/// Block the signals that end a run, so they are taken by `sigwait` in order.
+fn block_signals() -> libc::sigset_t {
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGPIPE] {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+fn load(specs: &[String]) -> ExitCode {
+    if let Some(reason) = ports::build_problem() {
+        eprintln!("cubiclab-bpf: the BPF ports were not built: {reason}");
+        return ExitCode::from(3);
+    }
+    if specs.is_empty() {
+        eprintln!("cubiclab-bpf: load needs at least one NAME=ALGORITHM");
+        return ExitCode::from(2);
+    }
+    let mut instances = Vec::new();
+    for s in specs {
+        match parse_instance(s) {
+            Ok(i) => instances.push(i),
+            Err(e) => {
+                eprintln!("cubiclab-bpf: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let taken = registered();
+    if let Some(i) = instances.iter().find(|i| taken.contains(&i.name)) {
+        eprintln!("cubiclab-bpf: '{}' is already registered in {AVAILABLE}", i.name);
+        return ExitCode::from(2);
+    }
+    // Signals first, then the parent-death signal, so no exit path skips the unregistering.
+    let set = block_signals();
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        if libc::getppid() == 1 {
+            return ExitCode::from(1);
+        }
+    }
+    let mut links = Vec::new();
+    for inst in &instances {
+        match register(inst) {
+            Ok(link) => links.push(link),
+            Err(e) => {
+                eprintln!("cubiclab-bpf: {e}");
+                drop(links);
+                return ExitCode::from(3);
+            }
+        }
+    }
+    let names: Vec<String> = instances.iter().map(|i| i.name.clone()).collect();
+    let listed = registered();
+    if let Some(n) = names.iter().find(|n| !listed.contains(n)) {
+        eprintln!("cubiclab-bpf: '{n}' was attached but is not in {AVAILABLE}");
+        return ExitCode::from(3);
+    }
+    let pairs: Vec<String> =
+        instances.iter().map(|i| format!("{}:{}", json_str(&i.name), json_str(i.algorithm))).collect();
+    println!("{{\"loaded\":{{{}}},\"pid\":{}}}", pairs.join(","), std::process::id());
+    // The end of stdin (the parent closed it or died) also ends the run.
+    std::thread::spawn(|| {
+        let mut buf = [0u8; 256];
+        let mut stdin = std::io::stdin();
+        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    });
+    let mut sig = 0;
+    unsafe { libc::sigwait(&set, &mut sig) };
+    drop(links);
+    let left: Vec<&String> = {
+        let now = registered();
+        names.iter().filter(|n| now.contains(n)).collect()
+    };
+    if !left.is_empty() {
+        eprintln!("cubiclab-bpf: still registered after closing the links: {left:?}");
+        return ExitCode::from(1);
+    }
+    eprintln!("cubiclab-bpf: unregistered {} (signal {sig})", names.join(", "));
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("list") => list(),
+        Some("load") => load(&args[1..]),
+        _ => {
+            eprintln!("usage: cubiclab-bpf list | cubiclab-bpf load NAME=ALGORITHM[:key=value,...] ...");
+            ExitCode::from(2)
+        }
+    }
+}

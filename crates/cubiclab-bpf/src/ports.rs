@@ -1,0 +1,69 @@
+//! The library algorithms that have a BPF port, the object each one is, and how its
+//! parameters reach the object.
+
+use cubiclab_cc::params::ParamSpec;
+use cubiclab_cc::{registry, Algorithm, ParamError, Params};
+
+/// One port: the library name, a short tag for registered names, the compiled object, and
+/// what its arithmetic changes against the library algorithm (empty: nothing).
+pub struct Port {
+    pub algorithm: &'static str,
+    pub tag: &'static str,
+    pub object: &'static [u8],
+    pub fixed_point: &'static str,
+}
+
+macro_rules! object {
+    ($stem:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $stem, ".bpf.o"))
+    };
+}
+
+pub const PORTS: &[Port] = &[
+    Port { algorithm: "cubic-2.2", tag: "c22", object: object!("cubic22"), fixed_point: "" },
+    Port { algorithm: "cubic-2.0", tag: "c20", object: object!("cubic20"), fixed_point: "" },
+    Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "" },
+];
+
+/// Why the objects are missing, or None when they were built.
+pub fn build_problem() -> Option<&'static str> {
+    match env!("CUBICLAB_BPF_BUILD") {
+        "ok" => None,
+        reason => Some(reason),
+    }
+}
+
+pub fn find(algorithm: &str) -> Result<&'static Port, String> {
+    PORTS.iter().find(|p| p.algorithm == algorithm).ok_or_else(|| {
+        format!(
+            "'{algorithm}' has no BPF port; ported: {}",
+            PORTS.iter().map(|p| p.algorithm).collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+/// `PARAM[]` of common.h: every parameter of the library algorithm in its spec order, the
+/// given value or the default; integers as they are, real numbers in millionths.
+/// Parameters are checked by the library (same names, ranges and errors).
+pub fn param_values(port: &Port, params: &Params) -> Result<Vec<u64>, ParamError> {
+    Algorithm::new(port.algorithm, params)?;
+    let specs: &[ParamSpec] = registry::info(port.algorithm).expect("every port is in the registry").params;
+    if params.iter().any(|(k, _)| k == "hz") {
+        return Err(ParamError(format!(
+            "parameter 'hz' of '{}' cannot be set on the kernel: the port runs on the kernel's own jiffies",
+            port.algorithm
+        )));
+    }
+    let given: Vec<(&str, f64)> = params.iter().collect();
+    Ok(specs
+        .iter()
+        .map(|s| {
+            let v = given.iter().find(|(k, _)| *k == s.name).map_or(s.default, |(_, v)| *v);
+            if s.integer {
+                v as u64
+            } else {
+                (v * 1e6).round() as u64
+            }
+        })
+        .collect())
+}

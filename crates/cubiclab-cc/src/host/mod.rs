@@ -1,0 +1,275 @@
+//! Linux's TCP around the congestion-control algorithm, written once: the state machine of
+//! Open, Recovery and Loss, the ssthresh rules of entering each, undo, PRR, cwnd validation,
+//! the retransmission timer's estimator, and the order in which the algorithm's hooks run.
+//! The replay driver ([`crate::replay`]) and the cubiclab simulator's sender both drive an
+//! algorithm through a [`Host`]; what detects a loss (a scoreboard, a trace) stays theirs.
+//!
+//! Every method names the Linux 6.x function it follows (`net/ipv4/tcp_input.c` unless
+//! said otherwise). On an ACK the kernel's order is ([`tcp_ack`](https://elixir.bootlin.com)):
+//!
+//! 1. `snd_una` moves; `icsk_retransmits` is zeroed if it advanced: [`Host::ack_snd_una`];
+//! 2. `tcp_clean_rtx_queue`: the RTT estimator ([`Host::rtt_sample`]), then `pkts_acked`
+//!    ([`Host::pkts_acked`]);
+//! 3. `tcp_fastretrans_alert`: leave Recovery or Loss once `snd_una >= high_seq`
+//!    ([`Host::try_leave_recovery`]), or enter Recovery ([`Host::enter_recovery`]);
+//! 4. `tcp_cong_control`: PRR in Recovery, else `cong_avoid` ([`Host::cong_control`]),
+//!    then `tcp_update_pacing_rate` ([`Host::update_pacing_rate`]).
+//!
+//! A timeout is `tcp_retransmit_timer` ([`Host::retransmit_timer`]); a transmission is
+//! `tcp_write_xmit`'s accounting ([`Host::on_transmit`], [`Host::cwnd_validate`]).
+
+pub mod cwnd_validate;
+pub mod prr;
+pub mod rtt;
+
+use crate::tcp::{AckSample, CaEvent, CaState, TcpState, TCP_INFINITE_SSTHRESH};
+use crate::{Algorithm, CongestionControl};
+pub use cwnd_validate::CwndUsage;
+pub use prr::{Prr, PrrAck};
+pub use rtt::RttEstimator;
+
+#[inline]
+fn before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// An algorithm with the TCP state Linux keeps around it.
+#[derive(Clone, Debug)]
+pub struct Host {
+    pub alg: Algorithm,
+    pub tcp: TcpState,
+    pub rtt: RttEstimator,
+    /// `high_seq`: `snd_nxt` when the current Recovery or Loss began.
+    pub high_seq: u32,
+    /// `icsk_retransmits`: timeouts since `snd_una` last advanced.
+    pub retransmits: u32,
+    /// `undo_marker != 0`: the current reduction may still be undone.
+    undo_marker: bool,
+    prr: Prr,
+    usage: CwndUsage,
+}
+
+impl Host {
+    pub fn new(alg: Algorithm, tcp: TcpState, rtt: RttEstimator) -> Self {
+        Self {
+            alg,
+            tcp,
+            rtt,
+            high_seq: 0,
+            retransmits: 0,
+            undo_marker: false,
+            prr: Prr::default(),
+            usage: CwndUsage::default(),
+        }
+    }
+
+    /// The connection is established (`tcp_init_congestion_control`): the algorithm's `init`.
+    pub fn init(&mut self, now: u64) {
+        self.alg.init(&mut self.tcp, now);
+        self.tcp.lsndtime_ns = now;
+    }
+
+    #[inline]
+    pub fn packets_out(&self) -> u32 {
+        self.tcp.snd_nxt.wrapping_sub(self.tcp.snd_una)
+    }
+
+    fn set_state(&mut self, s: CaState, now: u64) {
+        // tcp_set_ca_state: the hook sees the old state in tcp.ca_state.
+        self.alg.set_state(&mut self.tcp, s, now);
+        self.tcp.ca_state = s;
+    }
+
+    /// `tcp_ack`: `snd_una` moves to `una`; when it advanced, `icsk_retransmits = 0`
+    /// (so a later timeout in Loss computes a fresh ssthresh). Returns whether it advanced.
+    pub fn ack_snd_una(&mut self, una: u32) -> bool {
+        let advanced = before(self.tcp.snd_una, una);
+        if advanced {
+            self.tcp.snd_una = una;
+            self.retransmits = 0;
+        }
+        advanced
+    }
+
+    /// `tcp_ack_update_rtt` with a valid sample: `tcp_rtt_estimator`, `tcp_set_rto`.
+    pub fn rtt_sample(&mut self, rtt_us: u64) {
+        self.rtt.sample(rtt_us, self.tcp.snd_una, self.tcp.snd_nxt);
+        self.tcp.srtt_us = self.rtt.srtt_us() as u32;
+    }
+
+    /// `tcp_clean_rtx_queue`'s call of `pkts_acked`.
+    pub fn pkts_acked(&mut self, sample: &AckSample, now: u64) {
+        self.alg.pkts_acked(&mut self.tcp, sample, now);
+    }
+
+    /// `tcp_in_cwnd_reduction`.
+    #[inline]
+    pub fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.tcp.ca_state, CaState::Cwr | CaState::Recovery)
+    }
+
+    /// `tcp_enter_recovery` with `tcp_init_undo` and `tcp_init_cwnd_reduction`:
+    /// `prior_ssthresh`, `high_seq = snd_nxt`, the algorithm's `ssthresh`, PRR from zero,
+    /// then `set_state(Recovery)`.
+    pub fn enter_recovery(&mut self, now: u64) {
+        self.tcp.prior_ssthresh = 0;
+        self.undo_marker = true;
+        if !self.in_cwnd_reduction() {
+            self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
+            self.high_seq = self.tcp.snd_nxt;
+            self.tcp.cwnd_cnt = 0;
+            self.tcp.prior_cwnd = self.tcp.cwnd;
+            self.prr = Prr::default();
+            self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+        }
+        self.set_state(CaState::Recovery, now);
+    }
+
+    /// `tcp_fastretrans_alert` step D and `tcp_process_loss`: once `snd_una` reaches
+    /// `high_seq`, Recovery ends with `tcp_try_undo_recovery` (back to Open) and
+    /// `tcp_end_cwnd_reduction` (cwnd = ssthresh, `CA_EVENT_COMPLETE_CWR`); Loss ends with
+    /// `tcp_try_undo_recovery` alone (the window keeps what slow start rebuilt). Returns
+    /// whether the state changed.
+    pub fn try_leave_recovery(&mut self, now: u64) -> bool {
+        if before(self.tcp.snd_una, self.high_seq) {
+            return false;
+        }
+        match self.tcp.ca_state {
+            CaState::Recovery => {
+                self.set_state(CaState::Open, now);
+                self.end_cwnd_reduction(now);
+                true
+            }
+            CaState::Loss => {
+                self.set_state(CaState::Open, now);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `tcp_end_cwnd_reduction`: back to ssthresh unless the reduction was undone.
+    fn end_cwnd_reduction(&mut self, now: u64) {
+        if self.tcp.ssthresh < TCP_INFINITE_SSTHRESH && (self.tcp.ca_state == CaState::Cwr || self.undo_marker) {
+            self.tcp.cwnd = self.tcp.ssthresh;
+        }
+        self.alg.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
+    }
+
+    /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight.
+    /// ssthresh is recomputed only if no reduction was made inside this window: from Open
+    /// or Disorder, once `snd_una` reached `high_seq`, or in Loss with `icsk_retransmits`
+    /// zero (`snd_una` advanced since the last timeout). Then cwnd = in flight + 1.
+    pub fn enter_loss(&mut self, in_flight: u32, now: u64) {
+        let state = self.tcp.ca_state;
+        if state <= CaState::Disorder
+            || !before(self.tcp.snd_una, self.high_seq)
+            || (state == CaState::Loss && self.retransmits == 0)
+        {
+            self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
+            self.tcp.prior_cwnd = self.tcp.cwnd;
+            self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+            self.alg.cwnd_event(&mut self.tcp, CaEvent::Loss, now);
+            self.undo_marker = true;
+        }
+        self.tcp.cwnd = in_flight + 1;
+        self.tcp.cwnd_cnt = 0;
+        self.set_state(CaState::Loss, now);
+        self.high_seq = self.tcp.snd_nxt;
+    }
+
+    /// `tcp_retransmit_timer` (`tcp_timer.c`): `tcp_enter_loss`, then
+    /// `icsk_retransmits += 1` and the timeout doubled.
+    pub fn retransmit_timer(&mut self, in_flight: u32, now: u64) {
+        self.enter_loss(in_flight, now);
+        self.retransmits += 1;
+        self.rtt.back_off();
+    }
+
+    /// `tcp_cong_control`: in Recovery or CWR the window follows PRR
+    /// (`tcp_cwnd_reduction`); otherwise, if the ACK advanced `snd_una` over new data
+    /// (`tcp_may_raise_cwnd`: `FLAG_DATA_ACKED`), the algorithm's `cong_avoid` with the
+    /// segments newly delivered, judged cwnd-limited as `tcp_is_cwnd_limited` says.
+    pub fn cong_control(&mut self, ack: PrrAck, in_flight: u32, now: u64) {
+        if self.in_cwnd_reduction() {
+            if let Some(cwnd) = self.prr.on_ack(ack, self.tcp.ssthresh, self.tcp.prior_cwnd, in_flight) {
+                self.tcp.cwnd = cwnd;
+            }
+        } else if ack.una_advanced {
+            self.tcp.cwnd_limited = self.usage.is_cwnd_limited(&self.tcp);
+            self.alg.cong_avoid(&mut self.tcp, ack.newly_acked_sacked, now);
+        }
+    }
+
+    /// `tcp_update_pacing_rate`: 200% of cwnd * mss / srtt in slow start (below half of
+    /// ssthresh), 120% after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`). CUBIC's
+    /// HyStart reads it for its ACK-train threshold.
+    pub fn update_pacing_rate(&mut self) {
+        let srtt_us8 = (self.tcp.srtt_us as u64) << 3;
+        if srtt_us8 == 0 {
+            return;
+        }
+        let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 { 200 } else { 120 };
+        let pkts = self.tcp.cwnd.max(self.packets_out()) as u64;
+        self.tcp.pacing_rate = self.tcp.mss as u64 * ((1_000_000 / 100) << 3) * ratio * pkts / srtt_us8;
+    }
+
+    /// `tcp_undo_cwnd_reduction` and the return to Open of `tcp_try_undo_recovery` /
+    /// `tcp_try_undo_loss`: the reduction proved spurious.
+    pub fn undo(&mut self, now: u64) {
+        if self.tcp.prior_ssthresh != 0 {
+            self.tcp.cwnd = self.alg.undo_cwnd(&mut self.tcp, now);
+            if self.tcp.prior_ssthresh > self.tcp.ssthresh {
+                self.tcp.ssthresh = self.tcp.prior_ssthresh;
+            }
+        }
+        self.undo_marker = false;
+        if self.tcp.ca_state != CaState::Open {
+            self.set_state(CaState::Open, now);
+        }
+    }
+
+    /// `tcp_write_xmit`/`tcp_xmit_retransmit_queue`: one segment left at `now`; in a
+    /// window reduction it counts toward `prr_out`.
+    #[inline]
+    pub fn on_transmit(&mut self, now: u64) {
+        if self.in_cwnd_reduction() {
+            self.prr.out += 1;
+        }
+        self.tcp.lsndtime_ns = now;
+    }
+
+    /// `tcp_cwnd_validate` at the end of a `tcp_write_xmit` that sent something or found
+    /// the window full.
+    #[inline]
+    pub fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        self.usage.validate(is_cwnd_limited, &self.tcp);
+    }
+
+    /// A trace states `tcp_is_cwnd_limited()` for the next ACK (the replay driver).
+    pub fn assume_cwnd_limited(&mut self, limited: bool) {
+        self.usage.assume(limited);
+    }
+
+    /// The first transmission with nothing outstanding: `tcp_slow_start_after_idle_check`
+    /// (`tcp_cwnd_restart`, RFC 2861: after more than an RTO of idle, ssthresh keeps
+    /// 3/4 of cwnd and cwnd halves per RTO idle, down to `restart_window`), then
+    /// `CA_EVENT_TX_START` (`tcp_event_data_sent`).
+    pub fn restart_after_idle(&mut self, now: u64, restart_window: u32) {
+        let idle_us = now.saturating_sub(self.tcp.lsndtime_ns) / 1000;
+        let rto_us = self.rtt.rto_us();
+        if idle_us > rto_us {
+            self.alg.cwnd_event(&mut self.tcp, CaEvent::CwndRestart, now);
+            self.tcp.ssthresh = self.tcp.current_ssthresh();
+            let restart = restart_window.min(self.tcp.cwnd);
+            let mut cwnd = self.tcp.cwnd;
+            let mut delta = idle_us as i64 - rto_us as i64;
+            while delta > 0 && cwnd > restart {
+                cwnd >>= 1;
+                delta -= rto_us as i64;
+            }
+            self.tcp.cwnd = cwnd.max(restart);
+        }
+        self.alg.cwnd_event(&mut self.tcp, CaEvent::TxStart, now);
+    }
+}

@@ -1,0 +1,373 @@
+//! Packet capture of the bottleneck: every packet that leaves either direction of the link
+//! (a tap just after the router, on both sides), as a classic pcap file of raw IPv4 with
+//! real TCP headers, so that Wireshark's and tcptrace's TCP analysis work on a simulation.
+//!
+//! What the headers hold:
+//! - addresses: flow `f`'s sender is 10.1.f/16, its receiver 10.2.f/16 (f as two octets);
+//!   ports: the sender's 10000 + connection number (web sessions open one per object), the
+//!   receiver's 5201 (long-lived) or 80 (web);
+//! - sequence numbers count payload bytes from 0 (segment n starts at n·mss, wrapping at
+//!   2^32 as TCP's do); acknowledgement numbers likewise; an ACK's SACK block is the
+//!   out-of-order segment that triggered it;
+//! - the timestamp option: TSval is the capture time in milliseconds, TSecr 0 (the
+//!   simulator does not echo timestamps);
+//! - the window: 65535 with a window scale of 14 (1 GiB, the simulator's receiver never
+//!   limits unless `rwnd` is set, which the capture does not show). The scale travels in a
+//!   SYN and SYN-ACK written just before each connection's first packet: the simulator
+//!   has no handshakes, Wireshark needs them to know the scale;
+//! - only headers are captured (the payload is not simulated); each record's original
+//!   length and the IP total length are the packet's size on the wire, so tools count
+//!   bytes right. The TCP checksum is 0 (it would cover the payload); the IP one is real.
+//!
+//! Writing costs a copy into a buffered writer per packet: a record is built in a fixed
+//! array on the stack, nothing is allocated. The file is written to `<path>.partial` and
+//! renamed when the run finishes, so an interrupted run leaves no half-written capture.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::engine::Time;
+use crate::packet::{Packet, NO_SACK};
+use crate::scenario::HEADER_BYTES;
+
+/// Bytes of a record's captured part: IPv4 (20) and TCP with the largest options we write (44).
+const MAX_HEADERS: usize = 64;
+/// pcap's microsecond-resolution magic, LINKTYPE_RAW (IPv4 packets with no link header).
+const PCAP_MAGIC: u32 = 0xa1b2_c3d4;
+const LINKTYPE_RAW: u32 = 101;
+const WINDOW_SCALE: u8 = 14;
+const SENDER_PORT_BASE: u16 = 10_000;
+const BULK_PORT: u16 = 5201;
+const WEB_PORT: u16 = 80;
+
+const TCP_SYN: u8 = 0x02;
+const TCP_ACK: u8 = 0x10;
+const TCP_PSH_ACK: u8 = 0x18;
+
+/// Writes the capture; `W` is a file in runs and a `Vec<u8>` in tests.
+pub struct PcapWriter<W: Write> {
+    out: W,
+    mss: u32,
+    /// Flows below this index are long-lived; the rest are web sessions.
+    long_lived: u32,
+    /// Per flow slot: the connection whose handshake was written, plus one (0: none yet).
+    handshake: Vec<u32>,
+    /// The first write error; reported when the capture is closed.
+    error: Option<io::Error>,
+}
+
+/// The capture file of a run: written to `<path>.partial`, renamed by [`Capture::close`],
+/// removed if the run is dropped before.
+pub struct Capture {
+    writer: PcapWriter<BufWriter<File>>,
+    path: PathBuf,
+    partial: PathBuf,
+    closed: bool,
+}
+
+impl Capture {
+    pub fn create(path: &Path, mss: u32, flows: usize, long_lived: usize) -> Result<Self, String> {
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        let file =
+            File::create(&partial).map_err(|e| format!("record.pcap: cannot create '{}': {e}", partial.display()))?;
+        let writer = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), mss, flows, long_lived)
+            .map_err(|e| format!("record.pcap: cannot write '{}': {e}", partial.display()))?;
+        Ok(Self { writer, path: path.to_path_buf(), partial, closed: false })
+    }
+
+    #[inline]
+    pub fn packet(&mut self, now: Time, p: &Packet) {
+        self.writer.packet(now, p);
+    }
+
+    /// Flush, then rename into place; the error names the file.
+    pub fn close(&mut self) -> Result<(), String> {
+        self.closed = true;
+        let fail = |e: io::Error| format!("record.pcap: writing '{}' failed: {e}", self.path.display());
+        if let Some(e) = self.writer.error.take() {
+            let _ = std::fs::remove_file(&self.partial);
+            return Err(fail(e));
+        }
+        self.writer.out.flush().map_err(fail)?;
+        std::fs::rename(&self.partial, &self.path).map_err(fail)
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if !self.closed {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Write the file header; `flows` is the number of flow slots (long-lived and web).
+    pub fn new(mut out: W, mss: u32, flows: usize, long_lived: usize) -> io::Result<Self> {
+        let mut h = [0u8; 24];
+        h[0..4].copy_from_slice(&PCAP_MAGIC.to_le_bytes());
+        h[4..6].copy_from_slice(&2u16.to_le_bytes());
+        h[6..8].copy_from_slice(&4u16.to_le_bytes());
+        // thiszone and sigfigs stay 0.
+        h[16..20].copy_from_slice(&(MAX_HEADERS as u32).to_le_bytes());
+        h[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
+        out.write_all(&h)?;
+        Ok(Self { out, mss, long_lived: long_lived as u32, handshake: vec![0; flows], error: None })
+    }
+
+    /// Record `p` leaving the bottleneck at `now`.
+    #[inline]
+    pub fn packet(&mut self, now: Time, p: &Packet) {
+        let conn = p.conn as u32 + 1;
+        if self.handshake[p.flow as usize] != conn {
+            self.handshake[p.flow as usize] = conn;
+            self.write(now, &Header::syn(p, false));
+            self.write(now, &Header::syn(p, true));
+        }
+        let h = if p.is_ack {
+            Header {
+                to_sender: true,
+                seq: 0,
+                ack: p.seq.wrapping_mul(self.mss),
+                flags: TCP_ACK,
+                sack: (p.sack != NO_SACK).then(|| {
+                    let left = p.sack.wrapping_mul(self.mss);
+                    (left, left.wrapping_add(self.mss))
+                }),
+                syn_options: false,
+                wire: p.size,
+                flow: p.flow,
+                conn: p.conn,
+            }
+        } else {
+            Header {
+                to_sender: false,
+                seq: p.seq.wrapping_mul(self.mss),
+                ack: 0,
+                flags: TCP_PSH_ACK,
+                sack: None,
+                syn_options: false,
+                wire: p.size,
+                flow: p.flow,
+                conn: p.conn,
+            }
+        };
+        self.write(now, &h);
+    }
+
+    #[inline]
+    fn write(&mut self, now: Time, h: &Header) {
+        if self.error.is_some() {
+            return;
+        }
+        let mut rec = [0u8; 16 + MAX_HEADERS];
+        let n = h.encode(&mut rec[16..], now, h.flow < self.long_lived);
+        let us = now / 1_000;
+        rec[0..4].copy_from_slice(&((us / 1_000_000) as u32).to_le_bytes());
+        rec[4..8].copy_from_slice(&((us % 1_000_000) as u32).to_le_bytes());
+        rec[8..12].copy_from_slice(&(n as u32).to_le_bytes());
+        rec[12..16].copy_from_slice(&h.wire.max(n as u32).to_le_bytes());
+        if let Err(e) = self.out.write_all(&rec[..16 + n]) {
+            self.error = Some(e);
+        }
+    }
+
+    #[cfg(test)]
+    fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// One TCP/IPv4 header to encode.
+struct Header {
+    /// Receiver to sender (ACKs, SYN-ACK) or the other way.
+    to_sender: bool,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    /// One SACK block, [left, right) in bytes.
+    sack: Option<(u32, u32)>,
+    syn_options: bool,
+    /// Size on the wire (IP total length).
+    wire: u32,
+    flow: u32,
+    conn: u16,
+}
+
+impl Header {
+    /// The handshake that carries the window scale: SYN from the sender, SYN-ACK back.
+    /// Sequence numbers count from 0 after them, so both ISNs are 2^32 - 1 (and the
+    /// SYN-ACK acknowledges 0).
+    fn syn(p: &Packet, reply: bool) -> Self {
+        Header {
+            to_sender: reply,
+            seq: u32::MAX,
+            ack: 0,
+            flags: if reply { TCP_SYN | TCP_ACK } else { TCP_SYN },
+            sack: None,
+            syn_options: true,
+            wire: 0,
+            flow: p.flow,
+            conn: p.conn,
+        }
+    }
+
+    /// Encode into `buf`; returns the bytes written.
+    fn encode(&self, buf: &mut [u8], now: Time, bulk: bool) -> usize {
+        // TCP options, padded to a multiple of four with NOPs (1), so the header length
+        // plus the payload is the size on the wire.
+        let mut opt = [1u8; 40];
+        let mut o = 0;
+        let ts_val = (now / 1_000_000) as u32;
+        if self.syn_options {
+            // MSS (2, 4), SACK permitted (4, 2), window scale (3, 3), timestamps (8, 10).
+            opt[0..4].copy_from_slice(&[2, 4, 0, 0]);
+            opt[4..6].copy_from_slice(&[4, 2]);
+            opt[6..9].copy_from_slice(&[3, 3, WINDOW_SCALE]);
+            o = 10; // one NOP at 9
+        } else {
+            o += 2; // NOP NOP
+        }
+        opt[o..o + 2].copy_from_slice(&[8, 10]);
+        opt[o + 2..o + 6].copy_from_slice(&ts_val.to_be_bytes());
+        opt[o + 6..o + 10].copy_from_slice(&0u32.to_be_bytes());
+        o += 10;
+        let mut tcp_len = 20 + o;
+        let ack_with_room = self.to_sender && !self.syn_options;
+        if let Some((left, right)) = self.sack {
+            opt[o..o + 2].copy_from_slice(&[1, 1]);
+            opt[o + 2..o + 4].copy_from_slice(&[5, 10]);
+            opt[o + 4..o + 8].copy_from_slice(&left.to_be_bytes());
+            opt[o + 8..o + 12].copy_from_slice(&right.to_be_bytes());
+            o += 12;
+            tcp_len = 20 + o;
+        } else if ack_with_room {
+            // An ACK is ACK_BYTES on the wire with or without a SACK block: NOPs fill the room.
+            o += 12;
+            tcp_len = 20 + o;
+        }
+        let tcp_len = tcp_len.div_ceil(4) * 4;
+        let ip_total = if self.wire == 0 { 20 + tcp_len } else { self.wire as usize };
+        let (src, dst, sport, dport) = self.endpoints(bulk);
+        let (src, dst, sport, dport) = if self.to_sender { (dst, src, dport, sport) } else { (src, dst, sport, dport) };
+        // IPv4: version 4, IHL 5; DF; TTL 64; protocol 6.
+        let ip = &mut buf[..20];
+        ip.fill(0);
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&(ip_total as u16).to_be_bytes());
+        ip[6] = 0x40;
+        ip[8] = 64;
+        ip[9] = 6;
+        ip[12..16].copy_from_slice(&src);
+        ip[16..20].copy_from_slice(&dst);
+        let sum = ip_checksum(ip);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        let tcp = &mut buf[20..20 + tcp_len];
+        tcp[0..2].copy_from_slice(&sport.to_be_bytes());
+        tcp[2..4].copy_from_slice(&dport.to_be_bytes());
+        tcp[4..8].copy_from_slice(&self.seq.to_be_bytes());
+        tcp[8..12].copy_from_slice(&self.ack.to_be_bytes());
+        tcp[12] = ((tcp_len / 4) as u8) << 4;
+        tcp[13] = self.flags;
+        tcp[14..16].copy_from_slice(&u16::MAX.to_be_bytes());
+        tcp[16..20].fill(0); // checksum (would cover the payload), urgent pointer
+        tcp[20..tcp_len].copy_from_slice(&opt[..tcp_len - 20]);
+        20 + tcp_len
+    }
+
+    fn endpoints(&self, bulk: bool) -> ([u8; 4], [u8; 4], u16, u16) {
+        let [_, _, hi, lo] = self.flow.to_be_bytes();
+        let sport = SENDER_PORT_BASE.wrapping_add(self.conn);
+        ([10, 1, hi, lo], [10, 2, hi, lo], sport, if bulk { BULK_PORT } else { WEB_PORT })
+    }
+}
+
+/// RFC 791's header checksum: the ones' complement of the ones' complement sum of the
+/// header's 16-bit words (with the checksum field zero).
+fn ip_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header.chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+const _: () = assert!(HEADER_BYTES == 52, "data headers are IPv4 20 + TCP 20 + timestamps 12");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    fn capture(packets: &[(Time, Packet)]) -> Vec<u8> {
+        let mut w = PcapWriter::new(Vec::new(), MSS, 2, 1).unwrap();
+        for (t, p) in packets {
+            w.packet(*t, p);
+        }
+        w.into_inner()
+    }
+
+    /// (captured bytes, original length) of each record, and the captured bytes.
+    fn records(file: &[u8]) -> Vec<(usize, u32, &[u8])> {
+        let mut out = Vec::new();
+        let mut at = 24;
+        while at < file.len() {
+            let u32_at = |i: usize| u32::from_le_bytes(file[i..i + 4].try_into().unwrap());
+            let (incl, orig) = (u32_at(at + 8) as usize, u32_at(at + 12));
+            out.push((incl, orig, &file[at + 16..at + 16 + incl]));
+            at += 16 + incl;
+        }
+        out
+    }
+
+    fn be32(b: &[u8]) -> u32 {
+        u32::from_be_bytes(b[..4].try_into().unwrap())
+    }
+
+    #[test]
+    fn data_and_ack_headers() {
+        let data = Packet { flow: 0, conn: 0, seq: 3, sack: NO_SACK, size: MSS + HEADER_BYTES, is_ack: false };
+        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: 3, size: 64, is_ack: true };
+        let file = capture(&[(1_500_000_000, data), (1_520_000_000, ack)]);
+        assert_eq!(&file[..4], &PCAP_MAGIC.to_le_bytes());
+        let recs = records(&file);
+        // SYN and SYN-ACK before the connection's first packet, then the two packets.
+        assert_eq!(recs.len(), 4);
+        let (incl, orig, d) = recs[2];
+        // Data: IPv4 20 + TCP 20 + NOP NOP timestamps 12 = 52 captured, 1500 on the wire.
+        assert_eq!((incl, orig), (52, 1500));
+        assert_eq!(u16::from_be_bytes([d[2], d[3]]), 1500);
+        assert_eq!((&d[12..16], &d[16..20]), (&[10, 1, 0, 0][..], &[10, 2, 0, 0][..]));
+        assert_eq!(be32(&d[24..]), 3 * MSS); // segment 3 starts at byte 4344
+        assert_eq!(d[32] >> 4, 8); // data offset: 32 bytes of TCP header
+        assert_eq!(be32(&d[44..]), 1500); // TSval: 1.5 s in ms
+                                          // RFC 1071: the header's words, checksum included, sum to 0xffff.
+        let sum = d[..20].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum::<u32>();
+        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff);
+        let (incl, orig, a) = recs[3];
+        // ACK: IPv4 20 + TCP 20 + timestamps 12 + NOP NOP SACK(10) = 64, as ACK_BYTES.
+        assert_eq!((incl, orig), (64, crate::scenario::ACK_BYTES));
+        assert_eq!((&a[12..16], &a[16..20]), (&[10, 2, 0, 0][..], &[10, 1, 0, 0][..]));
+        assert_eq!(be32(&a[28..]), 2 * MSS);
+        assert_eq!(&a[52..56], &[1, 1, 5, 10]);
+        assert_eq!((be32(&a[56..]), be32(&a[60..])), (3 * MSS, 4 * MSS));
+    }
+
+    #[test]
+    fn handshake_carries_the_window_scale_once_per_connection() {
+        let p = |conn| Packet { flow: 1, conn, seq: 0, sack: NO_SACK, size: 1500, is_ack: false };
+        let recs = records(&capture(&[(0, p(0)), (1, p(0)), (2, p(1))])).len();
+        // Two handshakes (connections 0 and 1 of the web slot) and three packets.
+        assert_eq!(recs, 7);
+        let file = capture(&[(0, p(0))]);
+        let syn = records(&file)[0].2;
+        assert_eq!(syn[33], TCP_SYN);
+        assert_eq!(be32(&syn[24..]), u32::MAX); // ISN: data starts at byte 0
+        assert_eq!(&syn[46..49], &[3, 3, WINDOW_SCALE]);
+        assert_eq!(u16::from_be_bytes([syn[22], syn[23]]), WEB_PORT); // flow 1 is a web session
+    }
+}

@@ -1,0 +1,284 @@
+//! The sender against Linux 6.x, one rule per test, driven by a scripted-ACK harness: ACKs
+//! (cumulative plus one SACK block), timeouts and idle periods at given times, with the
+//! window, the threshold, the state and what goes out asserted after each. Each test names
+//! the kernel function it follows and derives its numbers in a comment.
+
+use cubiclab_cc::{Algorithm, CaState, Params};
+use cubiclab_sim::engine::Time;
+use cubiclab_sim::packet::NO_SACK;
+use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig};
+
+const MS: Time = 1_000_000;
+
+/// A sender with nothing between it and the script: every segment the window allows leaves
+/// at once and is recorded.
+struct Harness {
+    s: Sender,
+    now: Time,
+}
+
+impl Harness {
+    /// `alg` with initial window `iw` (and `ssthresh` when given), SACK recovery, started
+    /// at t = 0; the initial window is sent.
+    fn new(alg: &str, iw: u32, ssthresh: Option<u32>) -> (Self, Vec<(u32, bool)>) {
+        Self::new_app_limited(alg, iw, ssthresh, u32::MAX)
+    }
+
+    /// As `new`, with the application handing over `segments` in all.
+    fn new_app_limited(alg: &str, iw: u32, ssthresh: Option<u32>, segments: u32) -> (Self, Vec<(u32, bool)>) {
+        let cfg = SenderConfig {
+            recovery: Recovery::Sack,
+            min_rto_ns: 200 * MS,
+            rwnd: 1 << 20,
+            initial_cwnd: iw,
+            initial_ssthresh: ssthresh,
+        };
+        let mut s = Sender::new(Algorithm::new(alg, &Params::new()).unwrap(), cfg, 1448);
+        s.app_limit = segments;
+        s.start(0);
+        let mut h = Self { s, now: 0 };
+        let sent = h.send();
+        (h, sent)
+    }
+
+    /// Everything the window allows now: (segment, is a retransmission).
+    fn send(&mut self) -> Vec<(u32, bool)> {
+        std::iter::from_fn(|| self.s.next_segment(self.now)).collect()
+    }
+
+    /// An ACK at `t_ms`: cumulative `cum`, SACK block `sack`; then the transmissions.
+    fn ack(&mut self, t_ms: u64, cum: u32, sack: Option<u32>) -> Vec<(u32, bool)> {
+        self.now = self.now.max(t_ms * MS);
+        self.s.on_ack(self.now, cum, sack.unwrap_or(NO_SACK));
+        self.send()
+    }
+
+    /// The retransmission timer fires at `t_ms`; then the transmissions.
+    fn rto(&mut self, t_ms: u64) -> Vec<(u32, bool)> {
+        self.now = t_ms * MS;
+        self.s.on_rto(self.now);
+        self.send()
+    }
+
+    fn window(&self) -> (u32, u32, CaState) {
+        let t = self.s.tcp();
+        (t.cwnd, t.ssthresh, t.ca_state)
+    }
+}
+
+/// 100 segments out at t = 0, segment 0 lost, then SACKs of 1..=k at 100 ms: Recovery
+/// from the third SACK (RFC 6675 DupThresh; all were sent at once, so RACK adds nothing).
+fn recovery_after_k_sacks(alg: &str, k: u32) -> Harness {
+    let (mut h, sent) = Harness::new(alg, 100, None);
+    assert_eq!(sent.len(), 100);
+    for s in 1..=k {
+        h.ack(100, 0, Some(s));
+    }
+    assert_eq!(h.window().2, CaState::Recovery);
+    h
+}
+
+#[test]
+fn timeout_in_recovery_keeps_the_threshold_reno() {
+    // tcp_enter_loss: ssthresh is recomputed only from Open/Disorder, once snd_una reached
+    // high_seq, or in Loss with icsk_retransmits == 0. Here Recovery began at cwnd 100:
+    // ssthresh = 100 / 2 = 50, prior_cwnd 100. PRR (tcp_cwnd_reduction, in_flight above
+    // ssthresh) lets out ceil(50 d / 100) segments after d deliveries. The SACKs of 1 and 2
+    // came in Open and freed room for new segments 100 and 101; after SACKs of 1..=30,
+    // d = 28 and prr_out = 14 (the retransmission of 0 and 13 new), so in_flight =
+    // 102 + 13 - 30 SACKed - 1 lost + 1 retransmitted = 85 = cwnd.
+    // A timeout now must keep 50; recomputing from cwnd 85 would give 42.
+    let mut h = recovery_after_k_sacks("reno", 30);
+    assert_eq!(h.window(), (85, 50, CaState::Recovery));
+    h.rto(400);
+    assert_eq!(h.window().1, 50);
+    assert_eq!(h.window().2, CaState::Loss);
+}
+
+#[test]
+fn timeout_in_recovery_keeps_the_threshold_cubic() {
+    // As above with CUBIC: ssthresh = 100 * 717 / 1024 = 70; PRR lets out ceil(70 d / 100):
+    // after SACKs of 1..=33, d = 31, prr_out = ceil(21.7) = 22, in_flight =
+    // 102 + 21 - 33 - 1 + 1 = 90. Recomputing would give 90 * 717 / 1024 = 63; tcp_enter_loss
+    // keeps 70.
+    let mut h = recovery_after_k_sacks("cubic", 33);
+    assert_eq!(h.window(), (90, 70, CaState::Recovery));
+    h.rto(400);
+    assert_eq!(h.window().1, 70);
+}
+
+#[test]
+fn timeout_marks_everything_lost_and_restarts_from_one() {
+    // tcp_timeout_mark_lost + tcp_enter_loss from Open: ssthresh = reno(100) = 50, every
+    // unSACKed segment is lost, so nothing is in flight and cwnd = in_flight + 1 = 1;
+    // the head is retransmitted and the timer backs off (tcp_retransmit_timer). The RTO
+    // before any sample is TCP_TIMEOUT_INIT, 1 s; backed off once, 2 s.
+    let (mut h, _) = Harness::new("reno", 100, None);
+    let sent = h.rto(1000);
+    assert_eq!(h.window(), (1, 50, CaState::Loss));
+    assert_eq!(sent, vec![(0, true)]);
+    assert_eq!(h.s.rto_deadline, 3000 * MS);
+}
+
+#[test]
+fn second_timeout_before_progress_keeps_the_first_threshold() {
+    // tcp_enter_loss in Loss with icsk_retransmits = 1 and snd_una < high_seq: no new
+    // ssthresh, however small cwnd is now.
+    let (mut h, _) = Harness::new("reno", 100, None);
+    h.rto(1000);
+    h.rto(3000);
+    assert_eq!(h.window(), (1, 50, CaState::Loss));
+}
+
+#[test]
+fn second_timeout_after_progress_recomputes() {
+    // tcp_ack zeroes icsk_retransmits when snd_una advances, so a timeout in Loss after
+    // progress is a new congestion event: tcp_enter_loss recomputes ssthresh from the
+    // current window. After the first timeout (ssthresh 50, cwnd 1), the ACK of the
+    // retransmitted 0 grows cwnd to 2 in slow start (cong_avoid runs in Loss) and sends 1, 2
+    // (retransmissions); the second timeout computes reno max(2 / 2, 2) = 2 and cubic
+    // max(2 * 717 / 1024, 2) = 2, where keeping the first would leave 50 / 70.
+    for (alg, first) in [("reno", 50), ("cubic", 70)] {
+        let (mut h, _) = Harness::new(alg, 100, None);
+        h.rto(1000);
+        assert_eq!(h.window().1, first, "{alg}");
+        let sent = h.ack(1100, 1, None);
+        assert_eq!(sent, vec![(1, true), (2, true)], "{alg}");
+        assert_eq!(h.window().0, 2, "{alg}");
+        h.rto(2000);
+        assert_eq!(h.window(), (1, 2, CaState::Loss), "{alg}");
+    }
+}
+
+#[test]
+fn loss_ends_without_resetting_the_window() {
+    // tcp_process_loss: once snd_una reaches high_seq, tcp_try_undo_recovery returns to
+    // Open and cwnd keeps what slow start rebuilt (no tcp_end_cwnd_reduction). IW 4: the
+    // timeout leaves ssthresh 2, cwnd 1; ACK of 0 -> cwnd 2 (slow start to ssthresh);
+    // ACK of 1, 2 -> congestion avoidance (cnt 2 of 2: cwnd 3); ACK of 3 = high_seq (4)
+    // -> Open with cwnd 3.
+    let (mut h, _) = Harness::new("reno", 4, None);
+    h.rto(1000);
+    h.ack(1100, 1, None);
+    assert_eq!(h.window(), (2, 2, CaState::Loss));
+    h.ack(1200, 3, None);
+    assert_eq!(h.window(), (3, 2, CaState::Loss));
+    h.ack(1300, 4, None);
+    assert_eq!(h.window(), (3, 2, CaState::Open));
+}
+
+#[test]
+fn recovery_ends_at_ssthresh() {
+    // tcp_fastretrans_alert step D: snd_una >= high_seq in Recovery ->
+    // tcp_try_undo_recovery (Open) and tcp_end_cwnd_reduction: cwnd = ssthresh. After the
+    // reno case above (cwnd 85, snd_nxt 115), everything sent is ACKed at once: Open at
+    // cwnd 50, then tcp_cong_control in Open runs cong_avoid with the 85 segments newly
+    // delivered (115 - 30 SACKed): congestion avoidance at w = 50 adds 85 / 50 = 1.
+    let mut h = recovery_after_k_sacks("reno", 30);
+    assert_eq!(h.s.tcp().snd_nxt, 115);
+    h.ack(200, 115, None);
+    assert_eq!(h.window(), (51, 50, CaState::Open));
+}
+
+#[test]
+fn prr_adds_one_only_when_nothing_was_newly_marked_lost() {
+    // tcp_cwnd_reduction with in_flight at or below ssthresh: sndcnt = min(delta,
+    // max(prr_delivered - prr_out, newly_acked_sacked) + 1), the +1 only when snd_una
+    // advanced (FLAG_SND_UNA_ADVANCED) AND the ACK newly marked nothing lost (rs->losses).
+    // Script (IW 20, segments 0..=9 and 20 lost): SACKs of 10, 11 at t = 0 (in Open they
+    // free room for 20, 21); the SACK of 12 at t = 1 ms puts three SACKed segments above
+    // 0..=9, all lost: Recovery, ssthresh 10, and PRR keeps in_flight at 10 while it sends
+    // the retransmissions of 0..=8, one per SACK (13..=19 at 2..=8 ms, 21 at 9 ms).
+    // Then at 20 ms the retransmissions of 0..=7 arrive: cum ACK 8, newly_acked_sacked 8,
+    // and segment 20 (sent at 0, before the retransmission of 7 now delivered) is newly
+    // lost by RACK (no reordering window in Recovery). Now prr_delivered = 9 + 8 = 17,
+    // prr_out = 9, in_flight = 14 outstanding - 11 SACKed - 3 lost (8, 9, 20) + 1
+    // retransmitted (8) = 1, delta = 9: sndcnt = min(9, max(17 - 9, 8)) = 8, cwnd = 9.
+    // Adding the +1 regardless of the new loss would give 10.
+    let (mut h, _) = Harness::new("reno", 20, None);
+    h.ack(0, 0, Some(10));
+    h.ack(0, 0, Some(11));
+    for s in 12..=19 {
+        let sent = h.ack(s as u64 - 11, 0, Some(s));
+        assert_eq!(sent, vec![(s - 12, true)]);
+    }
+    h.ack(9, 0, Some(21));
+    assert_eq!((h.window(), h.s.in_flight()), ((10, 10, CaState::Recovery), 10));
+    let sent = h.ack(20, 8, None);
+    assert_eq!(h.window(), (9, 10, CaState::Recovery));
+    // The eight it lets out: the last lost head 9, the newly lost 20, then new data.
+    assert_eq!(sent[..3], [(9, true), (20, true), (22, false)]);
+    assert_eq!(sent.len(), 8);
+}
+
+#[test]
+fn cwnd_limited_is_remembered_for_the_round() {
+    // tcp_cwnd_validate / tcp_is_cwnd_limited: a window that was full at some point of the
+    // round counts as used until snd_una passes cwnd_usage_seq, even when the application
+    // then has nothing more to send. Reno in congestion avoidance (IW 10, ssthresh 5), the
+    // application gives exactly 10 segments: all go out and fill the window. Ten ACKs of
+    // one segment each credit 10 to cwnd_cnt at w = 10 (tcp_cong_avoid_ai): cwnd 11.
+    // Deciding per send attempt (nothing to send: not limited) would leave 10.
+    let (mut h, sent) = Harness::new_app_limited("reno", 10, Some(5), 10);
+    assert_eq!(sent.len(), 10);
+    for k in 1..=10 {
+        h.ack(100 + k as u64, k, None);
+    }
+    assert_eq!(h.window(), (11, 5, CaState::Open));
+}
+
+#[test]
+fn slow_start_grows_to_twice_what_was_sent() {
+    // tcp_is_cwnd_limited in slow start: cwnd may grow while cwnd < 2 max_packets_out.
+    // IW 10 with 3 segments to send: max_packets_out 3, and 10 >= 6, so the ACKs do not
+    // grow it. With 6 to send, 10 < 12: each ACK adds one (tcp_slow_start).
+    let (mut h, _) = Harness::new_app_limited("reno", 10, None, 3);
+    h.ack(100, 3, None);
+    assert_eq!(h.window().0, 10);
+    let (mut h, _) = Harness::new_app_limited("reno", 10, None, 6);
+    h.ack(100, 1, None);
+    h.ack(101, 2, None);
+    assert_eq!(h.window().0, 12);
+}
+
+#[test]
+fn window_restarts_after_idle() {
+    // tcp_slow_start_after_idle_check / tcp_cwnd_restart: with nothing outstanding and
+    // more than an RTO since the last transmission, cwnd halves once per RTO of idle beyond
+    // the first, down to the initial window. RTT samples of 100 ms: rto = 100 + rto_min
+    // 200 = 300 ms. Slow start 10 -> 20 -> 40 -> 80 over three rounds of 10, 20, 40 (the
+    // application's 70 segments), last sent at 200 ms. New data at 900 ms: idle 700 ms;
+    // 700 - 300 = 400 > 0: 40; 400 - 300 = 100 > 0: 20; then stop. ssthresh becomes
+    // tcp_current_ssthresh = max(infinite, 3/4 80) = infinite.
+    let (mut h, _) = Harness::new_app_limited("reno", 10, None, 70);
+    h.ack(100, 10, None);
+    h.ack(200, 30, None);
+    h.ack(300, 70, None);
+    assert_eq!(h.window().0, 80);
+    assert_eq!(h.s.host.rtt.rto_us(), 300_000);
+    h.s.app_limit = 1000;
+    h.now = 900 * MS;
+    let sent = h.send();
+    assert_eq!(h.window(), (20, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
+    assert_eq!(sent.len(), 20);
+}
+
+#[test]
+fn timeout_spares_what_rack_has_not_yet_timed_out() {
+    // tcp_timeout_mark_lost: the head is lost; any other segment only once
+    // tcp_rack_skb_timeout (rack.rtt_us after its transmission) expired; tcp_enter_loss
+    // then sets cwnd = in_flight + 1. IW 20 at t = 0, 0 lost; SACKs of 1, 2 at 100 ms free
+    // room for 20, 21 (sent at 100 ms); the SACK of 3 enters Recovery and retransmits 0.
+    // rack.rtt_us = 100 ms (3 was sent at 0). A timeout at 150 ms marks 0 and 4..=19
+    // (sent at 0) lost and spares 20, 21: in flight 2, cwnd 3. ssthresh stays reno(20) = 10
+    // from the Recovery (tcp_enter_loss in Recovery with snd_una < high_seq).
+    let (mut h, _) = Harness::new("reno", 20, None);
+    for s in 1..=3 {
+        h.ack(100, 0, Some(s));
+    }
+    assert_eq!(h.window().2, CaState::Recovery);
+    let sent = h.rto(150);
+    assert_eq!(h.s.in_flight(), 3, "2 spared + the head retransmitted again");
+    assert_eq!(h.window(), (3, 10, CaState::Loss));
+    assert_eq!(sent, vec![(0, true)]);
+}

@@ -1,0 +1,28 @@
+"""The result tables' reference, generated from the columns `record.rs` declares (as
+`cubiclab.results.COLUMNS` receives them) and the columns the Python edge derives."""
+
+from __future__ import annotations
+
+INTRO = """# Result tables
+
+`cubiclab.simulate` returns a `Results` whose tables are pandas DataFrames; `cubiclab run`
+and `Results.save` write each as Parquet (or CSV) with a `summary.json`. The columns below
+are generated from their one declaration, the `table!` blocks of
+`crates/cubiclab-sim/src/record.rs`. On the way into pandas, times in ns become seconds
+(`t_ns` → `t`, `start_ns` → `start_s`, `fct_ns` → `fct_s`), `srtt_us` and `rtt_ns` become
+milliseconds (`srtt_ms`, `rtt_ms`), an infinite ssthresh becomes NaN, `ca_state` a
+category (`open`, `disorder`, `cwr`, `recovery`, `loss`), and `flows` gains each flow's
+`group` and `algorithm`, `totals` its `mean_goodput_bps`. The `run` table becomes part of
+`summary`.
+"""
+
+
+def results_reference() -> str:
+    from cubiclab.results import COLUMNS
+
+    lines = [INTRO]
+    for table, cols in COLUMNS.items():
+        lines += [f"## `{table}`", "", "| column | meaning |", "|---|---|"]
+        lines += [f"| `{name}` | {meaning.replace('|', chr(92) + '|')} |" for name, meaning in cols.items()]
+        lines.append("")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,140 @@
+"""The catalog on the real kernel (`cubiclab reproduce --testbed`): the runs an entry needs,
+run again as Linux TCP through the testbed's emulator, analysed by the entry's own
+`analyse`, and set beside the simulator's claims as a third column.
+
+A run the testbed cannot take is named with the reason (a rate above the emulator's limit,
+an algorithm this kernel does not offer, a duration above the bound the user can raise with
+``--max-duration``, anything else :func:`cubiclab.testbed.plan` refuses). Finished runs are
+cached apart from the simulator's (``<cache>/testbed``), under the same scenario key, so an
+interrupted reproduction resumes where it stopped. Each run has its own time bound and
+removes its namespaces on every exit path (:mod:`cubiclab.testbed.run`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cubiclab.experiments.base import Outcome
+from cubiclab.io import atomic_write_text
+from cubiclab.sweep import Cache, Run, SweepResult, _payload
+
+#: Above this the emulator's rate is not trusted (docs/testbed/README.md, "Accuracy").
+MAX_RATE_BPS = 1_000_000_000
+
+
+@dataclass
+class KernelRuns:
+    """The testbed's side of a reproduction: its cache and, per scenario key, why the
+    testbed cannot run it."""
+
+    cache: Cache
+    refused: dict = field(default_factory=dict)
+    failed: dict = field(default_factory=dict)
+
+
+def why_not(run: Run, max_duration: float) -> str | None:
+    """None if the testbed can run `run`, else why not."""
+    from cubiclab.testbed.run import plan
+
+    sc = run.scenario
+    rate = sc.compile()["bottleneck"]["rate"]
+    if rate > MAX_RATE_BPS:
+        return f"bottleneck rate {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
+    try:
+        plan(sc, max_duration)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def run_all(runs: list[Run], cache_root: Path, max_duration: float, log=sys.stderr) -> KernelRuns:
+    """Run on the testbed every run not yet in its cache, one after another (each needs the
+    whole machine); Ctrl-C stops, and the next call resumes."""
+    from cubiclab.testbed.run import testbed
+
+    kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
+    todo: dict[str, Run] = {}
+    for r in runs:
+        if kr.cache.has(r.key) or r.key in todo or r.key in kr.refused:
+            continue
+        why = why_not(r, max_duration)
+        if why:
+            kr.refused[r.key] = why
+        else:
+            todo[r.key] = r
+    total_s = sum(r.scenario.compile()["duration"] for r in todo.values()) / 1e9
+    if log and todo:
+        print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",
+              file=log)
+    for i, (key, run) in enumerate(todo.items()):
+        t0 = time.monotonic()
+        try:
+            res = testbed(run.scenario, trace=False, max_duration=max_duration)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as e:  # noqa: BLE001 - one run's failure must not sink the others
+            kr.failed[key] = e
+            if log:
+                print(f"  testbed run {i + 1}/{len(todo)} failed: {type(e).__name__}: {e}", file=log)
+            continue
+        kr.cache.store(key, _payload(res))
+        if log:
+            print(f"  testbed run {i + 1}/{len(todo)} done in {time.monotonic() - t0:.0f} s", file=log)
+    return kr
+
+
+def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> Outcome:
+    """The entry analysed on the kernel's runs, or an outcome whose error says why it could
+    not be."""
+    refused = [kr.refused[r.key] for r in runs if r.key in kr.refused]
+    if refused:
+        return entry.outcome(mode, error=f"the testbed cannot run it: {refused[0]}")
+    failed = [kr.failed[r.key] for r in runs if r.key in kr.failed]
+    if failed:
+        return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
+    if not runs:
+        return entry.outcome(mode, error="it has no runs (its claims come from models, not experiments)")
+    return entry.analyse(SweepResult(list(runs), kr.cache), mode, edir / "kernel")
+
+
+def columns(sim: Outcome, kernel: Outcome) -> list[dict]:
+    """Per claim of the simulator's outcome: the paper's value, the simulator's and the
+    kernel's, the verdict on each, and whether the two agree."""
+    by_id = {v.spec.id: v for v in kernel.verdicts}
+    rows = []
+    for v in sim.verdicts:
+        k = by_id.get(v.spec.id)
+        rows.append({
+            "id": v.spec.id, "quote": v.spec.quote, "paper": v.spec.paper, "tolerance": str(v.spec.accept),
+            "simulator": v.ours, "simulator_verdict": v.verdict,
+            "kernel": k.ours if k else "n/a",
+            "kernel_verdict": k.verdict if k else (kernel.error or "not tested"),
+            # Agreement: both sides reach the same verdict.
+            "agree": None if k is None else k.verdict == v.verdict,
+        })
+    return rows
+
+
+def write(edir: Path, sim: Outcome, kernel: Outcome) -> list[dict]:
+    """Write ``kernel.json`` (the three columns) into the entry's folder; return the rows."""
+    rows = columns(sim, kernel)
+    doc = {"name": sim.name, "kernel_error": kernel.error, "claims": rows}
+    atomic_write_text(edir / "kernel.json", json.dumps(doc, indent=2) + "\n")
+    return rows
+
+
+def markdown(results: list[tuple[Outcome, Outcome, list[dict]]]) -> str:
+    """All entries' claims as one table: paper / simulator / kernel."""
+    out = ["| entry | claim | paper | simulator | kernel | agree |", "|---|---|---|---|---|---|"]
+    for sim, kernel, rows in results:
+        if not rows:
+            out.append(f"| {sim.name} | – | – | {sim.error or '-'} | {kernel.error or '-'} | |")
+        for r in rows:
+            agree = {True: "yes", False: "no", None: ""}[r["agree"]]
+            out.append(f"| {sim.name} | {r['id']} | {r['paper']} | {r['simulator']} ({r['simulator_verdict']}) "
+                       f"| {r['kernel']} ({r['kernel_verdict']}) | {agree} |")
+    return "\n".join(out) + "\n"

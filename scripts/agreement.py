@@ -1,0 +1,247 @@
+"""The agreement matrix: every scenario under scenarios/agreement/ as an ensemble on the
+simulator and on the real kernel (testbed), each metric judged by cubiclab.testbed.ensemble,
+printed as a table and written with one picture per scenario under docs/agreement/.
+
+    python scripts/agreement.py                    # simulator now vs the kernel runs on file
+    python scripts/agreement.py --testbed          # (root) run the kernel side where missing
+    python scripts/agreement.py --baseline DIR     # also an older build (a cubiclab package
+                                                   # folder with its _core extension) as "before"
+    python scripts/agreement.py --ack-every-segment    # also the simulator with one ACK per
+                                                   # segment, as the testbed's receiver sends
+
+The kernel side does not change with the simulator, so its runs are kept in
+docs/agreement/kernel/<scenario>.json (metrics of every run and the first run's cwnd on a
+50 ms grid) and reused; --rerun-testbed replaces them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios" / "agreement"
+OUT = ROOT / "docs" / "agreement"
+ENSEMBLE_PY = ROOT / "python" / "cubiclab" / "testbed" / "ensemble.py"
+GRID_S = 0.05
+# Table columns: (header, metric prefix); per-flow metrics show the flow that differs most.
+COLUMNS = [("util", "utilization"), ("share", "share"), ("loss ev", "loss_events"), ("retx", "retransmits"),
+           ("ss peak", "ss_peak"), ("mean cwnd", "cwnd_mean")]
+
+# Run by the baseline build in a subprocess: the same metrics with this tree's ensemble.py.
+_BASELINE_CODE = r"""
+import importlib.util, json, sys
+import cubiclab
+from cubiclab.scenario import Scenario
+spec = importlib.util.spec_from_file_location("ensemble", sys.argv[1])
+ens = importlib.util.module_from_spec(spec); spec.loader.exec_module(ens)
+sc = Scenario.load(sys.argv[2]); sc.record.cwnd = "changes"
+out = [ens.run_metrics(cubiclab.simulate(sc.replace(seed=int(s)))) for s in sys.argv[3].split(",")]
+print(json.dumps(out))
+"""
+
+
+def cwnd_grid(res, duration: float) -> dict:
+    from cubiclab.testbed.ensemble import cwnd_on_grid
+
+    grid = np.arange(GRID_S, duration, GRID_S)
+    flows = sorted(int(f) for f in res.totals.flow)
+    return {"t": [round(float(x), 3) for x in grid],
+            "flows": {str(f): [None if not np.isfinite(v) else float(v) for v in cwnd_on_grid(res, f, grid)]
+                      for f in flows}}
+
+
+def kernel_side(sc, path: Path, runs: int, run_testbed: bool, rerun: bool, quiet: bool) -> dict | None:
+    """The kernel's runs of `sc`: from file, or run now (root) and written to file."""
+    if path.exists() and not rerun:
+        data = json.loads(path.read_text())
+        if len(data["metrics"]) >= runs or not run_testbed:
+            return data
+    if not run_testbed:
+        return None
+    from cubiclab.io import atomic_write_text
+    from cubiclab.testbed.compare import seeds
+    from cubiclab.testbed.ensemble import run_metrics
+    from cubiclab.testbed.run import plan, testbed
+
+    tsc = sc.replace()
+    tsc.record.cwnd = "changes"
+    plan(tsc)
+    metrics, grid, late = [], None, []
+    for seed in seeds(tsc, runs):
+        if not quiet:
+            print(f"  testbed {sc.name} seed {seed}", file=sys.stderr)
+        res = _testbed_with_retries(testbed, tsc.replace(seed=seed))
+        metrics.append(run_metrics(res))
+        late.append(res.summary["emulator"].get("late_p99_us"))
+        grid = grid or cwnd_grid(res, res.summary["duration_s"])
+    data = {"scenario": sc.name, "seeds": seeds(tsc, runs), "kernel": platform.release(),
+            "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "emulator_late_p99_us": late, "metrics": metrics, "cwnd_grid": grid}
+    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def _testbed_with_retries(testbed, sc, tries: int = 3):
+    """The emulator sometimes fails to attach on a loaded machine: try again after a pause."""
+    for k in range(tries):
+        try:
+            return testbed(sc, progress=False)
+        except RuntimeError as e:
+            if k == tries - 1:
+                raise
+            print(f"  testbed failed ({e}); again in 10 s", file=sys.stderr)
+            time.sleep(10)
+
+
+def baseline_side(build: Path, scenario_file: Path, seeds: list[int]) -> list[dict]:
+    env = dict(os.environ, PYTHONPATH=str(build))
+    out = subprocess.run([sys.executable, "-c", _BASELINE_CODE, str(ENSEMBLE_PY), str(scenario_file),
+                          ",".join(map(str, seeds))], capture_output=True, text=True, env=env, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"baseline build at {build} failed on {scenario_file.name}: {out.stderr[-800:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def worst(verdicts: list[dict], prefix: str) -> dict | None:
+    """The verdict of `prefix` (or of its flow that differs most)."""
+    rows = [v for v in verdicts if v["metric"].split("[")[0] == prefix]
+    if not rows:
+        return None
+
+    def badness(v):
+        d = abs(v["diff"]) if v["kind"] == "abs" else abs(v["rel_diff"])
+        return (not v["agrees"], d / v["tolerance"] if np.isfinite(d) else 0.0)
+
+    return max(rows, key=badness)
+
+
+def cell(v: dict | None) -> str:
+    if v is None:
+        return "-"
+    fmt = "{:.3f}" if v["kind"] == "abs" else "{:.0f}"
+    mark = "ok" if v["agrees"] else "**X**"
+    return f"{fmt.format(v['sim_mean'])} / {fmt.format(v['kernel_mean'])} {mark}"
+
+
+def table(rows: list[tuple[str, list[dict]]], title: str) -> str:
+    head = "| scenario | " + " | ".join(h for h, _ in COLUMNS) + " |"
+    lines = [f"### {title}", "", "Each cell: simulator mean / kernel mean, **X** where they do not agree "
+             "(intervals apart and difference beyond tolerance); per-flow metrics show the flow that differs most.",
+             "", head, "|" + "---|" * (len(COLUMNS) + 1)]
+    for name, verdicts in rows:
+        lines.append(f"| {name} | " + " | ".join(cell(worst(verdicts, p)) for _, p in COLUMNS) + " |")
+    n_ok = sum(all(v["agrees"] for v in vs) for _, vs in rows)
+    cells = [worst(vs, p) for _, vs in rows for _, p in COLUMNS]
+    c_ok = sum(1 for c in cells if c is not None and c["agrees"])
+    c_all = sum(1 for c in cells if c is not None)
+    lines += ["", f"{n_ok} of {len(rows)} scenarios agree on every metric; {c_ok} of {c_all} cells agree."]
+    return "\n".join(lines)
+
+
+def picture(name: str, sim_res, kernel: dict, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cubiclab.plots import save
+
+    g = kernel["cwnd_grid"]
+    t = np.asarray(g["t"])
+    sim_grid = cwnd_grid(sim_res, sim_res.summary["duration_s"])
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    for f, ys in g["flows"].items():
+        col = f"C{int(f) % 10}"
+        ax.plot(t, np.asarray(ys, dtype=float), color=col, lw=0.8, label=f"flow {f} kernel")
+        ax.plot(np.asarray(sim_grid["t"]), np.asarray(sim_grid["flows"].get(f, []), dtype=float), color=col, lw=0.8,
+                ls="--", label=f"flow {f} sim")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cwnd (packets)")
+    ax.set_title(f"{name}: kernel {kernel.get('kernel', '')} (solid) vs simulator (dashed), seed {kernel['seeds'][0]}",
+                 fontsize="small")
+    ax.legend(fontsize="x-small", ncol=2, loc="upper right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return save(fig, path)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenarios", nargs="*", help="TOML files (default: scenarios/agreement/*.toml)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per side (seeds seed, seed+1, ...)")
+    ap.add_argument("--testbed", action="store_true", help="run the kernel side where it is not on file (root)")
+    ap.add_argument("--rerun-testbed", action="store_true", help="run the kernel side again even if on file")
+    ap.add_argument("--baseline", type=Path, help="folder holding an older cubiclab package: its simulator too")
+    ap.add_argument("--ack-every-segment", action="store_true",
+                    help="also the simulator with delayed_ack = false (the testbed's kernel receiver ACKs "
+                         "every segment: see docs/agreement/README.md)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args()
+
+    from cubiclab.io import atomic_write_text
+    from cubiclab.scenario import Scenario
+    from cubiclab.simulate import simulate
+    from cubiclab.testbed.compare import seeds
+    from cubiclab.testbed.ensemble import compare_runs, run_metrics
+
+    files = [Path(f) for f in args.scenarios] or sorted(SCENARIOS.glob("*.toml"))
+    now_rows, before_rows, every_rows, missing = [], [], [], []
+    for f in files:
+        sc = Scenario.load(f)
+        kernel = kernel_side(sc, args.out / "kernel" / f"{f.stem}.json", args.runs, args.testbed or args.rerun_testbed,
+                             args.rerun_testbed, args.quiet)
+        if kernel is None:
+            missing.append(sc.name)
+            continue
+        ss = seeds(sc, len(kernel["metrics"]))
+        ssc = sc.replace()
+        ssc.record.cwnd = "changes"
+        results = [simulate(ssc.replace(seed=s)) for s in ss]
+        now_rows.append((sc.name, compare_runs([run_metrics(r) for r in results], kernel["metrics"])))
+        picture(sc.name, results[0], kernel, args.out / f"{f.stem}.png")
+        if args.ack_every_segment:
+            esc = ssc.replace()
+            for g in esc.flows:
+                g.delayed_ack = False
+            every = [run_metrics(simulate(esc.replace(seed=s))) for s in ss]
+            every_rows.append((sc.name, compare_runs(every, kernel["metrics"])))
+        if args.baseline:
+            before_rows.append((sc.name, compare_runs(baseline_side(args.baseline, f, ss), kernel["metrics"])))
+        if not args.quiet:
+            print(f"  {sc.name}: done", file=sys.stderr)
+    if not now_rows:
+        print("no kernel runs on file; run with --testbed (as root)", file=sys.stderr)
+        return 2
+    parts = [table(now_rows, "Simulator (this build) against the kernel")]
+    if before_rows:
+        parts.append(table(before_rows, f"Before: simulator of {args.baseline} against the same kernel runs"))
+    if every_rows:
+        parts.append(table(every_rows, "Simulator (this build) with one ACK per segment against the kernel"))
+    if missing:
+        parts.append("Not run on the kernel yet: " + ", ".join(missing))
+    text = "\n\n".join(parts)
+    print(text)
+    detail = {name: vs for name, vs in now_rows}
+    atomic_write_text(args.out / "verdicts.json", json.dumps(detail, indent=1, default=float) + "\n")
+    if every_rows:
+        atomic_write_text(args.out / "verdicts_ack_every_segment.json",
+                          json.dumps(dict(every_rows), indent=1, default=float) + "\n")
+    if before_rows:
+        atomic_write_text(args.out / "verdicts_before.json",
+                          json.dumps(dict(before_rows), indent=1, default=float) + "\n")
+    atomic_write_text(args.out / "table.md", text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

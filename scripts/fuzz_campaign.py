@@ -1,0 +1,123 @@
+"""The long fuzzing campaign of issue 18: the generators of the test suite
+(tests/fuzz_inputs.py) at length, every input checked against the contract: refused with a
+ValueError naming its key, file, line or argument, or run to completion with a utilisation
+in [0, 1] and packet conservation; none may take longer than --limit seconds (a hang) and the
+process's peak memory must stay within the run memory budget.
+
+    python scripts/fuzz_campaign.py --per-kind 1700 --seed 0
+
+prints, per kind of input, how many were refused, ran, or broke the contract (with the first
+few broken inputs), and exits 1 if any did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import fuzz_inputs as fi  # noqa: E402
+from cubiclab import _core  # noqa: E402
+
+
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def campaign(per_kind: int, rng_seed: int, limit_s: int) -> tuple[dict, list]:
+    counts: dict[str, Counter] = {}
+    broken: list = []
+    workdir = Path(tempfile.mkdtemp(prefix="cubiclab-fuzz-"))
+    signal.signal(signal.SIGALRM, _alarm)
+
+    def check(kind: str, fn, shown) -> None:
+        signal.alarm(limit_s)
+        try:
+            outcome = fn()
+        except Hang:
+            outcome = "hang"
+        except BaseException as e:  # noqa: BLE001 -- anything else breaks the contract
+            outcome = "broken"
+            broken.append((kind, shown, f"{type(e).__name__}: {e}"[:400]))
+        finally:
+            signal.alarm(0)
+        if outcome == "hang":
+            broken.append((kind, shown, f"took more than {limit_s} s"))
+        counts.setdefault(kind, Counter())[outcome] += 1
+
+    def toml(data):
+        path = workdir / "fuzz.toml"
+        path.write_bytes(data)
+        return fi.check_toml(path)
+
+    def replay_cli(argv, trace):
+        path = workdir / "trace.csv"
+        path.write_text(trace)
+        return fi.check_cli(argv[:2] + [str(path)] + argv[2:])
+
+    kinds = {
+        "scenario (valid)": (fi.scenario(), lambda sc: fi.check_run(sc)),
+        "scenario (malformed)": (fi.malformed_scenario(), lambda sc: fi.check_run(sc)),
+        "TOML file": (fi.toml_bytes(), toml),
+        "replay trace": (st.tuples(st.sampled_from(fi.ALGORITHMS), fi.trace_text()),
+                         lambda a: fi.check_trace(*a)),
+        "cubiclab model": (fi.model_argv(), lambda argv: fi.check_cli(argv)),
+        "cubiclab replay": (st.tuples(fi.replay_argv(), fi.trace_text()), lambda a: replay_cli(*a)),
+    }
+    def all_of(kind, strategy, run):
+        @seed(rng_seed)
+        @settings(max_examples=per_kind, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def one(value):
+            check(kind, lambda: run(value), repr(value)[:300])
+
+        return one
+
+    for kind, (strategy, run) in kinds.items():
+        t0 = time.perf_counter()
+        all_of(kind, strategy, run)()
+        print(f"{kind:22s} {sum(counts[kind].values()):6d} inputs in {time.perf_counter() - t0:6.1f} s",
+              file=sys.stderr)
+    return counts, broken
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--per-kind", type=int, default=1700, help="inputs per kind (6 kinds)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=60, help="seconds an input may take before it counts as a hang")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    counts, broken = campaign(args.per_kind, args.seed, args.limit)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    budget = _core.MEMORY_BUDGET_BYTES
+    print(f"{'kind':22s} {'inputs':>7s} {'refused':>8s} {'ran':>6s} {'broken':>7s} {'hang':>5s}")
+    for kind, c in counts.items():
+        print(f"{kind:22s} {sum(c.values()):7d} {c['refused']:8d} {c['ran']:6d} {c['broken']:7d} {c['hang']:5d}")
+    total = Counter()
+    for c in counts.values():
+        total.update(c)
+    print(f"{'all':22s} {sum(total.values()):7d} {total['refused']:8d} {total['ran']:6d} {total['broken']:7d} "
+          f"{total['hang']:5d}")
+    print(f"peak memory {peak / 2**20:.0f} MiB (budget {budget / 2**30:.0f} GiB); {time.perf_counter() - t0:.0f} s")
+    for kind, shown, why in broken[:20]:
+        print(f"BROKEN [{kind}] {why}\n    input: {shown}")
+    return 1 if broken or peak > budget else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
