@@ -26,7 +26,7 @@ def code_blocks(page: Path) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in FENCE.finditer(page.read_text())]
 
 
-def testbed_reason() -> str:
+def why_no_testbed() -> str:
     """Why the testbed cannot run here ("" if it can): root, namespaces, TUN."""
     from cubiclab.testbed.run import availability
 
@@ -46,7 +46,7 @@ def run_page(page: Path, workdir: Path) -> None:
             if code.strip() in NOT_RUN:
                 continue
             if "sudo " in code:
-                reason = testbed_reason()
+                reason = why_no_testbed()
                 if reason:
                     pytest.skip(f"{where} needs the testbed: {reason}")
                 code = code.replace("sudo ", "")
