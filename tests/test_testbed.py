@@ -142,7 +142,8 @@ def _start_child():
     child = subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "go"
     prefix = f"{netns.PREFIX}{child.pid}-"
-    t_end = time.time() + 10
+    # The child may first wait for another process's kernel lab (one at a time per machine).
+    t_end = time.time() + 180
     while len(_ours(prefix)) < 3 and time.time() < t_end:
         time.sleep(0.05)
     assert len(_ours(prefix)) == 3, "the testbed's namespaces did not appear"
