@@ -65,6 +65,12 @@ def test_plan_follows_the_simulator_delays():
         tbrun.plan(cubiclab.Scenario(flows=[cubiclab.FlowGroup("cubic", params={"beta": 717})]))
 
 
+def test_receive_buffer_names_its_choices():
+    # Checked before any namespace exists, so it needs no privileges.
+    with pytest.raises(ValueError, match="receive_buffer must be 'forced' or 'autotune', not 'auto'"):
+        tbrun.testbed(_scenario(), receive_buffer="auto")
+
+
 def test_without_root_a_clear_error(monkeypatch):
     available = tbrun.kernel_algorithms()
     if not available:

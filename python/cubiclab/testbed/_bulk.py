@@ -7,7 +7,7 @@ Standalone (standard library only), run by ``ip netns exec``::
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
-period), ``rcvbuf``, ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
+period), ``rcvbuf`` (forced receive buffer, or null to leave the kernel's autotuning on), ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
 (times relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
 The sink accepts one connection per flow port and records the bytes received per flow at
@@ -44,6 +44,8 @@ _INFO_FIELDS = (
     ("pacing_rate", 104, "Q"), ("bytes_acked", 120, "Q"), ("segs_out", 136, "I"),
     ("notsent_bytes", 144, "I"), ("min_rtt_us", 148, "I"), ("delivery_rate", 160, "Q"),
     ("delivered", 192, "I"), ("bytes_sent", 200, "Q"), ("bytes_retrans", 208, "Q"),
+    # The receiver's advertised window as the sender last saw it, in bytes (tcpi_snd_wnd).
+    ("snd_wnd", 228, "I"),
 )
 INFO_COLUMNS = ["t_ns", "flow"] + [f[0] for f in _INFO_FIELDS]
 _UNACKED = [f[0] for f in _INFO_FIELDS].index("unacked")
@@ -84,8 +86,12 @@ def sink(cfg: dict, outfile: str) -> None:
     for i, f in enumerate(flows):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # A large receive buffer: the receive window must never limit the sender.
-        ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(f.get("rcvbuf") or cfg["rcvbuf"]))
+        # A forced receive buffer locks it (SOCK_RCVBUF_LOCK): the window is then fixed
+        # and autotuning is off. With none, the kernel autotunes from the namespace's
+        # tcp_rmem, as an unconfigured Linux receiver does.
+        rcvbuf = f.get("rcvbuf") or cfg["rcvbuf"]
+        if rcvbuf:
+            ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(rcvbuf))
         ls.bind((cfg["host"], f["port"]))
         ls.listen(4)
         ls.setblocking(False)

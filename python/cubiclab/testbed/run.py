@@ -186,7 +186,7 @@ def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
 
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
             max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
-            realtime: bool = True):
+            realtime: bool = True, receive_buffer: str = "forced"):
     """Run `scenario`'s flows as real kernel TCP connections through the emulated
     bottleneck and return a :class:`cubiclab.testbed.results.TestbedResults` (the
     simulator's tables plus ``info``, the TCP_INFO samples, and ``drops``, the emulator's
@@ -195,7 +195,10 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     `trace`: record cwnd/ssthresh after every ACK from ``tcp:tcp_probe`` (if tracefs is
     usable; otherwise the TCP_INFO samples stand in). `info_interval`: TCP_INFO sampling
     period. `realtime`: run the emulator under SCHED_FIFO (it sleeps when nothing is due;
-    on a busy machine this keeps its deliveries on time). Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
+    on a busy machine this keeps its deliveries on time). `receive_buffer`: "forced" (the
+    receiver's buffer set with SO_RCVBUFFORCE far above the path's BDP, so the window never
+    limits the sender) or "autotune" (flows without an rwnd leave their buffer alone: the
+    kernel autotunes it from the namespace's tcp_rmem, as an unconfigured receiver). Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
     unsupported scenarios raise ValueError before anything is created.
     """
     from cubiclab.testbed.results import build_results
@@ -204,6 +207,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
         scenario = Scenario.load(scenario)
     elif isinstance(scenario, dict):
         scenario = Scenario.from_dict(scenario)
+    if receive_buffer not in ("forced", "autotune"):
+        raise ValueError(f"receive_buffer must be 'forced' or 'autotune', not {receive_buffer!r}")
     p = plan(scenario, max_duration)
     reason = availability()
     if reason:
@@ -225,7 +230,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
             bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-            rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
+            rcvbuf = (int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
+                      if receive_buffer == "forced" else None)
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
