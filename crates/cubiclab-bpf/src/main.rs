@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! cubiclab-bpf list                      the ports as JSON, and why they cannot load if so
-//! cubiclab-bpf load NAME=ALG[:k=v,...]...  register each instance, print {"loaded": ...},
-//!                                        then hold until stdin closes or a signal arrives
+//! cubiclab-bpf load [--watch FILE] NAME=ALG[:k=v,...]...
+//!                                        register each instance, print {"loaded": ...},
+//!                                        then hold until stdin closes or a signal arrives;
+//!                                        --watch: record the ACKs the kernel ran BPF on
+//!                                        for these sockets (see watch.rs)
 //! ```
 //! Each instance is its own object (own parameters, own per-socket code) registered under
 //! NAME (at most 15 characters). The registration is a BPF link owned by this process:
@@ -13,6 +16,7 @@
 //! them itself. Nothing is pinned, no kernel-wide setting is touched.
 
 mod ports;
+mod watch;
 
 use std::io::Read;
 use std::process::ExitCode;
@@ -121,7 +125,19 @@ fn block_signals() -> libc::sigset_t {
     }
 }
 
-fn load(specs: &[String]) -> ExitCode {
+/// The longest prefix the instance names share (the witness's socket filter).
+fn common_prefix(names: &[String]) -> String {
+    let first = names.first().map(String::as_str).unwrap_or("");
+    let len =
+        names.iter().fold(first.len(), |n, s| first.bytes().zip(s.bytes()).take(n).take_while(|(a, b)| a == b).count());
+    first[..len].to_string()
+}
+
+fn load(args: &[String]) -> ExitCode {
+    let (watch_path, specs) = match args {
+        [flag, path, rest @ ..] if flag == "--watch" => (Some(std::path::PathBuf::from(path)), rest),
+        _ => (None, args),
+    };
     if let Some(reason) = ports::build_problem() {
         eprintln!("cubiclab-bpf: the BPF ports were not built: {reason}");
         return ExitCode::from(3);
@@ -165,6 +181,13 @@ fn load(specs: &[String]) -> ExitCode {
         }
     }
     let names: Vec<String> = instances.iter().map(|i| i.name.clone()).collect();
+    let watch = match watch_path.map(|p| watch::Watch::start(&common_prefix(&names), p)).transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("cubiclab-bpf: {e}");
+            return ExitCode::from(3);
+        }
+    };
     let listed = registered();
     if let Some(n) = names.iter().find(|n| !listed.contains(n)) {
         eprintln!("cubiclab-bpf: '{n}' was attached but is not in {AVAILABLE}");
@@ -182,7 +205,12 @@ fn load(specs: &[String]) -> ExitCode {
     });
     let mut sig = 0;
     unsafe { libc::sigwait(&set, &mut sig) };
+    let watched = watch.map(watch::Watch::finish).transpose();
     drop(links);
+    if let Err(e) = watched {
+        eprintln!("cubiclab-bpf: {e}");
+        return ExitCode::from(1);
+    }
     let left: Vec<&String> = {
         let now = registered();
         names.iter().filter(|n| now.contains(n)).collect()
@@ -201,7 +229,7 @@ fn main() -> ExitCode {
         Some("list") => list(),
         Some("load") => load(&args[1..]),
         _ => {
-            eprintln!("usage: cubiclab-bpf list | cubiclab-bpf load NAME=ALGORITHM[:key=value,...] ...");
+            eprintln!("usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] NAME=ALGORITHM[:key=value,...] ...");
             ExitCode::from(2)
         }
     }
