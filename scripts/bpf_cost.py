@@ -12,9 +12,10 @@ The figure is nanoseconds per ACK (all hooks of the port, over the ACKs tcp_prob
 per call of `cong_avoid`, printed as ratios to the first algorithm (all ports have the
 same program shape: init, ssthresh, cong_avoid, set_state, undo_cwnd, pkts_acked).
 
-The built-in `cubic` cannot be timed the same way here: this kernel refuses fentry/fexit
-on kernel functions (EPERM: built without CONFIG_DYNAMIC_FTRACE), so no BPF timer can wrap
-`cubictcp_cong_avoid`. Not a timed test. Needs root.
+The built-in `cubic` cannot be timed the same way here: this kernel refuses to load
+fentry/fexit programs (EPERM for every kernel function tried: tcp_ack, cubictcp_cong_avoid,
+tcp_reno_cong_avoid; tp_btf and struct_ops programs load), so no BPF timer can wrap
+`cubictcp_cong_avoid`, and it has no kprobes. Not a timed test. Needs root.
 
     sudo python3 scripts/bpf_cost.py [--rounds 3] [--seconds 4] [--algorithms cubic-2.2 ...]
 """
