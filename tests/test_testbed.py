@@ -142,7 +142,8 @@ def _start_child():
     child = subprocess.Popen([sys.executable, "-c", _CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout.readline().strip() == "go"
     prefix = f"{netns.PREFIX}{child.pid}-"
-    t_end = time.time() + 10
+    # The child may first wait for another process's kernel lab (one at a time per machine).
+    t_end = time.time() + 180
     while len(_ours(prefix)) < 3 and time.time() < t_end:
         time.sleep(0.05)
     assert len(_ours(prefix)) == 3, "the testbed's namespaces did not appear"
@@ -212,3 +213,34 @@ def test_web_sessions_request_the_simulators_objects():
     rtt_s = {len(tbrun.plan(sc).flows) + i: s["rtt_ns"] / 1e9 for i, s in enumerate(tbrun.plan(sc).web)}
     assert (res.web.fct_s >= res.web.session.map(rtt_s) * 2).all()
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_one_kernel_lab_at_a_time():
+    # A second process's kernel lab waits for the first to finish, and says whose run it
+    # waits for: the child takes the lock, reports it, and writes "released" only just before
+    # its exit drops the lock, so the parent can only hold it after that line.
+    import io
+    import subprocess
+    import sys
+    import tempfile
+
+    from cubiclab.namespaces import _LOCK
+
+    with tempfile.TemporaryDirectory() as d:
+        mark = os.path.join(d, "mark")
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import sys, time; from cubiclab.namespaces import _LOCK; _LOCK.acquire(log=None); "
+             "print('locked', flush=True); time.sleep(0.5); "
+             f"open({mark!r}, 'w').write('released')"],
+            stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline().strip() == "locked"
+        log = io.StringIO()
+        _LOCK.acquire(log=log)
+        try:
+            assert open(mark).read() == "released"
+            assert f"held by pid {child.pid}" in log.getvalue()
+        finally:
+            _LOCK.release()
+        child.wait(10)
