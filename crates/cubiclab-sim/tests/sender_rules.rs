@@ -185,29 +185,32 @@ fn prr_adds_one_only_when_nothing_was_newly_marked_lost() {
     // tcp_cwnd_reduction with in_flight at or below ssthresh: sndcnt = min(delta,
     // max(prr_delivered - prr_out, newly_acked_sacked) + 1), the +1 only when snd_una
     // advanced (FLAG_SND_UNA_ADVANCED) AND the ACK newly marked nothing lost (rs->losses).
-    // Script (IW 20, segments 0..=9 and 20 lost): SACKs of 10, 11 at t = 0 (in Open they
-    // free room for 20, 21); the SACK of 12 at t = 1 ms puts three SACKed segments above
-    // 0..=9, all lost: Recovery, ssthresh 10, and PRR keeps in_flight at 10 while it sends
-    // the retransmissions of 0..=8, one per SACK (13..=19 at 2..=8 ms, 21 at 9 ms).
-    // Then at 20 ms the retransmissions of 0..=7 arrive: cum ACK 8, newly_acked_sacked 8,
-    // and segment 20 (sent at 0, before the retransmission of 7 now delivered) is newly
-    // lost by RACK (no reordering window in Recovery). Now prr_delivered = 9 + 8 = 17,
-    // prr_out = 9, in_flight = 14 outstanding - 11 SACKed - 3 lost (8, 9, 20) + 1
-    // retransmitted (8) = 1, delta = 9: sndcnt = min(9, max(17 - 9, 8)) = 8, cwnd = 9.
-    // Adding the +1 regardless of the new loss would give 10.
+    // Script (IW 20 sent at t = 0, segments 0..=9 lost): SACKs of 10, 11 at 100 ms (in
+    // Open, with one or two SACKed the holes wait out RACK's reordering window, min_rtt / 4
+    // = 25 ms; they free room for 20, 21, sent at 100 ms); the SACK of 12 at 101 ms makes
+    // three SACKed, the window zero (tcp_rack_reo_wnd) and 0..=9 (sent with 12, lower
+    // sequence) lost: Recovery, ssthresh 10, in_flight 22 - 3 - 10 = 9, and PRR
+    // (prr_delivered - prr_out = 1 per SACK) keeps in_flight at 10 while it sends the
+    // retransmissions of 0..=7, one per SACK (12..=19 at 101..=108 ms).
+    // Then at 210 ms the retransmissions of 0..=7 arrive: cum ACK 8, newly_acked_sacked 8,
+    // and 20, 21 (sent at 100, before the retransmission of 7 now delivered 102 ms after
+    // it) are newly lost by RACK (no reordering window in Recovery; tcp_rack_advance
+    // takes a retransmission only if delivered at least min_rtt after it was sent). Now prr_delivered =
+    // 8 + 8 = 16, prr_out = 8, in_flight = 14 outstanding - 10 SACKed - 4 lost (8, 9, 20,
+    // 21) = 0, delta = 10: sndcnt = min(10, max(16 - 8, 8)) = 8, cwnd = 0 + 8 = 8.
+    // Adding the +1 regardless of the new losses would give 9.
     let (mut h, _) = Harness::new("reno", 20, None);
-    h.ack(0, 0, Some(10));
-    h.ack(0, 0, Some(11));
+    h.ack(100, 0, Some(10));
+    h.ack(100, 0, Some(11));
     for s in 12..=19 {
-        let sent = h.ack(s as u64 - 11, 0, Some(s));
+        let sent = h.ack(s as u64 + 89, 0, Some(s));
         assert_eq!(sent, vec![(s - 12, true)]);
     }
-    h.ack(9, 0, Some(21));
     assert_eq!((h.window(), h.s.in_flight()), ((10, 10, CaState::Recovery), 10));
-    let sent = h.ack(20, 8, None);
-    assert_eq!(h.window(), (9, 10, CaState::Recovery));
-    // The eight it lets out: the last lost head 9, the newly lost 20, then new data.
-    assert_eq!(sent[..3], [(9, true), (20, true), (22, false)]);
+    let sent = h.ack(210, 8, None);
+    assert_eq!(h.window(), (8, 10, CaState::Recovery));
+    // The eight it lets out: the lost 8, 9, 20, 21, then new data.
+    assert_eq!(sent[..5], [(8, true), (9, true), (20, true), (21, true), (22, false)]);
     assert_eq!(sent.len(), 8);
 }
 
@@ -281,4 +284,30 @@ fn timeout_spares_what_rack_has_not_yet_timed_out() {
     assert_eq!(h.s.in_flight(), 3, "2 spared + the head retransmitted again");
     assert_eq!(h.window(), (3, 10, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
+}
+
+#[test]
+fn rack_reorder_timer_finds_a_loss_with_one_sack() {
+    // tcp_rack_reo_wnd / tcp_rack_mark_lost / tcp_rack_reo_timeout. Ten segments sent at
+    // t = 0 (the application has no more), 8 lost. Cumulative ACKs of 0..=7 at 100..=107
+    // ms (min_rtt 100 ms; slow start while cwnd < 2 x max_packets_out: cwnd 10 + 8 = 18),
+    // then the SACK of 9 at 109 ms: one SACKed, Open, so the reordering window is
+    // min(min_rtt / 4, srtt) = 25 ms and 8 (sent with 9, lower sequence) expires only at
+    // 0 + 109 (RACK's RTT) + 25 = 134 ms. The reorder timer: 25 ms up to whole jiffies
+    // (7 x 4 ms = 28) plus TCP_TIMEOUT_MIN (8 ms) = 36 ms -> 145 ms; nothing is marked yet.
+    let (mut h, sent) = Harness::new_app_limited("reno", 10, None, 10);
+    assert_eq!(sent.len(), 10);
+    for k in 1..=8 {
+        assert!(h.ack(99 + k as u64, k, None).is_empty());
+    }
+    assert!(h.ack(109, 8, Some(9)).is_empty());
+    assert_eq!(h.window(), (18, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
+    assert_eq!(h.s.rto_deadline, 145 * MS);
+    // At 145 ms 8 has expired: lost, in flight changes, Recovery (reno: ssthresh 18 / 2 =
+    // 9) and one PRR step (tcp_cwnd_reduction(sk, 1, 0)): in_flight 2 - 1 SACKed - 1 lost
+    // = 0, sndcnt = max(prr_delivered 1 - prr_out 0, 1) = 1, cwnd = 0 + 1 = 1: the
+    // retransmission of 8 goes out.
+    assert_eq!(h.rto(145), vec![(8, true)]);
+    assert_eq!(h.window(), (1, 9, CaState::Recovery));
+    assert_eq!((h.s.stats.loss_events, h.s.stats.timeouts), (1, 0));
 }

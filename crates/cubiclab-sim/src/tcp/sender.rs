@@ -7,23 +7,25 @@
 //!   segment now delivered are lost (RACK on retransmissions);
 //! - `snd_una` moves, the RTT estimator takes the oldest never-retransmitted segment newly
 //!   ACKed (else SACKed), `pkts_acked` gets the newest (`tcp_clean_rtx_queue`);
-//! - loss detection (RFC 6675 DupThresh or RACK with no reordering window with SACK, three
-//!   duplicate ACKs with NewReno) may enter Recovery; Recovery and Loss end once `snd_una`
-//!   reaches `high_seq` (`tcp_fastretrans_alert`);
+//! - loss detection (RACK with SACK, `rack.rs`; three duplicate ACKs with NewReno) may
+//!   enter Recovery; a hole still inside RACK's reordering window arms the reorder timer,
+//!   whose expiry marks it and enters Recovery (`tcp_rack_reo_timeout`); Recovery and Loss
+//!   end once `snd_una` reaches `high_seq` (`tcp_fastretrans_alert`);
 //! - PRR in Recovery, `cong_avoid` otherwise (`tcp_cong_control`).
 //!
 //! A timeout marks what RACK's timer has expired for lost and enters Loss
 //! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
 //! the first transmission after idle restarts the window (`tcp_cwnd_restart`).
 //!
-//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP, the
-//! RACK reordering window and timer, TSO/pacing. Algorithms without fast recovery (Tahoe)
+//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP,
+//! TSO/pacing. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
 use cubiclab_cc::host::{Host, PrrAck};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
+use super::rack::Rack;
 use super::scoreboard::{Scoreboard, DUPTHRESH};
 use crate::engine::Time;
 use crate::packet::NO_SACK;
@@ -66,10 +68,10 @@ pub struct Sender {
     pub host: Host,
     pub sb: Scoreboard,
     cfg: SenderConfig,
-    /// RACK: latest transmission time of any delivered segment, and that segment's RTT
-    /// (`rack.mstamp`, `rack.rtt_us`).
-    rack_tx: Time,
-    rack_rtt: Time,
+    /// RACK's state (`tp->rack`, `tcp_min_rtt`).
+    rack: Rack,
+    /// What the retransmission timer (`rto_deadline`) stands for (`icsk_pending`).
+    timer: XmitTimer,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
@@ -81,6 +83,15 @@ pub struct Sender {
     started: bool,
     /// Segments sent since the window was last validated (one `tcp_write_xmit` call).
     sent_in_burst: bool,
+}
+
+/// The events Linux's one retransmission timer stands for (`icsk_pending`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XmitTimer {
+    /// `ICSK_TIME_RETRANS`: the retransmission timeout.
+    Rto,
+    /// `ICSK_TIME_REO_TIMEOUT`: RACK's reorder timer.
+    ReoTimeout,
 }
 
 #[inline]
@@ -102,8 +113,8 @@ impl Sender {
             host: Host::new(alg, tcp, rtt),
             sb: Scoreboard::new(),
             cfg,
-            rack_tx: 0,
-            rack_rtt: 0,
+            rack: Rack::default(),
+            timer: XmitTimer::Rto,
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
@@ -190,36 +201,22 @@ impl Sender {
         let mut delivered = acked.newly_delivered;
         let mut ca_rtt_from = acked.last_sent;
         let mut sack_rtt_from = None;
-        let mut rack_tx = acked.latest_tx;
+        let sacked = self.cfg.recovery == Recovery::Sack && sack != NO_SACK && !before(sack, cum) && before(sack, nxt);
 
         match self.cfg.recovery {
             Recovery::Sack => {
-                if sack != NO_SACK && !before(sack, cum) && before(sack, nxt) {
+                // tcp_sacktag_write_queue advances RACK for each newly SACKed segment.
+                if sacked {
                     let (new, sent) = self.sb.sack(sack);
                     if new {
                         delivered += 1;
                         if let Some(t) = sent {
                             sack_rtt_from = Some(t);
                             ca_rtt_from = Some(ca_rtt_from.map_or(t, |r: Time| r.max(t)));
-                            rack_tx = Some(rack_tx.map_or(t, |r: Time| r.max(t)));
+                            self.rack.advance(now, t, sack, false);
                         }
                     }
                 }
-                // Linux tcp_rack_reo_wnd: no reordering window once in Recovery or past
-                // DupThresh (the simulated paths never reorder).
-                let rack = if self.host.tcp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUPTHRESH {
-                    rack_tx.map(|t| t.max(self.rack_tx))
-                } else {
-                    None
-                };
-                if let Some(t) = rack_tx {
-                    if t >= self.rack_tx {
-                        // tcp_rack_advance: the most recently sent delivered segment's RTT.
-                        self.rack_tx = t;
-                        self.rack_rtt = now - t;
-                    }
-                }
-                self.sb.mark_losses_sack(nxt, rack);
             }
             Recovery::NewReno => {
                 // Linux tcp_add_reno_sack / tcp_remove_reno_sacks: duplicate ACKs stand for
@@ -236,19 +233,36 @@ impl Sender {
             }
         }
 
+        // tcp_clean_rtx_queue advances RACK by the cumulatively ACKed segments' latest
+        // transmission, with or without SACK (RACK's RTT also spares recent segments at a
+        // timeout, tcp_timeout_mark_lost).
+        if let Some(t) = acked.latest_tx {
+            self.rack.advance(now, t, cum.wrapping_sub(1), acked.last_sent != Some(t));
+        }
+
         // tcp_ack_update_rtt: the estimator from the oldest segment newly ACKed (else the
         // oldest newly SACKed); the algorithm gets the newest (ca_rtt_us).
         if let Some(t) = acked.first_sent.or(sack_rtt_from) {
             self.host.rtt_sample((now - t) / 1000);
         }
         let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
-        if rtt_us >= 0 {
+        if let Some(t) = ca_rtt_from {
             self.stats.rtt_samples += 1;
             self.last_rtt_us = rtt_us;
+            self.rack.update_min_rtt(now - t);
         }
         let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
         self.host.pkts_acked(&sample, now);
 
+        // tcp_ack_is_dubious: only an ACK with SACK information, or one outside Open, goes
+        // through tcp_fastretrans_alert and so RACK (tcp_identify_packet_loss).
+        let mut reo_timer = None;
+        if self.cfg.recovery == Recovery::Sack
+            && (sacked || self.sb.sacked_out > 0 || self.host.tcp.ca_state != CaState::Open)
+            && self.rack.take_advanced()
+        {
+            reo_timer = self.rack_detect_loss(now);
+        }
         self.fastretrans_alert(now, advanced);
 
         let ack = PrrAck {
@@ -260,11 +274,26 @@ impl Sender {
         self.host.cong_control(ack, in_flight, now);
         self.host.update_pacing_rate();
 
-        // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
-        if advanced {
+        if let Some(t) = reo_timer {
+            // tcp_rack_mark_lost armed the reorder timer in place of the RTO.
+            self.rto_deadline = now + t;
+            self.timer = XmitTimer::ReoTimeout;
+        } else if advanced {
+            // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
             self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
+            self.timer = XmitTimer::Rto;
         }
         delivered
+    }
+
+    /// `tcp_rack_detect_loss`: mark what RACK finds lost; the reorder timeout to arm if a
+    /// hole is still inside the reordering window.
+    fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
+        let srtt = self.host.rtt.srtt_us() * 1000;
+        let reo_wnd = self.rack.reo_wnd(self.host.tcp.ca_state, self.sb.sacked_out, srtt);
+        let nxt = self.host.tcp.snd_nxt;
+        let (_, waiting) = self.sb.rack_mark_lost(nxt, self.rack.xmit, self.rack.seq, now, self.rack.rtt + reo_wnd);
+        waiting.map(|sent| self.rack.reo_timeout(now, sent, reo_wnd, self.rto()))
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: leave Recovery
@@ -288,16 +317,22 @@ impl Sender {
                     Recovery::NewReno => self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.host.tcp.snd_una),
                 };
                 if loss {
-                    self.stats.loss_events += 1;
-                    self.stats.last_loss_cwnd = self.host.tcp.cwnd;
-                    if self.host.alg.fast_recovery() {
-                        self.host.enter_recovery(now);
-                    } else {
-                        self.timeout_mark_lost(now);
-                        self.host.enter_loss(self.in_flight(), now);
-                    }
+                    self.start_recovery(now);
                 }
             }
+        }
+    }
+
+    /// A loss found outside Recovery: `tcp_enter_recovery`, or for an algorithm without fast
+    /// recovery (Tahoe) a restart as after a timeout.
+    fn start_recovery(&mut self, now: Time) {
+        self.stats.loss_events += 1;
+        self.stats.last_loss_cwnd = self.host.tcp.cwnd;
+        if self.host.alg.fast_recovery() {
+            self.host.enter_recovery(now);
+        } else {
+            self.timeout_mark_lost(now);
+            self.host.enter_loss(self.in_flight(), now);
         }
     }
 
@@ -305,12 +340,48 @@ impl Sender {
     /// timer expired (sent more than the latest delivered segment's RTT ago).
     fn timeout_mark_lost(&mut self, now: Time) {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack_rtt));
+        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack.rtt));
     }
 
-    /// The retransmission timer fired at `now` (the caller checked the deadline):
+    /// The retransmission timer fired at `now` (the caller checked the deadline): as
+    /// `tcp_write_timer_handler`, the event it was armed for. Returns whether it was a
+    /// retransmission timeout.
+    pub fn on_rto(&mut self, now: Time) -> bool {
+        match std::mem::replace(&mut self.timer, XmitTimer::Rto) {
+            XmitTimer::Rto => {
+                self.retransmit_timeout(now);
+                true
+            }
+            XmitTimer::ReoTimeout => {
+                self.rack_reo_timeout(now);
+                false
+            }
+        }
+    }
+
+    /// `tcp_rack_reo_timeout`: mark what has now timed out; if that changed what is in
+    /// flight, enter Recovery (with one PRR step, `tcp_cwnd_reduction(sk, 1, 0)`); then the
+    /// RTO again, counted from the head's transmission (`tcp_rearm_rto`).
+    fn rack_reo_timeout(&mut self, now: Time) {
+        self.rto_deadline = 0;
+        if self.packets_out() == 0 {
+            return;
+        }
+        let prior_in_flight = self.in_flight();
+        self.rack_detect_loss(now);
+        if self.in_flight() != prior_in_flight && self.host.tcp.ca_state != CaState::Recovery {
+            self.start_recovery(now);
+            if self.host.tcp.ca_state == CaState::Recovery {
+                let ack = PrrAck { newly_acked_sacked: 1, newly_lost: 0, una_advanced: false };
+                self.host.cong_control(ack, self.in_flight(), now);
+            }
+        }
+        let head_rto = self.sb.sent_at(self.host.tcp.snd_una) + self.rto();
+        self.rto_deadline = head_rto.max(now + JIFFY_US_HZ250 * 1000);
+    }
+
     /// Linux `tcp_retransmit_timer`.
-    pub fn on_rto(&mut self, now: Time) {
+    fn retransmit_timeout(&mut self, now: Time) {
         self.rto_deadline = 0;
         if self.packets_out() == 0 {
             return;
@@ -345,6 +416,7 @@ impl Sender {
             if seq == una {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
                 self.rto_deadline = now + self.rto();
+                self.timer = XmitTimer::Rto;
             }
             return Some((seq, true));
         }
@@ -383,6 +455,7 @@ impl Sender {
         self.host.on_transmit(now);
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto();
+            self.timer = XmitTimer::Rto;
         }
     }
 }
