@@ -26,12 +26,24 @@ impl Harness {
 
     /// As `new`, with the application handing over `segments` in all.
     fn new_app_limited(alg: &str, iw: u32, ssthresh: Option<u32>, segments: u32) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, ssthresh, segments, true)
+    }
+
+    /// As `new`, without tail loss probes (`tcp_early_retrans = 0`): the timer is the RTO
+    /// alone, for the rules of `tcp_retransmit_timer` (with probes on, Linux's first
+    /// expiry before any RTT sample is a probe at TCP_TIMEOUT_INIT, as the RTO would be).
+    fn without_probes(alg: &str, iw: u32, ssthresh: Option<u32>) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, ssthresh, u32::MAX, false)
+    }
+
+    fn with(alg: &str, iw: u32, ssthresh: Option<u32>, segments: u32, loss_probes: bool) -> (Self, Vec<(u32, bool)>) {
         let cfg = SenderConfig {
             recovery: Recovery::Sack,
             min_rto_ns: 200 * MS,
             rwnd: 1 << 20,
             initial_cwnd: iw,
             initial_ssthresh: ssthresh,
+            loss_probes,
         };
         let mut s = Sender::new(Algorithm::new(alg, &Params::new()).unwrap(), cfg, 1448);
         s.app_limit = segments;
@@ -113,7 +125,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
     // unSACKed segment is lost, so nothing is in flight and cwnd = in_flight + 1 = 1;
     // the head is retransmitted and the timer backs off (tcp_retransmit_timer). The RTO
     // before any sample is TCP_TIMEOUT_INIT, 1 s; backed off once, 2 s.
-    let (mut h, _) = Harness::new("reno", 100, None);
+    let (mut h, _) = Harness::without_probes("reno", 100, None);
     let sent = h.rto(1000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
@@ -124,7 +136,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
 fn second_timeout_before_progress_keeps_the_first_threshold() {
     // tcp_enter_loss in Loss with icsk_retransmits = 1 and snd_una < high_seq: no new
     // ssthresh, however small cwnd is now.
-    let (mut h, _) = Harness::new("reno", 100, None);
+    let (mut h, _) = Harness::without_probes("reno", 100, None);
     h.rto(1000);
     h.rto(3000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
@@ -139,7 +151,7 @@ fn second_timeout_after_progress_recomputes() {
     // (retransmissions); the second timeout computes reno max(2 / 2, 2) = 2 and cubic
     // max(2 * 717 / 1024, 2) = 2, where keeping the first would leave 50 / 70.
     for (alg, first) in [("reno", 50), ("cubic", 70)] {
-        let (mut h, _) = Harness::new(alg, 100, None);
+        let (mut h, _) = Harness::without_probes(alg, 100, None);
         h.rto(1000);
         assert_eq!(h.window().1, first, "{alg}");
         let sent = h.ack(1100, 1, None);
@@ -157,7 +169,7 @@ fn loss_ends_without_resetting_the_window() {
     // timeout leaves ssthresh 2, cwnd 1; ACK of 0 -> cwnd 2 (slow start to ssthresh);
     // ACK of 1, 2 -> congestion avoidance (cnt 2 of 2: cwnd 3); ACK of 3 = high_seq (4)
     // -> Open with cwnd 3.
-    let (mut h, _) = Harness::new("reno", 4, None);
+    let (mut h, _) = Harness::without_probes("reno", 4, None);
     h.rto(1000);
     h.ack(1100, 1, None);
     assert_eq!(h.window(), (2, 2, CaState::Loss));
@@ -309,5 +321,31 @@ fn rack_reorder_timer_finds_a_loss_with_one_sack() {
     // retransmission of 8 goes out.
     assert_eq!(h.rto(145), vec![(8, true)]);
     assert_eq!(h.window(), (1, 9, CaState::Recovery));
+    assert_eq!((h.s.stats.loss_events, h.s.stats.timeouts), (1, 0));
+}
+
+#[test]
+fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+    // tcp_schedule_loss_probe / tcp_send_loss_probe, then RACK. Ten segments at t = 0 (no
+    // more data), 8 and 9 lost; ACKs of 0..=7 at 100 ms: every RTT sample 100 ms, so srtt
+    // 100 ms and RTO 100 + max(2 x 100, 200) = 300 ms (tcp_rtt_estimator). In Open with two
+    // segments out the probe timeout is 2 x srtt + TCP_TIMEOUT_MIN = 208 ms (below the
+    // RTO): at 308 ms the last segment, 9, is sent again (no new data).
+    let (mut h, _) = Harness::new_app_limited("reno", 10, None, 10);
+    for k in 1..=8 {
+        h.ack(100, k, None);
+    }
+    assert_eq!(h.s.rto_deadline, 308 * MS);
+    assert_eq!(h.rto(308), vec![(9, true)]);
+    assert_eq!(h.s.stats.timeouts, 0);
+    // Its SACK at 408 ms (cum 8): RACK advances to the probe (sent at 308, 100 ms ago: not
+    // ambiguous); 8, sent before it, has waited RACK's RTT 100 ms + min_rtt / 4 = 25 ms:
+    // lost, Recovery (reno: ssthresh 18 / 2 = 9, cwnd 10 + 8 in slow start = 18), and
+    // PRR lets the retransmission of 8 out (in_flight 0, sndcnt 1): cwnd 1.
+    assert_eq!(h.ack(408, 8, Some(9)), vec![(8, true)]);
+    assert_eq!(h.window(), (1, 9, CaState::Recovery));
+    // The retransmission's ACK at 508 ms ends Recovery at ssthresh, without an RTO.
+    h.ack(508, 10, None);
+    assert_eq!(h.window(), (9, 9, CaState::Open));
     assert_eq!((h.s.stats.loss_events, h.s.stats.timeouts), (1, 0));
 }

@@ -7,6 +7,7 @@ pub mod rcv_window;
 pub mod receiver;
 pub mod scoreboard;
 pub mod sender;
+pub mod tlp;
 
 pub use rcv_window::RcvWindow;
 pub use receiver::Receiver;

@@ -136,6 +136,14 @@ impl Scoreboard {
         self.sent[i] = now;
     }
 
+    /// A tail loss probe resent `seq` at `now` (`__tcp_retransmit_skb` alone): it is
+    /// retransmitted for Karn and RACK, but not counted in `retrans_out`.
+    pub fn on_probe(&mut self, seq: u32, now: Time) {
+        let i = self.idx(seq);
+        self.flags[i] |= EVER_RETRANS;
+        self.sent[i] = now;
+    }
+
     /// The cumulative ACK moved snd_una from `una` to `new_una`.
     pub fn cum_ack(&mut self, una: u32, new_una: u32) -> Acked {
         let mut out = Acked { acked: new_una.wrapping_sub(una), ..Acked::default() };
@@ -174,13 +182,13 @@ impl Scoreboard {
         out
     }
 
-    /// A SACK for `seq` (within [una, nxt)). Returns whether it is newly SACKed, and its
-    /// send time if it was never retransmitted (an RTT sample).
-    pub fn sack(&mut self, seq: u32) -> (bool, Option<Time>) {
+    /// A SACK for `seq` (within [una, nxt)). Returns `None` if it was SACKed before, else
+    /// its last send time and whether it was ever retransmitted (no RTT sample then).
+    pub fn sack(&mut self, seq: u32) -> Option<(Time, bool)> {
         let i = self.idx(seq);
         let f = self.flags[i];
         if f & SACKED != 0 {
-            return (false, None);
+            return None;
         }
         self.detect_lost_retransmits(self.sent[i]);
         self.sacked_out += 1;
@@ -191,7 +199,7 @@ impl Scoreboard {
             self.retrans_out -= 1;
         }
         self.flags[i] = SACKED | (f & EVER_RETRANS);
-        (true, (f & EVER_RETRANS == 0).then_some(self.sent[i]))
+        Some((self.sent[i], f & EVER_RETRANS != 0))
     }
 
     /// Retransmissions sent before `delivered_tx` (the transmission time of a segment just
@@ -450,7 +458,7 @@ mod tests {
         for s in 60..200 {
             sb.on_send(s, s as u64, false);
         }
-        assert_eq!(sb.sack(30), (false, None));
-        assert_eq!(sb.sack(150), (true, Some(150)));
+        assert_eq!(sb.sack(30), None);
+        assert_eq!(sb.sack(150), Some((150, false)));
     }
 }

@@ -17,7 +17,9 @@
 //! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
 //! the first transmission after idle restarts the window (`tcp_cwnd_restart`).
 //!
-//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP,
+//! In Open with SACK the timer first stands for a tail loss probe (`tlp.rs`).
+//!
+//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO,
 //! TSO/pacing. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
@@ -27,6 +29,7 @@ use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
 use super::rack::Rack;
 use super::scoreboard::{Scoreboard, DUPTHRESH};
+use super::tlp::Tlp;
 use crate::engine::Time;
 use crate::packet::NO_SACK;
 
@@ -49,6 +52,8 @@ pub struct SenderConfig {
     pub initial_cwnd: u32,
     /// Initial ssthresh; `None` is Linux's infinite threshold.
     pub initial_ssthresh: Option<u32>,
+    /// Tail loss probes (Linux `net.ipv4.tcp_early_retrans` >= 3, the default).
+    pub loss_probes: bool,
 }
 
 /// Counters of one sender, for results.
@@ -72,6 +77,9 @@ pub struct Sender {
     rack: Rack,
     /// What the retransmission timer (`rto_deadline`) stands for (`icsk_pending`).
     timer: XmitTimer,
+    /// The tail loss probe outstanding, and whether one is due to leave now.
+    tlp: Tlp,
+    probe_due: bool,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
@@ -81,8 +89,10 @@ pub struct Sender {
     pub last_rtt_us: i64,
     pub stats: SenderStats,
     started: bool,
-    /// Segments sent since the window was last validated (one `tcp_write_xmit` call).
+    /// Segments sent since the window was last validated (one `tcp_write_xmit` call), and
+    /// whether new data was among them.
     sent_in_burst: bool,
+    new_in_burst: bool,
 }
 
 /// The events Linux's one retransmission timer stands for (`icsk_pending`).
@@ -92,6 +102,8 @@ pub enum XmitTimer {
     Rto,
     /// `ICSK_TIME_REO_TIMEOUT`: RACK's reorder timer.
     ReoTimeout,
+    /// `ICSK_TIME_LOSS_PROBE`: the tail loss probe.
+    LossProbe,
 }
 
 #[inline]
@@ -115,6 +127,8 @@ impl Sender {
             cfg,
             rack: Rack::default(),
             timer: XmitTimer::Rto,
+            tlp: Tlp::default(),
+            probe_due: false,
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
@@ -122,6 +136,7 @@ impl Sender {
             stats: SenderStats::default(),
             started: false,
             sent_in_burst: false,
+            new_in_burst: false,
         }
     }
 
@@ -207,14 +222,13 @@ impl Sender {
             Recovery::Sack => {
                 // tcp_sacktag_write_queue advances RACK for each newly SACKed segment.
                 if sacked {
-                    let (new, sent) = self.sb.sack(sack);
-                    if new {
+                    if let Some((t, retransmitted)) = self.sb.sack(sack) {
                         delivered += 1;
-                        if let Some(t) = sent {
+                        if !retransmitted {
                             sack_rtt_from = Some(t);
                             ca_rtt_from = Some(ca_rtt_from.map_or(t, |r: Time| r.max(t)));
-                            self.rack.advance(now, t, sack, false);
                         }
+                        self.rack.advance(now, t, sack, retransmitted);
                     }
                 }
             }
@@ -256,6 +270,11 @@ impl Sender {
 
         // tcp_ack_is_dubious: only an ACK with SACK information, or one outside Open, goes
         // through tcp_fastretrans_alert and so RACK (tcp_identify_packet_loss).
+        if self.tlp.on_ack(cum, advanced, delivered > acked.newly_delivered) {
+            self.stats.loss_events += 1;
+            self.stats.last_loss_cwnd = self.host.tcp.cwnd;
+            self.host.reduce_after_probe(now);
+        }
         let mut reo_timer = None;
         if self.cfg.recovery == Recovery::Sack
             && (sacked || self.sb.sacked_out > 0 || self.host.tcp.ca_state != CaState::Open)
@@ -278,12 +297,43 @@ impl Sender {
             // tcp_rack_mark_lost armed the reorder timer in place of the RTO.
             self.rto_deadline = now + t;
             self.timer = XmitTimer::ReoTimeout;
-        } else if advanced {
-            // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
+        } else if advanced && !self.schedule_loss_probe(now, true) {
+            // tcp_set_xmit_timer: a probe if one may be scheduled, else tcp_rearm_rto.
             self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
             self.timer = XmitTimer::Rto;
         }
         delivered
+    }
+
+    /// `tcp_schedule_loss_probe`: in Open with SACK and data out, arm the probe timer;
+    /// `advancing_rto`: the RTO would restart now (an ACK advanced `snd_una`), else it
+    /// stays counted from the head's transmission. Returns whether it armed.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if !self.cfg.loss_probes
+            || self.cfg.recovery != Recovery::Sack
+            || self.packets_out() == 0
+            || !matches!(self.host.tcp.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let srtt = self.host.rtt.srtt_us() * 1000;
+        let rto_left = if advancing_rto { self.rto() } else { self.head_rto().saturating_sub(now) };
+        let timeout = Tlp::timeout(srtt, self.packets_out(), self.cfg.min_rto_ns, rto_left);
+        self.rto_deadline = now + timeout;
+        self.timer = XmitTimer::LossProbe;
+        true
+    }
+
+    /// When the RTO counted from the head's transmission falls due (`tcp_rto_delta_us`).
+    fn head_rto(&self) -> Time {
+        self.sb.sent_at(self.host.tcp.snd_una) + self.rto()
+    }
+
+    /// `tcp_rearm_rto` while the timer stands for a probe or a reorder timeout: the RTO
+    /// from the head's transmission, at least one jiffy away.
+    fn rearm_rto_from_head(&mut self, now: Time) {
+        self.rto_deadline = self.head_rto().max(now + JIFFY_US_HZ250 * 1000);
+        self.timer = XmitTimer::Rto;
     }
 
     /// `tcp_rack_detect_loss`: mark what RACK finds lost; the reorder timeout to arm if a
@@ -356,7 +406,45 @@ impl Sender {
                 self.rack_reo_timeout(now);
                 false
             }
+            XmitTimer::LossProbe => {
+                self.send_loss_probe(now);
+                false
+            }
         }
+    }
+
+    /// `tcp_send_loss_probe`: with no probe outstanding, one segment is due now (sent by
+    /// the next `next_segment`, which then re-arms the RTO); else the RTO again.
+    fn send_loss_probe(&mut self, now: Time) {
+        if self.tlp.high_seq.is_some() || self.packets_out() == 0 {
+            self.rearm_rto_from_head(now);
+        } else {
+            self.probe_due = true;
+        }
+    }
+
+    /// The probe: new data if the application and the receive window allow it, else the
+    /// last segment sent again (`__tcp_retransmit_skb`: a retransmission, but not counted in
+    /// `retrans_out`); then `tlp_high_seq = snd_nxt` and the RTO from now.
+    fn send_probe(&mut self, now: Time) -> (u32, bool) {
+        self.probe_due = false;
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        let probe = if nxt != self.app_limit && nxt.wrapping_sub(una) < self.cfg.rwnd {
+            self.tlp.retrans = false;
+            (self.send_new(now), false)
+        } else {
+            let last = nxt.wrapping_sub(1);
+            self.sb.on_probe(last, now);
+            self.stats.segments_sent += 1;
+            self.stats.retransmits += 1;
+            self.host.on_transmit(now);
+            self.tlp.retrans = true;
+            (last, true)
+        };
+        self.tlp.high_seq = Some(self.host.tcp.snd_nxt);
+        self.rto_deadline = now + self.rto();
+        self.timer = XmitTimer::Rto;
+        probe
     }
 
     /// `tcp_rack_reo_timeout`: mark what has now timed out; if that changed what is in
@@ -376,13 +464,13 @@ impl Sender {
                 self.host.cong_control(ack, self.in_flight(), now);
             }
         }
-        let head_rto = self.sb.sent_at(self.host.tcp.snd_una) + self.rto();
-        self.rto_deadline = head_rto.max(now + JIFFY_US_HZ250 * 1000);
+        self.rearm_rto_from_head(now);
     }
 
     /// Linux `tcp_retransmit_timer`.
     fn retransmit_timeout(&mut self, now: Time) {
         self.rto_deadline = 0;
+        self.tlp.high_seq = None;
         if self.packets_out() == 0 {
             return;
         }
@@ -404,9 +492,12 @@ impl Sender {
         if !self.started {
             return None;
         }
+        if self.probe_due {
+            return Some(self.send_probe(now));
+        }
         let in_flight = self.in_flight();
         if in_flight >= self.host.tcp.cwnd {
-            self.end_burst(true);
+            self.end_burst(now, true);
             return None;
         }
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
@@ -422,9 +513,17 @@ impl Sender {
         }
         let window_ok = nxt.wrapping_sub(una) < self.cfg.rwnd;
         if nxt == self.app_limit || !window_ok {
-            self.end_burst(false);
+            self.end_burst(now, false);
             return None;
         }
+        self.new_in_burst = true;
+        Some((self.send_new(now), false))
+    }
+
+    /// Send the next new segment.
+    #[inline]
+    fn send_new(&mut self, now: Time) -> u32 {
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if self.packets_out() == 0 && self.stats.segments_sent > 0 {
             self.host.restart_after_idle(now, self.cfg.initial_cwnd);
         }
@@ -432,17 +531,21 @@ impl Sender {
         self.sb.on_send(nxt, now, false);
         self.host.tcp.snd_nxt = nxt.wrapping_add(1);
         self.after_send(now, false);
-        Some((nxt, false))
+        nxt
     }
 
     /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
-    /// is full.
+    /// is full, and a loss probe scheduled after new data (one per tail episode).
     #[inline]
-    fn end_burst(&mut self, cwnd_full: bool) {
+    fn end_burst(&mut self, now: Time, cwnd_full: bool) {
         if self.sent_in_burst || cwnd_full {
             self.host.cwnd_validate(cwnd_full);
         }
+        if self.new_in_burst {
+            self.schedule_loss_probe(now, false);
+        }
         self.sent_in_burst = false;
+        self.new_in_burst = false;
     }
 
     #[inline]
