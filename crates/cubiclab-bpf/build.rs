@@ -18,6 +18,7 @@ const OBJECTS: &[(&str, &str, &[&str])] = &[
     ("highspeed", "highspeed.bpf.c", &[]),
     ("bic", "bic.bpf.c", &[]),
     ("htcp", "htcp.bpf.c", &[]),
+    ("watch", "watch.bpf.c", &[]),
 ];
 
 /// hstcp_table.h: HighSpeed's AIMD table from the library, its one owner. The arrays are
