@@ -26,17 +26,30 @@ impl Harness {
 
     /// As `new`, with the application handing over `segments` in all.
     fn new_app_limited(alg: &str, iw: u32, ssthresh: Option<u32>, segments: u32) -> (Self, Vec<(u32, bool)>) {
-        Self::with(alg, iw, ssthresh, segments, true)
+        Self::with(alg, iw, ssthresh, segments, true, true)
     }
 
-    /// As `new`, without tail loss probes (`tcp_early_retrans = 0`): the timer is the RTO
-    /// alone, for the rules of `tcp_retransmit_timer` (with probes on, Linux's first
-    /// expiry before any RTT sample is a probe at TCP_TIMEOUT_INIT, as the RTO would be).
-    fn without_probes(alg: &str, iw: u32, ssthresh: Option<u32>) -> (Self, Vec<(u32, bool)>) {
-        Self::with(alg, iw, ssthresh, u32::MAX, false)
+    /// As `new`, with the timer the RTO alone and no F-RTO (`tcp_early_retrans = 0`,
+    /// `tcp_frto = 0`), for the rules of `tcp_retransmit_timer` and `tcp_enter_loss` (with
+    /// probes on, Linux's first expiry before any RTT sample is a probe at
+    /// TCP_TIMEOUT_INIT, as the RTO would be; F-RTO would send new data after it).
+    fn rto_only(alg: &str, iw: u32, ssthresh: Option<u32>) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, ssthresh, u32::MAX, false, false)
     }
 
-    fn with(alg: &str, iw: u32, ssthresh: Option<u32>, segments: u32, loss_probes: bool) -> (Self, Vec<(u32, bool)>) {
+    /// As `new`, with F-RTO but no probes (the timer is the RTO).
+    fn frto_without_probes(alg: &str, iw: u32) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, None, u32::MAX, false, true)
+    }
+
+    fn with(
+        alg: &str,
+        iw: u32,
+        ssthresh: Option<u32>,
+        segments: u32,
+        loss_probes: bool,
+        frto: bool,
+    ) -> (Self, Vec<(u32, bool)>) {
         let cfg = SenderConfig {
             recovery: Recovery::Sack,
             min_rto_ns: 200 * MS,
@@ -44,6 +57,7 @@ impl Harness {
             initial_cwnd: iw,
             initial_ssthresh: ssthresh,
             loss_probes,
+            frto,
         };
         let mut s = Sender::new(Algorithm::new(alg, &Params::new()).unwrap(), cfg, 1448);
         s.app_limit = segments;
@@ -125,7 +139,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
     // unSACKed segment is lost, so nothing is in flight and cwnd = in_flight + 1 = 1;
     // the head is retransmitted and the timer backs off (tcp_retransmit_timer). The RTO
     // before any sample is TCP_TIMEOUT_INIT, 1 s; backed off once, 2 s.
-    let (mut h, _) = Harness::without_probes("reno", 100, None);
+    let (mut h, _) = Harness::rto_only("reno", 100, None);
     let sent = h.rto(1000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
@@ -136,7 +150,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
 fn second_timeout_before_progress_keeps_the_first_threshold() {
     // tcp_enter_loss in Loss with icsk_retransmits = 1 and snd_una < high_seq: no new
     // ssthresh, however small cwnd is now.
-    let (mut h, _) = Harness::without_probes("reno", 100, None);
+    let (mut h, _) = Harness::rto_only("reno", 100, None);
     h.rto(1000);
     h.rto(3000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
@@ -151,7 +165,7 @@ fn second_timeout_after_progress_recomputes() {
     // (retransmissions); the second timeout computes reno max(2 / 2, 2) = 2 and cubic
     // max(2 * 717 / 1024, 2) = 2, where keeping the first would leave 50 / 70.
     for (alg, first) in [("reno", 50), ("cubic", 70)] {
-        let (mut h, _) = Harness::without_probes(alg, 100, None);
+        let (mut h, _) = Harness::rto_only(alg, 100, None);
         h.rto(1000);
         assert_eq!(h.window().1, first, "{alg}");
         let sent = h.ack(1100, 1, None);
@@ -169,7 +183,7 @@ fn loss_ends_without_resetting_the_window() {
     // timeout leaves ssthresh 2, cwnd 1; ACK of 0 -> cwnd 2 (slow start to ssthresh);
     // ACK of 1, 2 -> congestion avoidance (cnt 2 of 2: cwnd 3); ACK of 3 = high_seq (4)
     // -> Open with cwnd 3.
-    let (mut h, _) = Harness::without_probes("reno", 4, None);
+    let (mut h, _) = Harness::rto_only("reno", 4, None);
     h.rto(1000);
     h.ack(1100, 1, None);
     assert_eq!(h.window(), (2, 2, CaState::Loss));
@@ -348,4 +362,40 @@ fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
     h.ack(508, 10, None);
     assert_eq!(h.window(), (9, 9, CaState::Open));
     assert_eq!((h.s.stats.loss_events, h.s.stats.timeouts), (1, 0));
+}
+
+#[test]
+fn frto_undoes_a_spurious_timeout() {
+    // tcp_enter_loss / tcp_process_loss with tcp_frto = 2 (probes off, so the timer is the
+    // RTO). IW 10 at t = 0, no ACK within the initial RTO (1 s): Loss from Open, so F-RTO
+    // is on; ssthresh max(10 / 2, 2) = 5, everything marked lost (no RACK RTT yet), cwnd
+    // in_flight 0 + 1 = 1: the head 0 is retransmitted.
+    let (mut h, _) = Harness::frto_without_probes("reno", 10);
+    assert_eq!(h.rto(1000), vec![(0, true)]);
+    assert_eq!(h.window(), (1, 5, CaState::Loss));
+    // The originals were only delayed. ACK of 0 at 1010 ms: snd_una advances below
+    // high_seq (10) and snd_nxt = high_seq: step 2b, high_seq = snd_nxt and new data
+    // instead of retransmissions: slow start makes cwnd 2 and in flight is 0 (1..=9 lost),
+    // so 10 and 11 go out.
+    assert_eq!(h.ack(1010, 1, None), vec![(10, false), (11, false)]);
+    assert_eq!(h.window(), (2, 5, CaState::Loss));
+    // ACK of the original 1 (never retransmitted, below the old high_seq): step 3b,
+    // spurious, tcp_try_undo_loss(sk, true): cwnd = reno's undo_cwnd max(2, prior_cwnd
+    // 10) = 10, ssthresh back to prior_ssthresh (infinite), Open, 2..=9 no longer lost.
+    // Then this ACK's slow start (cwnd 10 < 2 x max_packets_out): 11; in flight 2..=11 =
+    // 10, so one new segment, 12.
+    assert_eq!(h.ack(1011, 2, None), vec![(12, false)]);
+    assert_eq!(h.window(), (11, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
+}
+
+#[test]
+fn frto_goes_on_with_recovery_when_the_loss_was_real() {
+    // As above up to step 2b; then a duplicate ACK SACKing the new segment 10: the
+    // originals were lost (step 3a), F-RTO ends and the lost segments are retransmitted
+    // as the window allows: cwnd 2, in flight 11 (new, not SACKed) = 1, so one: 1.
+    let (mut h, _) = Harness::frto_without_probes("reno", 10);
+    h.rto(1000);
+    h.ack(1010, 1, None);
+    assert_eq!(h.ack(1020, 1, Some(10)), vec![(1, true)]);
+    assert_eq!(h.window(), (2, 5, CaState::Loss));
 }

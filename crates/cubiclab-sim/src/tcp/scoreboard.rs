@@ -37,6 +37,8 @@ pub struct Acked {
     pub first_sent: Option<Time>,
     /// Send time of the newest never-retransmitted segment covered (the CC's RTT sample).
     pub last_sent: Option<Time>,
+    /// The first never-retransmitted segment covered (F-RTO's `FLAG_ORIG_SACK_ACKED`).
+    pub first_orig: Option<u32>,
     /// Latest transmission time of any segment covered (retransmissions included).
     pub latest_tx: Option<Time>,
 }
@@ -136,6 +138,20 @@ impl Scoreboard {
         self.sent[i] = now;
     }
 
+    /// `tcp_undo_cwnd_reduction(sk, true)`: no segment in [una, nxt) is lost any more;
+    /// RACK judges them again from `una`.
+    pub fn unmark_lost(&mut self, una: u32, nxt: u32) {
+        let mut s = una;
+        while s != nxt {
+            let i = self.idx(s);
+            self.flags[i] &= !LOST;
+            s = s.wrapping_add(1);
+        }
+        self.lost_out = 0;
+        self.mark_seq = una;
+        self.retx_seq = una;
+    }
+
     /// A tail loss probe resent `seq` at `now` (`__tcp_retransmit_skb` alone): it is
     /// retransmitted for Karn and RACK, but not counted in `retrans_out`.
     pub fn on_probe(&mut self, seq: u32, now: Time) {
@@ -168,6 +184,7 @@ impl Scoreboard {
             if f & EVER_RETRANS == 0 && f & SACKED == 0 {
                 let t = self.sent[i];
                 out.first_sent.get_or_insert(t);
+                out.first_orig.get_or_insert(s);
                 out.last_sent = Some(t);
             }
             self.flags[i] = 0;
@@ -237,7 +254,7 @@ impl Scoreboard {
         while self.mark_seq != nxt {
             let i = self.idx(self.mark_seq);
             let f = self.flags[i];
-            if f & SACKED == 0 && f & LOST == 0 {
+            if f & (SACKED | LOST | RETRANS) == 0 {
                 let sent = self.sent[i];
                 if !super::rack::sent_after(rack_xmit, rack_seq, sent, self.mark_seq) {
                     break;

@@ -19,14 +19,16 @@
 //!
 //! In Open with SACK the timer first stands for a tail loss probe (`tlp.rs`).
 //!
-//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO,
-//! TSO/pacing. Algorithms without fast recovery (Tahoe)
+//! After a timeout, F-RTO (`frto.rs`) tells a spurious one and undoes it.
+//!
+//! Not modelled: undo by D-SACK or timestamps (Eifel), TSO/pacing. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
 use cubiclab_cc::host::{Host, PrrAck};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
+use super::frto::{Frto, FrtoStep, LossAck};
 use super::rack::Rack;
 use super::scoreboard::{Scoreboard, DUPTHRESH};
 use super::tlp::Tlp;
@@ -54,6 +56,8 @@ pub struct SenderConfig {
     pub initial_ssthresh: Option<u32>,
     /// Tail loss probes (Linux `net.ipv4.tcp_early_retrans` >= 3, the default).
     pub loss_probes: bool,
+    /// F-RTO (Linux `net.ipv4.tcp_frto`, 2 by default).
+    pub frto: bool,
 }
 
 /// Counters of one sender, for results.
@@ -80,6 +84,9 @@ pub struct Sender {
     /// The tail loss probe outstanding, and whether one is due to leave now.
     tlp: Tlp,
     probe_due: bool,
+    /// F-RTO (`tp->frto`), and its step 2b pending: new data before retransmissions.
+    frto: Frto,
+    frto_new_data: bool,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
@@ -129,6 +136,8 @@ impl Sender {
             timer: XmitTimer::Rto,
             tlp: Tlp::default(),
             probe_due: false,
+            frto: Frto::default(),
+            frto_new_data: false,
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
@@ -216,6 +225,9 @@ impl Sender {
         let mut delivered = acked.newly_delivered;
         let mut ca_rtt_from = acked.last_sent;
         let mut sack_rtt_from = None;
+        let high = self.host.high_seq;
+        let mut orig_acked = acked.first_orig.is_some_and(|s| before(s, high));
+        let mut sack_new = false;
         let sacked = self.cfg.recovery == Recovery::Sack && sack != NO_SACK && !before(sack, cum) && before(sack, nxt);
 
         match self.cfg.recovery {
@@ -224,6 +236,8 @@ impl Sender {
                 if sacked {
                     if let Some((t, retransmitted)) = self.sb.sack(sack) {
                         delivered += 1;
+                        sack_new = true;
+                        orig_acked |= !retransmitted && before(sack, high);
                         if !retransmitted {
                             sack_rtt_from = Some(t);
                             ca_rtt_from = Some(ca_rtt_from.map_or(t, |r: Time| r.max(t)));
@@ -282,7 +296,14 @@ impl Sender {
         {
             reo_timer = self.rack_detect_loss(now);
         }
-        self.fastretrans_alert(now, advanced);
+        let loss_ack = LossAck {
+            advanced,
+            sacked: sack_new,
+            orig_acked,
+            recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
+            new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
+        };
+        self.fastretrans_alert(now, advanced, loss_ack);
 
         let ack = PrrAck {
             newly_acked_sacked: delivered,
@@ -349,9 +370,27 @@ impl Sender {
     /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: leave Recovery
     /// or Loss once `high_seq` is acknowledged, repair the next hole on a NewReno partial
     /// ACK, enter Recovery when the scoreboard shows a loss.
-    fn fastretrans_alert(&mut self, now: Time, advanced: bool) {
+    fn fastretrans_alert(&mut self, now: Time, advanced: bool, loss_ack: LossAck) {
+        if self.host.tcp.ca_state == CaState::Loss {
+            // tcp_process_loss's F-RTO steps come before the end of Loss.
+            match self.frto.on_ack(loss_ack) {
+                FrtoStep::Undo => {
+                    // tcp_try_undo_loss(sk, true).
+                    self.sb.unmark_lost(self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+                    self.host.undo(now);
+                    self.host.retransmits = 0;
+                    return;
+                }
+                FrtoStep::SendNew => {
+                    self.host.high_seq = self.host.tcp.snd_nxt;
+                    self.frto_new_data = true;
+                    return;
+                }
+                FrtoStep::Continue => {}
+            }
+        }
         if self.host.try_leave_recovery(now) {
-            return self.fastretrans_alert(now, advanced);
+            return self.fastretrans_alert(now, advanced, loss_ack);
         }
         match self.host.tcp.ca_state {
             CaState::Recovery => {
@@ -381,6 +420,7 @@ impl Sender {
         if self.host.alg.fast_recovery() {
             self.host.enter_recovery(now);
         } else {
+            self.frto.active = false;
             self.timeout_mark_lost(now);
             self.host.enter_loss(self.in_flight(), now);
         }
@@ -480,6 +520,9 @@ impl Sender {
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         }
         self.timeout_mark_lost(now);
+        let sack_frto = self.cfg.frto && self.cfg.recovery == Recovery::Sack;
+        self.frto.on_enter_loss(sack_frto, self.host.tcp.ca_state, self.host.retransmits);
+        self.frto_new_data = false;
         self.host.retransmit_timer(self.in_flight(), now);
         self.rto_deadline = now + self.rto();
     }
@@ -496,6 +539,21 @@ impl Sender {
             return Some(self.send_probe(now));
         }
         let in_flight = self.in_flight();
+        if self.frto_new_data {
+            // tcp_xmit_recovery's REXMIT_NEW: new data if the window lets any out; if none
+            // could go, F-RTO ends and the lost segments are retransmitted.
+            let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+            if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && nxt.wrapping_sub(una) < self.cfg.rwnd {
+                self.new_in_burst = true;
+                return Some((self.send_new(now), false));
+            }
+            self.frto_new_data = false;
+            if before(self.host.high_seq, nxt) {
+                self.end_burst(now, in_flight >= self.host.tcp.cwnd);
+                return None;
+            }
+            self.frto.active = false;
+        }
         if in_flight >= self.host.tcp.cwnd {
             self.end_burst(now, true);
             return None;
