@@ -44,7 +44,8 @@ def _tally_table(outcomes: list) -> str:
 
     rows = ["<table class='summary'><tr><th>kind</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>"]
     for k in KINDS:
-        c = [sum(1 for o in outcomes for v in o.verdicts if v.spec.kind == k and v.verdict == name) for name in VERDICTS]
+        c = [sum(1 for o in outcomes for v in o.verdicts if v.spec.kind == k and v.verdict == name)
+             for name in VERDICTS]
         rows.append(f"<tr><td>{k}</td>" + "".join(f"<td>{n}</td>" for n in c) + "</tr>")
     return "".join(rows) + "</table>"
 

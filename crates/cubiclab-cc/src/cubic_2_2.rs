@@ -342,7 +342,7 @@ mod tests {
         let a = Algorithm::new(name, params).unwrap();
         let mut r = Replayer::new(a, ReplayStart { cwnd: w, ssthresh: w / 2 }, 2_000_000);
         r.step(&ack(2_000_000, per_ack, rtt_us));
-        r.tcp.cwnd = w;
+        r.host.tcp.cwnd = w;
         r.step(&ev(2_000_001, Event::Loss));
         r
     }
@@ -352,8 +352,8 @@ mod tests {
         // cubic-2.2: ssthresh = 1000·717/1024 = 700.2 → 700; cubic-2008: 1000·0.8 = 800.
         let a = loss_at("cubic-2.2", &Params::new(), 1000, 100_000, 2);
         let b = loss_at("cubic-2008", &Params::new(), 1000, 100_000, 2);
-        assert_eq!((a.tcp.cwnd, a.tcp.ssthresh), (700, 700));
-        assert_eq!((b.tcp.cwnd, b.tcp.ssthresh), (800, 800));
+        assert_eq!((a.host.tcp.cwnd, a.host.tcp.ssthresh), (700, 700));
+        assert_eq!((b.host.tcp.cwnd, b.host.tcp.ssthresh), (800, 800));
         // Fast convergence after a loss at 900 < W_max 1000: cubic-2.2 W_max =
         // 900·(1024 + 717)/2048 = 765.1 → 765; cubic-2008: 900·(2 − 0.2)/2 = 810.
         let mut c = Cubic22::new(&Params::new()).unwrap();
@@ -372,7 +372,7 @@ mod tests {
         // 9.072 s). cubic-2008: K = ∛(1000·0.2/0.4) = 7.937 s.
         let mut a = loss_at("cubic-2.2", &Params::new(), 1000, 100_000, 2);
         a.step(&ack(2_000_002, 2, 100_000));
-        assert_eq!(a.tcp.cwnd, 701);
+        assert_eq!(a.host.tcp.cwnd, 701);
         a.step(&ack(2_000_003, 2, 100_000));
         assert_eq!(var(&a, "k_s"), 9284.0 / 1024.0);
         // The RTT sample at 2 s (jiffy 2000, more than HZ past epoch_start 0) set delay_min
@@ -395,13 +395,13 @@ mod tests {
         // jiffies. (cubic-2008 compares `>` and counts segments: cnt + 2 segments.)
         let mut a = loss_at("cubic-2.2", &Params::new(), 1000, 100_000, 2);
         a.step(&ack(2_000_002, 2, 100_000));
-        a.tcp.cwnd_cnt = 0;
+        a.host.tcp.cwnd_cnt = 0;
         for i in 0..31 {
             a.step(&ack(2_000_003 + i, 2, 100_000));
-            assert_eq!(a.tcp.cwnd, 701, "ACK {i}");
+            assert_eq!(a.host.tcp.cwnd, 701, "ACK {i}");
         }
         a.step(&ack(2_000_034, 2, 100_000));
-        assert_eq!(a.tcp.cwnd, 702);
+        assert_eq!(a.host.tcp.cwnd, 702);
     }
 
     #[test]
@@ -428,11 +428,11 @@ mod tests {
         let a = Algorithm::new("cubic-2.2", &Params::new().set("initial_ssthresh", 100.0)).unwrap();
         let mut r = Replayer::new(a, ReplayStart::default(), 2_000_000);
         let mut t = 2_000_000;
-        while r.tcp.cwnd <= 100 {
+        while r.host.tcp.cwnd <= 100 {
             r.step(&ack(t, 2, 100_000));
             t += 100;
         }
-        assert_eq!(r.tcp.cwnd, 101);
+        assert_eq!(r.host.tcp.cwnd, 101);
         r.step(&ack(t, 2, 100_000));
         assert_eq!((var(&r, "origin"), var(&r, "k_s")), (101.0, 0.0));
         assert_eq!(var(&r, "cnt"), f64::from(101 * 100 * 16 / 32));

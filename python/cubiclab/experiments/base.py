@@ -240,7 +240,9 @@ class Experiment:
             head = {**run.tags, "seed": run.seed}
             for w, (a, b) in (("all", (t0, t1)), ("first", (t0, mid)), ("second", (mid, t1))):
                 frames[w].append({**head, **self.per_run(run, res, a, b)})
-            diags.append({**head, **run_diagnostics(res, t0, t1)})
+            # transient claims (convergence, completion times) are about the whole run
+            d0 = 0.0 if all(c.transient for c in self.claims) else t0
+            diags.append({**head, **run_diagnostics(res, d0, t1)})
         frames = {w: pd.DataFrame(rows) for w, rows in frames.items()}
         diag = pd.DataFrame(diags)
         per_seed = {w: self._seed_values(f) for w, f in frames.items()}
@@ -250,7 +252,7 @@ class Experiment:
                       indicative=mode.indicative)
             if v.verdict in ("does not hold", "not converged", "inconclusive") or (
                     mode.indicative and "outside" in v.note):
-                v.note = (v.note + " " if v.note else "") + "Measured: " + describe(self._diag_for(c, diag))
+                v.note = (v.note + " " if v.note else "") + "In its runs: " + describe(self._diag_for(c, diag))
             verdicts.append(v)
         figs = self.plot(frames["all"], sweep, outdir)
         capped = frames["all"][frames["all"].capped.astype(bool)]

@@ -58,6 +58,8 @@ def run_diagnostics(res, t0: float, t1: float) -> dict:
 
 def describe(d: dict) -> str:
     """One sentence from a (mean) diagnostics dict."""
+    if not math.isfinite(d.get("window_s", math.nan)):
+        return "no run of this claim to measure."
     parts = []
     if math.isfinite(d.get("sync_share", math.nan)):
         parts.append(f"{100 * d['sync_share']:.0f}% of drop episodes hit several flows at once")

@@ -6,8 +6,9 @@ needs to regain that window after a decrease (CUBIC: K = cbrt(W beta / C), seed 
 or the TCP-friendly window's linear growth when that is faster; TCP: W/2 RTTs; HSTCP: RFC
 3649's a(w), b(w); ...), and the number of epochs a synchronised AIMD pair needs to bring a
 difference down to a tenth (ln 0.1 / ln(1 - beta)). Warm-up = the last start + slow start
-+ convergence; the measured window holds `epochs` epochs of the slowest flow (at least
-`min_window_s`). A budget caps the length; the plan then says how many epochs it holds."""
++ convergence; the measured window holds `epochs` epochs of the slowest flow and as many
+random losses of the bottleneck's loss model, if it has one (at least `min_window_s`). A
+budget caps the length; the plan then says how many epochs it holds."""
 
 from __future__ import annotations
 
@@ -123,6 +124,17 @@ def _flows(sc: Scenario):
         yield g.algorithm, dict(g.params), rtt, start, g.count
 
 
+def random_loss_rate(spec: dict, rate_pps: float) -> float:
+    """Random loss events per second on the bottleneck (0 without a loss model): a metric
+    averaged over random losses needs `epochs` of them in its window too."""
+    loss = spec["bottleneck"].get("loss") or {}
+    if loss.get("model") == "poisson":
+        return float(loss.get("rate", 0.0)) or math.inf
+    if loss.get("model") == "bernoulli":
+        return float(loss.get("p", 0.0)) * rate_pps or math.inf
+    return math.inf
+
+
 def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, max_s: float = 900.0,
                max_packets: float = 6e7) -> RunLength:
     """Warm-up and measured window for `sc` (see the module's docstring). The length is at
@@ -145,7 +157,7 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
         ss = max(ss, rtt * math.log2(max(w / 10, 2.0)) + e)  # slow start, then its overshoot's epoch
         last_start = max(last_start, start)
     warm = last_start + ss + conv
-    window = max(min_window_s, epochs * epoch)
+    window = max(min_window_s, epochs * epoch, epochs / random_loss_rate(spec, rate_pps))
     limit = min(max_s, max_packets / max(rate_pps, 1.0))
     capped = warm + window > limit
     if capped:  # keep the proportions, but never a window shorter than min_window_s

@@ -106,7 +106,8 @@ class Fig4(Experiment):
     def per_run(self, run, res, t0, t1):
         plateau = [plateau_in(res, f, t0, t1) for f in res.totals.flow]
         start2 = float(res.totals.start_s.max())
-        return {"plateau": min((p for p in plateau if np.isfinite(p)), default=math.nan), "convergence_s": _converged_after(res, [0, 1], start2)}
+        return {"plateau": min((p for p in plateau if np.isfinite(p)), default=math.nan),
+                "convergence_s": _converged_after(res, [0, 1], start2)}
 
     def values(self, rows):
         r = rows.iloc[0]
@@ -195,7 +196,9 @@ class Fig6(Experiment):
              "ways (15%, Sec. 6.1). Shares are of the link capacity over the measured window. A run without the "
              "background traffic is a sensitivity row.")
     linux_variant = True
-    claim_runs = {"cubic_fraction_no_background": {"background": False}}
+    claim_runs = {"cubic_fraction_no_background": {"background": False},
+                  **{k: {"background": True} for k in ("utilization", "cubic_share", "sack_share", "cubic_fraction",
+                                                       "cubic_fair")}}
     claims = (
         ClaimSpec("utilization", _FIG6, "Sec. 6, Fig. 6", TEXT, "≈ 95%", "the eight flows' share of the link", "",
                   Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA),
@@ -442,6 +445,8 @@ class Fig10bc(Experiment):
     setup = ("Four flows of a protocol against four TCP-SACK flows, buffer 100% BDP, background web traffic; bandwidth "
              "10-400 Mbps (the paper does not list its points) at RTT 10 ms (b) and 100 ms (c). Throughput ratio: "
              "mean TCP-SACK flow over mean flow of the protocol.")
+    claim_runs = {"cubic_friendlier_than_sack": {"rtt": 10, "alg": CUBIC}, "bic_hstcp_scalable_10ms": {"rtt": 10},
+                  "ratio_drops_100ms": {"rtt": 100}, "cubic_bic_vs_hstcp_100ms": {"rtt": 100}}
     claims = (
         ClaimSpec("cubic_friendlier_than_sack", "Interestingly, CUBIC behaves more TCP-friendly even comparing to "
                   "TCP-SACK for certain bandwidths.", "Sec. 6.4, Fig. 10(b)", TEXT, "ratio > 1 somewhere",
@@ -517,7 +522,8 @@ class TcpModeCutoffs(Experiment):
     )
 
     def compute(self, mode, outdir):
-        vals = {"bic_tcp_mode_below_14": growth_per_rtt("bic", 12), "bic_scalable_above_14": growth_per_rtt("bic", 100) - 1,
+        vals = {"bic_tcp_mode_below_14": growth_per_rtt("bic", 12),
+                "bic_scalable_above_14": growth_per_rtt("bic", 100) - 1,
                 "hstcp_tcp_mode_below_38": growth_per_rtt("highspeed", 30),
                 "hstcp_scalable_above_38": growth_per_rtt("highspeed", 1000) - 1}
         return vals, {"growth": pd.DataFrame([vals])}, []

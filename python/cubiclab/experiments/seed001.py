@@ -150,6 +150,9 @@ class Exp1_2(Experiment):
     setup = ("Four flows of a high-speed protocol against four TCP-SACK flows, RTTs spread ±5% around 10 ms (Exp. 1) "
              "or 100 ms (Exp. 2), bottleneck 20 Mbps - 1 Gbps, buffer 100% BDP, about 10% background web traffic. "
              "TCP-friendly ratio: mean TCP-SACK flow over mean high-speed flow.")
+    claim_runs = {**{k: {"rtt": 10} for k in ("cubic_htcp_friendly_10ms", "others_drop_10ms", "stcp_worst_10ms",
+                                             "bic_stcp_worse_at_20", "tcp_full_bandwidth")},
+                  **{k: {"rtt": 100} for k in ("ratio_drops_100ms", "cubic_best_100ms")}}
     claims = (
         ClaimSpec("cubic_htcp_friendly_10ms", "CUBIC and HTCP consistently give good TCP friendliness.",
                   "Exp. 1, Fig. 5", TEXT, "good at every bandwidth", "lowest ratio of CUBIC and HTCP over bandwidths at "
@@ -219,6 +222,7 @@ class Exp3(Experiment):
              "20% or 200% of the BDP, about 10% background web traffic. Stability: coefficient of variation of each "
              "high-speed flow's throughput at a 1 s time scale over the measured window, averaged over the four. "
              "Coarse grids run the 20% buffer with CUBIC, STCP and HTCP only.")
+    claim_runs = {f"{k}_{b}": {"buffer": b} for k in ("cubic_stable", "stcp_htcp_unstable") for b in (20, 200)}
     claims = tuple(
         c for b in (20, 200) for c in (
             ClaimSpec(f"cubic_stable_{b}", "We observe that CUBIC shows a good stability.", f"Exp. 3, Fig. "

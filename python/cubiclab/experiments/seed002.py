@@ -127,7 +127,8 @@ class Convergence(Experiment):
         return {"convergence_s": _convergence(res)}
 
     def values(self, rows):
-        return {"slower_than_htcp": select_row(rows, alg=CUBIC).convergence_s - select_row(rows, alg="htcp").convergence_s}
+        cubic, htcp = select_row(rows, alg=CUBIC), select_row(rows, alg="htcp")
+        return {"slower_than_htcp": cubic.convergence_s - htcp.convergence_s}
 
     def plot(self, frame, sweep, outdir):
         fig, axes = plotting.new(2, 1, width=5.5, height=4.0)

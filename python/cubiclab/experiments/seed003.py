@@ -22,6 +22,9 @@ class CubicTahoe(Experiment):
     setup = ("Low BDP: 2.64 Mbps, RTT 88 ms (the blog's link); high BDP: 50 Mbps, 88 ms (unstated in the blog); buffer "
              "100% BDP. CUBIC alone, Tahoe alone, and one of each together. Goodput over the measured window; the "
              "blog's kbps come from its toy model, so the rows compare ratios (± 20%: its single runs).")
+    claim_runs = {"alone_low": {"link": "low"}, "together_low": {"link": "low", "who": "together"},
+                  "together_high": {"link": "high", "who": "together"}, "better_together": {"link": "low"},
+                  "big_queue_worse": {"link": "high", "who": "cubic"}}
     claims = (
         ClaimSpec("alone_low", "While Tahoe sees a 10.42kbps throughput, CUBIC sees 14.56kbps.", "Results", TEXT,
                   "×1.40", "CUBIC alone over Tahoe alone, low-BDP link", "", Band(1.40, 0.28), "a ratio, ± 20%"),

@@ -195,6 +195,8 @@ class Packet(Experiment):
              "throughput: goodput over the payload capacity in the measured window. The paper validated the model "
              "against its own discrete-event chain, not packets: these rows are extensions.")
 
+    claim_runs = {f"agree_{lam:g}": {"loss_rate": lam} for lam in (0.01, 0.1, 1.0)}
+
     def lams(self, mode):
         return (0.01, 1.0) if mode.coarse else (0.01, 0.1, 1.0)
 
