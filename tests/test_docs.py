@@ -26,8 +26,9 @@ def code_blocks(page: Path) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in FENCE.finditer(page.read_text())]
 
 
-def kernel_lab_reason() -> str:
-    from cubiclab.kernel.netns import availability
+def why_no_testbed() -> str:
+    """Why the testbed cannot run here ("" if it can): root, namespaces, TUN."""
+    from cubiclab.testbed.run import availability
 
     return availability() or ""
 
@@ -45,9 +46,9 @@ def run_page(page: Path, workdir: Path) -> None:
             if code.strip() in NOT_RUN:
                 continue
             if "sudo " in code:
-                reason = kernel_lab_reason()
+                reason = why_no_testbed()
                 if reason:
-                    pytest.skip(f"{where} needs the kernel lab: {reason}")
+                    pytest.skip(f"{where} needs the testbed: {reason}")
                 code = code.replace("sudo ", "")
             cwd_file = workdir / ".tutorial_cwd"
             script = f"set -euo pipefail\n{code}\npwd > '{cwd_file}'\n"

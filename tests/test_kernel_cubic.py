@@ -1,13 +1,17 @@
 """The real kernel's window after every ACK, against cubiclab's replay of the same ACKs.
 
 A bulk flow of a few seconds runs through a 20 Mbit/s tbf bottleneck with a 120 kB queue
-(RTT up to ~48 ms of queueing, several loss events), once with the kernel's `reno` and once
-with its `cubic`. The sender's tcp_probe / tcp_cong_state_set tracepoints and the ACKs
-captured on its interface are turned into a replay trace (cubiclab.kernel.convert), the
-trace is replayed through cubiclab's algorithm of the same name, and cwnd and ssthresh
-are compared after every ACK the kernel processed in the Open state.
+(RTT up to ~48 ms of queueing, several loss events), once per algorithm: the kernel's own
+`reno` and `cubic`, and every BPF port of cubiclab (`cubic-2.2`, `cubic-2.0`, `bic`,
+`highspeed`, `scalable`, `htcp`), registered for that flow only. The sender's tcp_probe / tcp_cong_state_set tracepoints
+and the ACKs captured on its interface are turned into a replay trace
+(cubiclab.kernel.convert), the trace is replayed through cubiclab's algorithm of the same
+name, and cwnd and ssthresh are compared after every ACK the kernel processed in the Open
+state. For a BPF port this checks the port and the Rust code against each other inside
+the kernel's real TCP.
 
-Needs root, network namespaces and tracefs; skipped with the reason otherwise.
+Needs root, network namespaces and tracefs (and, for the ports, the built loader, BTF and
+the JIT); skipped with the reason otherwise.
 """
 
 import os
@@ -16,9 +20,11 @@ import pytest
 
 from cubiclab import namespaces as netns
 from cubiclab.kernel import capture
+from cubiclab.testbed import bpf
 
 _reason = capture.availability()
 pytestmark = pytest.mark.skipif(_reason is not None, reason=f"kernel comparison unavailable: {_reason}")
+_bpf_reason = bpf.availability()
 
 # The replay is integer arithmetic on the same inputs the kernel used (delivered segment
 # counts from the captured SACK scoreboard, the kernel's own loss/recovery events, jiffies
@@ -28,20 +34,31 @@ pytestmark = pytest.mark.skipif(_reason is not None, reason=f"kernel comparison 
 # was lost; a jiffy read a few microseconds late by the kernel), each of which can make a
 # few consecutive ACKs differ by one segment before the next loss re-aligns the windows.
 THRESHOLD = 0.995
+# The BPF ports are held to the same bar. On this machine the kernel sometimes runs no BPF
+# program at all for an ACK (the port's hooks included); the loader's tcp_probe witness
+# tells those ACKs and the replay skips the algorithm on them (cubiclab.kernel.convert).
+# Without it the ports matched 87-98% (the replay counting ACKs the port never saw); with
+# it every port matched every ACK in Open (issue 14's note).
+PORTS = ["cubic-2.2", "cubic-2.0", "bic", "highspeed", "scalable", "htcp"]
 
 
 @pytest.fixture(scope="module")
 def results():
     from cubiclab.kernel.check import run_check
 
-    res = run_check(("reno", "cubic"), seconds=5.0)
-    # Every object the runs created is gone: namespaces (veths and qdisc go with them).
+    algs = ("reno", "cubic") + (tuple(PORTS) if _bpf_reason is None else ())
+    res = run_check(algs, seconds=5.0)
+    # Every object the runs created is gone: namespaces (veths and qdisc go with them), and
+    # every BPF congestion control the runs registered.
     assert netns.list_namespaces(f"{netns.PREFIX}{os.getpid()}-") == []
+    assert [n for n in bpf.registered() if n.startswith(bpf.PREFIX)] == []
     return res
 
 
-@pytest.mark.parametrize("alg", ["reno", "cubic"])
+@pytest.mark.parametrize("alg", ["reno", "cubic"] + PORTS)
 def test_kernel_window_matches_replay_every_ack(results, alg):
+    if alg in PORTS and _bpf_reason is not None:
+        pytest.skip(f"BPF ports unavailable: {_bpf_reason}")
     r = results[alg]
     print("\n" + r.report())
     # A meaningful flow: thousands of compared ACKs and several loss events, seen in full.

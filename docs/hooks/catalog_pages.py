@@ -1,9 +1,10 @@
 """The catalog's pages, one per entry, from the entries' declarations
-(`cubiclab.experiments.CATALOG`): the paper's figure, the setup, the algorithms, the
-command that reruns it. Verdicts and figures exist only after a run: when
-`CUBICLAB_CATALOG_RESULTS` names the output folder of `cubiclab reproduce --all --out
-DIR`, each page also shows the claims with the paper's value, ours, the tolerance and the
-verdict, and the entry's figures (copied into the site)."""
+(`cubiclab.experiments.CATALOG`): the paper's figure, the setup, and the declared claims
+table (the paper's sentence quoted, where it is, the paper's value, what we measure and
+what counts as agreement, and why), with the command that reruns it. Verdicts and figures
+exist only after a run: when `CUBICLAB_CATALOG_RESULTS` names the output folder of
+`cubiclab reproduce --all --out DIR`, each page also shows our value and the verdict of
+each claim, and the entry's figures (copied into the site)."""
 
 from __future__ import annotations
 
@@ -25,19 +26,24 @@ def results_dir() -> Path | None:
     return Path(value) if value else None
 
 
-def _claims(doc: dict) -> list[str]:
-    lines = ["## Claims and verdicts", ""]
-    if doc.get("skipped") or doc.get("error"):
-        return lines + [f"Not run: {doc.get('skipped') or doc.get('error')}", ""]
-    lines += ["| claim | paper | ours | tolerance | verdict |", "|---|---|---|---|---|"]
-    for c in doc["claims"]:
-        cells = [c["text"], c["paper"], c["ours"], c["tolerance"], f"**{c['verdict']}**"]
-        lines.append("| " + " | ".join(str(x).replace("|", "\\|").replace("\n", " ") for x in cells) + " |")
-    notes = [c for c in doc["claims"] if c.get("note")]
-    lines.append("")
-    lines += [f"- *{c['id']}*: {c['note']}" for c in notes]
-    lines += [f"- {c}" for c in doc.get("caveats", [])]
-    return lines + [""]
+def _cell(x) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def _declared(entry, verdicts: dict | None) -> list[str]:
+    """The claims table as declared; with a run's verdicts, ours and the verdict too."""
+    lines = ["## Claims", ""]
+    for c in entry.table():
+        lines += [f"### `{c.id}` ({c.kind})", "", f"> {c.quote}", "",
+                  f"*{c.where}, {c.source}.* Paper: **{c.paper}**. We measure {c.metric}"
+                  + (f" ({c.unit})" if c.unit else "") + f"; agreement: {c.accept} ({c.accept.sided}).", "",
+                  c.rationale, ""]
+        if c.contradiction:
+            lines += [f"Where it contradicts: {c.contradiction}", ""]
+        v = (verdicts or {}).get(c.id)
+        if v is not None:
+            lines += [f"**Verdict: {v['verdict']}**, ours {v['ours']}" + (f". {v['note']}" if v.get("note") else "."), ""]
+    return lines
 
 
 def entry_page(entry, doc: dict | None, figures: list[str]) -> str:
@@ -45,15 +51,17 @@ def entry_page(entry, doc: dict | None, figures: list[str]) -> str:
              f"**Source:** seed {entry.seed}, {entry.figure}: {SEEDS.get(entry.seed, '')}.", ""]
     if entry.setup:
         lines += ["## Setup", "", entry.setup, ""]
-    if entry.algorithms:
-        lines += ["**Algorithms:** " + ", ".join(f"`{a}`" for a in entry.algorithms), ""]
-    lines += ["## Rerun it", "", "```sh", f"cubiclab reproduce {entry.name} --quick   # minutes, indicative",
-              f"cubiclab reproduce {entry.name}           # the paper's lengths and grids", "```", "",
+    lines += ["## Rerun it", "", "```sh", f"cubiclab reproduce {entry.name} --mode quick   # indicative, minutes",
+              f"cubiclab reproduce {entry.name}                # the paper's lengths, an ensemble of seeds", "```", "",
               f"The figure (PNG and SVG), the data (Parquet) and `claims.json` land in "
               f"`cubiclab-out/reproduce/{entry.name}/`, and `report.html` beside it shows every "
-              "claim with the paper's value, ours, the tolerance and the verdict.", ""]
+              "claim with the paper's value, ours, the accepted region and the verdict.", ""]
     if doc is not None:
-        lines += _claims(doc)
+        lines += [f"Shown below: a run in `{doc.get('mode', '?')}` mode."
+                  + (f" It failed: {doc['error']}" if doc.get("error") else ""), ""]
+        lines += [f"- {c}" for c in doc.get("caveats", [])] + [""]
+    verdicts = {c["id"]: c for c in doc["claims"]} if doc is not None else None
+    lines += _declared(entry, verdicts)
     for fig in figures:
         lines += [f"![{entry.figure}]({fig})", ""]
     return "\n".join(lines) + "\n"
@@ -67,8 +75,9 @@ def catalog_pages() -> dict[str, str | bytes]:
     pages: dict[str, str | bytes] = {}
     index = ["# Catalog", "",
              "One entry per figure of the seed papers. Each reruns the paper's experiment, plots it "
-             "like the paper's figure and checks the paper's claims: the paper's value, ours, the "
-             "tolerance and the verdict. `cubiclab reproduce --list` lists them; "
+             "like the paper's figure and checks the paper's claims, declared before any number: the "
+             "paper's sentence, its value, what we measure and what counts as agreement; a run adds "
+             "ours and the verdict. `cubiclab reproduce --list` lists them; "
              "[Reproduce a figure](../tutorials/reproduce-a-figure.md) walks through one.", "",
              "| entry | source | what |", "|---|---|---|"]
     for name, entry in CATALOG.items():

@@ -39,6 +39,8 @@ def _type(prop: dict) -> str:
             return unit if t == "integer" else f"{unit} or null"
     if isinstance(t, list):
         return " or ".join(t)
+    if t == "array" and isinstance(prop.get("items"), list):  # a tuple: [a, b]
+        return "[" + ", ".join(_type(p) for p in prop["items"]) + "]"
     if t == "array":
         return f"list of {_type(prop.get('items', {}))}"
     if t == "object" and isinstance(prop.get("additionalProperties"), dict):

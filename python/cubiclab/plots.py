@@ -85,17 +85,25 @@ def throughput_series(results, bin_s: float = 1.0):
     return out[["t", "flow", "group", "throughput_bps"]]
 
 
+def _varies(results) -> bool:
+    """Whether the run's bottleneck rate follows a schedule (`bottleneck.schedule`)."""
+    return bool(getattr(getattr(results.scenario, "bottleneck", None), "schedule", None))
+
+
 def group_shares(results, bin_s: float = 1.0):
     """Each group's share of the bottleneck per bin: the group's throughput at the
-    bottleneck's output over the link rate. Columns: t, group, share, flows (how many of
-    the group's flows had sent anything by then)."""
+    bottleneck's output over the link rate (with a rate schedule, over all flows'
+    throughput in the bin: their shares of what they got). Columns: t, group, share, flows
+    (how many of the group's flows had sent anything by then)."""
     tp = throughput_series(results, bin_s)
-    rate = results.summary["rate_bps"]
+    rate = tp.groupby("t").throughput_bps.transform("sum") if _varies(results) else results.summary["rate_bps"]
+    tp["of"] = rate
     started = tp[tp.throughput_bps > 0].groupby("flow").t.min()
     tp["active"] = tp.t >= tp.flow.map(started).fillna(float("inf"))
-    g = tp.groupby(["t", "group"], observed=True).agg(bps=("throughput_bps", "sum"), flows=("active", "sum"))
+    g = tp.groupby(["t", "group"], observed=True).agg(bps=("throughput_bps", "sum"), of=("of", "first"),
+                                                      flows=("active", "sum"))
     g = g.reset_index()
-    g["share"] = g.pop("bps") / rate
+    g["share"] = (g.pop("bps") / g.pop("of")).fillna(0.0)
     return g[["t", "group", "share", "flows"]]
 
 
@@ -116,8 +124,9 @@ def plot_throughput(results, path: Path, bin_s: float = 1.0) -> Path:
         first.add(g)
     total = tp.groupby("t").throughput_bps.sum()
     ax.plot(total.index, total / 1e6, color="k", lw=1, alpha=0.6, label="all flows")
-    ax.axhline(rate / 1e6, color="k", lw=0.8, ls=":", label="link rate")
-    ax.set_ylim(0, rate / 1e6 * 1.08)
+    if not _varies(results):
+        ax.axhline(rate / 1e6, color="k", lw=0.8, ls=":", label="link rate")
+        ax.set_ylim(0, rate / 1e6 * 1.08)
     ax.set_xlabel("time (s)")
     ax.set_ylabel(f"throughput at the bottleneck (Mbit/s, {bin_s:g} s mean)")
     ax.set_title("per flow")
@@ -127,7 +136,7 @@ def plot_throughput(results, path: Path, bin_s: float = 1.0) -> Path:
         ax2.plot(d.t, d.share, lw=1.3, color=colors[g], label=f"{g} ({n} flow{'s' * (n != 1)})")
     ax2.set_ylim(0, 1.05)
     ax2.set_xlabel("time (s)")
-    ax2.set_ylabel("share of the link")
+    ax2.set_ylabel("share of what the flows got" if _varies(results) else "share of the link")
     ax2.set_title("per group")
     ax2.grid(alpha=0.3)
     fig.tight_layout()

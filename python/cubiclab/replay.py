@@ -1,8 +1,9 @@
 """Replay a trace of ACK and loss events through any algorithm (see `cubiclab replay`).
 
 The trace is CSV with columns ``time_us,event,acked,rtt_us`` and optionally
-``cwnd_limited``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``, ``loss``,
-``rto``, ``tx_start`` and ``undo``. Semantics follow Linux ``tcp_input.c`` (the Rust
+``cwnd_limited``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``,
+``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``loss``, ``rto``,
+``tx_start`` and ``undo``. Semantics follow Linux ``tcp_input.c`` (the Rust
 module ``cubiclab_cc::replay`` documents them).
 """
 
@@ -23,6 +24,9 @@ TraceLike = "str | os.PathLike | pd.DataFrame"
 #: The largest initial window or threshold a replay takes, segments: the scenario's bound on
 #: initial_cwnd, far inside the kernel's 32-bit window arithmetic.
 MAX_SEGMENTS = 1 << 30
+#: Linux's TCP_INFINITE_SSTHRESH: "no threshold yet", the ssthresh of a new connection
+#: (kernel traces start from it).
+TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
 def read_trace_file(path) -> str:
@@ -60,8 +64,8 @@ def _trace_text(trace) -> str:
 
 
 def _segments(value, field: str, least: int) -> int | None:
-    if value is None:
-        return None
+    if value is None or (field == "initial_ssthresh" and value == TCP_INFINITE_SSTHRESH):
+        return value
     if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_SEGMENTS:
         raise ValueError(f"{field} is {value!r}; allowed: an integer in [{least}, {MAX_SEGMENTS}] segments")
     return value

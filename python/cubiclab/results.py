@@ -98,8 +98,10 @@ class Results:
             "scenario": getattr(self.scenario, "name", "scenario"),
             "duration_s": duration,
             "rate_bps": rate,
-            "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration),
-            "goodput_utilization": delivered * 8 / (rate * duration),
+            "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration) if not spec["bottleneck"].get("schedule")
+            else run["bottleneck_tx_bytes"] / run["bottleneck_capacity_bytes"],
+            "goodput_utilization": delivered * 8 / (rate * duration) if not spec["bottleneck"].get("schedule")
+            else delivered / run["bottleneck_capacity_bytes"],
             "flows": [
                 {
                     "flow": int(r.flow), "group": r.group, "algorithm": r.algorithm,

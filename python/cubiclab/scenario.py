@@ -19,6 +19,9 @@ A scenario file (every key optional except ``flows``)::
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
                                                 # loss_good, loss_bad); random loss, forward
     # reverse_loss = { ... }                    # the same on the reverse direction
+    # schedule = { steps = [["0s", "50Mbps"], ["10s", "5Mbps"]], repeat = "20s" }
+    # schedule = { trace = "cellular" }         # forward rate over time: rate steps, or a
+    #                                           # Mahimahi trace (a shipped name or a file)
 
     [[web]]                     # background web sessions (seed 000 Sec. 6.1, seed 002)
     sessions = 50               # with `load`, the think time is set to reach it
@@ -76,6 +79,7 @@ class _Link:
     queue: str = "droptail"
     loss: dict | None = None
     reverse_loss: dict | None = None
+    schedule: dict | None = None
 
 
 def _discipline_times() -> dict[str, set[str]]:
@@ -268,6 +272,7 @@ class Scenario:
                 "queue": b.queue,
                 **{name: _discipline_settings(getattr(b, name), name) for name in DISCIPLINE_TABLES},
                 "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
+                "schedule": _schedule(b.schedule),
             },
             "flows": flows,
             "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(web_in)],
@@ -339,6 +344,35 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
         "think": 10_000_000_000 if think is None else think, "rtt": {kind: rtt},
         "algorithm": g.algorithm, "params": g.params, "recovery": g.recovery,
     }
+
+
+def _schedule(value) -> dict | None:
+    """`bottleneck.schedule` in the schema's layout: rate steps with times in ns and rates
+    in bits/s, or a Mahimahi trace's opportunities (read here from a shipped trace or a
+    file; see `cubiclab.traces`). The schema checks the rest (order, periods, rates)."""
+    where = "bottleneck.schedule"
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len({"steps", "trace"} & set(value)) != 1:
+        raise ValueError(f"{where} is {value!r}; expected a table with either steps = [[time, rate], ...] "
+                         f"(and optionally repeat = time) or trace = a shipped trace's name or a file")
+    if "trace" in value:
+        from cubiclab.traces import load_trace
+
+        if set(value) != {"trace"}:
+            raise ValueError(f"{where}: a trace takes no other key; got {', '.join(sorted(value))}")
+        return {"kind": "trace", "opportunities_ms": load_trace(str(value["trace"]))}
+    unknown = set(value) - {"steps", "repeat"}
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: steps, repeat")
+    steps = value["steps"]
+    if not isinstance(steps, list) or not steps or not all(isinstance(s, (list, tuple)) and len(s) == 2 for s in steps):
+        raise ValueError(f"{where}.steps is {steps!r}; expected a list of [time, rate] pairs, e.g. "
+                         f"[[\"0s\", \"50Mbps\"], [\"10s\", \"5Mbps\"]]")
+    return {"kind": "steps",
+            "steps": [[units.parse_time(t, f"{where}.steps[{i}][0]"), units.parse_rate(r, f"{where}.steps[{i}][1]")]
+                      for i, (t, r) in enumerate(steps)],
+            "repeat": None if value.get("repeat") is None else units.parse_time(value["repeat"], f"{where}.repeat")}
 
 
 def _discipline_settings(table, name: str):

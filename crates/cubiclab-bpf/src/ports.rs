@@ -22,6 +22,9 @@ macro_rules! object {
 pub const PORTS: &[Port] = &[
     Port { algorithm: "cubic-2.2", tag: "c22", object: object!("cubic22"), fixed_point: "" },
     Port { algorithm: "cubic-2.0", tag: "c20", object: object!("cubic20"), fixed_point: "" },
+    Port { algorithm: "bic", tag: "bic", object: object!("bic"), fixed_point: "" },
+    Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "" },
+    Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "" },
     Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "" },
 ];
 

@@ -11,6 +11,7 @@
 //! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
 //! checked parameters, dispatched without boxing.
 
+pub mod bbr;
 pub mod bic;
 mod bic_lineage;
 pub mod clock;
@@ -23,6 +24,7 @@ pub mod cubic_v2_0;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;
+pub mod minmax;
 pub mod params;
 pub mod registry;
 pub mod reno;
@@ -34,7 +36,7 @@ mod test_support;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{Algorithm, ALGORITHMS};
-pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, TcpState};
+pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, RateSample, TcpState};
 
 /// The hooks of Linux `struct tcp_congestion_ops` (seed 000, Fig. 2), minus `release`
 /// (nothing to free) and `get_info` (see [`CongestionControl::vars`]).
@@ -67,6 +69,30 @@ pub trait CongestionControl {
 
     /// Segments were cumulatively acknowledged, with an RTT sample when one is valid.
     fn pkts_acked(&mut self, _tcp: &mut TcpState, _sample: &AckSample, _now_ns: u64) {}
+
+    /// Whether the algorithm sets the window and the pacing rate itself on every ACK
+    /// (`ops->cong_control`, as BBR does). The host then calls [`Self::cong_control`] instead
+    /// of `cong_avoid`, skips PRR (`tcp_cwnd_reduction`) and the window reset at the end of
+    /// recovery (`tcp_end_cwnd_reduction` returns early), and leaves `tcp.pacing_rate` alone
+    /// (`tcp_update_pacing_rate` is not called).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// Linux `cong_control(sk, ack, flag, rs)`: called at the end of every ACK's processing,
+    /// with the ACK's delivery-rate sample and `tcp.in_flight` current, after the congestion
+    /// state machine has run. Only called when [`Self::has_cong_control`] is true.
+    fn cong_control(&mut self, _tcp: &mut TcpState, _rs: &RateSample, _now_ns: u64) {}
+
+    /// Linux `min_tso_segs`: the fewest segments per TSO burst; `None` leaves the sysctl
+    /// default (`tcp_min_tso_segs`, 2).
+    fn min_tso_segs(&self, _tcp: &TcpState) -> Option<u32> {
+        None
+    }
+
+    /// Seed the algorithm's random numbers (the kernel's `get_random_u32_below`), so the
+    /// same scenario and seed give the same run. Algorithms without randomness ignore it.
+    fn seed_random(&mut self, _seed: u64) {}
 
     /// Whether a fast retransmit is followed by fast recovery (cwnd = ssthresh when it ends).
     /// Not a Linux hook: Tahoe answers false and restarts from one segment in slow start.

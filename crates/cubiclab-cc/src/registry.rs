@@ -7,7 +7,7 @@ use crate::htcp::Htcp;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::reno::{Reno, Tahoe};
 use crate::scalable::Scalable;
-use crate::tcp::{AckSample, CaEvent, CaState, TcpState};
+use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState};
 use crate::CongestionControl;
 
 /// One registry entry: the name users write, what it follows, and its parameters.
@@ -81,6 +81,21 @@ macro_rules! registry {
                 match self { $( Algorithm::$variant(a) => a.pkts_acked(tcp, sample, now_ns), )* }
             }
             #[inline]
+            fn has_cong_control(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.has_cong_control(), )* }
+            }
+            #[inline]
+            fn cong_control(&mut self, tcp: &mut TcpState, rs: &RateSample, now_ns: u64) {
+                match self { $( Algorithm::$variant(a) => a.cong_control(tcp, rs, now_ns), )* }
+            }
+            #[inline]
+            fn min_tso_segs(&self, tcp: &TcpState) -> Option<u32> {
+                match self { $( Algorithm::$variant(a) => a.min_tso_segs(tcp), )* }
+            }
+            fn seed_random(&mut self, seed: u64) {
+                match self { $( Algorithm::$variant(a) => a.seed_random(seed), )* }
+            }
+            #[inline]
             fn fast_recovery(&self) -> bool {
                 match self { $( Algorithm::$variant(a) => a.fast_recovery(), )* }
             }
@@ -104,6 +119,7 @@ registry! {
     HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649";
     Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)";
     Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)";
+    Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c";
 }
 
 /// The registry entry for `name`.

@@ -7,6 +7,10 @@
 //! fast recovery (enter Recovery, then leave it with cwnd = ssthresh); a `rto` event is
 //! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
 //!
+//! An `ack_no_cc` is an ACK the kernel processed without running the algorithm's hooks
+//! (seen with BPF algorithms, whose programs the kernel sometimes skips: the kernel
+//! check's witness tells those ACKs): `snd_una` and the RTT estimator move, nothing else.
+//!
 //! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
 //! value of `tcp_is_cwnd_limited()` at that ACK), `idle_us` (for `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
@@ -23,6 +27,8 @@ pub enum Event {
     /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
     /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
     Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// An ACK on which the algorithm's hooks did not run (`pkts_acked`, `cong_avoid`).
+    AckNoCc { rtt_us: i64 },
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
     Loss,
     /// A retransmission timeout.
@@ -37,6 +43,7 @@ impl Event {
     pub fn name(&self) -> &'static str {
         match self {
             Event::Ack { .. } => "ack",
+            Event::AckNoCc { .. } => "ack_no_cc",
             Event::Loss => "loss",
             Event::Rto => "rto",
             Event::TxStart { .. } => "tx_start",
@@ -84,6 +91,12 @@ impl Default for ReplayStart {
 /// A replay: an algorithm in a [`Host`], fed one event at a time.
 pub struct Replayer {
     pub host: Host,
+    /// A fast-recovery loss was replayed and its ACKs are still arriving: the trace's ACKs
+    /// that do not raise the window (`cwnd_limited` false), and the first one that does (it
+    /// ends the recovery), reach `pkts_acked` in Recovery, as in Linux, where
+    /// `tcp_clean_rtx_queue` runs before `tcp_fastretrans_alert` returns to Open. The
+    /// window itself is set at the loss (cwnd = ssthresh, where PRR ends).
+    recovery_acks: bool,
 }
 
 impl Replayer {
@@ -96,7 +109,7 @@ impl Replayer {
         // Linux calls init when the handshake completes, before any data is sent.
         host.init(now_us * 1000);
         host.tcp.snd_nxt = host.tcp.snd_una + host.tcp.cwnd;
-        Self { host }
+        Self { host, recovery_acks: false }
     }
 
     /// Apply one event and return the state after it.
@@ -119,7 +132,15 @@ impl Replayer {
                 if rtt_us >= 0 {
                     h.rtt_sample(rtt_us as u64);
                 }
-                h.pkts_acked(&AckSample { pkts_acked, rtt_us, in_flight }, now);
+                let sample = AckSample { pkts_acked, rtt_us, in_flight };
+                if self.recovery_acks && h.tcp.ca_state == CaState::Open {
+                    h.tcp.ca_state = CaState::Recovery;
+                    h.pkts_acked(&sample, now);
+                    h.tcp.ca_state = CaState::Open;
+                    self.recovery_acks = !cwnd_limited;
+                } else {
+                    h.pkts_acked(&sample, now);
+                }
                 h.try_leave_recovery(now);
                 h.assume_cwnd_limited(cwnd_limited);
                 let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
@@ -132,6 +153,17 @@ impl Replayer {
                     }
                 }
             }
+            Event::AckNoCc { rtt_us } => {
+                if let Some(una) = ev.snd_una {
+                    h.ack_snd_una(una);
+                }
+                if let Some(nxt) = ev.snd_nxt {
+                    h.tcp.snd_nxt = nxt;
+                }
+                if rtt_us >= 0 {
+                    h.rtt_sample(rtt_us as u64);
+                }
+            }
             Event::Loss => {
                 if h.alg.fast_recovery() {
                     h.enter_recovery(now);
@@ -139,12 +171,16 @@ impl Replayer {
                     // were acknowledged at once.
                     h.high_seq = h.tcp.snd_una;
                     h.try_leave_recovery(now);
+                    self.recovery_acks = true;
                 } else {
                     // Tahoe: every loss is handled like a timeout, from one segment.
                     h.enter_loss(0, now);
                 }
             }
-            Event::Rto => h.retransmit_timer(0, now),
+            Event::Rto => {
+                self.recovery_acks = false;
+                h.retransmit_timer(0, now);
+            }
             Event::TxStart { idle_us } => {
                 h.tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
                 h.restart_after_idle(now, TCP_INIT_CWND);
@@ -177,6 +213,9 @@ pub fn replay(alg: Algorithm, start: ReplayStart, events: &[TraceEvent]) -> Vec<
     let mut r = Replayer::new(alg, start, t0);
     events.iter().map(|e| r.step(e)).collect()
 }
+
+/// The latest time a trace may give, us: its time in ns must fit a u64.
+pub const MAX_TIME_US: u64 = u64::MAX / 1000;
 
 /// Parse a trace CSV (see the module docs). Errors name the line and the column.
 pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
@@ -213,26 +252,41 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             })
             .transpose()
         }
-        let time_us: u64 = num(get(Some(c_time)), "time_us", lineno)?
+        // Times become ns (x 1000) and RTTs Linux's u32 microseconds: larger ones cannot be.
+        let in_range = |v: Option<u64>, name: &str, max: u64| match v {
+            Some(v) if v > max => Err(format!("line {lineno}: column '{name}' is {v}; allowed: at most {max}")),
+            _ => Ok(v),
+        };
+        let time_us: u64 = in_range(num(get(Some(c_time)), "time_us", lineno)?, "time_us", MAX_TIME_US)?
             .ok_or_else(|| format!("line {lineno}: column 'time_us' is missing"))?;
         if time_us < last_time {
             return Err(format!("line {lineno}: time_us {time_us} goes back in time (previous {last_time})"));
         }
         last_time = time_us;
         let name = get(Some(c_event)).ok_or_else(|| format!("line {lineno}: column 'event' is missing"))?;
+        // Linux's RTT samples are u32 microseconds; -1 when the row has none.
+        let rtt_us = || match num::<i64>(get(c_rtt), "rtt_us", lineno)? {
+            Some(r) if r > u32::MAX as i64 => {
+                Err(format!("line {lineno}: column 'rtt_us' is {r}; allowed: at most {}", u32::MAX))
+            }
+            r => Ok(r.unwrap_or(-1)),
+        };
         let event = match name {
             "ack" => Event::Ack {
                 acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
-                rtt_us: num(get(c_rtt), "rtt_us", lineno)?.unwrap_or(-1),
+                rtt_us: rtt_us()?,
                 cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
             },
+            "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
             "loss" => Event::Loss,
             "rto" => Event::Rto,
-            "tx_start" => Event::TxStart { idle_us: num(get(c_idle), "idle_us", lineno)?.unwrap_or(0) },
+            "tx_start" => Event::TxStart {
+                idle_us: in_range(num(get(c_idle), "idle_us", lineno)?, "idle_us", MAX_TIME_US)?.unwrap_or(0),
+            },
             "undo" => Event::Undo,
             other => {
                 return Err(format!(
-                    "line {lineno}: event '{other}' is unknown; allowed: ack, loss, rto, tx_start, undo"
+                    "line {lineno}: event '{other}' is unknown; allowed: ack, ack_no_cc, loss, rto, tx_start, undo"
                 ))
             }
         };
@@ -312,6 +366,26 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_without_hooks_moves_only_the_sequence() {
+        // Reno in congestion avoidance from cwnd 10 (ssthresh 5): tcp_cong_avoid_ai adds one
+        // segment once cwnd_cnt reaches cwnd, so 9 ACKs of one segment leave cwnd 10 with
+        // cwnd_cnt 9. An ACK whose hooks did not run (ack_no_cc) changes neither; the next
+        // ACK makes cwnd_cnt 10 = cwnd: cwnd 11, cwnd_cnt 0.
+        let start = ReplayStart { cwnd: 10, ssthresh: 5 };
+        let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
+        let seq =
+            |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
+        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true };
+        for i in 1..=9 {
+            r.step(&seq(i, i as u32, ack));
+        }
+        let row = r.step(&seq(10, 10, Event::AckNoCc { rtt_us: 10_000 }));
+        assert_eq!((row.cwnd, row.cwnd_cnt, r.host.tcp.snd_una), (10, 9, 10));
+        let row = r.step(&seq(11, 11, ack));
+        assert_eq!((row.cwnd, row.cwnd_cnt), (11, 0));
+    }
+
+    #[test]
     fn tahoe_restarts_from_one() {
         let evs = [TraceEvent { time_us: 0, event: Event::Loss, snd_una: None, snd_nxt: None }];
         let rows = replay(Algorithm::new("tahoe", &Params::new()).unwrap(), ReplayStart::default(), &evs);
@@ -320,8 +394,10 @@ mod tests {
 
     #[test]
     fn csv_parses_and_rejects_with_line_numbers() {
-        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n").unwrap();
-        assert_eq!(evs.len(), 3);
+        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n9,ack_no_cc,2,7\n")
+            .unwrap();
+        assert_eq!(evs.len(), 4);
+        assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
         assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true });
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");

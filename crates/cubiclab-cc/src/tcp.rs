@@ -57,6 +57,32 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// One ACK's delivery-rate sample (Linux `struct rate_sample`, filled by `tcp_rate.c` and
+/// `tcp_ack`), handed to [`crate::CongestionControl::cong_control`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// `tp->delivered` when the newest packet this ACK covers was sent.
+    pub prior_delivered: u32,
+    /// Segments delivered over the sampling interval; -1 when the sample is invalid.
+    pub delivered: i32,
+    /// The sampling interval, microseconds (max of the send and the ACK phase); -1 if invalid.
+    pub interval_us: i64,
+    /// RTT of the newest segment ACKed, microseconds; -1 when none.
+    pub rtt_us: i64,
+    /// Segments newly marked lost by this ACK.
+    pub losses: u32,
+    /// Segments newly delivered (ACKed or SACKed) by this ACK.
+    pub acked_sacked: u32,
+    /// `tcp_packets_in_flight()` before this ACK.
+    pub prior_in_flight: u32,
+    /// The newest packet covered was sent while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// The newest packet covered was a retransmission.
+    pub is_retrans: bool,
+    /// The ACK was probably delayed by the receiver (`FLAG_ACK_MAYBE_DELAYED`).
+    pub is_ack_delayed: bool,
+}
+
 /// Window state that Linux keeps in `tcp_sock` and that congestion modules read and write.
 ///
 /// The embedding transport owns it and keeps the non-window fields (`snd_una`, `srtt_us`,
@@ -95,6 +121,25 @@ pub struct TcpState {
     pub gso_max_size: u32,
     /// `mss_cache`: bytes of payload per segment.
     pub mss: u32,
+    /// `delivered`: segments delivered (cumulatively ACKed or SACKed) so far (`tcp_rate.c`).
+    pub delivered: u32,
+    /// `lost`: segments marked lost so far.
+    pub lost: u32,
+    /// `app_limited`: 0, or the `delivered` count at which the last application-limited
+    /// stretch ends (`tcp_rate_check_app_limited`); an algorithm may set it (BBR's PROBE_RTT).
+    pub app_limited: u32,
+    /// `delivered_mstamp`: time of the last delivery, microseconds.
+    pub delivered_mstamp_us: u64,
+    /// `tcp_packets_in_flight()` when the hook runs.
+    pub in_flight: u32,
+    /// `tcp_wstamp_ns`: earliest departure time of the next packet (EDT pacing), ns.
+    pub wstamp_ns: u64,
+    /// `tcp_min_rtt()`: the minimum RTT seen, microseconds; `u32::MAX` before any sample.
+    pub min_rtt_us: u32,
+    /// `sk_pacing_shift`: a TSO burst holds at most `pacing_rate >> shift` bytes (1 ms at 10).
+    pub pacing_shift: u32,
+    /// `sk_max_pacing_rate`: bytes per second (`SO_MAX_PACING_RATE`), `u64::MAX` when unset.
+    pub max_pacing_rate: u64,
 }
 
 impl Default for TcpState {
@@ -116,6 +161,15 @@ impl Default for TcpState {
             paced: false,
             gso_max_size: 65536,
             mss: 1448,
+            delivered: 0,
+            lost: 0,
+            app_limited: 0,
+            delivered_mstamp_us: 0,
+            in_flight: 0,
+            wstamp_ns: 0,
+            min_rtt_us: u32::MAX,
+            pacing_shift: 10,
+            max_pacing_rate: u64::MAX,
         }
     }
 }

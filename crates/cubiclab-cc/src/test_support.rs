@@ -5,8 +5,13 @@ use crate::replay::{Event, Replayer, TraceEvent};
 use crate::CongestionControl;
 
 pub(crate) fn var(r: &Replayer, name: &str) -> f64 {
+    var_of(&r.host.alg, name)
+}
+
+/// The variable `name` an algorithm reports, NaN if it reports none.
+pub(crate) fn var_of(alg: &impl CongestionControl, name: &str) -> f64 {
     let mut v = f64::NAN;
-    r.host.alg.vars(&mut |k, x| {
+    alg.vars(&mut |k, x| {
         if k == name {
             v = x
         }

@@ -16,11 +16,13 @@ pub mod link;
 pub mod loss;
 pub mod queue;
 pub mod rng;
+pub mod schedule;
 
 pub use link::{Link, LinkSpec, Offer};
 pub use loss::{LossSpec, RandomLoss};
 pub use queue::{CoDel, CoDelSpec, DropTail, Limit, Queue, QueueDiscipline, QueueSettings, Red, RedSpec};
 pub use rng::Rng;
+pub use schedule::{RateSchedule, ScheduleSpec};
 
 /// Nanoseconds since the start of the run.
 pub type Time = u64;

@@ -5,6 +5,7 @@
 use crate::loss::{LossSpec, RandomLoss};
 use crate::queue::{Buffer, Limit, Queue, QueueDiscipline, QueueSettings};
 use crate::rng::Rng;
+use crate::schedule::RateSchedule;
 use crate::{PathPacket, Time, STREAM_LINK};
 
 /// One direction of a bottleneck, as a scenario describes it (and, as JSON, as the testbed
@@ -36,6 +37,8 @@ pub struct Link<P> {
     pub drops: u64,
     /// Random losses of packets leaving the link.
     pub loss: RandomLoss,
+    /// A rate that varies in time, replacing `rate_bps` for serialization ([`Link::vary`]).
+    schedule: Option<RateSchedule>,
 }
 
 /// What became of a packet offered to a link.
@@ -59,13 +62,29 @@ impl<P: PathPacket> Link<P> {
         };
         let queue = Queue::new(spec.queue, &spec.settings, buffer);
         let loss = RandomLoss::new(spec.loss.clone(), Rng::new(seed, STREAM_LINK + dir as u64));
-        Self { rate_bps: spec.rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss }
+        Self { rate_bps: spec.rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss, schedule: None }
+    }
+
+    /// Serialize at the rate of `schedule` from now on (time 0 is the run's start).
+    pub fn vary(&mut self, schedule: RateSchedule) {
+        self.schedule = Some(schedule);
+    }
+
+    /// Bits the link could carry in [0, t): its capacity, for utilisation.
+    pub fn capacity_bits(&self, t: Time) -> u128 {
+        match &self.schedule {
+            Some(s) => s.capacity_bits(t),
+            None => self.rate_bps as u128 * t as u128 / 1_000_000_000,
+        }
     }
 
     /// The time a packet of `size` bytes that starts serializing at `start` is done: the
     /// one place the link's rate enters (a rate that varies in time belongs here).
     #[inline]
     fn finish(&mut self, start: Time, size: u32) -> Time {
+        if let Some(s) = &self.schedule {
+            return s.finish(start, size);
+        }
         let num = size as u128 * 8 * 1_000_000_000 + self.carry as u128;
         let r = self.rate_bps as u128;
         self.carry = (num % r) as u64;

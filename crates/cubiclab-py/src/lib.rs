@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{parse_trace_csv, replay, ReplayStart};
-use cubiclab_cc::{Algorithm, CaState, Params, ALGORITHMS};
+use cubiclab_cc::{Algorithm, CaState, CongestionControl, Params, ALGORITHMS};
 use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::traffic::BoundedPareto;
 use cubiclab_sim::{Column, Direction, Results, Scenario, Sim};
@@ -39,6 +39,12 @@ fn replay_csv<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = params_from(params)?;
     let alg = Algorithm::new(algorithm, &p).map_err(|e| PyValueError::new_err(e.0))?;
+    if alg.has_cong_control() {
+        return Err(PyValueError::new_err(format!(
+            "algorithm '{algorithm}' sets its window from delivery-rate samples (cong_control); \
+             trace replay does not carry rate-sample columns yet"
+        )));
+    }
     let events = parse_trace_csv(trace_csv).map_err(PyValueError::new_err)?;
     let mut start = ReplayStart::default();
     if let Some(c) = initial_cwnd {

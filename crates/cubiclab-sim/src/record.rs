@@ -202,6 +202,8 @@ table! {
         sim_ns: u64,
         /// Bytes that finished serialization on the forward bottleneck.
         bottleneck_tx_bytes: u64,
+        /// Bytes the forward bottleneck could have carried: its rate, or its schedule's, over the run.
+        bottleneck_capacity_bytes: u64,
         /// Congestion drops on the forward bottleneck.
         bottleneck_drops: u64,
         /// Random losses on the forward bottleneck.

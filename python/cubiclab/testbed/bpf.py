@@ -110,10 +110,22 @@ def check_flow(at: str, algorithm: str, params: dict, kernel: list[str]) -> bool
 
 
 class Registered:
-    """Register `instances` (name -> (algorithm, params)) while the block runs."""
+    """Register `instances` (name -> (algorithm, params)) while the block runs.
 
-    def __init__(self, instances: dict[str, tuple[str, dict]]):
+    `watch`: a file to which the loader writes one CSV row per ACK on which the kernel ran
+    BPF for these sockets (``time_ns,snd_una,snd_nxt,sport,dport``, then ``# lost N``);
+    complete once the block has ended. See :func:`read_watch`.
+
+    `stats`: keep the kernel's BPF run-time statistics on while the block runs (for these
+    programs only; ``kernel.bpf_stats_enabled`` is not touched); afterwards :attr:`stats`
+    maps instance -> program -> ``{"run_cnt", "run_time_ns"}``.
+    """
+
+    def __init__(self, instances: dict[str, tuple[str, dict]], watch: Path | None = None, stats: bool = False):
         self.instances = instances
+        self.watch = watch
+        self.want_stats = stats
+        self.stats: dict | None = None
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "Registered":
@@ -123,7 +135,8 @@ class Registered:
         for name, (alg, params) in self.instances.items():
             kv = ",".join(f"{k}={v!r}" for k, v in sorted(params.items()))
             specs.append(f"{name}={alg}" + (f":{kv}" if kv else ""))
-        self.proc = subprocess.Popen([str(binary()), "load", *specs], stdin=subprocess.PIPE,
+        opts = (["--watch", str(self.watch)] if self.watch is not None else []) + (["--stats"] if self.want_stats else [])
+        self.proc = subprocess.Popen([str(binary()), "load", *opts, *specs], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         RUN_DIR.mkdir(parents=True, exist_ok=True)
         (RUN_DIR / str(self.proc.pid)).write_text(" ".join(self.instances))
@@ -143,8 +156,11 @@ class Registered:
         if self.proc is None:
             return
         try:
-            self.proc.stdin.close()
-            self.proc.wait(10)
+            # Closing stdin ends the loader; communicate closes it and collects the output.
+            out, _ = self.proc.communicate(timeout=10)
+            for line in out.splitlines():
+                if line.startswith('{"stats"'):
+                    self.stats = json.loads(line)["stats"]
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -153,6 +169,20 @@ class Registered:
         left = [n for n in self.instances if n in registered()]
         if left:
             raise RuntimeError(f"BPF congestion controls still registered after the run: {', '.join(left)}")
+
+
+def read_watch(path: Path):
+    """The witness file of :class:`Registered` as a DataFrame (``time_ns, snd_una, snd_nxt,
+    sport, dport``) and the number of records it lost (ring buffer full)."""
+    import pandas as pd
+
+    lines = Path(path).read_text().splitlines()
+    lost = next((int(x.split()[2]) for x in lines if x.startswith("# lost ")), None)
+    if lost is None:
+        raise RuntimeError(f"{path}: the BPF witness did not finish (no '# lost' trailer)")
+    from io import StringIO
+
+    return pd.read_csv(StringIO("\n".join(x for x in lines if not x.startswith("#")))), lost
 
 
 def cleanup() -> dict:

@@ -55,7 +55,7 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
     spec = plan.spec
     nflows = len(plan.flows)
     groups = [f["group"] for f in plan.flows]
-    algs = [f["cc"] for f in plan.flows]
+    algs = [f["algorithm"] for f in plan.flows]
     rate = spec["bottleneck"]["rate"]
     iv_ns = spec["record"]["interval"]
     iv = iv_ns / 1e9
@@ -207,7 +207,7 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
         fct = so.get("fct_ns")
         fd = ev[(ev.flow == i) & (ev.direction == "forward")] if len(ev) else ev
         tot.append({
-            "flow": i, "group": f["group"], "algorithm": f["cc"],
+            "flow": i, "group": f["group"], "algorithm": f["algorithm"],
             "segments_sent": int(lr["segs_out"]) if lr is not None else 0,
             "retransmits": int(lr["total_retrans"]) if lr is not None else 0,
             "timeouts": int(fl["timeout"].sum()), "loss_events": int(len(fl)),

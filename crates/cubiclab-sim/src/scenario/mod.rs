@@ -25,7 +25,7 @@ pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 use crate::loss::LossSpec;
 use crate::queue::{Limit, QueueDiscipline, QueueSettings};
 use crate::tcp::Recovery;
-use cubiclab_path::LinkSpec;
+use cubiclab_path::{LinkSpec, RateSchedule, ScheduleSpec};
 
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
@@ -88,6 +88,38 @@ pub struct Bottleneck {
     pub loss: LossSpec,
     /// Random loss on the reverse link.
     pub reverse_loss: LossSpec,
+    /// The forward rate over time, replacing `rate` there (which still sets the reverse
+    /// rate and the BDP of "%BDP" buffers).
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
+}
+
+/// A forward rate that varies in time (file: `schedule = { steps = [["0s", "50Mbps"],
+/// ["10s", "5Mbps"]], repeat = "20s" }` or `schedule = { trace = "cellular" }`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Schedule {
+    /// Rate steps: [from ns, rate bits/s] pairs, the first from 0; with `repeat` (ns) the
+    /// list repeats with that period, else the last rate holds. A rate of 0 is an outage.
+    Steps {
+        steps: Vec<(u64, u64)>,
+        #[serde(default)]
+        repeat: Option<u64>,
+    },
+    /// A Mahimahi trace: one delivery opportunity of a 1500-byte packet per entry, in ms
+    /// from the start; it repeats with the period of its last entry.
+    Trace { opportunities_ms: Vec<u64> },
+}
+
+impl Schedule {
+    /// The path's form of it, checked.
+    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
+        let spec = match self {
+            Schedule::Steps { steps, repeat } => ScheduleSpec::Steps { steps: steps.clone(), repeat_ns: *repeat },
+            Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
+        };
+        RateSchedule::new(&spec).map_err(|e| format!("bottleneck.schedule: {e}"))
+    }
 }
 
 /// A group of identical long-lived (or fixed-size) flows.
@@ -225,18 +257,19 @@ impl Scenario {
     /// Parse without the range checks (see [`Scenario::validate`]).
     pub fn parse_json(text: &str) -> Result<Self, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            // serde_json appends " at line L column C" of the generated JSON: not the user's.
-            let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
-            if path == "." {
-                format!("scenario: {inner}")
-            } else {
-                format!("{path}: {inner}")
+            if path == "bottleneck" {
+                // Inside the flattened discipline tables serde knows only their parent: parse
+                // the tables alone to name the key.
+                if let Some(precise) = discipline_error(text) {
+                    return precise;
+                }
             }
-        })?;
-        Ok(sc)
+            // ".", "?" or "[0]": the text as a whole, broken or not a table, not a key.
+            let whole = !path.starts_with(|c: char| c.is_ascii_alphabetic());
+            path_error(if whole { "scenario" } else { &path }, "", e.into_inner())
+        })
     }
 
     /// The JSON Schema of a scenario (keys, types, units in the descriptions), from which the
@@ -265,6 +298,7 @@ impl Scenario {
                 unknown: BTreeMap::new(),
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
+                schedule: None,
             },
             flows: Vec::new(),
             web: Vec::new(),
@@ -318,6 +352,31 @@ fn allowed_in_file_terms(message: &str) -> String {
         e => e.to_string(),
     };
     format!("{found}; allowed: {allowed}")
+}
+
+/// `at[.path]: message` in the file's terms.
+fn path_error(at: &str, path: &str, e: serde_json::Error) -> String {
+    let inner = e.to_string();
+    // serde_json appends " at line L column C" of the generated JSON: not the user's.
+    let inner = allowed_in_file_terms(inner.split(" at line ").next().unwrap_or(&inner));
+    if path.is_empty() || path == "." {
+        format!("{at}: {inner}")
+    } else {
+        format!("{at}.{path}: {inner}")
+    }
+}
+
+/// The error in the bottleneck's discipline tables of scenario JSON `text`, with its key path.
+fn discipline_error(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let b = v.get("bottleneck")?.as_object()?;
+    let tables: serde_json::Map<String, serde_json::Value> =
+        QueueSettings::table_names().into_iter().filter_map(|k| b.get(&k).map(|t| (k, t.clone()))).collect();
+    let json = serde_json::Value::Object(tables).to_string();
+    let de = &mut serde_json::Deserializer::from_str(&json);
+    let e = serde_path_to_error::deserialize::<_, QueueSettings>(de).err()?;
+    let path = e.path().to_string();
+    Some(path_error("bottleneck", &path, e.into_inner()))
 }
 
 impl FlowGroup {

@@ -32,8 +32,7 @@ fn type_errors_name_the_key_path() {
     let e = Scenario::from_json(&json_with(|v| v["bottleneck"]["rtts"] = 4.into())).unwrap_err();
     assert!(e.starts_with("bottleneck.rtts: unknown key; allowed: buffer, codel, delay, loss, queue,"), "{e}");
     let e = Scenario::from_json(&json_with(|v| v["bottleneck"]["red"]["min_th"] = "5".into())).unwrap_err();
-    // Inside the flattened discipline tables serde knows only the table's parent.
-    assert!(e.starts_with("bottleneck: invalid type: string \"5\""), "{e}");
+    assert!(e.starts_with("bottleneck.red.min_th: invalid type: string \"5\""), "{e}");
     let e = Scenario::from_json(&json_with(|v| v["flows"][0]["rtts"] = 4.into())).unwrap_err();
     assert!(e.starts_with("flows[0].rtts: unknown field `rtts`"), "{e}");
     let e = Scenario::from_json(&json_with(|v| v["bottleneck"]["queue"] = "fq".into())).unwrap_err();

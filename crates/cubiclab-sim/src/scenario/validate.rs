@@ -1,7 +1,7 @@
 //! Every range check of a scenario, in one place, before anything runs. A message names the
 //! key path as the scenario file spells it (`flows[0].rtt`) and what is allowed.
 
-use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
+use cubiclab_cc::{Algorithm, CongestionControl, Params, ALGORITHMS};
 
 use super::{FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES};
 use crate::loss::LossSpec;
@@ -35,12 +35,25 @@ const VALUE_BYTES: u64 = 8;
 /// An unknown name is the group's `algorithm` key's fault; any other refusal its `params`'.
 fn check_algorithm(name: &str, params: &Params, at: &str) -> Result<(), String> {
     let key = if ALGORITHMS.iter().any(|a| a.name == name) { "params" } else { "algorithm" };
-    Algorithm::new(name, params).map(|_| ()).map_err(|e| format!("{at}.{key}: {}", e.0))
+    let alg = Algorithm::new(name, params).map_err(|e| format!("{at}.{key}: {}", e.0))?;
+    simulable(&alg).map_err(|e| format!("{at}.algorithm: {e}"))
 }
 
 fn positive(value: u64, at: &str) -> Result<(), String> {
     if value == 0 {
         return Err(format!("{at} is 0; it must be > 0"));
+    }
+    Ok(())
+}
+
+/// The simulator's sender does not yet produce `tcp_rate.c` rate samples or pace packets, so
+/// an algorithm that sets its own window from them (`cong_control`, i.e. BBR) cannot run in it.
+fn simulable(alg: &Algorithm) -> Result<(), String> {
+    if alg.has_cong_control() {
+        return Err(format!(
+            "algorithm '{}' needs delivery-rate samples and pacing, which the simulator does not model yet",
+            alg.name()
+        ));
     }
     Ok(())
 }
@@ -177,6 +190,9 @@ impl Scenario {
     fn validate_bottleneck(&self) -> Result<(), String> {
         let b = &self.bottleneck;
         positive(b.rate_bps, "bottleneck.rate")?;
+        if let Some(s) = &b.schedule {
+            s.rate_schedule()?;
+        }
         for (name, limit) in [("bottleneck.buffer", b.buffer), ("bottleneck.reverse_buffer", b.reverse_buffer)] {
             match limit {
                 Limit::Packets(0) | Limit::Bytes(0) => return Err(format!("{name} is 0; it must be > 0")),

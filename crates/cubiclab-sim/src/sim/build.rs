@@ -14,7 +14,7 @@ use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::scenario::{Direction, Scenario};
-use crate::tcp::{Receiver, Sender, SenderConfig};
+use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
 use crate::traffic::BoundedPareto;
 
 /// What a flow slot needs besides its sender's configuration.
@@ -23,6 +23,8 @@ struct Slot {
     data_dir: Direction,
     ack_every: u32,
     delack_timeout: Time,
+    /// The receive buffer the receiver forces; `None`: autotuned.
+    rcvbuf: Option<u64>,
     start_ns: Time,
     web: Option<u32>,
 }
@@ -44,6 +46,7 @@ impl Sim {
             res: Results::default(),
             capture: None,
             link_tx_mark: 0,
+            link_capacity_mark: 0,
             link_drop_mark: 0,
             link_loss_mark: 0,
             sc,
@@ -67,6 +70,7 @@ impl Sim {
                 data_dir: Direction::Forward,
                 ack_every: f.ack_every,
                 delack_timeout: f.delack_timeout_ns,
+                rcvbuf: Some(f.rcvbuf_bytes),
                 start_ns: f.start_ns,
                 web: None,
             };
@@ -99,11 +103,15 @@ impl Sim {
                 data_dir: lane.direction,
                 ack_every: 2,
                 delack_timeout: 40_000_000,
+                rcvbuf: None,
                 start_ns: s.first_request_ns,
                 web: Some(sim.web.len() as u32 - 1),
             };
             sim.add_flow(alg, cfg, 0, slot);
             sim.q.push(s.first_request_ns, Ev::Object(f));
+        }
+        if let Some(s) = &sim.sc.bottleneck.schedule {
+            sim.links[Direction::Forward.index()].vary(s.rate_schedule()?);
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
         if let Some(path) = &sim.sc.record.pcap {
@@ -131,7 +139,12 @@ impl Sim {
         let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
         self.flows.push(Flow {
             sender,
-            receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns),
+            receiver: Receiver::new(
+                slot.ack_every,
+                slot.delack_timeout,
+                slot.rtt_ns,
+                RcvWindow::new(slot.rcvbuf, self.sc.mss),
+            ),
             pipe_after,
             data_dir: slot.data_dir,
             conn: 0,

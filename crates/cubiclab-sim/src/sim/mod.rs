@@ -88,6 +88,8 @@ pub struct Sim {
     /// The packet capture, with `record.pcap`.
     capture: Option<Capture>,
     link_tx_mark: u64,
+    /// The forward link's capacity at the last sample, bits.
+    link_capacity_mark: u128,
     link_drop_mark: u64,
     link_loss_mark: u64,
 }

@@ -84,6 +84,17 @@ impl Sim {
             fl.drops = 0;
             fl.last_retx = fl.sender.stats.retransmits;
         }
+        // Utilisation is of what the link could carry in the interval: its rate, or with a
+        // schedule what the schedule offered (NaN through an outage).
+        let capacity_bits = match self.sc.bottleneck.schedule {
+            None => self.sc.bottleneck.rate_bps as f64 * dt,
+            Some(_) => {
+                let capacity = self.links[Direction::Forward.index()].capacity_bits(now);
+                let offered = (capacity - self.link_capacity_mark) as f64;
+                self.link_capacity_mark = capacity;
+                offered
+            }
+        };
         let l = &self.links[Direction::Forward.index()];
         let lr = &mut self.res.link;
         lr.t_ns.push(now);
@@ -91,7 +102,7 @@ impl Sim {
         lr.queue_bytes.push(l.queue.len_bytes());
         lr.drops.push((l.drops - self.link_drop_mark) as u32);
         lr.random_losses.push((l.loss.losses - self.link_loss_mark) as u32);
-        lr.utilization.push((l.tx_bytes - self.link_tx_mark) as f64 * 8.0 / (self.sc.bottleneck.rate_bps as f64 * dt));
+        lr.utilization.push((l.tx_bytes - self.link_tx_mark) as f64 * 8.0 / capacity_bits);
         self.link_drop_mark = l.drops;
         self.link_tx_mark = l.tx_bytes;
         self.link_loss_mark = l.loss.losses;
@@ -126,6 +137,7 @@ impl Sim {
         run.events.push(self.q.processed);
         run.sim_ns.push(self.now);
         run.bottleneck_tx_bytes.push(fwd.tx_bytes);
+        run.bottleneck_capacity_bytes.push((fwd.capacity_bits(self.now) / 8) as u64);
         run.bottleneck_drops.push(fwd.drops);
         run.bottleneck_random_losses.push(fwd.loss.losses);
         run.web_forward_delivered_bytes.push(
