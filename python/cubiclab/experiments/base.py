@@ -27,7 +27,9 @@ from cubiclab.sweep import Run, SweepResult
 class Mode:
     """How much to run. `seeds`: runs per condition; `epochs`, `min_window_s`, `max_s`,
     `max_packets`: the run-length plan's (physics.run_length); `coarse`: the entries' small
-    grids; `indicative`: verdicts are never holds / does not hold."""
+    grids; `indicative`: verdicts are never holds / does not hold. `stretch` multiplies every
+    run's planned warm-up and window, `seed_offset` shifts its seeds (1 + offset, ...): the
+    stability check's reruns (experiments/stability.py)."""
 
     name: str
     seeds: int
@@ -37,6 +39,8 @@ class Mode:
     max_packets: float
     coarse: bool
     indicative: bool
+    stretch: float = 1.0
+    seed_offset: int = 0
 
 
 FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False)
@@ -208,9 +212,10 @@ class Experiment:
                 (with_cubic(sc, VARIANTS[v][0]), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]
         for sc, tags in conds:
             rl = self.run_length(sc, mode)
-            base = vary(sc, duration=f"{rl.duration_s:g}s")
-            for k in range(1, mode.seeds + 1):
-                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": rl.warmup_s, "epochs": round(rl.epochs, 1),
+            warm, window = rl.warmup_s * mode.stretch, rl.window_s * mode.stretch
+            base = vary(sc, duration=f"{warm + window:g}s")
+            for k in range(1 + mode.seed_offset, mode.seeds + 1 + mode.seed_offset):
+                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": warm, "epochs": round(rl.epochs * mode.stretch, 1),
                                                     "capped": rl.capped}))
         return out
 
