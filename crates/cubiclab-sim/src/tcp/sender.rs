@@ -10,7 +10,10 @@
 //! - loss detection (RFC 6675 DupThresh or RACK with no reordering window with SACK, three
 //!   duplicate ACKs with NewReno) may enter Recovery; Recovery and Loss end once `snd_una`
 //!   reaches `high_seq` (`tcp_fastretrans_alert`);
-//! - PRR in Recovery, `cong_avoid` otherwise (`tcp_cong_control`).
+//! - the delivery-rate sample (`tcp_rate_gen`, [`cubiclab_cc::host::rate`]) from the
+//!   newest segment delivered, whose transmission stamp the scoreboard keeps;
+//! - PRR in Recovery, `cong_avoid` otherwise, or the algorithm's own `cong_control` with
+//!   the rate sample (`tcp_cong_control`).
 //!
 //! A timeout marks what RACK's timer has expired for lost and enters Loss
 //! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
@@ -20,6 +23,7 @@
 //! RACK reordering window and timer, TSO/pacing. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
+use cubiclab_cc::host::rate::{Delivered, RateEstimator};
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
 use cubiclab_cc::host::{Host, PrrAck};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
@@ -149,6 +153,9 @@ impl Sender {
     pub fn start(&mut self, now: Time) {
         self.host.init(now);
         self.started = true;
+        // The application's first write (`tcp_sendmsg`) finds nothing queued yet.
+        let (in_flight, lost_out, retrans_out) = (self.in_flight(), self.sb.lost_out, self.sb.retrans_out);
+        RateEstimator::check_app_limited(&mut self.host.tcp, 0, in_flight, lost_out, retrans_out);
     }
 
     pub fn started(&self) -> bool {
@@ -179,7 +186,11 @@ impl Sender {
         }
         let prior_in_flight = self.in_flight();
         let lost_before = self.sb.lost_marked;
+        self.host.rate.begin_ack();
         let acked = self.sb.cum_ack(una, cum);
+        if acked.latest_tx.is_some() {
+            self.rate_delivered(acked.latest_seq);
+        }
         let advanced = self.host.ack_snd_una(cum);
         if advanced {
             self.sb.trim_retransmits(cum);
@@ -197,6 +208,7 @@ impl Sender {
                 if sack != NO_SACK && !before(sack, cum) && before(sack, nxt) {
                     let (new, sent) = self.sb.sack(sack);
                     if new {
+                        self.rate_delivered(sack);
                         delivered += 1;
                         if let Some(t) = sent {
                             sack_rtt_from = Some(t);
@@ -238,10 +250,11 @@ impl Sender {
 
         // tcp_ack_update_rtt: the estimator from the oldest segment newly ACKed (else the
         // oldest newly SACKed); the algorithm gets the newest (ca_rtt_us).
+        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
         if let Some(t) = acked.first_sent.or(sack_rtt_from) {
+            self.host.update_rtt_min(rtt_us as u64, now);
             self.host.rtt_sample((now - t) / 1000);
         }
-        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
         if rtt_us >= 0 {
             self.stats.rtt_samples += 1;
             self.last_rtt_us = rtt_us;
@@ -251,13 +264,14 @@ impl Sender {
 
         self.fastretrans_alert(now, advanced);
 
-        let ack = PrrAck {
-            newly_acked_sacked: delivered,
-            newly_lost: (self.sb.lost_marked - lost_before) as u32,
-            una_advanced: advanced,
-        };
+        let newly_lost = (self.sb.lost_marked - lost_before) as u32;
+        let tcp = &mut self.host.tcp;
+        tcp.delivered = tcp.delivered.wrapping_add(delivered);
+        tcp.lost = self.sb.lost_marked as u32;
+        let rs = self.host.rate.gen(tcp, delivered, newly_lost, now / 1000, prior_in_flight, rtt_us);
+        let ack = PrrAck { newly_acked_sacked: delivered, newly_lost, una_advanced: advanced };
         let in_flight = self.in_flight();
-        self.host.cong_control(ack, in_flight, now);
+        self.host.cong_control(ack, &rs, in_flight, now);
         self.host.update_pacing_rate();
 
         // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
@@ -265,6 +279,14 @@ impl Sender {
             self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
         }
         delivered
+    }
+
+    /// `tcp_rate_skb_delivered` for segment `seq`, newly ACKed or SACKed.
+    #[inline]
+    fn rate_delivered(&mut self, seq: u32) {
+        let (sent, tx) = self.sb.transmission(seq);
+        let is_retrans = self.sb.ever_retransmitted(seq);
+        self.host.rate.skb_delivered(Delivered { tx, sent_us: sent / 1000, end_seq: seq.wrapping_add(1), is_retrans });
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: leave Recovery
@@ -341,6 +363,7 @@ impl Sender {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
+            self.rate_sent(seq, now);
             self.after_send(now, true);
             if seq == una {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
@@ -358,9 +381,18 @@ impl Sender {
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
+        self.rate_sent(nxt, now);
         self.host.tcp.snd_nxt = nxt.wrapping_add(1);
         self.after_send(now, false);
         Some((nxt, false))
+    }
+
+    /// `tcp_rate_skb_sent`: stamp segment `seq`, leaving now (before `snd_nxt` moves).
+    #[inline]
+    fn rate_sent(&mut self, seq: u32, now: Time) {
+        let packets_out = self.packets_out();
+        let stamp = self.host.rate.skb_sent(&mut self.host.tcp, packets_out, now / 1000);
+        self.sb.set_stamp(seq, stamp);
     }
 
     /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
