@@ -33,8 +33,9 @@ def _simulated(name: str) -> bool:
         return False
 
 
-#: The algorithms the simulator runs (the registry also holds ones it refuses, naming why:
-#: BBR waits for rate samples and pacing), drawn by the generators of valid scenarios.
+#: The algorithms the simulator runs (every one the registry holds, BBR included since the
+#: sender paces and samples delivery rates; kept as a check), drawn by the generators of
+#: valid scenarios.
 SIMULATED = [a for a in ALGORITHMS if _simulated(a)]
 
 #: Values that are wrong almost everywhere: overflowing, negative, of the wrong type, nested.

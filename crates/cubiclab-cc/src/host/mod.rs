@@ -19,6 +19,7 @@
 //! `tcp_write_xmit`'s accounting ([`Host::on_transmit`], [`Host::cwnd_validate`]).
 
 pub mod cwnd_validate;
+pub mod pacing;
 pub mod prr;
 pub mod rate;
 pub mod rtt;

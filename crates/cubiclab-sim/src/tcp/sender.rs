@@ -15,14 +15,19 @@
 //! - PRR in Recovery, `cong_avoid` otherwise, or the algorithm's own `cong_control` with
 //!   the rate sample (`tcp_cong_control`).
 //!
+//! A paced algorithm (BBR) sends in TSO bursts at its `sk_pacing_rate`
+//! ([`cubiclab_cc::host::pacing`]); while the next departure time lies ahead the sender
+//! waits for `pace_deadline` (the kernel's pacing timer).
+//!
 //! A timeout marks what RACK's timer has expired for lost and enters Loss
 //! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
 //! the first transmission after idle restarts the window (`tcp_cwnd_restart`).
 //!
 //! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP, the
-//! RACK reordering window and timer, TSO/pacing. Algorithms without fast recovery (Tahoe)
+//! RACK reordering window and timer, `tcp_tso_should_defer`, pacing by the `fq` qdisc. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
+use cubiclab_cc::host::pacing::{Pacer, TCP_MIN_TSO_SEGS};
 use cubiclab_cc::host::rate::{Delivered, RateEstimator};
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
 use cubiclab_cc::host::{Host, PrrAck};
@@ -79,6 +84,11 @@ pub struct Sender {
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
     pub rto_deadline: Time,
     pub rto_queued: Time,
+    /// Pacing: the departure time the sender waits for (0: not waiting), and the time of
+    /// its pending heap entry (0: none).
+    pub pace_deadline: Time,
+    pub pace_queued: Time,
+    pacer: Pacer,
     /// The last RTT sample given to the algorithm, microseconds (for recording).
     pub last_rtt_us: i64,
     pub stats: SenderStats,
@@ -111,6 +121,9 @@ impl Sender {
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
+            pace_deadline: 0,
+            pace_queued: 0,
+            pacer: Pacer::default(),
             last_rtt_us: -1,
             stats: SenderStats::default(),
             started: false,
@@ -141,11 +154,12 @@ impl Sender {
     pub fn reset(&mut self, alg: Algorithm, app_limit: u32) {
         let mut sb = std::mem::take(&mut self.sb);
         sb.clear();
-        let (stats, queued) = (self.stats, self.rto_queued);
+        let (stats, queued, pace_queued) = (self.stats, self.rto_queued, self.pace_queued);
         *self = Sender::new(alg, self.cfg.clone(), self.host.tcp.mss);
         self.sb = sb;
         self.stats = stats;
         self.rto_queued = queued;
+        self.pace_queued = pace_queued;
         self.app_limit = app_limit;
     }
 
@@ -355,6 +369,14 @@ impl Sender {
         if !self.started {
             return None;
         }
+        // tcp_pacing_check comes first in tcp_write_xmit.
+        if let Some(at) = self.pacer.wait_until(&self.host.tcp, now) {
+            self.pace_deadline = at;
+            let cwnd_full = self.in_flight() >= self.host.tcp.cwnd;
+            self.end_burst(cwnd_full);
+            return None;
+        }
+        self.pace_deadline = 0;
         let in_flight = self.in_flight();
         if in_flight >= self.host.tcp.cwnd {
             self.end_burst(true);
@@ -399,6 +421,7 @@ impl Sender {
     /// is full.
     #[inline]
     fn end_burst(&mut self, cwnd_full: bool) {
+        self.pacer.end_burst(&mut self.host.tcp);
         if self.sent_in_burst || cwnd_full {
             self.host.cwnd_validate(cwnd_full);
         }
@@ -413,6 +436,8 @@ impl Sender {
         }
         self.sent_in_burst = true;
         self.host.on_transmit(now);
+        let min_tso = self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS);
+        self.pacer.sent(&mut self.host.tcp, min_tso, now);
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto();
         }
