@@ -12,20 +12,64 @@ Linux TCP stack:
 Every namespace is named ``clk<pid>-<tag><role>``: the pid says whose it is, so
 :func:`cleanup` can remove those of runs that are gone, and nothing is ever created outside
 them.
+
+Kernel runs measure timing (emulator lateness, ACK clocks, HyStart's delay samples) on a
+machine they share, so one process at a time holds the kernel lab: :meth:`Namespaces.open`
+takes an exclusive ``flock`` on :data:`LOCK_PATH` and another process's run waits, saying
+whose run it waits for. The kernel drops the lock when its holder exits, however it exits.
 """
 
 from __future__ import annotations
 
 import abc
 import atexit
+import fcntl
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 
 PREFIX = "clk"
 _NAME_RE = re.compile(rf"^{PREFIX}(\d+)-")
+#: The machine-wide kernel-lab lock (see the module's docstring).
+LOCK_PATH = "/run/cubiclab-kernel-lab.lock"
+
+
+class _MachineLock:
+    """Exclusive, per-process re-entrant hold of :data:`LOCK_PATH`: nested kernel labs in one
+    process (a testbed run inside an ensemble) take it once."""
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._depth = 0
+
+    def acquire(self, log=sys.stderr) -> None:
+        if self._depth == 0:
+            fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "another process"
+                if log:
+                    print(f"cubiclab: waiting for the kernel lab, held by {holder}", file=log, flush=True)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} ({' '.join(sys.argv)[:200]})\n".encode(), 0)
+            self._fd = fd
+        self._depth += 1
+
+    def release(self) -> None:
+        if self._depth == 0:
+            return
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the flock
+            self._fd = None
+
+
+_LOCK = _MachineLock()
 
 
 class KernelLabUnavailable(RuntimeError):
@@ -125,6 +169,7 @@ class Namespaces(abc.ABC):
         reason = availability()
         if reason:
             raise KernelLabUnavailable(reason)
+        _LOCK.acquire()
         cleanup()
         self._install_handlers()
         self._up = True
@@ -153,6 +198,7 @@ class Namespaces(abc.ABC):
         for ns in self.names.values():
             _delete_netns(ns)
         self._restore_handlers()
+        _LOCK.release()
 
     # --- every exit path -------------------------------------------------------------
 

@@ -97,6 +97,12 @@ struct Half {
 
 fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
     fs::create_dir_all(&cfg.out).map_err(|e| format!("{}: {e}", cfg.out))?;
+    if let Some(fd) = cfg.ctl_fd {
+        // Both directions wait on the control descriptor; the one that loses the race for
+        // a line must find it empty, not block in read until the run ends.
+        // SAFETY: fcntl on a descriptor we were given.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
+    }
     let start = mono_ns();
     let (fwd, rev) = std::thread::scope(|s| {
         let rev = s.spawn(|| half(cfg, 1, fds[1], fds[0], start));

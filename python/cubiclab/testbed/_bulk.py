@@ -7,7 +7,7 @@ Standalone (standard library only), run by ``ip netns exec``::
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
-period), ``rcvbuf``, ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
+period), ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf, rcvbuf}``
 (times relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
 The sink accepts one connection per flow port and records the bytes received per flow at
@@ -84,8 +84,8 @@ def sink(cfg: dict, outfile: str) -> None:
     for i, f in enumerate(flows):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # A large receive buffer: the receive window must never limit the sender.
-        ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(f.get("rcvbuf") or cfg["rcvbuf"]))
+        # The plan's receive buffer: forced, so the kernel does not autotune it.
+        ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(f["rcvbuf"]))
         ls.bind((cfg["host"], f["port"]))
         ls.listen(4)
         ls.setblocking(False)

@@ -158,9 +158,9 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
             "fwd_delay_ns": f["forward_delay_ns"],
             "rev_delay_ns": f["reverse_delay_ns"],
             "rtt_ns": f["rtt_ns"],
-            # The receive buffer is doubled by the kernel and half of it is window; a
-            # configured rwnd gets about that window.
-            "rcvbuf": None if f["rwnd_segments"] >= (1 << 30) else f["rwnd_segments"] * spec["mss"],
+            # The plan's receive buffer (the group's rwnd, else one far above what the
+            # window needs): the simulator's receiver grows its window from the same one.
+            "rcvbuf": f["rcvbuf_bytes"],
         })
     return p
 
@@ -225,7 +225,6 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
             bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-            rcvbuf = int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
@@ -262,7 +261,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             # most 64 KB, so the samples stay smooth and the sink's CPU time small.
             rcvlowat = int(min(65536, max(1, spec["bottleneck"]["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
             bulk_cfg = {
-                "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns, "rcvbuf": rcvbuf,
+                "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
                 "rcvlowat": rcvlowat,
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                            "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]} for f in p.flows],
