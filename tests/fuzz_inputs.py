@@ -179,10 +179,11 @@ def _toml_value(v) -> str:
         return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\x00", "\\u0000") + '"'
+    # TOML has no null: a None inside a list or an inline table is left out, like a None key.
     if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+        return "[" + ", ".join(_toml_value(x) for x in v if x is not None) + "]"
     if isinstance(v, dict):
-        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items()) + "}"
+        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items() if x is not None) + "}"
     raise TypeError(v)
 
 
