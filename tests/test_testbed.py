@@ -168,7 +168,15 @@ def test_cleanup_after_a_killed_run():
     child.kill()
     child.wait(10)
     time.sleep(0.3)
-    gone = tbrun.cleanup()
+    # Hold the kernel lab (the child's death released it) so that no other process's run
+    # starts and, in its own start-up cleanup, removes the child's namespaces first.
+    from cubiclab.namespaces import _LOCK
+
+    _LOCK.acquire(log=None)
+    try:
+        gone = tbrun.cleanup()
+    finally:
+        _LOCK.release()
     assert not _ours(prefix)
     assert any(n.startswith(prefix) for n in gone["namespaces"])
 

@@ -194,23 +194,39 @@ def read_watch(path: Path):
     return pd.read_csv(StringIO("\n".join(x for x in lines if not x.startswith("#")))), lost
 
 
+def _runs_cubiclab(pid: int) -> bool:
+    """Whether process `pid` imports cubiclab (a run that started a loader): its memory maps
+    name the package's extension."""
+    try:
+        return "cubiclab" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
 def cleanup() -> dict:
     """End loaders left by killed runs (listed in RUN_DIR) and report what is still
-    registered under this lab's prefix (nothing, once they are gone)."""
+    registered under this lab's prefix (nothing, once they are gone). The loader of a live
+    run is left alone: ending it would pull the congestion control from under a running
+    experiment."""
     ended = []
     if RUN_DIR.exists():
         for f in RUN_DIR.iterdir():
             pid = int(f.name) if f.name.isdigit() else 0
             try:
+                names = f.read_text().split()
                 alive = pid > 0 and Path(f"/proc/{pid}/comm").read_text().strip() == "cubiclab-bpf"
-            except OSError:
-                alive = False
+                # A live run is the loader's parent; an orphan was re-parented to a reaper.
+                ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) if alive else 0
+            except (OSError, ValueError, IndexError):  # the loader ended meanwhile
+                alive, ppid, names = False, 0, []
+            if alive and ppid > 1 and _runs_cubiclab(ppid):
+                continue
             if alive:
                 os.kill(pid, signal.SIGTERM)
                 for _ in range(100):
                     if not Path(f"/proc/{pid}").exists():
                         break
                     time.sleep(0.05)
-                ended.append({"pid": pid, "names": f.read_text().split()})
+                ended.append({"pid": pid, "names": names})
             f.unlink(missing_ok=True)
     return {"loaders_ended": ended, "still_registered": [n for n in registered() if n.startswith(PREFIX)]}
