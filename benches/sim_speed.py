@@ -168,6 +168,14 @@ def main():
         base = base or c["pps"]
         print(f"  {n:5d} flows: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 1 flow)", flush=True)
 
+    print("== BBR against CUBIC per packet (pacing, rate samples; issue 16 asks for at most 1.5x)")
+    for rate, n in ((100, 1), (1000, 4)):
+        c = cubiclab_run(rate, 40, n, 10, "cubic")
+        b = cubiclab_run(rate, 40, n, 10, "bbr")
+        print(f"  {rate:5d} Mbps {n} flows: bbr {b['pps'] / 1e6:6.2f} M pkt/s, cubic {c['pps'] / 1e6:6.2f} M pkt/s: "
+              f"bbr costs x{c['pps'] / b['pps']:.2f} per packet ({b['events_per_pkt']:.1f} vs "
+              f"{c['events_per_pkt']:.1f} events/pkt)", flush=True)
+
     print("== memory: peak RSS of a 10 s and a 200 s run (4 flows, 100 Mbps)")
     a, b = peak_rss_mb(10), peak_rss_mb(200)
     print(f"  10 s: {a:.0f} MB   200 s: {b:.0f} MB   ratio {b / a:.2f} (bounded: ~1)")

@@ -18,7 +18,7 @@
 
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
-use crate::tcp::{AckSample, CaState, TcpState, TCP_INIT_CWND};
+use crate::tcp::{AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
 /// One event of a trace.
@@ -144,7 +144,7 @@ impl Replayer {
                 h.try_leave_recovery(now);
                 h.assume_cwnd_limited(cwnd_limited);
                 let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
-                h.cong_control(ack, h.packets_out(), now);
+                h.cong_control(ack, &RateSample::default(), h.packets_out(), now);
                 if ev.snd_nxt.is_none() {
                     let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
                     if (want.wrapping_sub(h.tcp.snd_nxt) as i32) > 0 {

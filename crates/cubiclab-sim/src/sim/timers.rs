@@ -40,6 +40,27 @@ impl Sim {
         self.transmit(f);
     }
 
+    /// A paced sender waits for its departure time: queue one exact entry for it (the
+    /// departure time only moves forward, so an entry already queued for it suffices).
+    #[inline]
+    pub(super) fn sync_pace(&mut self, f: u32) {
+        let s = &mut self.flows[f as usize].sender;
+        if s.pace_deadline != 0 && s.pace_queued != s.pace_deadline {
+            s.pace_queued = s.pace_deadline;
+            self.q.push(s.pace_deadline, Ev::Pace(f));
+        }
+    }
+
+    pub(super) fn on_pace_event(&mut self, f: u32) {
+        let s = &mut self.flows[f as usize].sender;
+        if s.pace_queued != self.now {
+            return; // superseded
+        }
+        s.pace_queued = 0;
+        s.pace_deadline = 0;
+        self.transmit(f);
+    }
+
     /// A segment is held for a delayed ACK: make sure a timer entry is pending.
     pub(super) fn arm_delack(&mut self, f: u32) {
         let now = self.now;

@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::Time;
+use cubiclab_cc::host::rate::TxStamp;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -39,13 +40,17 @@ pub struct Acked {
     pub last_sent: Option<Time>,
     /// The first never-retransmitted segment covered (F-RTO's `FLAG_ORIG_SACK_ACKED`).
     pub first_orig: Option<u32>,
-    /// Latest transmission time of any segment covered (retransmissions included).
+    /// Latest transmission time of any segment covered and not SACKed before
+    /// (retransmissions included), and that segment (the highest of equal times).
     pub latest_tx: Option<Time>,
+    pub latest_seq: u32,
 }
 
 pub struct Scoreboard {
     flags: Vec<u8>,
     sent: Vec<Time>,
+    /// Each segment's delivery-rate stamp from its last transmission (`tcp_rate.c`).
+    stamps: Vec<TxStamp>,
     mask: u32,
     pub sacked_out: u32,
     pub lost_out: u32,
@@ -71,6 +76,7 @@ impl Scoreboard {
         Self {
             flags: vec![0; 64],
             sent: vec![0; 64],
+            stamps: vec![TxStamp::default(); 64],
             mask: 63,
             sacked_out: 0,
             lost_out: 0,
@@ -104,15 +110,18 @@ impl Scoreboard {
         }
         let mut flags = vec![0; cap];
         let mut sent = vec![0; cap];
+        let mut stamps = vec![TxStamp::default(); cap];
         let new_mask = cap as u32 - 1;
         let mut s = una;
         while s != nxt {
             flags[(s & new_mask) as usize] = self.flags[(s & self.mask) as usize];
             sent[(s & new_mask) as usize] = self.sent[(s & self.mask) as usize];
+            stamps[(s & new_mask) as usize] = self.stamps[(s & self.mask) as usize];
             s = s.wrapping_add(1);
         }
         self.flags = flags;
         self.sent = sent;
+        self.stamps = stamps;
         self.mask = new_mask;
     }
 
@@ -178,8 +187,9 @@ impl Scoreboard {
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
             }
-            if f & SACKED == 0 {
-                out.latest_tx = Some(out.latest_tx.map_or(self.sent[i], |x: Time| x.max(self.sent[i])));
+            if f & SACKED == 0 && !matches!(out.latest_tx, Some(x) if self.sent[i] < x) {
+                out.latest_tx = Some(self.sent[i]);
+                out.latest_seq = s;
             }
             if f & EVER_RETRANS == 0 && f & SACKED == 0 {
                 let t = self.sent[i];
@@ -354,6 +364,20 @@ impl Scoreboard {
             }
             self.retx_fifo.pop_front();
         }
+    }
+
+    /// Segment `seq`'s last transmission: its time and its delivery-rate stamp.
+    #[inline]
+    pub fn transmission(&self, seq: u32) -> (Time, TxStamp) {
+        let i = self.idx(seq);
+        (self.sent[i], self.stamps[i])
+    }
+
+    /// Stamp the transmission of `seq` just recorded by [`Scoreboard::on_send`].
+    #[inline]
+    pub fn set_stamp(&mut self, seq: u32, stamp: TxStamp) {
+        let i = self.idx(seq);
+        self.stamps[i] = stamp;
     }
 
     /// When `seq` was last sent.

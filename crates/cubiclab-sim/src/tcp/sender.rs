@@ -11,7 +11,14 @@
 //!   enter Recovery; a hole still inside RACK's reordering window arms the reorder timer,
 //!   whose expiry marks it and enters Recovery (`tcp_rack_reo_timeout`); Recovery and Loss
 //!   end once `snd_una` reaches `high_seq` (`tcp_fastretrans_alert`);
-//! - PRR in Recovery, `cong_avoid` otherwise (`tcp_cong_control`).
+//! - the delivery-rate sample (`tcp_rate_gen`, [`cubiclab_cc::host::rate`]) from the
+//!   newest segment delivered, whose transmission stamp the scoreboard keeps;
+//! - PRR in Recovery, `cong_avoid` otherwise, or the algorithm's own `cong_control` with
+//!   the rate sample (`tcp_cong_control`).
+//!
+//! A paced algorithm (BBR) sends in TSO bursts at its `sk_pacing_rate`
+//! ([`cubiclab_cc::host::pacing`]); while the next departure time lies ahead the sender
+//! waits for `pace_deadline` (the kernel's pacing timer).
 //!
 //! A timeout marks what RACK's timer has expired for lost and enters Loss
 //! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
@@ -21,9 +28,12 @@
 //!
 //! After a timeout, F-RTO (`frto.rs`) tells a spurious one and undoes it.
 //!
-//! Not modelled: undo by D-SACK or timestamps (Eifel), TSO/pacing. Algorithms without fast recovery (Tahoe)
+//! Not modelled: undo by D-SACK or timestamps (Eifel), `tcp_tso_should_defer`, pacing by
+//! the `fq` qdisc. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
+use cubiclab_cc::host::pacing::{Pacer, TCP_MIN_TSO_SEGS};
+use cubiclab_cc::host::rate::{Delivered, RateEstimator};
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
 use cubiclab_cc::host::{Host, PrrAck};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
@@ -92,6 +102,11 @@ pub struct Sender {
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
     pub rto_deadline: Time,
     pub rto_queued: Time,
+    /// Pacing: the departure time the sender waits for (0: not waiting), and the time of
+    /// its pending heap entry (0: none).
+    pub pace_deadline: Time,
+    pub pace_queued: Time,
+    pacer: Pacer,
     /// The last RTT sample given to the algorithm, microseconds (for recording).
     pub last_rtt_us: i64,
     pub stats: SenderStats,
@@ -141,6 +156,9 @@ impl Sender {
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
+            pace_deadline: 0,
+            pace_queued: 0,
+            pacer: Pacer::default(),
             last_rtt_us: -1,
             stats: SenderStats::default(),
             started: false,
@@ -172,11 +190,12 @@ impl Sender {
     pub fn reset(&mut self, alg: Algorithm, app_limit: u32) {
         let mut sb = std::mem::take(&mut self.sb);
         sb.clear();
-        let (stats, queued) = (self.stats, self.rto_queued);
+        let (stats, queued, pace_queued) = (self.stats, self.rto_queued, self.pace_queued);
         *self = Sender::new(alg, self.cfg.clone(), self.host.tcp.mss);
         self.sb = sb;
         self.stats = stats;
         self.rto_queued = queued;
+        self.pace_queued = pace_queued;
         self.app_limit = app_limit;
     }
 
@@ -184,6 +203,9 @@ impl Sender {
     pub fn start(&mut self, now: Time) {
         self.host.init(now);
         self.started = true;
+        // The application's first write (`tcp_sendmsg`) finds nothing queued yet.
+        let (in_flight, lost_out, retrans_out) = (self.in_flight(), self.sb.lost_out, self.sb.retrans_out);
+        RateEstimator::check_app_limited(&mut self.host.tcp, 0, in_flight, lost_out, retrans_out);
     }
 
     pub fn started(&self) -> bool {
@@ -214,7 +236,11 @@ impl Sender {
         }
         let prior_in_flight = self.in_flight();
         let lost_before = self.sb.lost_marked;
+        self.host.rate.begin_ack();
         let acked = self.sb.cum_ack(una, cum);
+        if acked.latest_tx.is_some() {
+            self.rate_delivered(acked.latest_seq);
+        }
         let advanced = self.host.ack_snd_una(cum);
         if advanced {
             self.sb.trim_retransmits(cum);
@@ -235,6 +261,7 @@ impl Sender {
                 // tcp_sacktag_write_queue advances RACK for each newly SACKed segment.
                 if sacked {
                     if let Some((t, retransmitted)) = self.sb.sack(sack) {
+                        self.rate_delivered(sack);
                         delivered += 1;
                         sack_new = true;
                         orig_acked |= !retransmitted && before(sack, high);
@@ -270,10 +297,11 @@ impl Sender {
 
         // tcp_ack_update_rtt: the estimator from the oldest segment newly ACKed (else the
         // oldest newly SACKed); the algorithm gets the newest (ca_rtt_us).
+        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
         if let Some(t) = acked.first_sent.or(sack_rtt_from) {
+            self.host.update_rtt_min(rtt_us as u64, now);
             self.host.rtt_sample((now - t) / 1000);
         }
-        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
         if let Some(t) = ca_rtt_from {
             self.stats.rtt_samples += 1;
             self.last_rtt_us = rtt_us;
@@ -305,13 +333,14 @@ impl Sender {
         };
         self.fastretrans_alert(now, advanced, loss_ack);
 
-        let ack = PrrAck {
-            newly_acked_sacked: delivered,
-            newly_lost: (self.sb.lost_marked - lost_before) as u32,
-            una_advanced: advanced,
-        };
+        let newly_lost = (self.sb.lost_marked - lost_before) as u32;
+        let tcp = &mut self.host.tcp;
+        tcp.delivered = tcp.delivered.wrapping_add(delivered);
+        tcp.lost = self.sb.lost_marked as u32;
+        let rs = self.host.rate.gen(tcp, delivered, newly_lost, now / 1000, prior_in_flight, rtt_us);
+        let ack = PrrAck { newly_acked_sacked: delivered, newly_lost, una_advanced: advanced };
         let in_flight = self.in_flight();
-        self.host.cong_control(ack, in_flight, now);
+        self.host.cong_control(ack, &rs, in_flight, now);
         self.host.update_pacing_rate();
 
         if let Some(t) = reo_timer {
@@ -324,6 +353,14 @@ impl Sender {
             self.timer = XmitTimer::Rto;
         }
         delivered
+    }
+
+    /// `tcp_rate_skb_delivered` for segment `seq`, newly ACKed or SACKed.
+    #[inline]
+    fn rate_delivered(&mut self, seq: u32) {
+        let (sent, tx) = self.sb.transmission(seq);
+        let is_retrans = self.sb.ever_retransmitted(seq);
+        self.host.rate.skb_delivered(Delivered { tx, sent_us: sent / 1000, end_seq: seq.wrapping_add(1), is_retrans });
     }
 
     /// `tcp_schedule_loss_probe`: in Open with SACK and data out, arm the probe timer;
@@ -475,6 +512,7 @@ impl Sender {
         } else {
             let last = nxt.wrapping_sub(1);
             self.sb.on_probe(last, now);
+            self.rate_sent(last, now);
             self.stats.segments_sent += 1;
             self.stats.retransmits += 1;
             self.host.on_transmit(now);
@@ -501,7 +539,7 @@ impl Sender {
             self.start_recovery(now);
             if self.host.tcp.ca_state == CaState::Recovery {
                 let ack = PrrAck { newly_acked_sacked: 1, newly_lost: 0, una_advanced: false };
-                self.host.cong_control(ack, self.in_flight(), now);
+                self.host.cwnd_reduction(ack, self.in_flight());
             }
         }
         self.rearm_rto_from_head(now);
@@ -535,6 +573,14 @@ impl Sender {
         if !self.started {
             return None;
         }
+        // tcp_pacing_check comes first in tcp_write_xmit.
+        if let Some(at) = self.pacer.wait_until(&self.host.tcp, now) {
+            self.pace_deadline = at;
+            let cwnd_full = self.in_flight() >= self.host.tcp.cwnd;
+            self.end_burst(now, cwnd_full);
+            return None;
+        }
+        self.pace_deadline = 0;
         if self.probe_due {
             return Some(self.send_probe(now));
         }
@@ -561,6 +607,7 @@ impl Sender {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
+            self.rate_sent(seq, now);
             self.after_send(now, true);
             if seq == una {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
@@ -587,15 +634,25 @@ impl Sender {
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
+        self.rate_sent(nxt, now);
         self.host.tcp.snd_nxt = nxt.wrapping_add(1);
         self.after_send(now, false);
         nxt
+    }
+
+    /// `tcp_rate_skb_sent`: stamp segment `seq`, leaving now (before `snd_nxt` moves).
+    #[inline]
+    fn rate_sent(&mut self, seq: u32, now: Time) {
+        let packets_out = self.packets_out();
+        let stamp = self.host.rate.skb_sent(&mut self.host.tcp, packets_out, now / 1000);
+        self.sb.set_stamp(seq, stamp);
     }
 
     /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
     /// is full, and a loss probe scheduled after new data (one per tail episode).
     #[inline]
     fn end_burst(&mut self, now: Time, cwnd_full: bool) {
+        self.pacer.end_burst(&mut self.host.tcp);
         if self.sent_in_burst || cwnd_full {
             self.host.cwnd_validate(cwnd_full);
         }
@@ -614,6 +671,8 @@ impl Sender {
         }
         self.sent_in_burst = true;
         self.host.on_transmit(now);
+        let min_tso = self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS);
+        self.pacer.sent(&mut self.host.tcp, min_tso, now);
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto();
             self.timer = XmitTimer::Rto;
