@@ -3,6 +3,7 @@
 
 use std::os::fd::RawFd;
 
+use crate::path::NO_FLOW;
 use cubiclab_path::{Limit, LinkSpec, LossSpec, QueueDiscipline, QueueSettings};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -56,6 +57,10 @@ pub struct Config {
     /// up to this much late. For rates where the kernels' per-write work would otherwise
     /// take a whole core.
     pub min_wait_ns: u64,
+    /// Write a pcap of every segment leaving either link here (`pcap.rs`).
+    pub pcap: Option<String>,
+    /// Capture only these flows (indices into `flows`); default: every packet.
+    pub pcap_flows: Option<Vec<u16>>,
 }
 
 /// A link as JSON (`LinkSpec`'s serde layout), checked as the scenario checks it.
@@ -87,7 +92,8 @@ impl Config {
     /// limit), buffer, queue, settings, loss, packet_bytes; default: no limit), seed, flow
     /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
     /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
-    /// max_coalesce, min_wait_ns.
+    /// max_coalesce, min_wait_ns, pcap (a file), pcap_flows (flow indices, in the order of
+    /// the `flow` lines).
     pub fn parse(text: &str) -> Result<Config, String> {
         let link = |buffer| LinkSpec {
             rate_bps: 0,
@@ -119,6 +125,8 @@ impl Config {
             offload: true,
             max_coalesce: 64,
             min_wait_ns: 0,
+            pcap: None,
+            pcap_flows: None,
         };
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -167,6 +175,14 @@ impl Config {
                 "offload" => c.offload = int(v)? != 0,
                 "max_coalesce" => c.max_coalesce = int(v)?.clamp(1, 64) as u32,
                 "min_wait_ns" => c.min_wait_ns = int(v)?.min(1_000_000),
+                "pcap" => c.pcap = Some(v.into()),
+                "pcap_flows" => {
+                    let sel = v.split_whitespace().map(int).collect::<Result<Vec<u64>, _>>()?;
+                    if let Some(f) = sel.iter().find(|&&f| f >= NO_FLOW as u64) {
+                        return Err(at(format!("flow {f}; allowed: below {NO_FLOW}")));
+                    }
+                    c.pcap_flows = Some(sel.into_iter().map(|f| f as u16).collect());
+                }
                 _ => return Err(format!("line {}: unknown key '{k}'", n + 1)),
             }
         }
@@ -183,6 +199,9 @@ impl Config {
         }
         if c.flows.len() >= crate::path::NO_FLOW as usize {
             return Err(format!("{} flows; allowed: fewer than {}", c.flows.len(), crate::path::NO_FLOW));
+        }
+        if let Some(&f) = c.pcap_flows.iter().flatten().find(|&&f| f as usize >= c.flows.len()) {
+            return Err(format!("pcap_flows: flow {f}; allowed: indices below the {} flow lines", c.flows.len()));
         }
         Ok(c)
     }

@@ -118,14 +118,15 @@ struct DelayLine {
 }
 
 /// What happened to a segment on the way (for the caller's records).
-pub enum Fate {
+pub enum Fate<'a> {
     /// Dropped by the buffer or the queue discipline at this path time; its TCP sequence
     /// number.
     Dropped(Time, Seg, u32),
     /// Lost at random as it left the link at this path time.
     Lost(Time, Seg, u32),
-    /// Left the link (counted whether or not it was then lost).
-    Sent(Seg),
+    /// Left the link at this path time (counted whether or not random loss then took it,
+    /// which the flag says); its packet.
+    Sent(Time, Seg, &'a Slot, bool),
 }
 
 /// One direction: the bottleneck, then the delay lines.
@@ -181,7 +182,7 @@ impl Direction {
 
     /// Finish every transmission due by `now`, in order, each at its own finish time (the
     /// virtual clock: the rate is exact however late the loop wakes).
-    pub fn advance(&mut self, now: Time, slab: &mut Slab, mut fate: impl FnMut(Fate)) {
+    pub fn advance(&mut self, now: Time, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         while let Some(fin) = self.next_done.filter(|&t| t <= now) {
             let (s, lost, next) = self.link.tx_done(fin);
             self.next_done = next;
@@ -191,7 +192,7 @@ impl Direction {
                 fate(Fate::Dropped(fin, d, slab.seq(d)));
                 slab.release(d.slot, 1);
             });
-            fate(Fate::Sent(s));
+            fate(Fate::Sent(fin, s, &slab.slots[s.slot as usize], lost));
             if lost {
                 fate(Fate::Lost(fin, s, slab.seq(s)));
                 slab.release(s.slot, 1);
@@ -202,7 +203,7 @@ impl Direction {
     }
 
     /// Offer every segment of the packet in `slot`, which arrived at `now`.
-    pub fn offer(&mut self, now: Time, slot: u32, flow: u16, slab: &mut Slab, mut fate: impl FnMut(Fate)) {
+    pub fn offer(&mut self, now: Time, slot: u32, flow: u16, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         self.advance(now, slab, &mut fate);
         let h = slab.slots[slot as usize].header;
         for index in 0..h.segments {
@@ -210,8 +211,9 @@ impl Direction {
             self.arrivals += 1;
             if self.unlimited() {
                 self.tx_segments += 1;
-                fate(Fate::Sent(s));
-                if self.link.loss.lose(now) {
+                let lost = self.link.loss.lose(now);
+                fate(Fate::Sent(now, s, &slab.slots[slot as usize], lost));
+                if lost {
                     fate(Fate::Lost(now, s, slab.seq(s)));
                     slab.release(slot, 1);
                 } else {

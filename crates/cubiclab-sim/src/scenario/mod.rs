@@ -235,6 +235,10 @@ pub struct Record {
     /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
     #[serde(default)]
     pub pcap: Option<String>,
+    /// Capture only these long-lived flows (indices as in the results' `flow` column; web
+    /// sessions are then left out); default: every packet.
+    #[serde(default)]
+    pub pcap_flows: Option<Vec<u32>>,
 }
 
 /// How often cwnd is recorded.
@@ -302,7 +306,13 @@ impl Scenario {
             },
             flows: Vec::new(),
             web: Vec::new(),
-            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false, pcap: None },
+            record: Record {
+                interval_ns: 100_000_000,
+                cwnd: CwndRecording::Interval,
+                rtt_samples: false,
+                pcap: None,
+                pcap_flows: None,
+            },
         }
     }
 
