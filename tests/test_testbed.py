@@ -352,3 +352,27 @@ def test_pcap_of_what_the_emulator_forwards(tmp_path):
     for flow, delivered in zip(res.totals.flow, res.totals.delivered_bytes):
         assert abs(last_ack[port_of_flow[flow]] - delivered) <= bdp, (flow, last_ack, delivered)
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_a_rate_schedule_steps_the_delivered_rate():
+    # bottleneck.schedule on the testbed: the emulator serializes at the schedule's rate
+    # from the run's time 0 (cubiclab-path's Link::vary, as the simulator). With a queue
+    # that never empties (two CUBIC flows, a 200-packet buffer: cwnd after a loss stays
+    # above 0.7 x (200 + BDP) packets, more than the BDP of either rate), the link carries
+    # exactly rate x time: bytes in (a, b] = rate x (b - a) / 8, within a packet at each end
+    # and the interval records' own lateness (2% allows 10 ms at 20 Mbit/s).
+    steps = [(0.0, 20e6), (2.0, 5e6), (4.0, 20e6)]
+    sc = cubiclab.Scenario(duration="6s",
+                           flows=[cubiclab.FlowGroup("cubic", rtt="40ms", count=2, start_spacing="0s")],
+                           bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="200packets",
+                                                          schedule={"steps": [["0s", "20Mbps"], ["2s", "5Mbps"],
+                                                                              ["4s", "20Mbps"]]}))
+    res = cubiclab.testbed(sc, trace=False)
+    link = res.link
+    for a, b in [(1.0, 2.0), (2.5, 4.0), (4.5, 5.5)]:
+        rate = next(r for t, r in reversed(steps) if t <= a)
+        got = link[(link.t > a + 1e-9) & (link.t <= b + 1e-9)].tx_bytes.sum()
+        want = rate * (b - a) / 8
+        assert abs(got - want) <= 0.02 * want, (a, b, got, want)
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use cubiclab_path::{Link, LinkSpec, Offer, PathPacket, Time};
+use cubiclab_path::{Link, LinkSpec, Offer, PathPacket, RateSchedule, Time};
 
 use crate::tun::{Header, MAX_PACKET};
 
@@ -147,7 +147,14 @@ pub struct Direction {
 impl Direction {
     /// Direction `dir` (0 forward, 1 reverse) with the flows' delays and the default delay
     /// for other packets.
-    pub fn new(spec: &LinkSpec, seed: u64, dir: u32, flow_delays: &[Time], default_delay: Time) -> Self {
+    pub fn new(
+        spec: &LinkSpec,
+        schedule: Option<&RateSchedule>,
+        seed: u64,
+        dir: u32,
+        flow_delays: &[Time],
+        default_delay: Time,
+    ) -> Self {
         let mut lines: Vec<DelayLine> = Vec::new();
         let mut line_for = |delay: Time| match lines.iter().position(|l| l.delay == delay) {
             Some(i) => i,
@@ -158,15 +165,11 @@ impl Direction {
         };
         let line_of_flow = flow_delays.iter().map(|&d| line_for(d)).collect();
         let line_default = line_for(default_delay);
-        Direction {
-            link: Link::new(spec, seed, dir),
-            next_done: None,
-            lines,
-            line_of_flow,
-            line_default,
-            arrivals: 0,
-            tx_segments: 0,
+        let mut link = Link::new(spec, seed, dir);
+        if let Some(s) = schedule {
+            link.vary(s.clone());
         }
+        Direction { link, next_done: None, lines, line_of_flow, line_default, arrivals: 0, tx_segments: 0 }
     }
 
     /// Without a rate the link is a wire: segments go straight to their delay line.
@@ -304,7 +307,7 @@ mod tests {
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
-        let mut d = Direction::new(&spec, 1, 0, &[5_000_000], 0);
+        let mut d = Direction::new(&spec, None, 1, 0, &[5_000_000], 0);
         let mut slab = Slab::default();
         let buf = slab.read_buffer();
         let slot = slab.insert(buf, 4500, header(3, 1448));
@@ -340,7 +343,7 @@ mod tests {
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
-        let mut d = Direction::new(&spec, 1, 0, &[], 1000);
+        let mut d = Direction::new(&spec, None, 1, 0, &[], 1000);
         let mut slab = Slab::default();
         let buf = slab.read_buffer();
         let slot = slab.insert(buf, 4500, header(3, 1448));

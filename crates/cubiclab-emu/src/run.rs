@@ -189,13 +189,14 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
     for (i, f) in cfg.flows.iter().enumerate() {
         flow_of_port[f.port as usize] = i as u16;
     }
-    let (spec, delays, default_delay) = if d == 0 {
-        (&cfg.fwd, cfg.flows.iter().map(|f| f.fwd_delay_ns).collect::<Vec<_>>(), cfg.default_fwd_delay_ns)
+    let (spec, schedule, delays, default_delay) = if d == 0 {
+        let delays = cfg.flows.iter().map(|f| f.fwd_delay_ns).collect::<Vec<_>>();
+        (&cfg.fwd, cfg.fwd_schedule.as_ref(), delays, cfg.default_fwd_delay_ns)
     } else {
-        (&cfg.rev, cfg.flows.iter().map(|f| f.rev_delay_ns).collect(), cfg.default_rev_delay_ns)
+        (&cfg.rev, None, cfg.flows.iter().map(|f| f.rev_delay_ns).collect(), cfg.default_rev_delay_ns)
     };
     let mut h = Half {
-        dir: Direction::new(spec, cfg.seed, d as u32, &delays, default_delay),
+        dir: Direction::new(spec, schedule, cfg.seed, d as u32, &delays, default_delay),
         rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap),
         reads: 0,
         rx_errors: 0,
@@ -211,6 +212,8 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
         EPOCH.store(e, Ordering::SeqCst);
     }
     let mut epoch = EPOCH.load(Ordering::SeqCst);
+    // The schedule's time 0 is the run's (the epoch), not the emulator's start.
+    h.dir.link.set_schedule_origin(epoch.saturating_sub(start));
     let mut next_sample = next_on_grid(if epoch == 0 { start } else { epoch }, start, cfg.sample_ns);
     let mut ctl_buf = [0u8; 64];
     let mut scratch = [0u8; 256];
@@ -226,6 +229,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
         if e != epoch {
             epoch = e;
             next_sample = next_on_grid(epoch, mono_ns(), cfg.sample_ns);
+            h.dir.link.set_schedule_origin(epoch.saturating_sub(start));
         }
         // Deliver what is due first (its time has come), read what arrived (up to a
         // batch, each packet entering the path at the time it was read), then deliver

@@ -89,9 +89,6 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
 
     The flows (names, per-flow delays, start times with the seed's jitter) come from the
     scenario's one flow plan, the same the simulator runs."""
-    if sc.bottleneck.schedule:
-        raise ValueError("bottleneck.schedule: the testbed's emulator runs a fixed rate (it does not yet call "
-                         "cubiclab-path's Link::vary, as the simulator does); remove it")
     available = kernel_algorithms()
     p_bpf: dict = {}  # registered name -> (algorithm, params), per flow group with a BPF port
     bpf_names = {}  # flow group index -> its registered name

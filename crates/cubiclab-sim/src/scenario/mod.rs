@@ -112,13 +112,17 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    /// The path's form of it, checked.
-    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
-        let spec = match self {
+    /// The path's description of it (what the emulator is handed).
+    pub fn spec(&self) -> ScheduleSpec {
+        match self {
             Schedule::Steps { steps, repeat } => ScheduleSpec::Steps { steps: steps.clone(), repeat_ns: *repeat },
             Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
-        };
-        RateSchedule::new(&spec).map_err(|e| format!("bottleneck.schedule: {e}"))
+        }
+    }
+
+    /// The path's form of it, checked.
+    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
+        RateSchedule::new(&self.spec()).map_err(|e| format!("bottleneck.schedule: {e}"))
     }
 }
 
