@@ -59,7 +59,9 @@ def test_data_counts_match_the_totals(run):
         # A sequence number seen again is a retransmission; every one the sender counted
         # crossed the link unless the buffer dropped it.
         again = len(seqs) - len(set(seqs))
-        assert t.retransmits - t.drops <= again <= t.retransmits
+        # (As signed integers: drops near the end may not be retransmitted yet, so
+        # drops > retransmits is possible and the lower bound is then vacuous.)
+        assert int(t.retransmits) - int(t.drops) <= again <= int(t.retransmits)
 
 
 def test_acks_are_consistent(run):
