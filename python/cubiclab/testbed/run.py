@@ -89,12 +89,6 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
 
     The flows (names, per-flow delays, start times with the seed's jitter) come from the
     scenario's one flow plan, the same the simulator runs."""
-    if sc.bottleneck.schedule:
-        raise ValueError("bottleneck.schedule: the testbed's emulator runs a fixed rate (it does not yet call "
-                         "cubiclab-path's Link::vary, as the simulator does); remove it")
-    if sc.record.pcap:
-        raise ValueError("record.pcap: the testbed does not write captures yet (capture on its TUN devices "
-                         "with tcpdump instead); remove it")
     available = kernel_algorithms()
     p_bpf: dict = {}  # registered name -> (algorithm, params), per flow group with a BPF port
     bpf_names = {}  # flow group index -> its registered name
@@ -237,6 +231,12 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 sched_fifo=10 if realtime else 0,
                 min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
             )
+            if spec["record"]["pcap"]:
+                # The emulator captures what leaves its links, as the simulator's tap does;
+                # long-lived flows come first in its flow lines, so their indices are the same.
+                emu_cfg["pcap"] = str(Path(spec["record"]["pcap"]).resolve())
+                if spec["record"]["pcap_flows"] is not None:
+                    emu_cfg["pcap_flows"] = " ".join(map(str, spec["record"]["pcap_flows"]))
             # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
             # builds it from the same scenario, in the emulator's terms.
             path = _core.emulator_path(scenario.to_json())

@@ -86,6 +86,9 @@ impl Scenario {
             self.validate_web_group(w, &format!("web[{i}]"))?;
             total += w.sessions as u64;
         }
+        if let Some(sel) = &self.record.pcap_flows {
+            self.validate_pcap_flows(sel)?;
+        }
         if total > MAX_FLOWS {
             return Err(format!("flows and web sessions number {total} in all; allowed: at most {MAX_FLOWS}"));
         }
@@ -230,6 +233,29 @@ impl Scenario {
                 self.bottleneck.delay_ns as f64 / MS,
                 floor as f64 / MS
             ));
+        }
+        Ok(())
+    }
+
+    /// `record.pcap_flows`: long-lived flow indices, each once, with a capture to select from.
+    fn validate_pcap_flows(&self, sel: &[u32]) -> Result<(), String> {
+        if self.record.pcap.is_none() {
+            return Err("record.pcap_flows is set without record.pcap; allowed: only with a capture file".into());
+        }
+        let n: u64 = self.flows.iter().map(|g| g.count as u64).sum();
+        if sel.is_empty() {
+            return Err("record.pcap_flows is empty; allowed: long-lived flow indices (omit it to capture all)".into());
+        }
+        for (i, &f) in sel.iter().enumerate() {
+            if f as u64 >= n {
+                return Err(format!(
+                    "record.pcap_flows[{i}] is {f}; allowed: a long-lived flow index in [0, {}]",
+                    n.saturating_sub(1)
+                ));
+            }
+            if sel[..i].contains(&f) {
+                return Err(format!("record.pcap_flows[{i}] repeats flow {f}; allowed: each flow once"));
+            }
         }
         Ok(())
     }

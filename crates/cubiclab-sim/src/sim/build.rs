@@ -119,7 +119,13 @@ impl Sim {
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
         if let Some(path) = &sim.sc.record.pcap {
-            let capture = Capture::create(Path::new(path), sim.sc.mss, sim.flows.len(), sim.planned.len())?;
+            let capture = Capture::create(
+                Path::new(path),
+                sim.sc.mss,
+                sim.flows.len(),
+                sim.planned.len(),
+                sim.sc.record.pcap_flows.as_deref(),
+            )?;
             sim.capture = Some(capture);
         }
         Ok(sim)
