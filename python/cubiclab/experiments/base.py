@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab.experiments import physics
-from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, PAPER, SENSITIVITY, ClaimSpec,
-                                         judge)
+from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
+                                         SENSITIVITY, ClaimSpec, judge)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -62,8 +62,9 @@ def mode_named(name: str, seeds: int | None = None) -> Mode:
     return m
 
 
-# Verdicts the interval gave; a measured window too short for a steady state withdraws them.
-DECIDED = (HOLDS, FAILS, INCONCLUSIVE)
+# Verdicts a measured window too short for a steady state withdraws: what the interval gave,
+# and "not measured" (a window without a single congestion event, say).
+DECIDED = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
 
 # ---- scenario files ------------------------------------------------------------------------
 
