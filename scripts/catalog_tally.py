@@ -2,7 +2,7 @@
 
     cubiclab reproduce --all --out OUT                       # the run (full mode)
     cubiclab reproduce NAMES --stability --out STAB          # optional: the stability check
-    python3 scripts/catalog_tally.py OUT [--stability STAB] [--time TIME.txt] > docs/catalog-tally.md
+    python3 scripts/catalog_tally.py OUT [--stability STAB ...] [--time TIME.txt] > docs/catalog-tally.md
 
 Counts verdicts per kind (paper claims apart from sensitivity rows and extensions), then
 lists every claim: the paper's sentence, the paper's value, ours (mean ± 95% CI over
@@ -45,7 +45,7 @@ def cpu_and_wall(time_txt: Path) -> str:
             f"shared machine; on 2 idle cores that is about {cpu / 2 / 60:.0f} minutes of wall time.")
 
 
-def page(docs: list[dict], stability: Path | None, time_txt: Path | None) -> str:
+def page(docs: list[dict], stability: list[Path], time_txt: Path | None) -> str:
     counts = {k: Counter() for k in KINDS}
     for d in docs:
         for c in d["claims"]:
@@ -65,7 +65,8 @@ def page(docs: list[dict], stability: Path | None, time_txt: Path | None) -> str
     if stability:
         lines += ["## Stability", "", "Each entry below rerun with every run twice as long and with the next seeds "
                   "(`cubiclab reproduce NAMES --stability`); a flip is a claim that holds in one and does not hold in "
-                  "another.", "", (stability / "stability.md").read_text(), ""]
+                  "another.", ""]
+        lines += [(s / "stability.md").read_text() for s in stability]
     lines += ["## Every claim", "", "| entry | claim | kind | paper (quoted) | paper's value | ours | tolerance | "
               "verdict | note |", "|---" * 9 + "|"]
     for d in docs:
@@ -79,7 +80,8 @@ def page(docs: list[dict], stability: Path | None, time_txt: Path | None) -> str
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path, help="the output folder of `cubiclab reproduce --all`")
-    ap.add_argument("--stability", type=Path, default=None, help="the --out folder of a `--stability` run")
+    ap.add_argument("--stability", type=Path, action="append", default=[],
+                    help="the --out folder of a `--stability` run (repeat for several)")
     ap.add_argument("--time", type=Path, default=None, help="a /usr/bin/time -v report of the run")
     args = ap.parse_args()
     print(page(load(args.out), args.stability, args.time), end="")
