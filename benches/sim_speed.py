@@ -86,10 +86,13 @@ def instructions(python: str, rate, rtt, n, secs, alg) -> tuple[int, float]:
     """(instructions inside the simulator's event loop, delivered packets) of one run,
     counted by callgrind: the same count on every run, whatever else the machine does."""
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                          "--toggle-collect=cubiclab_sim::sim::Sim::run_until",
+                          # The event loop proper (run_until is inlined into it).
+                          "--toggle-collect=cubiclab_sim::sim::Sim::run_until_or_events",
                           python, __file__, "--child", str(rate), str(rtt), str(n), str(secs), "--alg", alg],
                          capture_output=True, text=True, check=True)
     count = int(re.search(r"Collected : (\d+)", out.stderr)[1])
+    if count == 0:
+        raise SystemExit(f"callgrind counted nothing in the event loop of {python}'s build (symbol renamed or inlined?)")
     return count, json.loads(out.stdout.strip().splitlines()[-1])["pkts"]
 
 

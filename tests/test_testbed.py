@@ -215,6 +215,52 @@ def test_web_sessions_request_the_simulators_objects():
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
 
 
+def test_reproduce_names_why_the_testbed_refuses_a_run():
+    # `cubiclab reproduce --testbed` says why a run stays simulator-only: a rate above the
+    # emulator's 1 Gbit/s, a duration above the bound the user can raise.
+    from cubiclab.experiments.testbed_backend import why_not
+    from cubiclab.sweep import Run
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+
+    def run(duration, rate):
+        return Run(cubiclab.Scenario(duration=duration, flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                     bottleneck=cubiclab.Bottleneck(rate=rate)))
+
+    assert "above the emulator's 1000 Mbit/s" in why_not(run("2s", "2500Mbps"), 600)
+    assert "bound is 600" in why_not(run("700s", "10Mbps"), 600)
+    assert why_not(run("700s", "10Mbps"), 800) is None
+
+
+def test_reproduce_skips_an_entry_the_testbed_cannot_finish(tmp_path, monkeypatch):
+    # An entry's analysis needs all its runs: one run above the emulator's rate keeps its
+    # partner off the testbed too, but the partner, shared with another entry that the
+    # testbed can take, runs once for that entry and is not named refused.
+    from cubiclab.experiments import testbed_backend
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+    from cubiclab.sweep import Run
+
+    def run(rate):
+        return Run(cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                     bottleneck=cubiclab.Bottleneck(rate=rate)))
+
+    ok, fast, other = run("10Mbps"), run("2500Mbps"), run("20Mbps")
+    ran = []
+
+    def testbed(sc, **kw):  # records the call instead of running the kernel
+        ran.append(sc)
+        raise RuntimeError("not run here")
+
+    monkeypatch.setattr(tbrun, "testbed", testbed)
+    kr = testbed_backend.run_all([[ok, fast], [other]], tmp_path, 600, log=None)
+    assert list(kr.refused) == [fast.key] and ran == [other.scenario] and list(kr.failed) == [other.key]
+    kr = testbed_backend.run_all([[ok, fast], [ok]], tmp_path, 600, log=None)
+    assert list(kr.refused) == [fast.key] and ran[1:] == [ok.scenario]
+
+
 @needs_root
 def test_one_kernel_lab_at_a_time():
     # A second process's kernel lab waits for the first to finish, and says whose run it

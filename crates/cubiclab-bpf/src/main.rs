@@ -122,10 +122,11 @@ fn list() -> ExitCode {
         .iter()
         .map(|p| {
             format!(
-                "{{\"algorithm\":{},\"tag\":{},\"fixed_point\":{}}}",
+                "{{\"algorithm\":{},\"tag\":{},\"fixed_point\":{},\"exact_twin\":{}}}",
                 json_str(p.algorithm),
                 json_str(p.tag),
-                json_str(p.fixed_point)
+                json_str(p.fixed_point),
+                json_str(p.exact_twin)
             )
         })
         .collect();

@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -136,15 +137,22 @@ class Registered:
             kv = ",".join(f"{k}={v!r}" for k, v in sorted(params.items()))
             specs.append(f"{name}={alg}" + (f":{kv}" if kv else ""))
         opts = (["--watch", str(self.watch)] if self.watch is not None else []) + (["--stats"] if self.want_stats else [])
+        # stderr to a file: a refused program's verifier log can exceed a pipe's buffer, and
+        # a loader blocked writing it would never answer on stdout.
+        self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([str(binary()), "load", *opts, *specs], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True)
         RUN_DIR.mkdir(parents=True, exist_ok=True)
         (RUN_DIR / str(self.proc.pid)).write_text(" ".join(self.instances))
         line = self.proc.stdout.readline()
         if not line:
-            err = self.proc.stderr.read().strip()
             self.proc.wait()
             self._forget()
+            self.err.seek(0)
+            lines = self.err.read().strip().splitlines()
+            self.err.close()
+            # The loader's own message is last; the verifier's log before it can be long.
+            err = "\n".join(lines[-20:])
             raise RuntimeError(f"cubiclab-bpf could not register {', '.join(self.instances)}: {err}")
         return self
 
@@ -157,7 +165,7 @@ class Registered:
             return
         try:
             # Closing stdin ends the loader; communicate closes it and collects the output.
-            out, _ = self.proc.communicate(timeout=10)
+            out = self.proc.communicate(timeout=10)[0]
             for line in out.splitlines():
                 if line.startswith('{"stats"'):
                     self.stats = json.loads(line)["stats"]
@@ -166,6 +174,7 @@ class Registered:
             self.proc.wait()
         finally:
             self._forget()
+            self.err.close()
         left = [n for n in self.instances if n in registered()]
         if left:
             raise RuntimeError(f"BPF congestion controls still registered after the run: {', '.join(left)}")

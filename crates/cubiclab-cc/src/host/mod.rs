@@ -116,11 +116,7 @@ impl Host {
         self.undo_marker = true;
         if !self.in_cwnd_reduction() {
             self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
-            self.high_seq = self.tcp.snd_nxt;
-            self.tcp.cwnd_cnt = 0;
-            self.tcp.prior_cwnd = self.tcp.cwnd;
-            self.prr = Prr::default();
-            self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+            self.init_cwnd_reduction(now);
         }
         self.set_state(CaState::Recovery, now);
     }
@@ -154,6 +150,26 @@ impl Host {
             self.tcp.cwnd = self.tcp.ssthresh;
         }
         self.alg.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
+    }
+
+    /// `tcp_init_cwnd_reduction`: `high_seq = snd_nxt`, PRR from zero, the algorithm's
+    /// ssthresh.
+    fn init_cwnd_reduction(&mut self, now: u64) {
+        self.high_seq = self.tcp.snd_nxt;
+        self.tcp.cwnd_cnt = 0;
+        self.tcp.prior_cwnd = self.tcp.cwnd;
+        self.prr = Prr::default();
+        self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+    }
+
+    /// `tcp_process_tlp_ack` once a tail loss probe proved to have repaired a loss:
+    /// `tcp_init_cwnd_reduction` (the algorithm's ssthresh), CWR, `tcp_end_cwnd_reduction`
+    /// (cwnd = ssthresh) and `tcp_try_keep_open` back to Open, all on that one ACK.
+    pub fn reduce_after_probe(&mut self, now: u64) {
+        self.init_cwnd_reduction(now);
+        self.set_state(CaState::Cwr, now);
+        self.end_cwnd_reduction(now);
+        self.set_state(CaState::Open, now);
     }
 
     /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight.

@@ -59,6 +59,8 @@ impl Sim {
                 rwnd: f.rwnd_segments,
                 initial_cwnd: f.initial_cwnd,
                 initial_ssthresh: f.initial_ssthresh,
+                loss_probes: true,
+                frto: true,
             };
             let app_limit = f.bytes.map_or(u32::MAX, |b| sim.segments(b));
             sim.q.push(f.start_ns, Ev::Start(i as u32));
@@ -86,6 +88,8 @@ impl Sim {
                 rwnd: 1 << 30,
                 initial_cwnd: 10,
                 initial_ssthresh: None,
+                loss_probes: true,
+                frto: true,
             };
             let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
             let f = sim.flows.len() as u32;

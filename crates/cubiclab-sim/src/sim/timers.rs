@@ -35,8 +35,8 @@ impl Sim {
             return;
         }
         let events = s.stats.loss_events;
-        s.on_rto(now);
-        self.note_loss(f, events, true);
+        let timeout = s.on_rto(now);
+        self.note_loss(f, events, timeout);
         self.transmit(f);
     }
 
