@@ -279,6 +279,35 @@ def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
     assert "a bug in the analysis" in (tmp_path / "report.html").read_text()
 
 
+def test_a_window_cut_short_by_the_budget_is_not_judged(tmp_path, monkeypatch):
+    from cubiclab import metrics
+    from cubiclab.experiments.base import Experiment
+
+    class Short(Experiment):
+        name, seed, figure, title = "zz-short", "002", "Fig. 0", "capped"
+        claims = (_spec(Band(0.5, 0.5)), dataclasses.replace(_spec(Band(0.5, 0.5), transient=True), id="t"))
+
+        def conditions(self, mode):
+            return [(base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps"), {})]
+
+        def per_run(self, run, res, t0, t1):
+            return {"u": metrics.link_utilization(res.link, t0, t1)}
+
+        def values(self, rows):
+            return {"x": rows.u.iloc[0], "t": rows.u.iloc[0]}
+
+    monkeypatch.setitem(CATALOG, Short.name, Short())
+    # Two Cubic 2.0 flows at 200 ms on 10 Mb/s (BDP 167 + buffer 167 packets: W = 167 each)
+    # need K = cbrt(167 x 0.2 / 0.4) = 4.4 s per epoch, and the second starts at 30 s: a
+    # 6 s budget leaves a window of 2 s, under half an epoch.
+    m = base.Mode("full", seeds=2, epochs=10, min_window_s=2, max_s=6, max_packets=1e6, coarse=True,
+                  indicative=False)
+    (o,) = reproduce(["zz-short"], mode=m, out=tmp_path, progress=False, log=None, report=False)
+    v = {v.spec.id: v for v in o.verdicts}
+    assert v["x"].verdict == NOT_CONVERGED and "too short for a steady state" in v["x"].note
+    assert v["t"].verdict != NOT_CONVERGED  # a transient claim is about the run as a whole
+
+
 def _maturin() -> str | None:
     import shutil
 

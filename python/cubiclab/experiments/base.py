@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab.experiments import physics
-from cubiclab.experiments.claims import PAPER, SENSITIVITY, ClaimSpec, judge
+from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
+                                         SENSITIVITY, ClaimSpec, judge)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -60,6 +61,10 @@ def mode_named(name: str, seeds: int | None = None) -> Mode:
         m = dataclasses.replace(m, seeds=seeds)
     return m
 
+
+# Verdicts a measured window too short for a steady state withdraws: what the interval gave,
+# and "not measured" (a window without a single congestion event, say).
+DECIDED = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
 
 # ---- scenario files ------------------------------------------------------------------------
 
@@ -258,7 +263,15 @@ class Experiment:
         for c in self.table():
             v = judge(c, per_seed["all"].get(c.id, []), per_seed["first"].get(c.id), per_seed["second"].get(c.id),
                       indicative=mode.indicative)
-            if v.verdict in ("does not hold", "not converged", "inconclusive") or (
+            short = self._claim_rows(c, frames["all"]).epochs.min()
+            if not mode.indicative and not c.transient and v.verdict in DECIDED and short < mode.epochs / 2:
+                # a window the run budget cut below half the planned epochs measures the
+                # approach to steady state, and a longer run can reverse its verdict
+                v.verdict, v.note = NOT_CONVERGED, (
+                    f"the measured window of its longest-epoch condition holds {short:g} congestion epochs of the "
+                    f"slowest flow (the plan asks {mode.epochs:g}; the run budget capped it): too short for a steady "
+                    f"state, not judged (ours would be {v.ours})")
+            if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE) or (
                     mode.indicative and "outside" in v.note):
                 v.note = (v.note + " " if v.note else "") + "In its runs: " + describe(self._diag_for(c, diag))
             verdicts.append(v)
@@ -281,13 +294,18 @@ class Experiment:
                     out.setdefault(k + suffix, []).append(float(v))
         return out
 
-    def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
-        d = diag
+    def _claim_rows(self, spec: ClaimSpec, rows: pd.DataFrame) -> pd.DataFrame:
+        """The rows (one per run) of the runs that measure `spec`: its variant's, narrowed
+        by `claim_runs`."""
+        d = rows
         if self.variants:
             d = d[d.variant == (spec.id.split("@")[1] if "@" in spec.id else "paper")]
         for k, v in self.claim_runs.get(spec.id.split("@")[0], {}).items():
             d = d[d[k] == v]
-        return d.mean(numeric_only=True).to_dict()
+        return d
+
+    def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
+        return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()
 
     def outcome(self, mode: Mode, **kw) -> Outcome:
         return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name, **kw)
