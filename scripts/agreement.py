@@ -6,8 +6,6 @@ printed as a table and written with one picture per scenario under docs/agreemen
     python scripts/agreement.py --testbed          # (root) run the kernel side where missing
     python scripts/agreement.py --baseline DIR     # also an older build (a cubiclab package
                                                    # folder with its _core extension) as "before"
-    python scripts/agreement.py --ack-every-segment    # also the simulator with one ACK per
-                                                   # segment, as the testbed's receiver sends
 
 The kernel side does not change with the simulator, so its runs are kept in
 docs/agreement/kernel/<scenario>.json (metrics of every run and the first run's cwnd on a
@@ -181,9 +179,6 @@ def main() -> int:
     ap.add_argument("--testbed", action="store_true", help="run the kernel side where it is not on file (root)")
     ap.add_argument("--rerun-testbed", action="store_true", help="run the kernel side again even if on file")
     ap.add_argument("--baseline", type=Path, help="folder holding an older cubiclab package: its simulator too")
-    ap.add_argument("--ack-every-segment", action="store_true",
-                    help="also the simulator with delayed_ack = false (the testbed's kernel receiver ACKs "
-                         "every segment: see docs/agreement/README.md)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
@@ -195,7 +190,7 @@ def main() -> int:
     from cubiclab.testbed.ensemble import compare_runs, run_metrics
 
     files = [Path(f) for f in args.scenarios] or sorted(SCENARIOS.glob("*.toml"))
-    now_rows, before_rows, every_rows, missing = [], [], [], []
+    now_rows, before_rows, missing = [], [], []
     for f in files:
         sc = Scenario.load(f)
         kernel = kernel_side(sc, args.out / "kernel" / f"{f.stem}.json", args.runs, args.testbed or args.rerun_testbed,
@@ -209,12 +204,6 @@ def main() -> int:
         results = [simulate(ssc.replace(seed=s)) for s in ss]
         now_rows.append((sc.name, compare_runs([run_metrics(r) for r in results], kernel["metrics"])))
         picture(sc.name, results[0], kernel, args.out / f"{f.stem}.png")
-        if args.ack_every_segment:
-            esc = ssc.replace()
-            for g in esc.flows:
-                g.delayed_ack = False
-            every = [run_metrics(simulate(esc.replace(seed=s))) for s in ss]
-            every_rows.append((sc.name, compare_runs(every, kernel["metrics"])))
         if args.baseline:
             before_rows.append((sc.name, compare_runs(baseline_side(args.baseline, f, ss), kernel["metrics"])))
         if not args.quiet:
@@ -225,17 +214,12 @@ def main() -> int:
     parts = [table(now_rows, "Simulator (this build) against the kernel")]
     if before_rows:
         parts.append(table(before_rows, f"Before: simulator of {args.baseline} against the same kernel runs"))
-    if every_rows:
-        parts.append(table(every_rows, "Simulator (this build) with one ACK per segment against the kernel"))
     if missing:
         parts.append("Not run on the kernel yet: " + ", ".join(missing))
     text = "\n\n".join(parts)
     print(text)
     detail = {name: vs for name, vs in now_rows}
     atomic_write_text(args.out / "verdicts.json", json.dumps(detail, indent=1, default=float) + "\n")
-    if every_rows:
-        atomic_write_text(args.out / "verdicts_ack_every_segment.json",
-                          json.dumps(dict(every_rows), indent=1, default=float) + "\n")
     if before_rows:
         atomic_write_text(args.out / "verdicts_before.json",
                           json.dumps(dict(before_rows), indent=1, default=float) + "\n")

@@ -33,8 +33,9 @@ def _simulated(name: str) -> bool:
         return False
 
 
-#: The algorithms the simulator runs (the registry also holds ones it refuses, naming why:
-#: BBR waits for rate samples and pacing), drawn by the generators of valid scenarios.
+#: The algorithms the simulator runs (every one the registry holds, BBR included since the
+#: sender paces and samples delivery rates; kept as a check), drawn by the generators of
+#: valid scenarios.
 SIMULATED = [a for a in ALGORITHMS if _simulated(a)]
 
 #: Values that are wrong almost everywhere: overflowing, negative, of the wrong type, nested.
@@ -178,10 +179,11 @@ def _toml_value(v) -> str:
         return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\x00", "\\u0000") + '"'
+    # TOML has no null: a None inside a list or an inline table is left out, like a None key.
     if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+        return "[" + ", ".join(_toml_value(x) for x in v if x is not None) + "]"
     if isinstance(v, dict):
-        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items()) + "}"
+        return "{" + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items() if x is not None) + "}"
     raise TypeError(v)
 
 

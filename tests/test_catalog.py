@@ -3,6 +3,7 @@ mode (seconds of simulated time, one seed: every verdict indicative), the claims
 snapshot-tested, verdicts follow from confidence intervals, run lengths from the physics,
 scenario files are package data. Nothing here requires a paper's claim to hold."""
 
+import dataclasses
 import json
 import math
 import os
@@ -13,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from cubiclab.experiments import CATALOG, reproduce
-from cubiclab.experiments import base, physics
+from cubiclab.experiments import base, physics, stability
 from cubiclab.experiments.claims import (EXTENSION, FAILS, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS, NOT_CONVERGED,
-                                         PAPER, SENSITIVITY, TEXT, Above, Band, ClaimSpec, judge, mean_ci)
+                                         PAPER, SENSITIVITY, TEXT, Above, Band, ClaimSpec, Verdict, judge,
+                                         mean_ci)
 
 ENTRIES = sorted(CATALOG)
 SNAPSHOT = Path(__file__).parent / "snapshots" / "claims.json"
@@ -84,14 +86,16 @@ def test_claims_are_declared_fully():
 
 
 def test_the_papers_algorithms_by_default():
-    # seed 000 ran v2.2 (Algorithm 1), seed 001 the 2005 CUBIC, seed 002 Cubic 2.0; today's
-    # `cubic` appears only in the Linux sensitivity runs.
+    # seed 000 describes Algorithm 1 (cubic-2008), seed 001 the 2005 CUBIC, seed 002 Cubic 2.0;
+    # other CUBICs appear only in the sensitivity runs of their variant.
     paper = {"000": "cubic-2008", "001": "cubic-2005", "002": "cubic-2.0"}
     for name, e in CATALOG.items():
         for run in e.runs(base.TINY):
             algs = {g.algorithm for g in run.scenario.flows}
-            if run.tags.get("variant") == base.LINUX:
-                assert "cubic" in algs and not algs & set(base.PAPER_CUBICS), name
+            variant = run.tags.get("variant", "paper")
+            if variant != "paper":
+                sub = base.VARIANTS[variant][0]
+                assert sub in algs and not algs & (set(base.PAPER_CUBICS) - {sub}), name
             else:
                 assert "cubic" not in algs, name
                 if e.seed in paper and any(a.startswith("cubic") for a in algs):
@@ -157,6 +161,33 @@ def test_modes_and_seeds():
     assert sorted({r.seed for r in runs}) == [1, 2, 3]
 
 
+def test_stability_reruns_double_the_duration_and_take_other_seeds():
+    m = base.mode_named("full", 3)
+    e = CATALOG["s003-cubic-tahoe"]
+    planned, longer, other = (e.runs(r) for r in stability.reruns(m).values())
+    # the same conditions, each run's warm-up and window doubled: twice the duration
+    for a, b in zip(planned, longer):
+        assert b.scenario.compile()["duration"] == 2 * a.scenario.compile()["duration"]
+        assert b.tags["warmup_s"] == pytest.approx(2 * a.tags["warmup_s"])
+    # the next three seeds, durations unchanged
+    assert sorted({r.seed for r in other}) == [4, 5, 6]
+    assert [r.scenario.duration for r in other] == [r.scenario.duration for r in planned]
+
+
+def test_stability_flags_only_holds_against_does_not_hold():
+    def out(name, verdicts):
+        return base.Outcome(name, "", "000", "", "", verdicts=[
+            Verdict(dataclasses.replace(_spec(Band(1.0, 0.2)), id=i), verdict=v) for i, v in verdicts.items()])
+    rows = stability.compare({
+        "as planned": [out("e", {"a": HOLDS, "b": HOLDS, "c": HOLDS})],
+        "2x duration": [out("e", {"a": FAILS, "b": INCONCLUSIVE, "c": HOLDS})],
+        "other seeds": [out("e", {"a": HOLDS, "b": HOLDS, "c": HOLDS})]})
+    got = {r["claim"]: (r["flips"], r["changes"]) for r in rows}
+    assert got == {"a": (True, True), "b": (False, True), "c": (False, False)}
+    md = stability.markdown(rows, ["as planned", "2x duration", "other seeds"])
+    assert md.startswith("1 of 3 claims flip") and md.index("| e | a |") < md.index("| e | b |")
+
+
 # ---- run lengths from the physics ------------------------------------------------------------
 
 
@@ -214,6 +245,13 @@ def test_cli_list_and_errors(tmp_path):
     assert bad.returncode == 2 and "no catalog entry 's999-nothing'" in bad.stderr
     seeds = subprocess.run(cmd + ["s004-fig6", "--seeds", "1"], capture_output=True, text=True)
     assert seeds.returncode == 2 and "seeds is 1" in seeds.stderr
+    # the stability check end to end on a model entry (no simulations): nothing can flip
+    stab = subprocess.run(cmd + ["s004-fig6", "--stability", "--out", str(tmp_path / "stab"), "--quiet"],
+                          capture_output=True, text=True)
+    assert stab.returncode == 0, stab.stderr
+    assert "0 of 2 claims flip" in stab.stdout and (tmp_path / "stab" / "stability.md").is_file()
+    quick = subprocess.run(cmd + ["s004-fig6", "--stability", "--quick"], capture_output=True, text=True)
+    assert quick.returncode == 2 and "--stability reruns full mode" in quick.stderr
 
 
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
@@ -239,6 +277,35 @@ def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
     assert "RuntimeError: a bug in the analysis" in outs["zz-broken"].error
     assert [v.verdict for v in outs["zz-fine"].verdicts] == [HOLDS]
     assert "a bug in the analysis" in (tmp_path / "report.html").read_text()
+
+
+def test_a_window_cut_short_by_the_budget_is_not_judged(tmp_path, monkeypatch):
+    from cubiclab import metrics
+    from cubiclab.experiments.base import Experiment
+
+    class Short(Experiment):
+        name, seed, figure, title = "zz-short", "002", "Fig. 0", "capped"
+        claims = (_spec(Band(0.5, 0.5)), dataclasses.replace(_spec(Band(0.5, 0.5), transient=True), id="t"))
+
+        def conditions(self, mode):
+            return [(base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps"), {})]
+
+        def per_run(self, run, res, t0, t1):
+            return {"u": metrics.link_utilization(res.link, t0, t1)}
+
+        def values(self, rows):
+            return {"x": rows.u.iloc[0], "t": rows.u.iloc[0]}
+
+    monkeypatch.setitem(CATALOG, Short.name, Short())
+    # Two Cubic 2.0 flows at 200 ms on 10 Mb/s (BDP 167 + buffer 167 packets: W = 167 each)
+    # need K = cbrt(167 x 0.2 / 0.4) = 4.4 s per epoch, and the second starts at 30 s: a
+    # 6 s budget leaves a window of 2 s, under half an epoch.
+    m = base.Mode("full", seeds=2, epochs=10, min_window_s=2, max_s=6, max_packets=1e6, coarse=True,
+                  indicative=False)
+    (o,) = reproduce(["zz-short"], mode=m, out=tmp_path, progress=False, log=None, report=False)
+    v = {v.spec.id: v for v in o.verdicts}
+    assert v["x"].verdict == NOT_CONVERGED and "too short for a steady state" in v["x"].note
+    assert v["t"].verdict != NOT_CONVERGED  # a transient claim is about the run as a whole
 
 
 def _maturin() -> str | None:

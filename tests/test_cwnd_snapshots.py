@@ -29,11 +29,12 @@ def _runs() -> dict[str, Scenario]:
         "cubic_reno_20M_40ms_shallow": Scenario(
             duration="4s", seed=2, bottleneck=Bottleneck(rate="20Mbps", buffer="20%BDP"),
             flows=[FlowGroup("cubic", rtt="40ms"), FlowGroup("reno", rtt="40ms")], record=rec),
-        # Eight flows into a 3-packet buffer: windows of a few segments, timeouts (three in
-        # this run), Loss state, backoff.
-        "timeouts_8x_10M_20ms": Scenario(
+        # Twelve flows into a 3-packet buffer: windows of a few segments, tail loss probes,
+        # RACK's reorder timer and timeouts (two in this run; eight flows have none since
+        # the probes), Loss state, backoff.
+        "timeouts_12x_10M_20ms": Scenario(
             duration="3s", seed=3, bottleneck=Bottleneck(rate="10Mbps", buffer="3packets"),
-            flows=[FlowGroup("cubic", count=8, rtt="20ms", start_spacing="0.2s")], record=rec),
+            flows=[FlowGroup("cubic", count=12, rtt="20ms", start_spacing="0.2s")], record=rec),
     }
 
 

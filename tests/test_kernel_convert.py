@@ -4,7 +4,7 @@ scoreboard, late-jiffy detection and the event mapping, on small hand-made input
 import numpy as np
 import pandas as pd
 
-from cubiclab.kernel.convert import convert, delivered_from_acks, stale_jiffy
+from cubiclab.kernel.convert import bpf_ran, convert, delivered_from_acks, stale_jiffy
 from cubiclab.kernel.tracing import parse_trace
 
 LINE = ("          python3-4242    [001] ..s1.  1234.567890: tcp_probe: family=AF_INET "
@@ -87,3 +87,18 @@ def test_recovery_maps_to_ack_then_loss_and_exit_is_compared():
     assert list(conv.trace.cwnd_limited.replace("", -1)) == [1, 0, -1, 0, 1, 1]
     assert list(conv.truth.compared) == [True, False, False, True, True]
     assert conv.truth.acked.iloc[3] == 1 and conv.truth.una_advance.iloc[3] == 3
+
+
+def test_acks_the_bpf_witness_missed_become_ack_no_cc():
+    # Four ACKs in Open of one segment each. The witness (the loader's tcp_probe BPF
+    # program) saw the probes before ACKs 0, 1 and 3 but not ACK 2's, and also holds a row
+    # of another socket (sport 9) with ACK 2's sequence numbers, which must not count: on
+    # ACK 2 the kernel ran no BPF program, so the port's hooks did not run either.
+    mss = 100
+    rows = [(1000 * (i + 1), "probe", 2000 + 100 * i, 100 * i, 20, 10, 100, 0, 0, None, 0) for i in range(5)]
+    rec = _rec(rows).assign(sport=7)
+    seen = pd.DataFrame({"snd_una": [0, 100, 200, 300], "snd_nxt": [2000, 2100, 2200, 2300], "sport": [7, 7, 9, 7]})
+    assert list(bpf_ran(rec, seen)) == [True, True, False, True, False]
+    conv = convert(rec, mss, bpf_seen=seen)
+    assert list(conv.trace.event) == ["ack", "ack", "ack_no_cc", "ack"]
+    assert list(conv.truth.cong_avoid) == [True, True, False, True]

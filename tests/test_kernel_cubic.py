@@ -2,8 +2,8 @@
 
 A bulk flow of a few seconds runs through a 20 Mbit/s tbf bottleneck with a 120 kB queue
 (RTT up to ~48 ms of queueing, several loss events), once per algorithm: the kernel's own
-`reno` and `cubic`, and cubiclab's BPF ports (`cubic-2.2`, `cubic-2.0`),
-registered for that flow only. The sender's tcp_probe / tcp_cong_state_set tracepoints
+`reno` and `cubic`, and every BPF port of cubiclab (`cubic-2.2`, `cubic-2.0`, `cubic-2008`,
+`bic`, `highspeed`, `scalable`, `htcp`), registered for that flow only. The sender's tcp_probe / tcp_cong_state_set tracepoints
 and the ACKs captured on its interface are turned into a replay trace
 (cubiclab.kernel.convert), the trace is replayed through cubiclab's algorithm of the same
 name, and cwnd and ssthresh are compared after every ACK the kernel processed in the Open
@@ -34,17 +34,14 @@ _bpf_reason = bpf.availability()
 # was lost; a jiffy read a few microseconds late by the kernel), each of which can make a
 # few consecutive ACKs differ by one segment before the next loss re-aligns the windows.
 THRESHOLD = 0.995
-# The BPF ports: cubic-2.2, cubic-2.0 and scalable matched every ACK (100%, 99.98%, 100%)
-# in the runs before this branch took main's Host-based replay and shared namespace module;
-# since then they match 94.8-95.4% (scalable 87.6%), the replay leading the kernel by about
-# two ACK credits at each increment after a loss, while the same traces recorded before
-# replay identically with the new code and the kernel's own reno and cubic still match
-# every ACK. That difference is not explained yet (issue 14's note), so the bar for the
-# ports is the share measured since, not exactness. scalable varied from 76% to 100% between
-# runs since (78.4% in a clean-clone CI run), so it is reported by
-# scripts/kernel_cubic_check.py with bic, highspeed and htcp, not asserted here.
-PORT_THRESHOLD = 0.85
-PORTS = ["cubic-2.2", "cubic-2.0"]
+# The BPF ports are held to the same bar. On this machine the kernel sometimes runs no BPF
+# program at all for an ACK (the port's hooks included); the loader's tcp_probe witness
+# tells those ACKs and the replay skips the algorithm on them (cubiclab.kernel.convert).
+# Without it the ports matched 87-98% (the replay counting ACKs the port never saw); with
+# it every port matched every ACK in Open (issue 14's note).
+# cubic-2008's port is Algorithm 1 in fixed point, replayed through its exact twin
+# cubic-2008-fixed (whose tests bound its distance from the real-valued cubic-2008).
+PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "bic", "highspeed", "scalable", "htcp"]
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +68,7 @@ def test_kernel_window_matches_replay_every_ack(results, alg):
     assert r.losses >= 2
     assert r.capture.ack_drops == 0
     assert r.converted.delay_min_certain
-    assert r.comparison.share >= (PORT_THRESHOLD if alg in PORTS else THRESHOLD), r.report()
+    assert r.comparison.share >= THRESHOLD, r.report()
 
 
 def test_no_namespace_left_behind(results):

@@ -174,7 +174,15 @@ def test_cleanup_after_a_killed_run():
     child.kill()
     child.wait(10)
     time.sleep(0.3)
-    gone = tbrun.cleanup()
+    # Hold the kernel lab (the child's death released it) so that no other process's run
+    # starts and, in its own start-up cleanup, removes the child's namespaces first.
+    from cubiclab.namespaces import _LOCK
+
+    _LOCK.acquire(log=None)
+    try:
+        gone = tbrun.cleanup()
+    finally:
+        _LOCK.release()
     assert not _ours(prefix)
     assert any(n.startswith(prefix) for n in gone["namespaces"])
 
@@ -221,6 +229,52 @@ def test_web_sessions_request_the_simulators_objects():
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
 
 
+def test_reproduce_names_why_the_testbed_refuses_a_run():
+    # `cubiclab reproduce --testbed` says why a run stays simulator-only: a rate above the
+    # emulator's 1 Gbit/s, a duration above the bound the user can raise.
+    from cubiclab.experiments.testbed_backend import why_not
+    from cubiclab.sweep import Run
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+
+    def run(duration, rate):
+        return Run(cubiclab.Scenario(duration=duration, flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                     bottleneck=cubiclab.Bottleneck(rate=rate)))
+
+    assert "above the emulator's 1000 Mbit/s" in why_not(run("2s", "2500Mbps"), 600)
+    assert "bound is 600" in why_not(run("700s", "10Mbps"), 600)
+    assert why_not(run("700s", "10Mbps"), 800) is None
+
+
+def test_reproduce_skips_an_entry_the_testbed_cannot_finish(tmp_path, monkeypatch):
+    # An entry's analysis needs all its runs: one run above the emulator's rate keeps its
+    # partner off the testbed too, but the partner, shared with another entry that the
+    # testbed can take, runs once for that entry and is not named refused.
+    from cubiclab.experiments import testbed_backend
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+    from cubiclab.sweep import Run
+
+    def run(rate):
+        return Run(cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                     bottleneck=cubiclab.Bottleneck(rate=rate)))
+
+    ok, fast, other = run("10Mbps"), run("2500Mbps"), run("20Mbps")
+    ran = []
+
+    def testbed(sc, **kw):  # records the call instead of running the kernel
+        ran.append(sc)
+        raise RuntimeError("not run here")
+
+    monkeypatch.setattr(tbrun, "testbed", testbed)
+    kr = testbed_backend.run_all([[ok, fast], [other]], tmp_path, 600, log=None)
+    assert list(kr.refused) == [fast.key] and ran == [other.scenario] and list(kr.failed) == [other.key]
+    kr = testbed_backend.run_all([[ok, fast], [ok]], tmp_path, 600, log=None)
+    assert list(kr.refused) == [fast.key] and ran[1:] == [ok.scenario]
+
+
 @needs_root
 def test_one_kernel_lab_at_a_time():
     # A second process's kernel lab waits for the first to finish, and says whose run it
@@ -250,3 +304,89 @@ def test_one_kernel_lab_at_a_time():
         finally:
             _LOCK.release()
         child.wait(10)
+
+
+@needs_root
+def test_pcap_of_what_the_emulator_forwards(tmp_path):
+    # The capture holds every segment that left either link (super-packets cut into the
+    # segments they stand for), with the kernels' own headers: counts match the emulator's
+    # totals (no random loss here, which the tap is after), and each connection's ACKs
+    # never acknowledge data that has not crossed.
+    import dpkt
+
+    from cubiclab.testbed.net import SENDER_IP
+
+    rate, rtt = 20e6, 0.04
+    path = tmp_path / "tb.pcap"
+    sc = cubiclab.Scenario(duration="4s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms", count=2)],
+                           bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="100%BDP"),
+                           record=cubiclab.Record(pcap=str(path)))
+    res = cubiclab.testbed(sc, trace=False)
+    e = res.summary["emulator"]
+    with open(path, "rb") as f:
+        reader = dpkt.pcap.Reader(f)
+        assert reader.datalink() == 101
+        packets = [(ts, dpkt.ip.IP(buf)) for ts, buf in reader]
+    sender = bytes(int(o) for o in SENDER_IP.split("."))
+    fwd = [ip for _, ip in packets if ip.src == sender]
+    assert (len(fwd), len(packets) - len(fwd)) == (e["fwd_tx_packets"], e["rev_tx_packets"])
+    assert (e["fwd_pcap_records"], e["rev_pcap_records"]) == (e["fwd_tx_packets"], e["rev_tx_packets"])
+    times = [ts for ts, _ in packets]
+    assert times == sorted(times)
+    # Segments, not super-packets: none above the 1500-byte MTU, and the bytes add up to
+    # what the forward link serialized.
+    assert max(ip.len for ip in fwd) <= 1500
+    assert sum(ip.len for ip in fwd) == e["fwd_tx_bytes"]
+    port_of_flow = [f["port"] for f in tbrun.plan(sc).flows]
+    ports = set(port_of_flow)
+    isn, sent_end, last_ack = {}, {}, {}
+    for _, ip in packets:
+        tcp = ip.data
+        if not isinstance(tcp, dpkt.tcp.TCP):
+            continue
+        port = tcp.dport if ip.src == sender else tcp.sport
+        assert port in ports
+        if ip.src == sender:
+            if tcp.flags & dpkt.tcp.TH_SYN:
+                isn[port] = tcp.seq
+                continue
+            payload = ip.len - ip.hl * 4 - tcp.off * 4  # only the headers are captured
+            end = (tcp.seq - isn[port] - 1 + payload) % 2**32
+            sent_end[port] = max(sent_end.get(port, 0), end)
+        elif tcp.flags & dpkt.tcp.TH_ACK and not tcp.flags & dpkt.tcp.TH_SYN and port in isn:
+            # Relative to the SYN: byte 1 is the first of the payload.
+            ack = (tcp.ack - isn[port] - 1) % 2**32
+            assert last_ack.get(port, 0) <= ack <= sent_end.get(port, 0) + 1  # +1: a FIN
+            last_ack[port] = ack
+    assert sorted(last_ack) == sorted(ports)
+    # The last ACK that crossed covers what the receiving application read, within a
+    # bandwidth-delay product (20 Mbit/s x 40 ms = 100 kB: ACKs still on the way, data
+    # received but not yet read when the run stopped).
+    bdp = rate * rtt / 8
+    for flow, delivered in zip(res.totals.flow, res.totals.delivered_bytes):
+        assert abs(last_ack[port_of_flow[flow]] - delivered) <= bdp, (flow, last_ack, delivered)
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_a_rate_schedule_steps_the_delivered_rate():
+    # bottleneck.schedule on the testbed: the emulator serializes at the schedule's rate
+    # from the run's time 0 (cubiclab-path's Link::vary, as the simulator). With a queue
+    # that never empties (two CUBIC flows, a 200-packet buffer: cwnd after a loss stays
+    # above 0.7 x (200 + BDP) packets, more than the BDP of either rate), the link carries
+    # exactly rate x time: bytes in (a, b] = rate x (b - a) / 8, within a packet at each end
+    # and the interval records' own lateness (2% allows 10 ms at 20 Mbit/s).
+    steps = [(0.0, 20e6), (2.0, 5e6), (4.0, 20e6)]
+    sc = cubiclab.Scenario(duration="6s",
+                           flows=[cubiclab.FlowGroup("cubic", rtt="40ms", count=2, start_spacing="0s")],
+                           bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="200packets",
+                                                          schedule={"steps": [["0s", "20Mbps"], ["2s", "5Mbps"],
+                                                                              ["4s", "20Mbps"]]}))
+    res = cubiclab.testbed(sc, trace=False)
+    link = res.link
+    for a, b in [(1.0, 2.0), (2.5, 4.0), (4.5, 5.5)]:
+        rate = next(r for t, r in reversed(steps) if t <= a)
+        got = link[(link.t > a + 1e-9) & (link.t <= b + 1e-9)].tx_bytes.sum()
+        want = rate * (b - a) / 8
+        assert abs(got - want) <= 0.02 * want, (a, b, got, want)
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")

@@ -14,10 +14,12 @@ use std::process::Command;
 const OBJECTS: &[(&str, &str, &[&str])] = &[
     ("cubic22", "cubic_old.bpf.c", &["-DCUBIC_V=22"]),
     ("cubic20", "cubic_old.bpf.c", &["-DCUBIC_V=20"]),
+    ("cubic2008", "cubic2008.bpf.c", &[]),
     ("scalable", "scalable.bpf.c", &[]),
     ("highspeed", "highspeed.bpf.c", &[]),
     ("bic", "bic.bpf.c", &[]),
     ("htcp", "htcp.bpf.c", &[]),
+    ("watch", "watch.bpf.c", &[]),
 ];
 
 /// hstcp_table.h: HighSpeed's AIMD table from the library, its one owner. The arrays are

@@ -59,9 +59,10 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
     verdicts = ("Every verdict is indicative (short runs, one seed): none holds or fails." if mode and mode.indicative
                 else "A claim holds when the 95% confidence interval of the mean over seeds lies inside its "
                      "tolerance, does not hold when it lies outside, and is inconclusive otherwise; a metric that "
-                     "moves between the first and second half of the measured window is not converged.")
-    parts.append(f"<p>Generated {e(when)}, {e(what)}. {e(verdicts)} Paper claims, sensitivity rows (today's "
-                 "Linux CUBIC in place of the paper's) and extensions are counted apart. The papers measured "
+                     "moves between the first and second half of the measured window, or whose window the run budget "
+                     "cut below half the planned congestion epochs, is not converged.")
+    parts.append(f"<p>Generated {e(when)}, {e(what)}. {e(verdicts)} Paper claims, sensitivity rows (another CUBIC "
+                 "in place of the paper's, or a changed condition) and extensions are counted apart. The papers measured "
                  "testbeds (seeds 000, 002), ns-2 (001) or their own models (003, 004); we run one packet "
                  "simulator with the algorithm version each paper ran.</p>")
     parts.append(_tally_table(outcomes))

@@ -51,6 +51,7 @@ A scenario file (every key optional except ``flows``)::
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
     pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
+    pcap_flows = [0, 2]         # only these long-lived flows (default: every packet)
 
 Every value is checked before anything runs; a bad one raises ValueError naming its field
 and what is allowed.
@@ -149,6 +150,7 @@ class Record:
     cwnd: str = "interval"
     rtt_samples: bool = False
     pcap: str | None = None
+    pcap_flows: list[int] | None = None
 
 
 @dataclass
@@ -277,7 +279,8 @@ class Scenario:
             "flows": flows,
             "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
-                       "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap)},
+                       "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap),
+                       "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows)},
         }
 
     def to_json(self) -> str:

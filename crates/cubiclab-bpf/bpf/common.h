@@ -68,14 +68,17 @@ static __always_inline bool tcp_in_slow_start(const struct tcp_sock *tp)
 	return tp->snd_cwnd < tp->snd_ssthresh;
 }
 
-/* include/net/tcp.h tcp_is_cwnd_limited() of 6.x. */
+/* include/net/tcp.h tcp_is_cwnd_limited() of 6.x: limited this round, or in slow start
+ * below twice the most segments outstanding. */
 static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
+	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+		return true;
 	if (tcp_in_slow_start(tp))
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+	return false;
 }
 
 /* fls64: 1-based index of the highest set bit, 0 for 0 (BPF has no count-leading-zeros). */

@@ -3,8 +3,12 @@
 //!
 //! ```text
 //! cubiclab-bpf list                      the ports as JSON, and why they cannot load if so
-//! cubiclab-bpf load NAME=ALG[:k=v,...]...  register each instance, print {"loaded": ...},
-//!                                        then hold until stdin closes or a signal arrives
+//! cubiclab-bpf load [--watch FILE] [--stats] NAME=ALG[:k=v,...]...
+//!                                        register each instance, print {"loaded": ...},
+//!                                        then hold until stdin closes or a signal arrives;
+//!                                        --watch: record the ACKs the kernel ran BPF on
+//!                                        for these sockets (see watch.rs); --stats: print
+//!                                        each program's run count and time at the end
 //! ```
 //! Each instance is its own object (own parameters, own per-socket code) registered under
 //! NAME (at most 15 characters). The registration is a BPF link owned by this process:
@@ -13,12 +17,15 @@
 //! them itself. Nothing is pinned, no kernel-wide setting is touched.
 
 mod ports;
+mod watch;
 
 use std::io::Read;
 use std::process::ExitCode;
 
 use cubiclab_cc::Params;
-use libbpf_rs::{Link, MapCore, MapType, ObjectBuilder};
+use std::os::fd::{AsFd, AsRawFd};
+
+use libbpf_rs::{Link, MapCore, MapType, Object, ObjectBuilder};
 
 const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 /// TCP_CA_NAME_MAX - 1.
@@ -52,7 +59,7 @@ fn registered() -> Vec<String> {
 }
 
 /// Open the port's object, write the instance's name and parameters, load and register it.
-fn register(inst: &Instance) -> Result<Link, String> {
+fn register(inst: &Instance) -> Result<(Object, Link), String> {
     let port = ports::find(inst.algorithm)?;
     let values = ports::param_values(port, &inst.params).map_err(|e| e.0)?;
     let mut open = ObjectBuilder::default()
@@ -84,7 +91,26 @@ fn register(inst: &Instance) -> Result<Link, String> {
     let mut obj = open.load().map_err(|e| format!("{}: the kernel refused the program: {e}", inst.name))?;
     let mut map =
         obj.maps_mut().find(|m| m.map_type() == MapType::StructOps).ok_or("the struct_ops map vanished on load")?;
-    map.attach_struct_ops().map_err(|e| format!("{}: registering: {e}", inst.name))
+    let link = map.attach_struct_ops().map_err(|e| format!("{}: registering: {e}", inst.name))?;
+    Ok((obj, link))
+}
+
+/// `--stats`: each program's `run_cnt` and `run_time_ns` (struct bpf_prog_info), which the
+/// kernel counts while statistics are enabled (`BPF_ENABLE_STATS`, held by this process).
+fn program_stats(name: &str, obj: &Object) -> String {
+    let progs: Vec<String> = obj
+        .progs()
+        .map(|p| {
+            let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+            let rc = unsafe {
+                libbpf_sys::bpf_prog_get_info_by_fd(p.as_fd().as_raw_fd(), &mut info as *mut _ as *mut _, &mut len)
+            };
+            let (cnt, ns) = if rc == 0 { (info.run_cnt, info.run_time_ns) } else { (0, 0) };
+            format!("{}:{{\"run_cnt\":{cnt},\"run_time_ns\":{ns}}}", json_str(&p.name().to_string_lossy()))
+        })
+        .collect();
+    format!("{}:{{{}}}", json_str(name), progs.join(","))
 }
 
 fn json_str(s: &str) -> String {
@@ -96,10 +122,11 @@ fn list() -> ExitCode {
         .iter()
         .map(|p| {
             format!(
-                "{{\"algorithm\":{},\"tag\":{},\"fixed_point\":{}}}",
+                "{{\"algorithm\":{},\"tag\":{},\"fixed_point\":{},\"exact_twin\":{}}}",
                 json_str(p.algorithm),
                 json_str(p.tag),
-                json_str(p.fixed_point)
+                json_str(p.fixed_point),
+                json_str(p.exact_twin)
             )
         })
         .collect();
@@ -121,7 +148,26 @@ fn block_signals() -> libc::sigset_t {
     }
 }
 
-fn load(specs: &[String]) -> ExitCode {
+/// The longest prefix the instance names share (the witness's socket filter).
+fn common_prefix(names: &[String]) -> String {
+    let first = names.first().map(String::as_str).unwrap_or("");
+    let len =
+        names.iter().fold(first.len(), |n, s| first.bytes().zip(s.bytes()).take(n).take_while(|(a, b)| a == b).count());
+    first[..len].to_string()
+}
+
+fn load(mut args: &[String]) -> ExitCode {
+    let (mut watch_path, mut stats) = (None, false);
+    loop {
+        match args {
+            [flag, path, rest @ ..] if flag == "--watch" => {
+                (watch_path, args) = (Some(std::path::PathBuf::from(path)), rest)
+            }
+            [flag, rest @ ..] if flag == "--stats" => (stats, args) = (true, rest),
+            _ => break,
+        }
+    }
+    let specs = args;
     if let Some(reason) = ports::build_problem() {
         eprintln!("cubiclab-bpf: the BPF ports were not built: {reason}");
         return ExitCode::from(3);
@@ -156,7 +202,7 @@ fn load(specs: &[String]) -> ExitCode {
     let mut links = Vec::new();
     for inst in &instances {
         match register(inst) {
-            Ok(link) => links.push(link),
+            Ok(pair) => links.push(pair),
             Err(e) => {
                 eprintln!("cubiclab-bpf: {e}");
                 drop(links);
@@ -165,6 +211,19 @@ fn load(specs: &[String]) -> ExitCode {
         }
     }
     let names: Vec<String> = instances.iter().map(|i| i.name.clone()).collect();
+    // Statistics stay on while this fd is open (kernel.bpf_stats_enabled is not touched).
+    let stats_fd = if stats { unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) } } else { -1 };
+    if stats && stats_fd < 0 {
+        eprintln!("cubiclab-bpf: enabling BPF run-time statistics failed ({stats_fd})");
+        return ExitCode::from(3);
+    }
+    let watch = match watch_path.map(|p| watch::Watch::start(&common_prefix(&names), p)).transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("cubiclab-bpf: {e}");
+            return ExitCode::from(3);
+        }
+    };
     let listed = registered();
     if let Some(n) = names.iter().find(|n| !listed.contains(n)) {
         eprintln!("cubiclab-bpf: '{n}' was attached but is not in {AVAILABLE}");
@@ -182,7 +241,17 @@ fn load(specs: &[String]) -> ExitCode {
     });
     let mut sig = 0;
     unsafe { libc::sigwait(&set, &mut sig) };
+    let watched = watch.map(watch::Watch::finish).transpose();
+    if stats {
+        let each: Vec<String> = names.iter().zip(&links).map(|(n, (obj, _))| program_stats(n, obj)).collect();
+        println!("{{\"stats\":{{{}}}}}", each.join(","));
+        unsafe { libc::close(stats_fd) };
+    }
     drop(links);
+    if let Err(e) = watched {
+        eprintln!("cubiclab-bpf: {e}");
+        return ExitCode::from(1);
+    }
     let left: Vec<&String> = {
         let now = registered();
         names.iter().filter(|n| now.contains(n)).collect()
@@ -201,7 +270,7 @@ fn main() -> ExitCode {
         Some("list") => list(),
         Some("load") => load(&args[1..]),
         _ => {
-            eprintln!("usage: cubiclab-bpf list | cubiclab-bpf load NAME=ALGORITHM[:key=value,...] ...");
+            eprintln!("usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] NAME=ALGORITHM[:key=value,...] ...");
             ExitCode::from(2)
         }
     }

@@ -4,13 +4,15 @@
 use cubiclab_cc::params::ParamSpec;
 use cubiclab_cc::{registry, Algorithm, ParamError, Params};
 
-/// One port: the library name, a short tag for registered names, the compiled object, and
-/// what its arithmetic changes against the library algorithm (empty: nothing).
+/// One port: the library name, a short tag for registered names, the compiled object, what
+/// its arithmetic changes against the library algorithm (empty: nothing), and the library
+/// algorithm that computes exactly what the port does (its per-ACK check replays that one).
 pub struct Port {
     pub algorithm: &'static str,
     pub tag: &'static str,
     pub object: &'static [u8],
     pub fixed_point: &'static str,
+    pub exact_twin: &'static str,
 }
 
 macro_rules! object {
@@ -20,12 +22,20 @@ macro_rules! object {
 }
 
 pub const PORTS: &[Port] = &[
-    Port { algorithm: "cubic-2.2", tag: "c22", object: object!("cubic22"), fixed_point: "" },
-    Port { algorithm: "cubic-2.0", tag: "c20", object: object!("cubic20"), fixed_point: "" },
-    Port { algorithm: "bic", tag: "bic", object: object!("bic"), fixed_point: "" },
-    Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "" },
-    Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "" },
-    Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "" },
+    Port { algorithm: "cubic-2.2", tag: "c22", object: object!("cubic22"), fixed_point: "", exact_twin: "cubic-2.2" },
+    Port { algorithm: "cubic-2.0", tag: "c20", object: object!("cubic20"), fixed_point: "", exact_twin: "cubic-2.0" },
+    Port {
+        algorithm: "cubic-2008",
+        tag: "c08",
+        object: object!("cubic2008"),
+        fixed_point: "jiffies; t and K in 2^-10 s; C to 2^-10; whole-segment target; W_tcp in 2^-32 segments; \
+                      at most 128 segments per ACK (cubic-2008-fixed, within 2 segments of cubic-2008)",
+        exact_twin: "cubic-2008-fixed",
+    },
+    Port { algorithm: "bic", tag: "bic", object: object!("bic"), fixed_point: "", exact_twin: "bic" },
+    Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "", exact_twin: "highspeed" },
+    Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "", exact_twin: "htcp" },
+    Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "", exact_twin: "scalable" },
 ];
 
 /// Why the objects are missing, or None when they were built.

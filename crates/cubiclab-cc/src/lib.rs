@@ -18,6 +18,7 @@ pub mod clock;
 pub mod cubic;
 pub mod cubic_2005;
 pub mod cubic_2008;
+pub mod cubic_2008_fixed;
 pub mod cubic_2_2;
 pub mod cubic_rfc9438;
 pub mod cubic_v2_0;

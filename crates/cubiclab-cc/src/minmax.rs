@@ -49,6 +49,23 @@ impl Minmax {
         self.subwin_update(win, val)
     }
 
+    /// `minmax_running_min`: take a measurement `v` at time `t` into a min over `win`
+    /// (the kernel's `tcp_min_rtt` filter).
+    pub fn running_min(&mut self, win: u32, t: u32, v: u32) -> u32 {
+        let val = MinmaxSample { t, v };
+        if val.v <= self.s[0].v || val.t.wrapping_sub(self.s[2].t) > win {
+            // A new minimum, or nothing left in the window.
+            return self.reset(t, v);
+        }
+        if val.v <= self.s[1].v {
+            self.s[2] = val;
+            self.s[1] = val;
+        } else if val.v <= self.s[2].v {
+            self.s[2] = val;
+        }
+        self.subwin_update(win, val)
+    }
+
     /// `minmax_subwin_update`: age the samples. When the best is older than the window,
     /// the second and third move up; a second or third best that has stayed equal to the
     /// one above it for a quarter (resp. half) of the window is replaced by `val`, so the
@@ -114,5 +131,18 @@ mod tests {
         assert_eq!(m.running_max(10, 11, 60), 80);
         assert_eq!(m.running_max(10, 13, 60), 80);
         assert_eq!(m.running_max(10, 14, 60), 60);
+    }
+
+    #[test]
+    fn the_minimum_expires_after_the_window() {
+        // tcp_update_rtt_min's filter: 50 at t = 0, then 80 at every step of a window of 10;
+        // 50 holds through t = 10 and is gone at t = 11.
+        let mut m = Minmax::default();
+        m.reset(0, u32::MAX);
+        assert_eq!(m.running_min(10, 0, 50), 50);
+        for t in 1..=10 {
+            assert_eq!(m.running_min(10, t, 80), 50, "t {t}");
+        }
+        assert_eq!(m.running_min(10, 11, 80), 80);
     }
 }

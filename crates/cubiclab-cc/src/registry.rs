@@ -111,6 +111,7 @@ registry! {
     CubicV20(crate::cubic_v2_0::CubicV20) = "cubic-2.0", "Linux net/ipv4/tcp_cubic.c v2.0 (2.6.19-2.6.21), the 2.6.18 scaling bug as a parameter";
     Cubic22(crate::cubic_2_2::Cubic22) = "cubic-2.2", "Linux net/ipv4/tcp_cubic.c v2.2 (2.6.25-2.6.28), the code seed 000 measured";
     Cubic2008(crate::cubic_2008::Cubic2008) = "cubic-2008", "Seed 000 Algorithm 1 (Linux CUBIC v2.2 as the 2008 paper describes it)";
+    Cubic2008Fixed(crate::cubic_2008_fixed::Cubic2008Fixed) = "cubic-2008-fixed", "Seed 000 Algorithm 1 in the integers of its BPF port (jiffies, C to 2^-10, K to 2^-10 s)";
     Cubic2005(crate::cubic_2005::Cubic2005) = "cubic-2005", "Seed 001 (Rhee, Xu, PFLDnet 2005): beta kept 0.8, Smax clamp, TCP mode Eq. 4";
     CubicRfc9438(crate::cubic_rfc9438::CubicRfc9438) = "cubic-rfc9438", "RFC 9438 Section 4 (W_est, alpha_cubic, target clamped to 1.5 cwnd)";
     Reno(Reno) = "reno", "Linux net/ipv4/tcp_cong.c tcp_reno_* (6.x); RFC 5681";

@@ -7,6 +7,10 @@
 //! fast recovery (enter Recovery, then leave it with cwnd = ssthresh); a `rto` event is
 //! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
 //!
+//! An `ack_no_cc` is an ACK the kernel processed without running the algorithm's hooks
+//! (seen with BPF algorithms, whose programs the kernel sometimes skips: the kernel
+//! check's witness tells those ACKs): `snd_una` and the RTT estimator move, nothing else.
+//!
 //! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
 //! value of `tcp_is_cwnd_limited()` at that ACK), `idle_us` (for `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
@@ -14,7 +18,7 @@
 
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
-use crate::tcp::{AckSample, CaState, TcpState, TCP_INIT_CWND};
+use crate::tcp::{AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
 /// One event of a trace.
@@ -23,6 +27,8 @@ pub enum Event {
     /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
     /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
     Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// An ACK on which the algorithm's hooks did not run (`pkts_acked`, `cong_avoid`).
+    AckNoCc { rtt_us: i64 },
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
     Loss,
     /// A retransmission timeout.
@@ -37,6 +43,7 @@ impl Event {
     pub fn name(&self) -> &'static str {
         match self {
             Event::Ack { .. } => "ack",
+            Event::AckNoCc { .. } => "ack_no_cc",
             Event::Loss => "loss",
             Event::Rto => "rto",
             Event::TxStart { .. } => "tx_start",
@@ -137,13 +144,24 @@ impl Replayer {
                 h.try_leave_recovery(now);
                 h.assume_cwnd_limited(cwnd_limited);
                 let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
-                h.cong_control(ack, h.packets_out(), now);
+                h.cong_control(ack, &RateSample::default(), h.packets_out(), now);
                 if ev.snd_nxt.is_none() {
                     let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
                     if (want.wrapping_sub(h.tcp.snd_nxt) as i32) > 0 {
                         h.tcp.snd_nxt = want;
                         h.tcp.lsndtime_ns = now;
                     }
+                }
+            }
+            Event::AckNoCc { rtt_us } => {
+                if let Some(una) = ev.snd_una {
+                    h.ack_snd_una(una);
+                }
+                if let Some(nxt) = ev.snd_nxt {
+                    h.tcp.snd_nxt = nxt;
+                }
+                if rtt_us >= 0 {
+                    h.rtt_sample(rtt_us as u64);
                 }
             }
             Event::Loss => {
@@ -246,17 +264,20 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         }
         last_time = time_us;
         let name = get(Some(c_event)).ok_or_else(|| format!("line {lineno}: column 'event' is missing"))?;
+        // Linux's RTT samples are u32 microseconds; -1 when the row has none.
+        let rtt_us = || match num::<i64>(get(c_rtt), "rtt_us", lineno)? {
+            Some(r) if r > u32::MAX as i64 => {
+                Err(format!("line {lineno}: column 'rtt_us' is {r}; allowed: at most {}", u32::MAX))
+            }
+            r => Ok(r.unwrap_or(-1)),
+        };
         let event = match name {
             "ack" => Event::Ack {
                 acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
-                rtt_us: match num::<i64>(get(c_rtt), "rtt_us", lineno)? {
-                    Some(r) if r > u32::MAX as i64 => {
-                        return Err(format!("line {lineno}: column 'rtt_us' is {r}; allowed: at most {}", u32::MAX))
-                    }
-                    r => r.unwrap_or(-1),
-                },
+                rtt_us: rtt_us()?,
                 cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
             },
+            "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
             "loss" => Event::Loss,
             "rto" => Event::Rto,
             "tx_start" => Event::TxStart {
@@ -265,7 +286,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             "undo" => Event::Undo,
             other => {
                 return Err(format!(
-                    "line {lineno}: event '{other}' is unknown; allowed: ack, loss, rto, tx_start, undo"
+                    "line {lineno}: event '{other}' is unknown; allowed: ack, ack_no_cc, loss, rto, tx_start, undo"
                 ))
             }
         };
@@ -345,6 +366,26 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_without_hooks_moves_only_the_sequence() {
+        // Reno in congestion avoidance from cwnd 10 (ssthresh 5): tcp_cong_avoid_ai adds one
+        // segment once cwnd_cnt reaches cwnd, so 9 ACKs of one segment leave cwnd 10 with
+        // cwnd_cnt 9. An ACK whose hooks did not run (ack_no_cc) changes neither; the next
+        // ACK makes cwnd_cnt 10 = cwnd: cwnd 11, cwnd_cnt 0.
+        let start = ReplayStart { cwnd: 10, ssthresh: 5 };
+        let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
+        let seq =
+            |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
+        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true };
+        for i in 1..=9 {
+            r.step(&seq(i, i as u32, ack));
+        }
+        let row = r.step(&seq(10, 10, Event::AckNoCc { rtt_us: 10_000 }));
+        assert_eq!((row.cwnd, row.cwnd_cnt, r.host.tcp.snd_una), (10, 9, 10));
+        let row = r.step(&seq(11, 11, ack));
+        assert_eq!((row.cwnd, row.cwnd_cnt), (11, 0));
+    }
+
+    #[test]
     fn tahoe_restarts_from_one() {
         let evs = [TraceEvent { time_us: 0, event: Event::Loss, snd_una: None, snd_nxt: None }];
         let rows = replay(Algorithm::new("tahoe", &Params::new()).unwrap(), ReplayStart::default(), &evs);
@@ -353,8 +394,10 @@ mod tests {
 
     #[test]
     fn csv_parses_and_rejects_with_line_numbers() {
-        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n").unwrap();
-        assert_eq!(evs.len(), 3);
+        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,2,100\n5,loss,,\n9,tx_start,,\n9,ack_no_cc,2,7\n")
+            .unwrap();
+        assert_eq!(evs.len(), 4);
+        assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
         assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true });
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");

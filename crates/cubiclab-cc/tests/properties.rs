@@ -104,10 +104,12 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
         let row = r.step(&TraceEvent { time_us, event, snd_una: None, snd_nxt: None });
         prop_assert!(row.cwnd >= 1, "{name}: cwnd {} after {:?} at {time_us} us", row.cwnd, op);
         // A repeated timeout in Loss keeps the threshold without calling the hook
-        // (tcp_enter_loss), so only fresh congestion events are checked.
+        // (tcp_enter_loss), and so does a loss in Loss for an algorithm without fast
+        // recovery (Tahoe enters Loss for it), so only fresh congestion events are checked.
         // BBR (`cong_control`) is exempt: `bbr_ssthresh` returns the threshold unchanged.
         let floors_ssthresh = !r.host.alg.has_cong_control();
-        if floors_ssthresh && (matches!(event, Event::Loss) || (matches!(event, Event::Rto) && !was_in_loss)) {
+        let repeated_in_loss = was_in_loss && (matches!(event, Event::Rto) || !r.host.alg.fast_recovery());
+        if floors_ssthresh && matches!(event, Event::Loss | Event::Rto) && !repeated_in_loss {
             // Every Linux ssthresh hook floors the threshold at 2 segments (tcp_reno_ssthresh,
             // cubictcp_recalc_ssthresh, ...): max(..., 2U).
             prop_assert!(row.ssthresh >= 2, "{name}: ssthresh {} after {:?}", row.ssthresh, op);

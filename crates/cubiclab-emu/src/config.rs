@@ -3,7 +3,8 @@
 
 use std::os::fd::RawFd;
 
-use cubiclab_path::{Limit, LinkSpec, LossSpec, QueueDiscipline, QueueSettings};
+use crate::path::NO_FLOW;
+use cubiclab_path::{Limit, LinkSpec, LossSpec, QueueDiscipline, QueueSettings, RateSchedule, ScheduleSpec};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowCfg {
@@ -24,6 +25,9 @@ pub struct Config {
     /// The forward (A → B) and reverse bottleneck; a rate of 0 means no bottleneck.
     pub fwd: LinkSpec,
     pub rev: LinkSpec,
+    /// The forward rate over time (the scenario's `bottleneck.schedule`), replacing
+    /// `fwd.rate_bps`; its time 0 is the records' epoch.
+    pub fwd_schedule: Option<RateSchedule>,
     pub seed: u64,
     pub flows: Vec<FlowCfg>,
     pub default_fwd_delay_ns: u64,
@@ -56,6 +60,10 @@ pub struct Config {
     /// up to this much late. For rates where the kernels' per-write work would otherwise
     /// take a whole core.
     pub min_wait_ns: u64,
+    /// Write a pcap of every segment leaving either link here (`pcap.rs`).
+    pub pcap: Option<String>,
+    /// Capture only these flows (indices into `flows`); default: every packet.
+    pub pcap_flows: Option<Vec<u16>>,
 }
 
 /// A link as JSON (`LinkSpec`'s serde layout), checked as the scenario checks it.
@@ -73,21 +81,26 @@ fn parse_link(v: &str, field: &str) -> Result<LinkSpec, String> {
     Ok(l)
 }
 
-/// The `key value` lines that describe both bottlenecks and the seed, as [`Config::parse`]
-/// reads them: the testbed hands the emulator the path the simulator builds from the same
-/// scenario (`Scenario::link_spec`).
-pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, seed: u64) -> String {
+/// The `key value` lines that describe both bottlenecks, the forward rate's schedule and
+/// the seed, as [`Config::parse`] reads them: the testbed hands the emulator the path the
+/// simulator builds from the same scenario (`Scenario::link_spec`, `Schedule::spec`).
+pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, fwd_schedule: Option<&ScheduleSpec>, seed: u64) -> String {
     let json = |l: &LinkSpec| serde_json::to_string(l).expect("a LinkSpec is plain data");
-    format!("fwd_link {}\nrev_link {}\nseed {seed}\n", json(fwd), json(rev))
+    let schedule = fwd_schedule.map_or(String::new(), |s| {
+        format!("fwd_schedule {}\n", serde_json::to_string(s).expect("a ScheduleSpec is plain data"))
+    });
+    format!("fwd_link {}\nrev_link {}\n{schedule}seed {seed}\n", json(fwd), json(rev))
 }
 
 impl Config {
     /// Parse `key value` lines (`#` comments). Keys: netns_a, tun_a, netns_b, tun_b,
     /// netns_home, fwd_link / rev_link (the bottleneck as `LinkSpec` JSON: rate_bps (0: no
-    /// limit), buffer, queue, settings, loss, packet_bytes; default: no limit), seed, flow
+    /// limit), buffer, queue, settings, loss, packet_bytes; default: no limit),
+    /// fwd_schedule (`ScheduleSpec` JSON), seed, flow
     /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
     /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
-    /// max_coalesce, min_wait_ns.
+    /// max_coalesce, min_wait_ns, pcap (a file), pcap_flows (flow indices, in the order of
+    /// the `flow` lines).
     pub fn parse(text: &str) -> Result<Config, String> {
         let link = |buffer| LinkSpec {
             rate_bps: 0,
@@ -105,6 +118,7 @@ impl Config {
             netns_home: None,
             fwd: link(Limit::Packets(1000)),
             rev: link(Limit::Packets(100_000)),
+            fwd_schedule: None,
             seed: 1,
             flows: Vec::new(),
             default_fwd_delay_ns: 0,
@@ -119,6 +133,8 @@ impl Config {
             offload: true,
             max_coalesce: 64,
             min_wait_ns: 0,
+            pcap: None,
+            pcap_flows: None,
         };
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -137,6 +153,10 @@ impl Config {
                 "netns_home" => c.netns_home = Some(v.into()),
                 "fwd_link" => c.fwd = parse_link(v, "fwd_link").map_err(at)?,
                 "rev_link" => c.rev = parse_link(v, "rev_link").map_err(at)?,
+                "fwd_schedule" => {
+                    let spec: ScheduleSpec = serde_json::from_str(v).map_err(|e| at(e.to_string()))?;
+                    c.fwd_schedule = Some(RateSchedule::new(&spec).map_err(at)?);
+                }
                 "seed" => c.seed = int(v)?,
                 "flow" => {
                     let w: Vec<&str> = v.split_whitespace().collect();
@@ -167,6 +187,14 @@ impl Config {
                 "offload" => c.offload = int(v)? != 0,
                 "max_coalesce" => c.max_coalesce = int(v)?.clamp(1, 64) as u32,
                 "min_wait_ns" => c.min_wait_ns = int(v)?.min(1_000_000),
+                "pcap" => c.pcap = Some(v.into()),
+                "pcap_flows" => {
+                    let sel = v.split_whitespace().map(int).collect::<Result<Vec<u64>, _>>()?;
+                    if let Some(f) = sel.iter().find(|&&f| f >= NO_FLOW as u64) {
+                        return Err(at(format!("flow {f}; allowed: below {NO_FLOW}")));
+                    }
+                    c.pcap_flows = Some(sel.into_iter().map(|f| f as u16).collect());
+                }
                 _ => return Err(format!("line {}: unknown key '{k}'", n + 1)),
             }
         }
@@ -183,6 +211,9 @@ impl Config {
         }
         if c.flows.len() >= crate::path::NO_FLOW as usize {
             return Err(format!("{} flows; allowed: fewer than {}", c.flows.len(), crate::path::NO_FLOW));
+        }
+        if let Some(&f) = c.pcap_flows.iter().flatten().find(|&&f| f as usize >= c.flows.len()) {
+            return Err(format!("pcap_flows: flow {f}; allowed: indices below the {} flow lines", c.flows.len()));
         }
         Ok(c)
     }
@@ -221,8 +252,18 @@ mod tests {
             packet_bytes: 1500,
         };
         let rev = LinkSpec { buffer: Limit::Packets(17), loss: LossSpec::Poisson { rate_per_s: 2.5 }, ..fwd.clone() };
-        let c = Config::parse(&format!("{BASE}{}", path_text(&fwd, &rev, 42))).unwrap();
-        assert_eq!((c.fwd, c.rev, c.seed), (fwd, rev, 42));
+        let c = Config::parse(&format!("{BASE}{}", path_text(&fwd, &rev, None, 42))).unwrap();
+        assert_eq!((c.fwd, c.rev, c.seed), (fwd, rev.clone(), 42));
+        assert!(c.fwd_schedule.is_none());
+        // A schedule reads back as the path crate builds it: 12 Mbit/s for 1 s, then 6.
+        let steps = ScheduleSpec::Steps { steps: vec![(0, 12_000_000), (1_000_000_000, 6_000_000)], repeat_ns: None };
+        let c = Config::parse(&format!("{BASE}{}", path_text(&rev, &rev, Some(&steps), 42))).unwrap();
+        let s = c.fwd_schedule.expect("given");
+        assert_eq!((s.finish(0, 1500), s.finish(1_000_000_000, 1500)), (1_000_000, 1_002_000_000));
+        let e =
+            Config::parse(&format!("{BASE}fwd_schedule {{\"steps\": {{\"steps\": [[5, 1]], \"repeat_ns\": null}}}}"))
+                .unwrap_err();
+        assert!(e.contains("fwd_schedule") && e.contains("start at 0"), "{e}");
     }
 
     #[test]

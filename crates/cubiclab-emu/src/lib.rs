@@ -24,6 +24,7 @@
 
 pub mod config;
 pub mod path;
+pub mod pcap;
 pub mod record;
 pub mod run;
 pub mod sys;

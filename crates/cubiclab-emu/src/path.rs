@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use cubiclab_path::{Link, LinkSpec, Offer, PathPacket, Time};
+use cubiclab_path::{Link, LinkSpec, Offer, PathPacket, RateSchedule, Time};
 
 use crate::tun::{Header, MAX_PACKET};
 
@@ -118,14 +118,15 @@ struct DelayLine {
 }
 
 /// What happened to a segment on the way (for the caller's records).
-pub enum Fate {
+pub enum Fate<'a> {
     /// Dropped by the buffer or the queue discipline at this path time; its TCP sequence
     /// number.
     Dropped(Time, Seg, u32),
     /// Lost at random as it left the link at this path time.
     Lost(Time, Seg, u32),
-    /// Left the link (counted whether or not it was then lost).
-    Sent(Seg),
+    /// Left the link at this path time (counted whether or not random loss then took it,
+    /// which the flag says); its packet.
+    Sent(Time, Seg, &'a Slot, bool),
 }
 
 /// One direction: the bottleneck, then the delay lines.
@@ -146,7 +147,14 @@ pub struct Direction {
 impl Direction {
     /// Direction `dir` (0 forward, 1 reverse) with the flows' delays and the default delay
     /// for other packets.
-    pub fn new(spec: &LinkSpec, seed: u64, dir: u32, flow_delays: &[Time], default_delay: Time) -> Self {
+    pub fn new(
+        spec: &LinkSpec,
+        schedule: Option<&RateSchedule>,
+        seed: u64,
+        dir: u32,
+        flow_delays: &[Time],
+        default_delay: Time,
+    ) -> Self {
         let mut lines: Vec<DelayLine> = Vec::new();
         let mut line_for = |delay: Time| match lines.iter().position(|l| l.delay == delay) {
             Some(i) => i,
@@ -157,15 +165,11 @@ impl Direction {
         };
         let line_of_flow = flow_delays.iter().map(|&d| line_for(d)).collect();
         let line_default = line_for(default_delay);
-        Direction {
-            link: Link::new(spec, seed, dir),
-            next_done: None,
-            lines,
-            line_of_flow,
-            line_default,
-            arrivals: 0,
-            tx_segments: 0,
+        let mut link = Link::new(spec, seed, dir);
+        if let Some(s) = schedule {
+            link.vary(s.clone());
         }
+        Direction { link, next_done: None, lines, line_of_flow, line_default, arrivals: 0, tx_segments: 0 }
     }
 
     /// Without a rate the link is a wire: segments go straight to their delay line.
@@ -181,7 +185,7 @@ impl Direction {
 
     /// Finish every transmission due by `now`, in order, each at its own finish time (the
     /// virtual clock: the rate is exact however late the loop wakes).
-    pub fn advance(&mut self, now: Time, slab: &mut Slab, mut fate: impl FnMut(Fate)) {
+    pub fn advance(&mut self, now: Time, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         while let Some(fin) = self.next_done.filter(|&t| t <= now) {
             let (s, lost, next) = self.link.tx_done(fin);
             self.next_done = next;
@@ -191,7 +195,7 @@ impl Direction {
                 fate(Fate::Dropped(fin, d, slab.seq(d)));
                 slab.release(d.slot, 1);
             });
-            fate(Fate::Sent(s));
+            fate(Fate::Sent(fin, s, &slab.slots[s.slot as usize], lost));
             if lost {
                 fate(Fate::Lost(fin, s, slab.seq(s)));
                 slab.release(s.slot, 1);
@@ -202,7 +206,7 @@ impl Direction {
     }
 
     /// Offer every segment of the packet in `slot`, which arrived at `now`.
-    pub fn offer(&mut self, now: Time, slot: u32, flow: u16, slab: &mut Slab, mut fate: impl FnMut(Fate)) {
+    pub fn offer(&mut self, now: Time, slot: u32, flow: u16, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         self.advance(now, slab, &mut fate);
         let h = slab.slots[slot as usize].header;
         for index in 0..h.segments {
@@ -210,8 +214,9 @@ impl Direction {
             self.arrivals += 1;
             if self.unlimited() {
                 self.tx_segments += 1;
-                fate(Fate::Sent(s));
-                if self.link.loss.lose(now) {
+                let lost = self.link.loss.lose(now);
+                fate(Fate::Sent(now, s, &slab.slots[slot as usize], lost));
+                if lost {
                     fate(Fate::Lost(now, s, slab.seq(s)));
                     slab.release(slot, 1);
                 } else {
@@ -302,7 +307,7 @@ mod tests {
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
-        let mut d = Direction::new(&spec, 1, 0, &[5_000_000], 0);
+        let mut d = Direction::new(&spec, None, 1, 0, &[5_000_000], 0);
         let mut slab = Slab::default();
         let buf = slab.read_buffer();
         let slot = slab.insert(buf, 4500, header(3, 1448));
@@ -338,7 +343,7 @@ mod tests {
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
-        let mut d = Direction::new(&spec, 1, 0, &[], 1000);
+        let mut d = Direction::new(&spec, None, 1, 0, &[], 1000);
         let mut slab = Slab::default();
         let buf = slab.read_buffer();
         let slot = slab.insert(buf, 4500, header(3, 1448));

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::fs;
 
 use crate::path::{Direction, Fate, NO_FLOW};
+use crate::pcap::Tap;
 
 const LATE_BUCKETS: usize = 10_001;
 
@@ -108,10 +109,12 @@ pub struct Records {
     pub peak_q: (usize, u64),
     /// (drops, random losses, bytes sent) at the last record.
     prev: (u64, u64, u64),
+    /// The packet capture of what leaves this direction's link, if asked for.
+    pub tap: Option<Tap>,
 }
 
 impl Records {
-    pub fn new(dir: usize, start: u64, nflows: usize, max_events: usize) -> Self {
+    pub fn new(dir: usize, start: u64, nflows: usize, max_events: usize, tap: Option<Tap>) -> Self {
         Records {
             dir,
             start,
@@ -126,16 +129,21 @@ impl Records {
             max_q: (0, 0),
             peak_q: (0, 0),
             prev: (0, 0, 0),
+            tap,
         }
     }
 
     /// Count what happened to a segment.
     pub fn fate(&mut self, f: Fate) {
         let (t, s, seq, kind) = match f {
-            Fate::Sent(s) => {
+            Fate::Sent(t, s, slot, lost) => {
                 if let Some(st) = self.flows.get_mut(s.flow as usize) {
                     st.tx_bytes += s.bytes as u64;
                     st.tx_packets += 1;
+                }
+                // The tap is after the link's random loss, as the simulator's.
+                if let (Some(tap), false) = (&mut self.tap, lost) {
+                    tap.segment(t, s, slot);
                 }
                 return;
             }

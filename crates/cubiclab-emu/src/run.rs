@@ -11,10 +11,12 @@
 use std::fs;
 use std::io::Write;
 use std::os::fd::RawFd;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
 use crate::path::{Direction, Slab, NO_FLOW};
+use crate::pcap::{self, Tap};
 use crate::record::{self, Records, Summary};
 use crate::sys::{self, mono_ns, STOP};
 use crate::tun::{self, Header, MAX_PACKET};
@@ -97,10 +99,21 @@ struct Half {
 
 fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
     fs::create_dir_all(&cfg.out).map_err(|e| format!("{}: {e}", cfg.out))?;
+    if let Some(fd) = cfg.ctl_fd {
+        // Both directions wait on the control descriptor; the one that loses the race for
+        // a line must find it empty, not block in read until the run ends.
+        // SAFETY: fcntl on a descriptor we were given.
+        unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
+    }
+    let tap = |dir| {
+        cfg.pcap.as_ref().map(|p| Tap::new(Path::new(p), dir, cfg.flows.len(), cfg.pcap_flows.as_deref())).transpose()
+    };
+    let taps = [tap(0)?, tap(1)?];
     let start = mono_ns();
     let (fwd, rev) = std::thread::scope(|s| {
-        let rev = s.spawn(|| half(cfg, 1, fds[1], fds[0], start));
-        let fwd = half(cfg, 0, fds[0], fds[1], start);
+        let [tap_fwd, tap_rev] = taps;
+        let rev = s.spawn(|| half(cfg, 1, fds[1], fds[0], start, tap_rev));
+        let fwd = half(cfg, 0, fds[0], fds[1], start, tap_fwd);
         (fwd, rev.join())
     });
     let mut rev = rev.map_err(|_| "the reverse direction's thread panicked".to_string())?;
@@ -108,8 +121,19 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
     let end = mono_ns();
     fwd.rec.finish();
     rev.rec.finish();
-    let out = std::path::Path::new(&cfg.out);
+    let out = Path::new(&cfg.out);
     let late = record::write(out, &fwd.rec, &rev.rec)?;
+    let mut pcap_records = [0; 2];
+    let mut pcap_buffers_made = 0;
+    for (i, tap) in [fwd.rec.tap.take(), rev.rec.tap.take()].into_iter().enumerate() {
+        if let Some(t) = tap {
+            (pcap_records[i], pcap_buffers_made) = (t.records, pcap_buffers_made + t.buffers_made);
+            t.finish()?;
+        }
+    }
+    if let Some(p) = &cfg.pcap {
+        pcap::merge(Path::new(p))?;
+    }
     let (f, r) = (&fwd, &rev);
     let s = |v: &dyn ToString| v.to_string();
     let summary = Summary(vec![
@@ -148,6 +172,9 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("polls".into(), s(&(f.polls + r.polls))),
         ("events_lost".into(), s(&(f.rec.events_lost + r.rec.events_lost))),
         ("scheduling".into(), f.sched.replace(' ', "_")),
+        ("fwd_pcap_records".into(), s(&pcap_records[0])),
+        ("rev_pcap_records".into(), s(&pcap_records[1])),
+        ("pcap_buffers_made".into(), s(&pcap_buffers_made)),
     ]);
     let mut fh = fs::File::create(out.join("summary.txt")).map_err(|e| e.to_string())?;
     fh.write_all(summary.text().as_bytes()).map_err(|e| e.to_string())?;
@@ -155,21 +182,22 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
 }
 
 /// Direction `d` (0: A → B, 1: B → A) from `in_fd` to `out_fd` until the run stops.
-fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half {
+fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Option<Tap>) -> Half {
     let sched = sys::set_scheduling(cfg.sched_fifo);
     let deadline = start.saturating_add(cfg.max_duration_ns);
     let mut flow_of_port = vec![NO_FLOW; 1 << 16];
     for (i, f) in cfg.flows.iter().enumerate() {
         flow_of_port[f.port as usize] = i as u16;
     }
-    let (spec, delays, default_delay) = if d == 0 {
-        (&cfg.fwd, cfg.flows.iter().map(|f| f.fwd_delay_ns).collect::<Vec<_>>(), cfg.default_fwd_delay_ns)
+    let (spec, schedule, delays, default_delay) = if d == 0 {
+        let delays = cfg.flows.iter().map(|f| f.fwd_delay_ns).collect::<Vec<_>>();
+        (&cfg.fwd, cfg.fwd_schedule.as_ref(), delays, cfg.default_fwd_delay_ns)
     } else {
-        (&cfg.rev, cfg.flows.iter().map(|f| f.rev_delay_ns).collect(), cfg.default_rev_delay_ns)
+        (&cfg.rev, None, cfg.flows.iter().map(|f| f.rev_delay_ns).collect(), cfg.default_rev_delay_ns)
     };
     let mut h = Half {
-        dir: Direction::new(spec, cfg.seed, d as u32, &delays, default_delay),
-        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events),
+        dir: Direction::new(spec, schedule, cfg.seed, d as u32, &delays, default_delay),
+        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap),
         reads: 0,
         rx_errors: 0,
         polls: 0,
@@ -184,6 +212,8 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half
         EPOCH.store(e, Ordering::SeqCst);
     }
     let mut epoch = EPOCH.load(Ordering::SeqCst);
+    // The schedule's time 0 is the run's (the epoch), not the emulator's start.
+    h.dir.link.set_schedule_origin(epoch.saturating_sub(start));
     let mut next_sample = next_on_grid(if epoch == 0 { start } else { epoch }, start, cfg.sample_ns);
     let mut ctl_buf = [0u8; 64];
     let mut scratch = [0u8; 256];
@@ -199,6 +229,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64) -> Half
         if e != epoch {
             epoch = e;
             next_sample = next_on_grid(epoch, mono_ns(), cfg.sample_ns);
+            h.dir.link.set_schedule_origin(epoch.saturating_sub(start));
         }
         // Deliver what is due first (its time has come), read what arrived (up to a
         // batch, each packet entering the path at the time it was read), then deliver

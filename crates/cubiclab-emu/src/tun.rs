@@ -143,6 +143,24 @@ impl Header {
             // SAFETY: buf is valid for its length.
             return unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
         }
+        let (h, payload) = self.range_headers(buf, from, to, scratch);
+        let iov = [
+            libc::iovec { iov_base: h.as_ptr() as *mut libc::c_void, iov_len: h.len() },
+            libc::iovec { iov_base: payload.as_ptr() as *mut libc::c_void, iov_len: payload.len() },
+        ];
+        // SAFETY: both iovecs point into live buffers of the stated lengths.
+        unsafe { libc::writev(fd, iov.as_ptr(), 2) }
+    }
+
+    /// The headers (virtio, IPv4, TCP) of segments `from..to` of the super-packet in `buf`,
+    /// built in `scratch`, and that stretch of its payload.
+    pub fn range_headers<'a>(
+        &self,
+        buf: &'a [u8],
+        from: u16,
+        to: u16,
+        scratch: &'a mut [u8; 256],
+    ) -> (&'a [u8], &'a [u8]) {
         let at = self.ip_at as usize;
         let (ip_hl, hdr_len) = (self.ip_hl as usize, self.hdr_len as usize);
         let gso = self.gso_size as usize;
@@ -183,12 +201,7 @@ impl Header {
         let tcp_len = (hdr_len - ip_hl + payload) as u32;
         let pseudo = sum16(&src, 0) + sum16(&dst, 0) + 6 + tcp_len;
         tcp[16..18].copy_from_slice(&fold(pseudo).to_be_bytes());
-        let iov = [
-            libc::iovec { iov_base: h.as_ptr() as *mut libc::c_void, iov_len: h.len() },
-            libc::iovec { iov_base: buf[p0..].as_ptr() as *mut libc::c_void, iov_len: payload },
-        ];
-        // SAFETY: both iovecs point into live buffers of the stated lengths.
-        unsafe { libc::writev(fd, iov.as_ptr(), 2) }
+        (h, &buf[p0..p1])
     }
 }
 

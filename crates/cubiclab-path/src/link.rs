@@ -39,6 +39,8 @@ pub struct Link<P> {
     pub loss: RandomLoss,
     /// A rate that varies in time, replacing `rate_bps` for serialization ([`Link::vary`]).
     schedule: Option<RateSchedule>,
+    /// The path time at which the schedule's time 0 falls ([`Link::set_schedule_origin`]).
+    schedule_origin: Time,
 }
 
 /// What became of a packet offered to a link.
@@ -62,18 +64,37 @@ impl<P: PathPacket> Link<P> {
         };
         let queue = Queue::new(spec.queue, &spec.settings, buffer);
         let loss = RandomLoss::new(spec.loss.clone(), Rng::new(seed, STREAM_LINK + dir as u64));
-        Self { rate_bps: spec.rate_bps, queue, busy: None, carry: 0, tx_bytes: 0, drops: 0, loss, schedule: None }
+        Self {
+            rate_bps: spec.rate_bps,
+            queue,
+            busy: None,
+            carry: 0,
+            tx_bytes: 0,
+            drops: 0,
+            loss,
+            schedule: None,
+            schedule_origin: 0,
+        }
     }
 
-    /// Serialize at the rate of `schedule` from now on (time 0 is the run's start).
+    /// Serialize at the rate of `schedule` from now on (its time 0 is the run's start,
+    /// unless [`Link::set_schedule_origin`] moves it).
     pub fn vary(&mut self, schedule: RateSchedule) {
         self.schedule = Some(schedule);
     }
 
-    /// Bits the link could carry in [0, t): its capacity, for utilisation.
+    /// Make path time `origin` the schedule's time 0: the emulator starts before the run's
+    /// flows do, and learns when their time 0 is only then. Before the origin a packet takes
+    /// as long as at the schedule's time 0.
+    pub fn set_schedule_origin(&mut self, origin: Time) {
+        self.schedule_origin = origin;
+    }
+
+    /// Bits the link could carry in [0, t): its capacity, for utilisation (with a schedule,
+    /// from its origin on).
     pub fn capacity_bits(&self, t: Time) -> u128 {
         match &self.schedule {
-            Some(s) => s.capacity_bits(t),
+            Some(s) => s.capacity_bits(t.saturating_sub(self.schedule_origin)),
             None => self.rate_bps as u128 * t as u128 / 1_000_000_000,
         }
     }
@@ -83,7 +104,10 @@ impl<P: PathPacket> Link<P> {
     #[inline]
     fn finish(&mut self, start: Time, size: u32) -> Time {
         if let Some(s) = &self.schedule {
-            return s.finish(start, size);
+            return match start.checked_sub(self.schedule_origin) {
+                Some(at) => self.schedule_origin + s.finish(at, size),
+                None => start + s.finish(0, size),
+            };
         }
         let num = size as u128 * 8 * 1_000_000_000 + self.carry as u128;
         let r = self.rate_bps as u128;
@@ -141,6 +165,33 @@ mod tests {
             packet_bytes: 1500,
         };
         Link::new(&spec, 0, 0)
+    }
+
+    #[test]
+    fn a_schedule_runs_from_its_origin() {
+        // 12 Mbit/s for the schedule's first second, then 6: a 1500-byte packet takes 1 ms,
+        // then 2 ms. With the origin at path time 5 s, a packet at 5.5 s is in the first
+        // step, one at 6.5 s in the second; one at 1 s, before the origin, takes as long
+        // as at the schedule's time 0.
+        const S: Time = 1_000_000_000;
+        let mut l = droptail(12_000_000, Limit::Packets(10));
+        l.vary(
+            RateSchedule::new(&crate::ScheduleSpec::Steps {
+                steps: vec![(0, 12_000_000), (S, 6_000_000)],
+                repeat_ns: None,
+            })
+            .unwrap(),
+        );
+        l.set_schedule_origin(5 * S);
+        for (start, fin) in [
+            (5 * S + S / 2, 5 * S + S / 2 + S / 1000),
+            (6 * S + S / 2, 6 * S + S / 2 + 2 * S / 1000),
+            (S, S + S / 1000),
+        ] {
+            let Offer::Started(t) = l.offer(start, pkt(1500)) else { panic!("the link is idle") };
+            assert_eq!(t, fin);
+            l.tx_done(t);
+        }
     }
 
     #[test]

@@ -20,8 +20,11 @@ use crate::Time;
 pub const OPPORTUNITY_BYTES: u64 = 1500;
 const NS_PER_S: u128 = 1_000_000_000;
 
-/// What a scenario gives: checked by [`RateSchedule::new`].
-#[derive(Clone, Debug, PartialEq)]
+/// What a scenario gives: checked by [`RateSchedule::new`]. (As JSON, as the testbed hands
+/// it to the emulator: `{"steps": {"steps": [[ns, bps], ...], "repeat_ns": null}}` or
+/// `{"trace": {"opportunities_ms": [...]}}`.)
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum ScheduleSpec {
     /// (from time ns, rate bits/s), the first at 0, times strictly increasing; with
     /// `repeat_ns` the whole list repeats with that period (longer than the last time).

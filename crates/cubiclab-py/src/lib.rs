@@ -191,7 +191,13 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
 fn emulator_path(spec_json: &str) -> PyResult<String> {
     let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
     sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
-    Ok(cubiclab_emu::config::path_text(&sc.link_spec(Direction::Forward), &sc.link_spec(Direction::Reverse), sc.seed))
+    let schedule = sc.bottleneck.schedule.as_ref().map(|s| s.spec());
+    Ok(cubiclab_emu::config::path_text(
+        &sc.link_spec(Direction::Forward),
+        &sc.link_spec(Direction::Reverse),
+        schedule.as_ref(),
+        sc.seed,
+    ))
 }
 
 /// The background web sessions of a scenario as the testbed runs them, JSON: per session its

@@ -22,6 +22,8 @@ pub enum Ev {
     DelAck(u32),
     /// A flow's retransmission timer.
     Rto(u32),
+    /// A paced flow's next departure time (the kernel's pacing timer).
+    Pace(u32),
     /// A flow starts.
     Start(u32),
     /// A flow's application stops sending new data.

@@ -9,8 +9,11 @@
 //! - sequence numbers count payload bytes from 0 (segment n starts at n·mss, wrapping at
 //!   2^32 as TCP's do); acknowledgement numbers likewise; an ACK's SACK block is the
 //!   out-of-order segment that triggered it;
-//! - the timestamp option: TSval is the capture time in milliseconds, TSecr 0 (the
-//!   simulator does not echo timestamps);
+//! - the timestamp option: TSval is the capture time in milliseconds; TSecr echoes the
+//!   TSval of the connection's latest packet captured the other way (0 before there is
+//!   one), as RFC 7323's TS.Recent would at a host sitting at the tap. An endpoint echoes an
+//!   older one (the packet it answers reached it a one-way delay after the tap), which
+//!   RTT-by-timestamp tools would notice: the capture's TSecr gives the tap's view;
 //! - the window: 65535 with a window scale of 14 (1 GiB, the simulator's receiver never
 //!   limits unless `rwnd` is set, which the capture does not show). The scale travels in a
 //!   SYN and SYN-ACK written just before each connection's first packet: the simulator
@@ -53,6 +56,11 @@ pub struct PcapWriter<W: Write> {
     long_lived: u32,
     /// Per flow slot: the connection whose handshake was written, plus one (0: none yet).
     handshake: Vec<u32>,
+    /// Per flow slot: the TSval last written by the sender ([0]) and the receiver ([1]),
+    /// which the other side's next packet echoes.
+    ts_recent: Vec<[u32; 2]>,
+    /// Per flow slot: whether it is captured (`record.pcap_flows`).
+    selected: Vec<bool>,
     /// The first write error; reported when the capture is closed.
     error: Option<io::Error>,
 }
@@ -67,13 +75,20 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn create(path: &Path, mss: u32, flows: usize, long_lived: usize) -> Result<Self, String> {
+    /// `only`: the long-lived flows to capture (`record.pcap_flows`; None: all packets).
+    pub fn create(
+        path: &Path,
+        mss: u32,
+        flows: usize,
+        long_lived: usize,
+        only: Option<&[u32]>,
+    ) -> Result<Self, String> {
         let mut partial = path.as_os_str().to_owned();
         partial.push(".partial");
         let partial = PathBuf::from(partial);
         let file =
             File::create(&partial).map_err(|e| format!("record.pcap: cannot create '{}': {e}", partial.display()))?;
-        let writer = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), mss, flows, long_lived)
+        let writer = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), mss, flows, long_lived, only)
             .map_err(|e| format!("record.pcap: cannot write '{}': {e}", partial.display()))?;
         Ok(Self { writer, path: path.to_path_buf(), partial, closed: false })
     }
@@ -105,8 +120,9 @@ impl Drop for Capture {
 }
 
 impl<W: Write> PcapWriter<W> {
-    /// Write the file header; `flows` is the number of flow slots (long-lived and web).
-    pub fn new(mut out: W, mss: u32, flows: usize, long_lived: usize) -> io::Result<Self> {
+    /// Write the file header; `flows` is the number of flow slots (long-lived and web),
+    /// `only` the long-lived ones to capture (None: all).
+    pub fn new(mut out: W, mss: u32, flows: usize, long_lived: usize, only: Option<&[u32]>) -> io::Result<Self> {
         let mut h = [0u8; 24];
         h[0..4].copy_from_slice(&PCAP_MAGIC.to_le_bytes());
         h[4..6].copy_from_slice(&2u16.to_le_bytes());
@@ -115,15 +131,31 @@ impl<W: Write> PcapWriter<W> {
         h[16..20].copy_from_slice(&(MAX_HEADERS as u32).to_le_bytes());
         h[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
         out.write_all(&h)?;
-        Ok(Self { out, mss, long_lived: long_lived as u32, handshake: vec![0; flows], error: None })
+        let selected = match only {
+            None => vec![true; flows],
+            Some(sel) => (0..flows as u32).map(|f| sel.contains(&f)).collect(),
+        };
+        Ok(Self {
+            out,
+            mss,
+            long_lived: long_lived as u32,
+            handshake: vec![0; flows],
+            ts_recent: vec![[0; 2]; flows],
+            selected,
+            error: None,
+        })
     }
 
     /// Record `p` leaving the bottleneck at `now`.
     #[inline]
     pub fn packet(&mut self, now: Time, p: &Packet) {
+        if !self.selected[p.flow as usize] {
+            return;
+        }
         let conn = p.conn as u32 + 1;
         if self.handshake[p.flow as usize] != conn {
             self.handshake[p.flow as usize] = conn;
+            self.ts_recent[p.flow as usize] = [0; 2];
             self.write(now, &Header::syn(p, false));
             self.write(now, &Header::syn(p, true));
         }
@@ -164,7 +196,12 @@ impl<W: Write> PcapWriter<W> {
             return;
         }
         let mut rec = [0u8; 16 + MAX_HEADERS];
-        let n = h.encode(&mut rec[16..], now, h.flow < self.long_lived);
+        let ts_val = (now / 1_000_000) as u32;
+        let recent = &mut self.ts_recent[h.flow as usize];
+        let side = h.to_sender as usize;
+        let ts_ecr = recent[1 - side];
+        recent[side] = ts_val;
+        let n = h.encode(&mut rec[16..], ts_val, ts_ecr, h.flow < self.long_lived);
         let us = now / 1_000;
         rec[0..4].copy_from_slice(&((us / 1_000_000) as u32).to_le_bytes());
         rec[4..8].copy_from_slice(&((us % 1_000_000) as u32).to_le_bytes());
@@ -216,12 +253,11 @@ impl Header {
     }
 
     /// Encode into `buf`; returns the bytes written.
-    fn encode(&self, buf: &mut [u8], now: Time, bulk: bool) -> usize {
+    fn encode(&self, buf: &mut [u8], ts_val: u32, ts_ecr: u32, bulk: bool) -> usize {
         // TCP options, padded to a multiple of four with NOPs (1), so the header length
         // plus the payload is the size on the wire.
         let mut opt = [1u8; 40];
         let mut o = 0;
-        let ts_val = (now / 1_000_000) as u32;
         if self.syn_options {
             // MSS (2, 4), SACK permitted (4, 2), window scale (3, 3), timestamps (8, 10).
             opt[0..4].copy_from_slice(&[2, 4, 0, 0]);
@@ -233,7 +269,7 @@ impl Header {
         }
         opt[o..o + 2].copy_from_slice(&[8, 10]);
         opt[o + 2..o + 6].copy_from_slice(&ts_val.to_be_bytes());
-        opt[o + 6..o + 10].copy_from_slice(&0u32.to_be_bytes());
+        opt[o + 6..o + 10].copy_from_slice(&ts_ecr.to_be_bytes());
         o += 10;
         let mut tcp_len = 20 + o;
         let ack_with_room = self.to_sender && !self.syn_options;
@@ -304,7 +340,7 @@ mod tests {
     const MSS: u32 = 1448;
 
     fn capture(packets: &[(Time, Packet)]) -> Vec<u8> {
-        let mut w = PcapWriter::new(Vec::new(), MSS, 2, 1).unwrap();
+        let mut w = PcapWriter::new(Vec::new(), MSS, 2, 1, None).unwrap();
         for (t, p) in packets {
             w.packet(*t, p);
         }
@@ -355,6 +391,40 @@ mod tests {
         assert_eq!(be32(&a[28..]), 2 * MSS);
         assert_eq!(&a[52..56], &[1, 1, 5, 10]);
         assert_eq!((be32(&a[56..]), be32(&a[60..])), (3 * MSS, 4 * MSS));
+    }
+
+    #[test]
+    fn timestamps_echo_the_other_sides_latest() {
+        // Data at 1.5 s and 1.6 s, an ACK at 1.7 s, data at 1.8 s: the SYN echoes nothing,
+        // the SYN-ACK the SYN (1500 ms), the first data the SYN-ACK (1500), the ACK the latest
+        // data (1600), the data after it the ACK (1700).
+        let data = |seq| Packet { flow: 0, conn: 0, seq, sack: NO_SACK, size: MSS + HEADER_BYTES, is_ack: false };
+        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: NO_SACK, size: 64, is_ack: true };
+        let file = capture(&[
+            (1_500_000_000, data(0)),
+            (1_600_000_000, data(1)),
+            (1_700_000_000, ack),
+            (1_800_000_000, data(2)),
+        ]);
+        // TSecr: IPv4 20 + TCP 20, then NOP NOP, kind and length, TSval: 40 + 4 + 4 = 48; in
+        // the SYNs the timestamps follow 10 bytes of other options: 40 + 10 + 2 + 4 = 56.
+        let ecr: Vec<u32> =
+            records(&file).iter().enumerate().map(|(i, r)| be32(&r.2[if i < 2 { 56 } else { 48 }..])).collect();
+        assert_eq!(ecr, vec![0, 1500, 1500, 1500, 1600, 1700]);
+    }
+
+    #[test]
+    fn only_the_selected_flows_are_captured() {
+        let p = |flow| Packet { flow, conn: 0, seq: 0, sack: NO_SACK, size: 1500, is_ack: false };
+        let mut w = PcapWriter::new(Vec::new(), MSS, 3, 3, Some(&[2])).unwrap();
+        for f in [0, 1, 2, 2] {
+            w.packet(0, &p(f));
+        }
+        // Flow 2's handshake and its two packets.
+        let file = w.into_inner();
+        let recs = records(&file);
+        assert_eq!(recs.len(), 4);
+        assert!(recs.iter().all(|r| r.2[15] == 2 || r.2[19] == 2));
     }
 
     #[test]

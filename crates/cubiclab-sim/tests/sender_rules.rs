@@ -26,12 +26,38 @@ impl Harness {
 
     /// As `new`, with the application handing over `segments` in all.
     fn new_app_limited(alg: &str, iw: u32, ssthresh: Option<u32>, segments: u32) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, ssthresh, segments, true, true)
+    }
+
+    /// As `new`, with the timer the RTO alone and no F-RTO (`tcp_early_retrans = 0`,
+    /// `tcp_frto = 0`), for the rules of `tcp_retransmit_timer` and `tcp_enter_loss` (with
+    /// probes on, Linux's first expiry before any RTT sample is a probe at
+    /// TCP_TIMEOUT_INIT, as the RTO would be; F-RTO would send new data after it).
+    fn rto_only(alg: &str, iw: u32, ssthresh: Option<u32>) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, ssthresh, u32::MAX, false, false)
+    }
+
+    /// As `new`, with F-RTO but no probes (the timer is the RTO).
+    fn frto_without_probes(alg: &str, iw: u32) -> (Self, Vec<(u32, bool)>) {
+        Self::with(alg, iw, None, u32::MAX, false, true)
+    }
+
+    fn with(
+        alg: &str,
+        iw: u32,
+        ssthresh: Option<u32>,
+        segments: u32,
+        loss_probes: bool,
+        frto: bool,
+    ) -> (Self, Vec<(u32, bool)>) {
         let cfg = SenderConfig {
             recovery: Recovery::Sack,
             min_rto_ns: 200 * MS,
             rwnd: 1 << 20,
             initial_cwnd: iw,
             initial_ssthresh: ssthresh,
+            loss_probes,
+            frto,
         };
         let mut s = Sender::new(Algorithm::new(alg, &Params::new()).unwrap(), cfg, 1448);
         s.app_limit = segments;
@@ -113,7 +139,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
     // unSACKed segment is lost, so nothing is in flight and cwnd = in_flight + 1 = 1;
     // the head is retransmitted and the timer backs off (tcp_retransmit_timer). The RTO
     // before any sample is TCP_TIMEOUT_INIT, 1 s; backed off once, 2 s.
-    let (mut h, _) = Harness::new("reno", 100, None);
+    let (mut h, _) = Harness::rto_only("reno", 100, None);
     let sent = h.rto(1000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
@@ -124,7 +150,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
 fn second_timeout_before_progress_keeps_the_first_threshold() {
     // tcp_enter_loss in Loss with icsk_retransmits = 1 and snd_una < high_seq: no new
     // ssthresh, however small cwnd is now.
-    let (mut h, _) = Harness::new("reno", 100, None);
+    let (mut h, _) = Harness::rto_only("reno", 100, None);
     h.rto(1000);
     h.rto(3000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
@@ -139,7 +165,7 @@ fn second_timeout_after_progress_recomputes() {
     // (retransmissions); the second timeout computes reno max(2 / 2, 2) = 2 and cubic
     // max(2 * 717 / 1024, 2) = 2, where keeping the first would leave 50 / 70.
     for (alg, first) in [("reno", 50), ("cubic", 70)] {
-        let (mut h, _) = Harness::new(alg, 100, None);
+        let (mut h, _) = Harness::rto_only(alg, 100, None);
         h.rto(1000);
         assert_eq!(h.window().1, first, "{alg}");
         let sent = h.ack(1100, 1, None);
@@ -157,7 +183,7 @@ fn loss_ends_without_resetting_the_window() {
     // timeout leaves ssthresh 2, cwnd 1; ACK of 0 -> cwnd 2 (slow start to ssthresh);
     // ACK of 1, 2 -> congestion avoidance (cnt 2 of 2: cwnd 3); ACK of 3 = high_seq (4)
     // -> Open with cwnd 3.
-    let (mut h, _) = Harness::new("reno", 4, None);
+    let (mut h, _) = Harness::rto_only("reno", 4, None);
     h.rto(1000);
     h.ack(1100, 1, None);
     assert_eq!(h.window(), (2, 2, CaState::Loss));
@@ -185,29 +211,32 @@ fn prr_adds_one_only_when_nothing_was_newly_marked_lost() {
     // tcp_cwnd_reduction with in_flight at or below ssthresh: sndcnt = min(delta,
     // max(prr_delivered - prr_out, newly_acked_sacked) + 1), the +1 only when snd_una
     // advanced (FLAG_SND_UNA_ADVANCED) AND the ACK newly marked nothing lost (rs->losses).
-    // Script (IW 20, segments 0..=9 and 20 lost): SACKs of 10, 11 at t = 0 (in Open they
-    // free room for 20, 21); the SACK of 12 at t = 1 ms puts three SACKed segments above
-    // 0..=9, all lost: Recovery, ssthresh 10, and PRR keeps in_flight at 10 while it sends
-    // the retransmissions of 0..=8, one per SACK (13..=19 at 2..=8 ms, 21 at 9 ms).
-    // Then at 20 ms the retransmissions of 0..=7 arrive: cum ACK 8, newly_acked_sacked 8,
-    // and segment 20 (sent at 0, before the retransmission of 7 now delivered) is newly
-    // lost by RACK (no reordering window in Recovery). Now prr_delivered = 9 + 8 = 17,
-    // prr_out = 9, in_flight = 14 outstanding - 11 SACKed - 3 lost (8, 9, 20) + 1
-    // retransmitted (8) = 1, delta = 9: sndcnt = min(9, max(17 - 9, 8)) = 8, cwnd = 9.
-    // Adding the +1 regardless of the new loss would give 10.
+    // Script (IW 20 sent at t = 0, segments 0..=9 lost): SACKs of 10, 11 at 100 ms (in
+    // Open, with one or two SACKed the holes wait out RACK's reordering window, min_rtt / 4
+    // = 25 ms; they free room for 20, 21, sent at 100 ms); the SACK of 12 at 101 ms makes
+    // three SACKed, the window zero (tcp_rack_reo_wnd) and 0..=9 (sent with 12, lower
+    // sequence) lost: Recovery, ssthresh 10, in_flight 22 - 3 - 10 = 9, and PRR
+    // (prr_delivered - prr_out = 1 per SACK) keeps in_flight at 10 while it sends the
+    // retransmissions of 0..=7, one per SACK (12..=19 at 101..=108 ms).
+    // Then at 210 ms the retransmissions of 0..=7 arrive: cum ACK 8, newly_acked_sacked 8,
+    // and 20, 21 (sent at 100, before the retransmission of 7 now delivered 102 ms after
+    // it) are newly lost by RACK (no reordering window in Recovery; tcp_rack_advance
+    // takes a retransmission only if delivered at least min_rtt after it was sent). Now prr_delivered =
+    // 8 + 8 = 16, prr_out = 8, in_flight = 14 outstanding - 10 SACKed - 4 lost (8, 9, 20,
+    // 21) = 0, delta = 10: sndcnt = min(10, max(16 - 8, 8)) = 8, cwnd = 0 + 8 = 8.
+    // Adding the +1 regardless of the new losses would give 9.
     let (mut h, _) = Harness::new("reno", 20, None);
-    h.ack(0, 0, Some(10));
-    h.ack(0, 0, Some(11));
+    h.ack(100, 0, Some(10));
+    h.ack(100, 0, Some(11));
     for s in 12..=19 {
-        let sent = h.ack(s as u64 - 11, 0, Some(s));
+        let sent = h.ack(s as u64 + 89, 0, Some(s));
         assert_eq!(sent, vec![(s - 12, true)]);
     }
-    h.ack(9, 0, Some(21));
     assert_eq!((h.window(), h.s.in_flight()), ((10, 10, CaState::Recovery), 10));
-    let sent = h.ack(20, 8, None);
-    assert_eq!(h.window(), (9, 10, CaState::Recovery));
-    // The eight it lets out: the last lost head 9, the newly lost 20, then new data.
-    assert_eq!(sent[..3], [(9, true), (20, true), (22, false)]);
+    let sent = h.ack(210, 8, None);
+    assert_eq!(h.window(), (8, 10, CaState::Recovery));
+    // The eight it lets out: the lost 8, 9, 20, 21, then new data.
+    assert_eq!(sent[..5], [(8, true), (9, true), (20, true), (21, true), (22, false)]);
     assert_eq!(sent.len(), 8);
 }
 
@@ -281,4 +310,92 @@ fn timeout_spares_what_rack_has_not_yet_timed_out() {
     assert_eq!(h.s.in_flight(), 3, "2 spared + the head retransmitted again");
     assert_eq!(h.window(), (3, 10, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
+}
+
+#[test]
+fn rack_reorder_timer_finds_a_loss_with_one_sack() {
+    // tcp_rack_reo_wnd / tcp_rack_mark_lost / tcp_rack_reo_timeout. Ten segments sent at
+    // t = 0 (the application has no more), 8 lost. Cumulative ACKs of 0..=7 at 100..=107
+    // ms (min_rtt 100 ms; slow start while cwnd < 2 x max_packets_out: cwnd 10 + 8 = 18),
+    // then the SACK of 9 at 109 ms: one SACKed, Open, so the reordering window is
+    // min(min_rtt / 4, srtt) = 25 ms and 8 (sent with 9, lower sequence) expires only at
+    // 0 + 109 (RACK's RTT) + 25 = 134 ms. The reorder timer: 25 ms up to whole jiffies
+    // (7 x 4 ms = 28) plus TCP_TIMEOUT_MIN (8 ms) = 36 ms -> 145 ms; nothing is marked yet.
+    let (mut h, sent) = Harness::new_app_limited("reno", 10, None, 10);
+    assert_eq!(sent.len(), 10);
+    for k in 1..=8 {
+        assert!(h.ack(99 + k as u64, k, None).is_empty());
+    }
+    assert!(h.ack(109, 8, Some(9)).is_empty());
+    assert_eq!(h.window(), (18, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
+    assert_eq!(h.s.rto_deadline, 145 * MS);
+    // At 145 ms 8 has expired: lost, in flight changes, Recovery (reno: ssthresh 18 / 2 =
+    // 9) and one PRR step (tcp_cwnd_reduction(sk, 1, 0)): in_flight 2 - 1 SACKed - 1 lost
+    // = 0, sndcnt = max(prr_delivered 1 - prr_out 0, 1) = 1, cwnd = 0 + 1 = 1: the
+    // retransmission of 8 goes out.
+    assert_eq!(h.rto(145), vec![(8, true)]);
+    assert_eq!(h.window(), (1, 9, CaState::Recovery));
+    assert_eq!((h.s.stats.loss_events, h.s.stats.timeouts), (1, 0));
+}
+
+#[test]
+fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
+    // tcp_schedule_loss_probe / tcp_send_loss_probe, then RACK. Ten segments at t = 0 (no
+    // more data), 8 and 9 lost; ACKs of 0..=7 at 100 ms: every RTT sample 100 ms, so srtt
+    // 100 ms and RTO 100 + max(2 x 100, 200) = 300 ms (tcp_rtt_estimator). In Open with two
+    // segments out the probe timeout is 2 x srtt + TCP_TIMEOUT_MIN = 208 ms (below the
+    // RTO): at 308 ms the last segment, 9, is sent again (no new data).
+    let (mut h, _) = Harness::new_app_limited("reno", 10, None, 10);
+    for k in 1..=8 {
+        h.ack(100, k, None);
+    }
+    assert_eq!(h.s.rto_deadline, 308 * MS);
+    assert_eq!(h.rto(308), vec![(9, true)]);
+    assert_eq!(h.s.stats.timeouts, 0);
+    // Its SACK at 408 ms (cum 8): RACK advances to the probe (sent at 308, 100 ms ago: not
+    // ambiguous); 8, sent before it, has waited RACK's RTT 100 ms + min_rtt / 4 = 25 ms:
+    // lost, Recovery (reno: ssthresh 18 / 2 = 9, cwnd 10 + 8 in slow start = 18), and
+    // PRR lets the retransmission of 8 out (in_flight 0, sndcnt 1): cwnd 1.
+    assert_eq!(h.ack(408, 8, Some(9)), vec![(8, true)]);
+    assert_eq!(h.window(), (1, 9, CaState::Recovery));
+    // The retransmission's ACK at 508 ms ends Recovery at ssthresh, without an RTO.
+    h.ack(508, 10, None);
+    assert_eq!(h.window(), (9, 9, CaState::Open));
+    assert_eq!((h.s.stats.loss_events, h.s.stats.timeouts), (1, 0));
+}
+
+#[test]
+fn frto_undoes_a_spurious_timeout() {
+    // tcp_enter_loss / tcp_process_loss with tcp_frto = 2 (probes off, so the timer is the
+    // RTO). IW 10 at t = 0, no ACK within the initial RTO (1 s): Loss from Open, so F-RTO
+    // is on; ssthresh max(10 / 2, 2) = 5, everything marked lost (no RACK RTT yet), cwnd
+    // in_flight 0 + 1 = 1: the head 0 is retransmitted.
+    let (mut h, _) = Harness::frto_without_probes("reno", 10);
+    assert_eq!(h.rto(1000), vec![(0, true)]);
+    assert_eq!(h.window(), (1, 5, CaState::Loss));
+    // The originals were only delayed. ACK of 0 at 1010 ms: snd_una advances below
+    // high_seq (10) and snd_nxt = high_seq: step 2b, high_seq = snd_nxt and new data
+    // instead of retransmissions: slow start makes cwnd 2 and in flight is 0 (1..=9 lost),
+    // so 10 and 11 go out.
+    assert_eq!(h.ack(1010, 1, None), vec![(10, false), (11, false)]);
+    assert_eq!(h.window(), (2, 5, CaState::Loss));
+    // ACK of the original 1 (never retransmitted, below the old high_seq): step 3b,
+    // spurious, tcp_try_undo_loss(sk, true): cwnd = reno's undo_cwnd max(2, prior_cwnd
+    // 10) = 10, ssthresh back to prior_ssthresh (infinite), Open, 2..=9 no longer lost.
+    // Then this ACK's slow start (cwnd 10 < 2 x max_packets_out): 11; in flight 2..=11 =
+    // 10, so one new segment, 12.
+    assert_eq!(h.ack(1011, 2, None), vec![(12, false)]);
+    assert_eq!(h.window(), (11, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
+}
+
+#[test]
+fn frto_goes_on_with_recovery_when_the_loss_was_real() {
+    // As above up to step 2b; then a duplicate ACK SACKing the new segment 10: the
+    // originals were lost (step 3a), F-RTO ends and the lost segments are retransmitted
+    // as the window allows: cwnd 2, in flight 11 (new, not SACKed) = 1, so one: 1.
+    let (mut h, _) = Harness::frto_without_probes("reno", 10);
+    h.rto(1000);
+    h.ack(1010, 1, None);
+    assert_eq!(h.ack(1020, 1, Some(10)), vec![(1, true)]);
+    assert_eq!(h.window(), (2, 5, CaState::Loss));
 }

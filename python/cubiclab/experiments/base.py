@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab.experiments import physics
-from cubiclab.experiments.claims import PAPER, SENSITIVITY, ClaimSpec, judge
+from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
+                                         SENSITIVITY, ClaimSpec, judge)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -27,7 +28,9 @@ from cubiclab.sweep import Run, SweepResult
 class Mode:
     """How much to run. `seeds`: runs per condition; `epochs`, `min_window_s`, `max_s`,
     `max_packets`: the run-length plan's (physics.run_length); `coarse`: the entries' small
-    grids; `indicative`: verdicts are never holds / does not hold."""
+    grids; `indicative`: verdicts are never holds / does not hold. `stretch` multiplies every
+    run's planned warm-up and window, `seed_offset` shifts its seeds (1 + offset, ...): the
+    stability check's reruns (experiments/stability.py)."""
 
     name: str
     seeds: int
@@ -37,6 +40,8 @@ class Mode:
     max_packets: float
     coarse: bool
     indicative: bool
+    stretch: float = 1.0
+    seed_offset: int = 0
 
 
 FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False)
@@ -56,6 +61,10 @@ def mode_named(name: str, seeds: int | None = None) -> Mode:
         m = dataclasses.replace(m, seeds=seeds)
     return m
 
+
+# Verdicts a measured window too short for a steady state withdraws: what the interval gave,
+# and "not measured" (a window without a single congestion event, say).
+DECIDED = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
 
 # ---- scenario files ------------------------------------------------------------------------
 
@@ -118,17 +127,21 @@ def mbps(x: float) -> str:
     return f"{x:g}Mbps"
 
 
-# The paper's CUBIC of each seed, and today's Linux CUBIC that replaces it in sensitivity rows.
+# The paper's CUBIC of each seed, and the CUBICs that replace it in sensitivity rows: name ->
+# (algorithm, what it is).
 PAPER_CUBICS = ("cubic-2008", "cubic-2.2", "cubic-2005", "cubic-2.0")
-LINUX = "linux"
+VARIANTS = {
+    "linux": ("cubic", "Today's Linux CUBIC (v2.3: beta 0.7, HyStart)"),
+    "v2.2": ("cubic-2.2", "Linux CUBIC v2.2 (2.6.25-2.6.28) as the kernel computed it (beta 717/1024 kept)"),
+}
 
 
-def with_linux_cubic(sc: Scenario) -> Scenario:
-    """`sc` with every paper-version CUBIC replaced by today's Linux `cubic` (defaults)."""
+def with_cubic(sc: Scenario, algorithm: str) -> Scenario:
+    """`sc` with every paper-version CUBIC replaced by `algorithm` (its defaults)."""
     sc = copy.deepcopy(sc)
     for g in sc.flows:
         if g.algorithm in PAPER_CUBICS:
-            g.algorithm, g.params, g.initial_ssthresh = "cubic", {}, None
+            g.algorithm, g.params, g.initial_ssthresh = algorithm, {}, None
     return sc
 
 
@@ -164,9 +177,9 @@ class Experiment:
     Simulation entries implement `conditions` (one scenario per point of the figure),
     `per_run` (metrics of one run over a time window), `values` (one seed's claim values
     from its rows, one per condition) and `plot`. Model entries implement `compute`
-    instead. `claims` is the declared table; with `linux_variant`, every condition also runs
-    with today's Linux CUBIC in place of the paper's, and each paper claim gets a
-    sensitivity row from those runs."""
+    instead. `claims` is the declared table; for each name in `variants` (keys of
+    VARIANTS), every condition also runs with that CUBIC in place of the paper's, and each
+    paper claim gets a sensitivity row (id@name) from those runs."""
 
     name = ""
     seed = ""  # "000" ... "004"
@@ -174,7 +187,7 @@ class Experiment:
     title = ""
     setup = ""
     claims: tuple[ClaimSpec, ...] = ()
-    linux_variant = False
+    variants: tuple[str, ...] = ()
     # claim id -> tags whose runs explain it (diagnostics); default: every run of the entry
     claim_runs: dict = {}
 
@@ -187,27 +200,27 @@ class Experiment:
                                   max_packets=mode.max_packets)
 
     def table(self) -> list[ClaimSpec]:
-        """Every row the entry reports: its claims and, with `linux_variant`, their
-        sensitivity twins."""
+        """Every row the entry reports: its claims and their sensitivity twins, one per
+        variant."""
         rows = list(self.claims)
-        if self.linux_variant:
-            rows += [dataclasses.replace(
-                c, id=f"{c.id}@linux", kind=SENSITIVITY,
-                rationale=f"Today's Linux CUBIC (v2.3: beta 0.7, HyStart) in place of the paper's; {c.rationale}")
-                for c in self.claims if c.kind == PAPER]
+        for v in self.variants:
+            rows += [dataclasses.replace(c, id=f"{c.id}@{v}", kind=SENSITIVITY,
+                                         rationale=f"{VARIANTS[v][1]} in place of the paper's; {c.rationale}")
+                     for c in self.claims if c.kind == PAPER]
         return rows
 
     def runs(self, mode: Mode) -> list[Run]:
         out = []
         conds = self.conditions(mode)
-        if self.linux_variant:
-            conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + \
-                    [(with_linux_cubic(sc), {**tags, "variant": LINUX}) for sc, tags in conds]
+        if self.variants:
+            conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + [
+                (with_cubic(sc, VARIANTS[v][0]), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]
         for sc, tags in conds:
             rl = self.run_length(sc, mode)
-            base = vary(sc, duration=f"{rl.duration_s:g}s")
-            for k in range(1, mode.seeds + 1):
-                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": rl.warmup_s, "epochs": round(rl.epochs, 1),
+            warm, window = rl.warmup_s * mode.stretch, rl.window_s * mode.stretch
+            base = vary(sc, duration=f"{warm + window:g}s")
+            for k in range(1 + mode.seed_offset, mode.seeds + 1 + mode.seed_offset):
+                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": warm, "epochs": round(rl.epochs * mode.stretch, 1),
                                                     "capped": rl.capped}))
         return out
 
@@ -250,7 +263,15 @@ class Experiment:
         for c in self.table():
             v = judge(c, per_seed["all"].get(c.id, []), per_seed["first"].get(c.id), per_seed["second"].get(c.id),
                       indicative=mode.indicative)
-            if v.verdict in ("does not hold", "not converged", "inconclusive") or (
+            short = self._claim_rows(c, frames["all"]).epochs.min()
+            if not mode.indicative and not c.transient and v.verdict in DECIDED and short < mode.epochs / 2:
+                # a window the run budget cut below half the planned epochs measures the
+                # approach to steady state, and a longer run can reverse its verdict
+                v.verdict, v.note = NOT_CONVERGED, (
+                    f"the measured window of its longest-epoch condition holds {short:g} congestion epochs of the "
+                    f"slowest flow (the plan asks {mode.epochs:g}; the run budget capped it): too short for a steady "
+                    f"state, not judged (ours would be {v.ours})")
+            if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE) or (
                     mode.indicative and "outside" in v.note):
                 v.note = (v.note + " " if v.note else "") + "In its runs: " + describe(self._diag_for(c, diag))
             verdicts.append(v)
@@ -264,23 +285,27 @@ class Experiment:
 
     def _seed_values(self, frame: pd.DataFrame) -> dict:
         """claim id -> one value per seed (paper claims from the paper variant's rows,
-        sensitivity twins from the Linux variant's)."""
+        sensitivity twins from their variant's)."""
         out: dict = {}
-        variants = [("paper", "")] + ([(LINUX, "@linux")] if self.linux_variant else [])
-        for variant, suffix in variants:
-            f = frame[frame.variant == variant] if self.linux_variant else frame
+        for variant, suffix in [("paper", "")] + [(v, f"@{v}") for v in self.variants]:
+            f = frame[frame.variant == variant] if self.variants else frame
             for _, rows in f.groupby("seed", sort=True):
                 for k, v in self.values(rows.reset_index(drop=True)).items():
                     out.setdefault(k + suffix, []).append(float(v))
         return out
 
-    def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
-        d = diag
-        if self.linux_variant:
-            d = d[d.variant == (LINUX if spec.id.endswith("@linux") else "paper")]
+    def _claim_rows(self, spec: ClaimSpec, rows: pd.DataFrame) -> pd.DataFrame:
+        """The rows (one per run) of the runs that measure `spec`: its variant's, narrowed
+        by `claim_runs`."""
+        d = rows
+        if self.variants:
+            d = d[d.variant == (spec.id.split("@")[1] if "@" in spec.id else "paper")]
         for k, v in self.claim_runs.get(spec.id.split("@")[0], {}).items():
             d = d[d[k] == v]
-        return d.mean(numeric_only=True).to_dict()
+        return d
+
+    def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
+        return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()
 
     def outcome(self, mode: Mode, **kw) -> Outcome:
         return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name, **kw)

@@ -21,6 +21,8 @@ def cmd_reproduce(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs is {args.jobs}; allowed: >= 1")
     mode = "quick" if args.quick else args.mode
+    if args.stability:
+        return _stability(args, mode)
     try:
         outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds, out=args.out,
                              jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
@@ -40,6 +42,23 @@ def cmd_reproduce(args) -> int:
     return 1 if any(o.error for o in outcomes) else 0
 
 
+def _stability(args, mode: str) -> int:
+    from cubiclab.experiments.stability import stability
+
+    if mode != "full" or args.testbed:
+        raise ValueError("--stability reruns full mode on the simulator; drop --mode/--quick/--testbed")
+    rows = stability(None if args.all else args.names, seeds=args.seeds, out=args.out, jobs=args.jobs, ray=args.ray,
+                     cache=args.cache, progress=not args.quiet, log=None if args.quiet else sys.stderr)
+    for r in rows:
+        if r["changes"]:
+            print(f"{r['entry']:22s} {r['claim']:30s} {'FLIPS' if r['flips'] else 'moves'}: " +
+                  "; ".join(f"{k} {v} ({r['ours'][k]})" for k, v in r["verdicts"].items()))
+    n = sum(r["flips"] for r in rows)
+    print(f"{n} of {len(rows)} claims flip between holds and does not hold "
+          f"({sum(r['changes'] for r in rows)} change verdict at all); table in {args.out}/stability.md")
+    return 1 if n else 0
+
+
 def add_parsers(sub) -> None:
     """Add the `reproduce` subcommand to `sub`."""
     r = sub.add_parser("reproduce", help="rerun the seed papers' experiments: figures, data, HTML report")
@@ -51,6 +70,9 @@ def add_parsers(sub) -> None:
     r.add_argument("--quick", action="store_true", help="same as --mode quick")
     r.add_argument("--seeds", type=int, default=None, help="runs per point (full mode: default 5, at least 2)")
     r.add_argument("--list", action="store_true", help="show the catalog")
+    r.add_argument("--stability", action="store_true",
+                   help="rerun the entries (full mode) at twice the duration and with other seeds, and list every "
+                        "claim whose verdict flips between holds and does not hold (stability.md in --out)")
     r.add_argument("--out", default="cubiclab-out/reproduce", help="output folder (report.html, one folder per entry)")
     r.add_argument("--jobs", type=int, default=None, help="worker processes (default: all local cores)")
     r.add_argument("--ray", default=None, metavar="auto|local|ADDRESS",

@@ -43,9 +43,9 @@ class RunLength:
 def decrease_fraction(algorithm: str, params: dict) -> float:
     """The fraction of the window given up at a congestion event."""
     p = params or {}
-    if algorithm == "cubic":
+    if algorithm in ("cubic", "cubic-2.2"):
         return 1 - p.get("beta", 717) / 1024
-    if algorithm in ("cubic-2.0", "cubic-2.2", "bic"):
+    if algorithm in ("cubic-2.0", "bic"):
         return 1 - p.get("beta", 819) / 1024
     if algorithm == "cubic-2008":
         return p.get("beta", 0.2)

@@ -74,7 +74,7 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     if testbed:
         from cubiclab.experiments import testbed_backend
 
-        kernel_runs = testbed_backend.run_all([r for _, why, runs in plans if not why for r in runs], cache,
+        kernel_runs = testbed_backend.run_all([runs for _, why, runs in plans if not why], cache,
                                               max_duration, log)
         kernel_rows = []
     outcomes = []

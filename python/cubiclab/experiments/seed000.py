@@ -1,7 +1,8 @@
 """Seed 000: Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant" (2008).
 Figs. 3-6 and 8-10. The paper ran Linux 2.6.23-25 (CUBIC v2.1/2.2) on a dummynet testbed;
 ours run the packet simulator with the paper's Algorithm 1 (`cubic-2008`: beta 0.2, C 0.4,
-no HyStart), and Figs. 4-6 once more with today's Linux CUBIC as sensitivity rows."""
+no HyStart), and Figs. 4-6 once more with the kernel's v2.2 (`cubic-2.2`, which keeps 717/1024
+where Algorithm 1 keeps 0.8) and with today's Linux CUBIC, as sensitivity rows."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ class Fig4(Experiment):
     title = "Two CUBIC flows, 400 Mbps, 246 ms: plateaus at W_max, fair share within 200 s"
     setup = ("Two CUBIC flows over a 400 Mbps drop-tail bottleneck, RTT 246 ms, buffer 100% BDP, background web "
              "traffic both ways (15%). The second flow starts 20 s after the first (unstated in the paper).")
-    linux_variant = True
+    variants = ("v2.2", "linux")
     claims = (
         ClaimSpec("plateaus", "Note that the curves have plateaus around W_max which is the window size at the time of "
                   "the last packet loss event.", "Sec. 6, Fig. 4", TEXT, "plateaus",
@@ -132,7 +133,7 @@ class Fig5(Experiment):
     setup = ("One CUBIC and one TCP-SACK flow, 400 Mbps, buffer 100% BDP, background web traffic both ways; RTT "
              "8 ms (a) and 82 ms (b). Epoch shape (metrics.epoch_shape): share of an epoch's window growth made in "
              "its first half (0.5 linear as in TCP-friendly mode, 0.875 cubic ending on the plateau).")
-    linux_variant = True
+    variants = ("v2.2", "linux")
     claim_runs = {"fair_at_8ms": {"rtt": 8}, "tcp_mode_at_8ms": {"rtt": 8}, "cubic_more_at_82ms": {"rtt": 82},
                   "cubic_growth_at_82ms": {"rtt": 82}}
     claims = (
@@ -195,7 +196,7 @@ class Fig6(Experiment):
     setup = ("Four CUBIC and four TCP-SACK flows, 400 Mbps, RTT 40 ms, buffer 100% BDP, background web traffic both "
              "ways (15%, Sec. 6.1). Shares are of the link capacity over the measured window. A run without the "
              "background traffic is a sensitivity row.")
-    linux_variant = True
+    variants = ("v2.2", "linux")
     claim_runs = {"cubic_fraction_no_background": {"background": False},
                   **{k: {"background": True} for k in ("utilization", "cubic_share", "sack_share", "cubic_fraction",
                                                        "cubic_fair")}}

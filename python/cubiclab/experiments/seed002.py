@@ -363,7 +363,7 @@ class Epochs(Experiment):
              "2.0, whose increment clamp (16 segments per 100 ms) is the linear increase the slides mean; today's "
              "Linux CUBIC (no clamp) as the sensitivity row. Epoch: median time between congestion events in the "
              "measured window. Slope: log-log, between the two largest BDPs.")
-    linux_variant = True
+    variants = ("linux",)
     claims = (
         ClaimSpec("linear_at_high_bdp", "At high bandwidth-delay products Cubic TCP reverts to a linear increase "
                   "function. This implies that congestion epoch duration eventually scales linearly with BDP "

@@ -51,21 +51,22 @@ def why_not(run: Run, max_duration: float) -> str | None:
     return None
 
 
-def run_all(runs: list[Run], cache_root: Path, max_duration: float, log=sys.stderr) -> KernelRuns:
-    """Run on the testbed every run not yet in its cache, one after another (each needs the
-    whole machine); Ctrl-C stops, and the next call resumes."""
+def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr) -> KernelRuns:
+    """Run on the testbed every run of `entries` (one list of runs per entry) not yet in its
+    cache, one after another (each needs the whole machine); an entry with a run the testbed
+    cannot take is not run at all (its analysis needs every run). Ctrl-C stops, and the next
+    call resumes."""
     from cubiclab.testbed.run import testbed
 
     kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
     todo: dict[str, Run] = {}
-    for r in runs:
-        if kr.cache.has(r.key) or r.key in todo or r.key in kr.refused:
-            continue
-        why = why_not(r, max_duration)
-        if why:
-            kr.refused[r.key] = why
-        else:
-            todo[r.key] = r
+    for runs in entries:
+        # Only the run the testbed cannot take is named refused (another entry may share
+        # its partners and need them); `kernel_outcome` refuses the whole entry from it.
+        reasons = {r.key: why for r in runs if (why := why_not(r, max_duration))}
+        kr.refused.update(reasons)
+        if not reasons:
+            todo.update({r.key: r for r in runs if not kr.cache.has(r.key)})
     total_s = sum(r.scenario.compile()["duration"] for r in todo.values()) / 1e9
     if log and todo:
         print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",

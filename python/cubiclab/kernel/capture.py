@@ -124,6 +124,10 @@ def run_flow(
                     p.wait()
     if info.get("cc") != cc:
         raise RuntimeError(f"the sender runs '{info.get('cc')}', not '{cc}'")
+    # Tracepoints are machine-wide: another namespace's flow to the same port (another run
+    # on this machine) passes the port filter too. Keep this sender's socket only.
+    sock = records.event.isin(["probe", "state"])
+    records = records[~sock | (records.sport == int(info["sport"]))].reset_index(drop=True)
     return Capture(
         cc=cc,
         records=records,

@@ -6,6 +6,7 @@ Used by ``tests/test_kernel_cubic.py`` and ``scripts/kernel_cubic_check.py``.
 from __future__ import annotations
 
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,21 +93,31 @@ def run_check(
     out = {}
     kernel_hz = None
     for alg in algorithms:
+        seen, replayed = None, alg
         if alg in setups:
             s = setups[alg]
             cap = run_flow(alg, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
         else:
-            # A BPF port: registered for this flow only, replayed at the kernel's HZ.
+            # A BPF port: registered for this flow only, replayed at the kernel's HZ through
+            # the library algorithm that computes what the port computes (the algorithm
+            # itself, or its fixed-point twin).
+            replayed = bpf.ports()[alg]["exact_twin"]
             kernel_hz = kernel_hz or measure_hz_and_phase()[0]
             s = dict(BPF_SETUP, params={**BPF_SETUP["params"], "hz": kernel_hz})
-            if not any(p.name == "hz" for p in _specs(alg)):
+            if not any(p.name == "hz" for p in _specs(replayed)):
                 s["params"].pop("hz")
             name = bpf.instance_name(0, alg)
-            with bpf.Registered({name: (alg, {})}):
-                cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
-        conv = convert(cap.records, cap.mss, cap.t_stop_us, cap.acks, seed=s["seed"])
+            with tempfile.TemporaryDirectory(prefix="cubiclab-watch-") as d:
+                witness = Path(d) / "seen.csv"
+                with bpf.Registered({name: (alg, {})}, watch=witness):
+                    cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
+                seen, lost = bpf.read_watch(witness)
+            if lost:
+                raise RuntimeError(f"{alg}: the BPF witness lost {lost} records (ring buffer full); the check "
+                                   "cannot tell which ACKs ran no BPF")
+        conv = convert(cap.records, cap.mss, cap.t_stop_us, cap.acks, seed=s["seed"], bpf_seen=seen)
         hz = int(s["params"].get("hz", kernel_hz or 250))
-        cmp = compare(conv, alg, s["params"], hz=hz)
+        cmp = compare(conv, replayed, s["params"], hz=hz)
         out[alg] = Result(alg, cap, conv, cmp, seconds)
     return out
 

@@ -32,6 +32,13 @@ How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c`
   (the retransmission timer) becomes ``rto`` at its own time. A rise of ``ssthresh`` back
   to the pre-loss value is an undo.
 
+For a BPF algorithm the kernel sometimes runs no BPF program at all for an ACK, the
+algorithm's hooks included (measured on this machine: counters kept in the port's own
+per-socket state rose by exactly one ``pkts_acked`` per ACK that a ``tcp_probe`` BPF witness
+saw, and not at all for the ACKs it missed, while ``snd_una`` moved on every one). The
+loader's witness (``cubiclab-bpf load --watch``) lists the ACKs BPF ran for; the others
+become ``ack_no_cc`` rows, which move ``snd_una`` only.
+
 The sender is cwnd-limited throughout (a bulk sender with a huge send buffer; checked by
 :func:`inflight_share`), so ``cwnd_limited`` only encodes whether ``cong_avoid`` runs.
 
@@ -167,6 +174,22 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
     return delivered, sack_seen, aligned
 
 
+def bpf_ran(probes: pd.DataFrame, seen: pd.DataFrame, lookahead: int = 64) -> np.ndarray:
+    """For each probe, whether the BPF witness recorded it (same ``snd_una``/``snd_nxt``,
+    in order, among the witness rows of the probe's socket). The witness fires on the
+    same tracepoint, so its rows are the probes minus the ACKs BPF did not run on."""
+    s = seen[seen.sport == int(probes.sport.iloc[0])] if "sport" in probes and len(probes) else seen
+    keys = list(zip(s.snd_una.astype(np.int64) & 0xFFFFFFFF, s.snd_nxt.astype(np.int64) & 0xFFFFFFFF))
+    out = np.zeros(len(probes), dtype=bool)
+    j = 0
+    for i, k in enumerate(zip(probes.snd_una.astype(np.int64) & 0xFFFFFFFF, probes.snd_nxt.astype(np.int64) & 0xFFFFFFFF)):
+        for jj in range(j, min(j + lookahead, len(keys))):
+            if keys[jj] == k:
+                out[i], j = True, jj + 1
+                break
+    return out
+
+
 def stale_jiffy(t: np.ndarray, ticks: np.ndarray, tick_us: int) -> np.ndarray:
     """ACKs processed after a jiffy boundary but before the (late) tick that advanced
     ``jiffies`` past it: the kernel read the previous jiffy there.
@@ -219,6 +242,7 @@ def convert(
     gap_us: int = 50,
     hz: int = 250,
     phase_us: int = 0,
+    bpf_seen: pd.DataFrame | None = None,
 ) -> Converted:
     """Build the replay trace (see the module docs).
 
@@ -226,6 +250,8 @@ def convert(
     the ACK at which the kernel first leaves slow start (HyStart setting ``ssthresh``, or
     the first loss), with the replay seeded by the kernel's ``cwnd``/``ssthresh`` there.
     `phase_us` is subtracted from every time (jiffy phase; 0 when the trace clock is mono).
+    `bpf_seen`: the BPF witness of a BPF algorithm's run (see the module docs); ACKs it
+    lacks become ``ack_no_cc``.
     """
     probes, events = _probes_and_events(records)
     if t_stop_us is not None:
@@ -250,6 +276,9 @@ def convert(
         notes.append(f"{int(stale.sum())} ACKs came before a late tick advanced jiffies; timed in the previous jiffy")
     d_una = np.zeros(n, dtype=np.int64)
     d_una[:-1] = una[1:] - una[:-1]
+    hooks = np.ones(n, dtype=bool) if bpf_seen is None else bpf_ran(probes, bpf_seen)
+    if not hooks[:-1].all():
+        notes.append(f"{int((~hooks[:-1]).sum())} ACKs ran no BPF (the witness missed them): replayed as ack_no_cc")
 
     if acks is not None and len(acks):
         delivered, sack_seen, aligned = delivered_from_acks(probes, acks, mss)
@@ -338,7 +367,8 @@ def convert(
         if entry[i]:
             runs = False
         acked = int(delivered[i])
-        rows.append(dict(time_us=int(t[i]), event="ack", acked=acked, rtt_us=rtt, cwnd_limited=int(runs), **seq))
+        ev = "ack" if hooks[i] else "ack_no_cc"
+        rows.append(dict(time_us=int(t[i]), event=ev, acked=acked, rtt_us=rtt, cwnd_limited=int(runs), **seq))
         owner.append(i)
         if entry[i]:
             rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", **seq))
@@ -349,7 +379,7 @@ def convert(
             owner.append(i)
         truth.append(dict(
             probe=i, time_us=int(t[i]), state_cc=state_cc[i], compared=state_cc[i] in ("Open", "Disorder") and not timer_evs[i],
-            cong_avoid=bool(runs), acked=acked, una_advance=int(d_una[i] // mss), sack=bool(sack_seen[i]),
+            cong_avoid=bool(runs and hooks[i]), bpf_ran=bool(hooks[i]), acked=acked, una_advance=int(d_una[i] // mss), sack=bool(sack_seen[i]),
             aligned=bool(aligned[i]), entry=bool(entry[i]), undo=bool(undo[i]),
             timer=",".join(nm for _, nm in timer_evs[i]),
             cwnd_before=int(cwnd[i]), ssthresh_before=int(ssth[i]),

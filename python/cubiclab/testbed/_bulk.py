@@ -7,7 +7,8 @@ Standalone (standard library only), run by ``ip netns exec``::
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
-period), ``rcvbuf`` (forced receive buffer, or null to leave the kernel's autotuning on), ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf}``
+period), ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf, rcvbuf}``
+(``rcvbuf`` null: the sink leaves the buffer to the kernel's autotuning)
 (times relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
 The sink accepts one connection per flow port and records the bytes received per flow at
@@ -86,12 +87,11 @@ def sink(cfg: dict, outfile: str) -> None:
     for i, f in enumerate(flows):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # A forced receive buffer locks it (SOCK_RCVBUF_LOCK): the window is then fixed
-        # and autotuning is off. With none, the kernel autotunes from the namespace's
-        # tcp_rmem, as an unconfigured Linux receiver does.
-        rcvbuf = f.get("rcvbuf") or cfg["rcvbuf"]
-        if rcvbuf:
-            ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(rcvbuf))
+        # The plan's receive buffer: forced, so the kernel does not autotune it
+        # (SOCK_RCVBUF_LOCK). With none, the kernel autotunes it from the namespace's
+        # tcp_rmem, as for an application that never sets SO_RCVBUF.
+        if f["rcvbuf"] is not None:
+            ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(f["rcvbuf"]))
         ls.bind((cfg["host"], f["port"]))
         ls.listen(4)
         ls.setblocking(False)

@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -110,10 +111,22 @@ def check_flow(at: str, algorithm: str, params: dict, kernel: list[str]) -> bool
 
 
 class Registered:
-    """Register `instances` (name -> (algorithm, params)) while the block runs."""
+    """Register `instances` (name -> (algorithm, params)) while the block runs.
 
-    def __init__(self, instances: dict[str, tuple[str, dict]]):
+    `watch`: a file to which the loader writes one CSV row per ACK on which the kernel ran
+    BPF for these sockets (``time_ns,snd_una,snd_nxt,sport,dport``, then ``# lost N``);
+    complete once the block has ended. See :func:`read_watch`.
+
+    `stats`: keep the kernel's BPF run-time statistics on while the block runs (for these
+    programs only; ``kernel.bpf_stats_enabled`` is not touched); afterwards :attr:`stats`
+    maps instance -> program -> ``{"run_cnt", "run_time_ns"}``.
+    """
+
+    def __init__(self, instances: dict[str, tuple[str, dict]], watch: Path | None = None, stats: bool = False):
         self.instances = instances
+        self.watch = watch
+        self.want_stats = stats
+        self.stats: dict | None = None
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "Registered":
@@ -123,15 +136,23 @@ class Registered:
         for name, (alg, params) in self.instances.items():
             kv = ",".join(f"{k}={v!r}" for k, v in sorted(params.items()))
             specs.append(f"{name}={alg}" + (f":{kv}" if kv else ""))
-        self.proc = subprocess.Popen([str(binary()), "load", *specs], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        opts = (["--watch", str(self.watch)] if self.watch is not None else []) + (["--stats"] if self.want_stats else [])
+        # stderr to a file: a refused program's verifier log can exceed a pipe's buffer, and
+        # a loader blocked writing it would never answer on stdout.
+        self.err = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([str(binary()), "load", *opts, *specs], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True)
         RUN_DIR.mkdir(parents=True, exist_ok=True)
         (RUN_DIR / str(self.proc.pid)).write_text(" ".join(self.instances))
         line = self.proc.stdout.readline()
         if not line:
-            err = self.proc.stderr.read().strip()
             self.proc.wait()
             self._forget()
+            self.err.seek(0)
+            lines = self.err.read().strip().splitlines()
+            self.err.close()
+            # The loader's own message is last; the verifier's log before it can be long.
+            err = "\n".join(lines[-20:])
             raise RuntimeError(f"cubiclab-bpf could not register {', '.join(self.instances)}: {err}")
         return self
 
@@ -143,35 +164,69 @@ class Registered:
         if self.proc is None:
             return
         try:
-            self.proc.stdin.close()
-            self.proc.wait(10)
+            # Closing stdin ends the loader; communicate closes it and collects the output.
+            out = self.proc.communicate(timeout=10)[0]
+            for line in out.splitlines():
+                if line.startswith('{"stats"'):
+                    self.stats = json.loads(line)["stats"]
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         finally:
             self._forget()
+            self.err.close()
         left = [n for n in self.instances if n in registered()]
         if left:
             raise RuntimeError(f"BPF congestion controls still registered after the run: {', '.join(left)}")
 
 
+def read_watch(path: Path):
+    """The witness file of :class:`Registered` as a DataFrame (``time_ns, snd_una, snd_nxt,
+    sport, dport``) and the number of records it lost (ring buffer full)."""
+    import pandas as pd
+
+    lines = Path(path).read_text().splitlines()
+    lost = next((int(x.split()[2]) for x in lines if x.startswith("# lost ")), None)
+    if lost is None:
+        raise RuntimeError(f"{path}: the BPF witness did not finish (no '# lost' trailer)")
+    from io import StringIO
+
+    return pd.read_csv(StringIO("\n".join(x for x in lines if not x.startswith("#")))), lost
+
+
+def _runs_cubiclab(pid: int) -> bool:
+    """Whether process `pid` imports cubiclab (a run that started a loader): its memory maps
+    name the package's extension."""
+    try:
+        return "cubiclab" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
 def cleanup() -> dict:
     """End loaders left by killed runs (listed in RUN_DIR) and report what is still
-    registered under this lab's prefix (nothing, once they are gone)."""
+    registered under this lab's prefix (nothing, once they are gone). The loader of a live
+    run is left alone: ending it would pull the congestion control from under a running
+    experiment."""
     ended = []
     if RUN_DIR.exists():
         for f in RUN_DIR.iterdir():
             pid = int(f.name) if f.name.isdigit() else 0
             try:
+                names = f.read_text().split()
                 alive = pid > 0 and Path(f"/proc/{pid}/comm").read_text().strip() == "cubiclab-bpf"
-            except OSError:
-                alive = False
+                # A live run is the loader's parent; an orphan was re-parented to a reaper.
+                ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) if alive else 0
+            except (OSError, ValueError, IndexError):  # the loader ended meanwhile
+                alive, ppid, names = False, 0, []
+            if alive and ppid > 1 and _runs_cubiclab(ppid):
+                continue
             if alive:
                 os.kill(pid, signal.SIGTERM)
                 for _ in range(100):
                     if not Path(f"/proc/{pid}").exists():
                         break
                     time.sleep(0.05)
-                ended.append({"pid": pid, "names": f.read_text().split()})
+                ended.append({"pid": pid, "names": names})
             f.unlink(missing_ok=True)
     return {"loaders_ended": ended, "still_registered": [n for n in registered() if n.startswith(PREFIX)]}

@@ -93,7 +93,7 @@ def cmd_compare(args) -> int:
 
 def _compare_ensemble(sc, args) -> int:
     from cubiclab.io import atomic_write_text
-    from cubiclab.kernel.netns import KernelLabUnavailable
+    from cubiclab.namespaces import KernelLabUnavailable
     from cubiclab.testbed.compare import compare_ensemble, format_ensemble
 
     outdir = Path(args.out) / sc.name

@@ -89,12 +89,6 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
 
     The flows (names, per-flow delays, start times with the seed's jitter) come from the
     scenario's one flow plan, the same the simulator runs."""
-    if sc.bottleneck.schedule:
-        raise ValueError("bottleneck.schedule: the testbed's emulator runs a fixed rate (it does not yet call "
-                         "cubiclab-path's Link::vary, as the simulator does); remove it")
-    if sc.record.pcap:
-        raise ValueError("record.pcap: the testbed does not write captures yet (capture on its TUN devices "
-                         "with tcpdump instead); remove it")
     available = kernel_algorithms()
     p_bpf: dict = {}  # registered name -> (algorithm, params), per flow group with a BPF port
     bpf_names = {}  # flow group index -> its registered name
@@ -158,9 +152,10 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
             "fwd_delay_ns": f["forward_delay_ns"],
             "rev_delay_ns": f["reverse_delay_ns"],
             "rtt_ns": f["rtt_ns"],
-            # The receive buffer is doubled by the kernel and half of it is window; a
-            # configured rwnd gets about that window.
-            "rcvbuf": None if f["rwnd_segments"] >= (1 << 30) else f["rwnd_segments"] * spec["mss"],
+            # The plan's receive buffer (the group's rwnd, else one far above what the
+            # window needs): the simulator's receiver grows its window from the same one.
+            "rcvbuf": f["rcvbuf_bytes"],
+            "rwnd_set": f["rwnd_segments"] < (1 << 30),
         })
     return p
 
@@ -230,8 +225,6 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
             bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-            rcvbuf = (int(min(max(8 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
-                      if receive_buffer == "forced" else None)
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
                 netns_b=net.netns_path("receiver"), tun_b="tb0",
@@ -244,6 +237,12 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 sched_fifo=10 if realtime else 0,
                 min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
             )
+            if spec["record"]["pcap"]:
+                # The emulator captures what leaves its links, as the simulator's tap does;
+                # long-lived flows come first in its flow lines, so their indices are the same.
+                emu_cfg["pcap"] = str(Path(spec["record"]["pcap"]).resolve())
+                if spec["record"]["pcap_flows"] is not None:
+                    emu_cfg["pcap_flows"] = " ".join(map(str, spec["record"]["pcap_flows"]))
             # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
             # builds it from the same scenario, in the emulator's terms.
             path = _core.emulator_path(scenario.to_json())
@@ -268,10 +267,12 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             # most 64 KB, so the samples stay smooth and the sink's CPU time small.
             rcvlowat = int(min(65536, max(1, spec["bottleneck"]["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
             bulk_cfg = {
-                "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns, "rcvbuf": rcvbuf,
+                "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
                 "rcvlowat": rcvlowat,
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
-                           "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]} for f in p.flows],
+                           "bytes": f["bytes"], "sndbuf": sndbuf,
+                           "rcvbuf": f["rcvbuf"] if receive_buffer == "forced" or f["rwnd_set"] else None}
+                          for f in p.flows],
             }
             (work / "bulk.json").write_text(json.dumps(bulk_cfg))
             sink = subprocess.Popen(

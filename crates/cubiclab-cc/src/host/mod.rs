@@ -19,13 +19,17 @@
 //! `tcp_write_xmit`'s accounting ([`Host::on_transmit`], [`Host::cwnd_validate`]).
 
 pub mod cwnd_validate;
+pub mod pacing;
 pub mod prr;
+pub mod rate;
 pub mod rtt;
 
-use crate::tcp::{AckSample, CaEvent, CaState, TcpState, TCP_INFINITE_SSTHRESH};
+use crate::minmax::Minmax;
+use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
 use crate::{Algorithm, CongestionControl};
 pub use cwnd_validate::CwndUsage;
 pub use prr::{Prr, PrrAck};
+pub use rate::RateEstimator;
 pub use rtt::RttEstimator;
 
 #[inline]
@@ -47,7 +51,16 @@ pub struct Host {
     undo_marker: bool,
     prr: Prr,
     usage: CwndUsage,
+    /// `tp->rtt_min`: the windowed minimum RTT behind `tcp.min_rtt_us`.
+    rtt_min: Minmax,
+    /// Delivery-rate sampling (`tcp_rate.c`).
+    pub rate: RateEstimator,
 }
+
+/// `tcp_jiffies32` of the testbed's kernel (CONFIG_HZ=250), for the min-RTT window.
+const NS_PER_JIFFY: u64 = 4_000_000;
+/// `sysctl_tcp_min_rtt_wlen`: 300 s, in jiffies.
+const MIN_RTT_WLEN_JIFFIES: u32 = 300 * 250;
 
 impl Host {
     pub fn new(alg: Algorithm, tcp: TcpState, rtt: RttEstimator) -> Self {
@@ -60,6 +73,8 @@ impl Host {
             undo_marker: false,
             prr: Prr::default(),
             usage: CwndUsage::default(),
+            rtt_min: Minmax { s: [crate::minmax::MinmaxSample { t: 0, v: u32::MAX }; 3] },
+            rate: RateEstimator::default(),
         }
     }
 
@@ -97,6 +112,14 @@ impl Host {
         self.tcp.srtt_us = self.rtt.srtt_us() as u32;
     }
 
+    /// `tcp_update_rtt_min`, with the RTT of the newest packet delivered (`ca_rtt_us`; 0
+    /// counts as one jiffy): the windowed minimum over `tcp_min_rtt_wlen`.
+    pub fn update_rtt_min(&mut self, ca_rtt_us: u64, now: u64) {
+        let rtt = if ca_rtt_us == 0 { (NS_PER_JIFFY / 1000) as u32 } else { ca_rtt_us.min(u32::MAX as u64) as u32 };
+        let t = (now / NS_PER_JIFFY) as u32;
+        self.tcp.min_rtt_us = self.rtt_min.running_min(MIN_RTT_WLEN_JIFFIES, t, rtt);
+    }
+
     /// `tcp_clean_rtx_queue`'s call of `pkts_acked`.
     pub fn pkts_acked(&mut self, sample: &AckSample, now: u64) {
         self.alg.pkts_acked(&mut self.tcp, sample, now);
@@ -116,11 +139,7 @@ impl Host {
         self.undo_marker = true;
         if !self.in_cwnd_reduction() {
             self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
-            self.high_seq = self.tcp.snd_nxt;
-            self.tcp.cwnd_cnt = 0;
-            self.tcp.prior_cwnd = self.tcp.cwnd;
-            self.prr = Prr::default();
-            self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+            self.init_cwnd_reduction(now);
         }
         self.set_state(CaState::Recovery, now);
     }
@@ -149,11 +168,35 @@ impl Host {
     }
 
     /// `tcp_end_cwnd_reduction`: back to ssthresh unless the reduction was undone.
+    /// An algorithm with `cong_control` keeps its window (the kernel returns early).
     fn end_cwnd_reduction(&mut self, now: u64) {
+        if self.alg.has_cong_control() {
+            return;
+        }
         if self.tcp.ssthresh < TCP_INFINITE_SSTHRESH && (self.tcp.ca_state == CaState::Cwr || self.undo_marker) {
             self.tcp.cwnd = self.tcp.ssthresh;
         }
         self.alg.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
+    }
+
+    /// `tcp_init_cwnd_reduction`: `high_seq = snd_nxt`, PRR from zero, the algorithm's
+    /// ssthresh.
+    fn init_cwnd_reduction(&mut self, now: u64) {
+        self.high_seq = self.tcp.snd_nxt;
+        self.tcp.cwnd_cnt = 0;
+        self.tcp.prior_cwnd = self.tcp.cwnd;
+        self.prr = Prr::default();
+        self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+    }
+
+    /// `tcp_process_tlp_ack` once a tail loss probe proved to have repaired a loss:
+    /// `tcp_init_cwnd_reduction` (the algorithm's ssthresh), CWR, `tcp_end_cwnd_reduction`
+    /// (cwnd = ssthresh) and `tcp_try_keep_open` back to Open, all on that one ACK.
+    pub fn reduce_after_probe(&mut self, now: u64) {
+        self.init_cwnd_reduction(now);
+        self.set_state(CaState::Cwr, now);
+        self.end_cwnd_reduction(now);
+        self.set_state(CaState::Open, now);
     }
 
     /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight.
@@ -186,32 +229,47 @@ impl Host {
         self.rtt.back_off();
     }
 
-    /// `tcp_cong_control`: in Recovery or CWR the window follows PRR
+    /// `tcp_cong_control`: an algorithm with its own `cong_control` (BBR) gets the rate
+    /// sample and the packets in flight and decides alone. Otherwise, in Recovery or CWR the window follows PRR
     /// (`tcp_cwnd_reduction`); otherwise, if the ACK advanced `snd_una` over new data
     /// (`tcp_may_raise_cwnd`: `FLAG_DATA_ACKED`), the algorithm's `cong_avoid` with the
     /// segments newly delivered, judged cwnd-limited as `tcp_is_cwnd_limited` says.
-    pub fn cong_control(&mut self, ack: PrrAck, in_flight: u32, now: u64) {
-        if self.in_cwnd_reduction() {
-            if let Some(cwnd) = self.prr.on_ack(ack, self.tcp.ssthresh, self.tcp.prior_cwnd, in_flight) {
-                self.tcp.cwnd = cwnd;
-            }
+    pub fn cong_control(&mut self, ack: PrrAck, rs: &RateSample, in_flight: u32, now: u64) {
+        if self.alg.has_cong_control() {
+            self.tcp.in_flight = in_flight;
+            self.alg.cong_control(&mut self.tcp, rs, now);
+        } else if self.in_cwnd_reduction() {
+            self.cwnd_reduction(ack, in_flight);
         } else if ack.una_advanced {
             self.tcp.cwnd_limited = self.usage.is_cwnd_limited(&self.tcp);
             self.alg.cong_avoid(&mut self.tcp, ack.newly_acked_sacked, now);
         }
     }
 
+    /// `tcp_cwnd_reduction`: one PRR step, whatever the algorithm (RACK's reorder timeout
+    /// calls it directly).
+    pub fn cwnd_reduction(&mut self, ack: PrrAck, in_flight: u32) {
+        if let Some(cwnd) = self.prr.on_ack(ack, self.tcp.ssthresh, self.tcp.prior_cwnd, in_flight) {
+            self.tcp.cwnd = cwnd;
+        }
+    }
+
     /// `tcp_update_pacing_rate`: 200% of cwnd * mss / srtt in slow start (below half of
     /// ssthresh), 120% after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`). CUBIC's
-    /// HyStart reads it for its ACK-train threshold.
+    /// HyStart reads it for its ACK-train threshold. An algorithm with `cong_control` sets
+    /// its own rate.
     pub fn update_pacing_rate(&mut self) {
+        if self.alg.has_cong_control() {
+            return;
+        }
         let srtt_us8 = (self.tcp.srtt_us as u64) << 3;
         if srtt_us8 == 0 {
             return;
         }
         let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 { 200 } else { 120 };
         let pkts = self.tcp.cwnd.max(self.packets_out()) as u64;
-        self.tcp.pacing_rate = self.tcp.mss as u64 * ((1_000_000 / 100) << 3) * ratio * pkts / srtt_us8;
+        let rate = self.tcp.mss as u64 * ((1_000_000 / 100) << 3) * ratio * pkts / srtt_us8;
+        self.tcp.pacing_rate = rate.min(self.tcp.max_pacing_rate);
     }
 
     /// `tcp_undo_cwnd_reduction` and the return to Open of `tcp_try_undo_recovery` /

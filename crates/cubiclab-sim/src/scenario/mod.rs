@@ -112,13 +112,17 @@ pub enum Schedule {
 }
 
 impl Schedule {
-    /// The path's form of it, checked.
-    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
-        let spec = match self {
+    /// The path's description of it (what the emulator is handed).
+    pub fn spec(&self) -> ScheduleSpec {
+        match self {
             Schedule::Steps { steps, repeat } => ScheduleSpec::Steps { steps: steps.clone(), repeat_ns: *repeat },
             Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
-        };
-        RateSchedule::new(&spec).map_err(|e| format!("bottleneck.schedule: {e}"))
+        }
+    }
+
+    /// The path's form of it, checked.
+    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
+        RateSchedule::new(&self.spec()).map_err(|e| format!("bottleneck.schedule: {e}"))
     }
 }
 
@@ -235,6 +239,10 @@ pub struct Record {
     /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
     #[serde(default)]
     pub pcap: Option<String>,
+    /// Capture only these long-lived flows (indices as in the results' `flow` column; web
+    /// sessions are then left out); default: every packet.
+    #[serde(default)]
+    pub pcap_flows: Option<Vec<u32>>,
 }
 
 /// How often cwnd is recorded.
@@ -302,7 +310,13 @@ impl Scenario {
             },
             flows: Vec::new(),
             web: Vec::new(),
-            record: Record { interval_ns: 100_000_000, cwnd: CwndRecording::Interval, rtt_samples: false, pcap: None },
+            record: Record {
+                interval_ns: 100_000_000,
+                cwnd: CwndRecording::Interval,
+                rtt_samples: false,
+                pcap: None,
+                pcap_flows: None,
+            },
         }
     }
 

@@ -8,6 +8,7 @@ use cubiclab_cc::Params;
 use serde::Serialize;
 
 use super::{FlowGroup, RttDist, Scenario, WebDirection};
+use crate::queue::Limit;
 use crate::rng::Rng;
 use crate::tcp::Recovery;
 
@@ -66,6 +67,10 @@ pub struct PlannedFlow {
     pub delack_timeout_ns: u64,
     /// Receiver window in segments.
     pub rwnd_segments: u32,
+    /// The receive buffer its receiver forces (`SO_RCVBUF`, bytes): the group's `rwnd`
+    /// if set, else [`Scenario::default_rcvbuf`]. The testbed's sink asks for this, and the
+    /// simulator's receiver grows its window as Linux does in it (`tcp::rcv_window`).
+    pub rcvbuf_bytes: u64,
     pub initial_cwnd: u32,
     pub initial_ssthresh: Option<u32>,
 }
@@ -139,7 +144,26 @@ impl Scenario {
                 }
             }
         }
+        let max_rtt = flows.iter().map(|f| f.rtt_ns).chain(sessions.iter().map(|s| s.rtt_ns)).max().unwrap_or(0);
+        let default_rcvbuf = self.default_rcvbuf(max_rtt);
+        for f in flows.iter_mut().filter(|f| f.rcvbuf_bytes == 0) {
+            f.rcvbuf_bytes = default_rcvbuf;
+        }
         Plan { flows, lanes, sessions }
+    }
+
+    /// The receive buffer of a flow without `rwnd`: four times the largest RTT's BDP plus
+    /// the bottleneck buffer, within [8 MB, 256 MB], so that the window never limits the
+    /// sender (the receive window the kernel derives from it is about 1.25 times as large).
+    pub fn default_rcvbuf(&self, max_rtt_ns: u64) -> u64 {
+        const MIN: u64 = 8 << 20;
+        const MAX: u64 = 256 << 20;
+        let bdp = (self.bottleneck.rate_bps as u128 * max_rtt_ns as u128 / 8 / 1_000_000_000) as u64;
+        let buffer = match self.bottleneck.buffer {
+            Limit::Packets(n) => n as u64 * self.wire_bytes() as u64,
+            Limit::Bytes(b) => b,
+        };
+        bdp.saturating_add(buffer).saturating_mul(4).clamp(MIN, MAX)
     }
 
     /// The group's label: its name, else its algorithm ("algorithm#i" when two groups share one).
@@ -174,6 +198,8 @@ impl Scenario {
             ack_every: if g.delayed_ack { g.ack_every } else { 1 },
             delack_timeout_ns: g.delack_timeout_ns,
             rwnd_segments,
+            // Without rwnd: the scenario's default, once every flow's RTT is known (`plan`).
+            rcvbuf_bytes: g.rwnd_bytes.map_or(0, |_| rwnd_segments as u64 * self.mss as u64),
             initial_cwnd: g.initial_cwnd,
             initial_ssthresh: g.initial_ssthresh,
         }

@@ -1,7 +1,7 @@
 //! Every range check of a scenario, in one place, before anything runs. A message names the
 //! key path as the scenario file spells it (`flows[0].rtt`) and what is allowed.
 
-use cubiclab_cc::{Algorithm, CongestionControl, Params, ALGORITHMS};
+use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
 
 use super::{FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES};
 use crate::loss::LossSpec;
@@ -22,9 +22,9 @@ pub const MAX_TIME_NS: u64 = 1 << 60;
 /// Memory a run may ask for before it starts: windows, buffers and recorded samples (4 GiB).
 pub const MEMORY_BUDGET_BYTES: u64 = 4 << 30;
 
-/// Bytes the sender's scoreboard keeps per segment of its window: flags and send time
-/// (1 + 8), in a ring that grows by doubling (so up to twice that).
-const SEGMENT_BYTES: u64 = 2 * 9;
+/// Bytes the sender's scoreboard keeps per segment of its window: flags, send time and
+/// delivery-rate stamp, in a ring that grows by doubling (so up to twice that).
+const SEGMENT_BYTES: u64 = 2 * (1 + 8 + std::mem::size_of::<cubiclab_cc::host::rate::TxStamp>() as u64);
 
 /// Bytes a queued packet takes in a buffer that grows by doubling.
 const QUEUED_PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
@@ -35,25 +35,12 @@ const VALUE_BYTES: u64 = 8;
 /// An unknown name is the group's `algorithm` key's fault; any other refusal its `params`'.
 fn check_algorithm(name: &str, params: &Params, at: &str) -> Result<(), String> {
     let key = if ALGORITHMS.iter().any(|a| a.name == name) { "params" } else { "algorithm" };
-    let alg = Algorithm::new(name, params).map_err(|e| format!("{at}.{key}: {}", e.0))?;
-    simulable(&alg).map_err(|e| format!("{at}.algorithm: {e}"))
+    Algorithm::new(name, params).map(drop).map_err(|e| format!("{at}.{key}: {}", e.0))
 }
 
 fn positive(value: u64, at: &str) -> Result<(), String> {
     if value == 0 {
         return Err(format!("{at} is 0; it must be > 0"));
-    }
-    Ok(())
-}
-
-/// The simulator's sender does not yet produce `tcp_rate.c` rate samples or pace packets, so
-/// an algorithm that sets its own window from them (`cong_control`, i.e. BBR) cannot run in it.
-fn simulable(alg: &Algorithm) -> Result<(), String> {
-    if alg.has_cong_control() {
-        return Err(format!(
-            "algorithm '{}' needs delivery-rate samples and pacing, which the simulator does not model yet",
-            alg.name()
-        ));
     }
     Ok(())
 }
@@ -98,6 +85,9 @@ impl Scenario {
         for (i, w) in self.web.iter().enumerate() {
             self.validate_web_group(w, &format!("web[{i}]"))?;
             total += w.sessions as u64;
+        }
+        if let Some(sel) = &self.record.pcap_flows {
+            self.validate_pcap_flows(sel)?;
         }
         if total > MAX_FLOWS {
             return Err(format!("flows and web sessions number {total} in all; allowed: at most {MAX_FLOWS}"));
@@ -243,6 +233,29 @@ impl Scenario {
                 self.bottleneck.delay_ns as f64 / MS,
                 floor as f64 / MS
             ));
+        }
+        Ok(())
+    }
+
+    /// `record.pcap_flows`: long-lived flow indices, each once, with a capture to select from.
+    fn validate_pcap_flows(&self, sel: &[u32]) -> Result<(), String> {
+        if self.record.pcap.is_none() {
+            return Err("record.pcap_flows is set without record.pcap; allowed: only with a capture file".into());
+        }
+        let n: u64 = self.flows.iter().map(|g| g.count as u64).sum();
+        if sel.is_empty() {
+            return Err("record.pcap_flows is empty; allowed: long-lived flow indices (omit it to capture all)".into());
+        }
+        for (i, &f) in sel.iter().enumerate() {
+            if f as u64 >= n {
+                return Err(format!(
+                    "record.pcap_flows[{i}] is {f}; allowed: a long-lived flow index in [0, {}]",
+                    n.saturating_sub(1)
+                ));
+            }
+            if sel[..i].contains(&f) {
+                return Err(format!("record.pcap_flows[{i}] repeats flow {f}; allowed: each flow once"));
+            }
         }
         Ok(())
     }

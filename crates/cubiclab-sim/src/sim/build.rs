@@ -14,7 +14,7 @@ use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::scenario::{Direction, Scenario};
-use crate::tcp::{Receiver, Sender, SenderConfig};
+use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
 use crate::traffic::BoundedPareto;
 
 /// What a flow slot needs besides its sender's configuration.
@@ -23,6 +23,8 @@ struct Slot {
     data_dir: Direction,
     ack_every: u32,
     delack_timeout: Time,
+    /// The receive buffer the receiver forces; `None`: autotuned.
+    rcvbuf: Option<u64>,
     start_ns: Time,
     web: Option<u32>,
 }
@@ -57,6 +59,8 @@ impl Sim {
                 rwnd: f.rwnd_segments,
                 initial_cwnd: f.initial_cwnd,
                 initial_ssthresh: f.initial_ssthresh,
+                loss_probes: true,
+                frto: true,
             };
             let app_limit = f.bytes.map_or(u32::MAX, |b| sim.segments(b));
             sim.q.push(f.start_ns, Ev::Start(i as u32));
@@ -68,6 +72,7 @@ impl Sim {
                 data_dir: Direction::Forward,
                 ack_every: f.ack_every,
                 delack_timeout: f.delack_timeout_ns,
+                rcvbuf: Some(f.rcvbuf_bytes),
                 start_ns: f.start_ns,
                 web: None,
             };
@@ -83,6 +88,8 @@ impl Sim {
                 rwnd: 1 << 30,
                 initial_cwnd: 10,
                 initial_ssthresh: None,
+                loss_probes: true,
+                frto: true,
             };
             let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
             let f = sim.flows.len() as u32;
@@ -100,6 +107,7 @@ impl Sim {
                 data_dir: lane.direction,
                 ack_every: 2,
                 delack_timeout: 40_000_000,
+                rcvbuf: None,
                 start_ns: s.first_request_ns,
                 web: Some(sim.web.len() as u32 - 1),
             };
@@ -111,7 +119,13 @@ impl Sim {
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
         if let Some(path) = &sim.sc.record.pcap {
-            let capture = Capture::create(Path::new(path), sim.sc.mss, sim.flows.len(), sim.planned.len())?;
+            let capture = Capture::create(
+                Path::new(path),
+                sim.sc.mss,
+                sim.flows.len(),
+                sim.planned.len(),
+                sim.sc.record.pcap_flows.as_deref(),
+            )?;
             sim.capture = Some(capture);
         }
         Ok(sim)
@@ -135,7 +149,12 @@ impl Sim {
         let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
         self.flows.push(Flow {
             sender,
-            receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns),
+            receiver: Receiver::new(
+                slot.ack_every,
+                slot.delack_timeout,
+                slot.rtt_ns,
+                RcvWindow::new(slot.rcvbuf, self.sc.mss),
+            ),
             pipe_after,
             data_dir: slot.data_dir,
             conn: 0,

@@ -67,6 +67,7 @@ impl Sim {
             self.offer(dir, Packet { flow: f, conn, seq, sack: NO_SACK, size, is_ack: false });
         }
         self.sync_rto(f);
+        self.sync_pace(f);
         self.trace_cwnd(f);
     }
 

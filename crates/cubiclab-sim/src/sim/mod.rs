@@ -154,6 +154,7 @@ impl Sim {
             Ev::PipeOut(pipe) => self.on_pipe_out(pipe),
             Ev::DelAck(f) => self.on_delack(f),
             Ev::Rto(f) => self.on_rto_event(f),
+            Ev::Pace(f) => self.on_pace_event(f),
             Ev::Start(f) => {
                 self.flows[f as usize].sender.start(self.now);
                 self.transmit(f);

@@ -35,8 +35,29 @@ impl Sim {
             return;
         }
         let events = s.stats.loss_events;
-        s.on_rto(now);
-        self.note_loss(f, events, true);
+        let timeout = s.on_rto(now);
+        self.note_loss(f, events, timeout);
+        self.transmit(f);
+    }
+
+    /// A paced sender waits for its departure time: queue one exact entry for it (the
+    /// departure time only moves forward, so an entry already queued for it suffices).
+    #[inline]
+    pub(super) fn sync_pace(&mut self, f: u32) {
+        let s = &mut self.flows[f as usize].sender;
+        if s.pace_deadline != 0 && s.pace_queued != s.pace_deadline {
+            s.pace_queued = s.pace_deadline;
+            self.q.push(s.pace_deadline, Ev::Pace(f));
+        }
+    }
+
+    pub(super) fn on_pace_event(&mut self, f: u32) {
+        let s = &mut self.flows[f as usize].sender;
+        if s.pace_queued != self.now {
+            return; // superseded
+        }
+        s.pace_queued = 0;
+        s.pace_deadline = 0;
         self.transmit(f);
     }
 

@@ -2,9 +2,14 @@
 //! Linux-style loss recovery (SACK scoreboard or NewReno), PRR and RTO; and a receiver
 //! with delayed ACKs.
 
+pub mod frto;
+pub mod rack;
+pub mod rcv_window;
 pub mod receiver;
 pub mod scoreboard;
 pub mod sender;
+pub mod tlp;
 
+pub use rcv_window::RcvWindow;
 pub use receiver::Receiver;
 pub use sender::{Recovery, Sender, SenderConfig};

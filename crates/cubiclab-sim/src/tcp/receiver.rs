@@ -3,7 +3,9 @@
 //! more than one full segment is unacknowledged (`__tcp_ack_snd_check`) or while in
 //! quick-ACK mode, else a delayed ACK after `ato`. Quick-ACK mode holds for
 //! `rcv_wnd / (2 rcv_mss)` ACKs (at most 16) at the first data, after a gap longer than the
-//! RTO (`tcp_event_data_recv`) and after a duplicate (`tcp_enter_quickack_mode`); `ato`
+//! RTO (`tcp_event_data_recv`) and after a duplicate (`tcp_enter_quickack_mode`), and for
+//! one more ACK whenever a segment grows the receive window (`tcp_grow_window`'s
+//! `quick |= 1`, see `rcv_window`): while the window grows, every segment is ACKed. `ato`
 //! follows the arrival gaps (`tcp_event_data_recv`), doubles when the delayed-ACK timer
 //! fires (`tcp_delack_timer_handler`) and the timer waits at most max(RTT, `ato_min`)
 //! (`tcp_send_delayed_ack`). Out-of-order arrivals and hole fills are acknowledged at once.
@@ -14,6 +16,7 @@
 
 use crate::engine::Time;
 use crate::packet::NO_SACK;
+use crate::tcp::rcv_window::RcvWindow;
 
 /// What the receiver wants done after a segment arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,9 +29,6 @@ pub enum AckAction {
 
 /// Linux `TCP_MAX_QUICKACKS`.
 const TCP_MAX_QUICKACKS: u32 = 16;
-/// Linux `TCP_INIT_CWND`: the first advertised window, in segments
-/// (`tcp_select_initial_window`).
-const INITIAL_RCV_WND: u32 = 10;
 
 pub struct Receiver {
     /// Next in-order segment expected.
@@ -44,9 +44,10 @@ pub struct Receiver {
     /// The path's RTT as the receiver measured it in the handshake, and its RTO.
     rtt: Time,
     rto: Time,
-    /// The advertised window in segments, grown two segments per in-order segment
-    /// (`tcp_grow_window`); it sizes the quick-ACK count.
-    rcv_wnd: u32,
+    /// The advertised window (`rcv_ssthresh`): it sizes the quick-ACK count, and its
+    /// growth asks for an immediate ACK. `window0` is a new connection's.
+    window: RcvWindow,
+    window0: RcvWindow,
     /// Received segments above `rcv_nxt`, as a ring of bits indexed by segment number.
     ooo: Vec<u64>,
     ooo_count: u32,
@@ -64,8 +65,9 @@ pub struct Receiver {
 
 impl Receiver {
     /// `ack_every` segments per ACK when delaying (1: no delayed ACKs), `ato_min` the
-    /// shortest delayed-ACK timeout, `rtt` the path's round trip.
-    pub fn new(ack_every: u32, ato_min: Time, rtt: Time) -> Self {
+    /// shortest delayed-ACK timeout, `rtt` the path's round trip, `window` the receive
+    /// window of a new connection.
+    pub fn new(ack_every: u32, ato_min: Time, rtt: Time, window: RcvWindow) -> Self {
         Self {
             rcv_nxt: 0,
             quick: 0,
@@ -75,7 +77,8 @@ impl Receiver {
             rtt,
             // tcp_rtt_estimator's first sample: rto = rtt + max(2 rtt, 200 ms).
             rto: rtt + (2 * rtt).max(200_000_000),
-            rcv_wnd: INITIAL_RCV_WND,
+            window,
+            window0: window,
             ooo: vec![0; 16],
             ooo_count: 0,
             pending: 0,
@@ -93,7 +96,7 @@ impl Receiver {
         self.pending = 0;
         self.quick = 0;
         self.ato = 0;
-        self.rcv_wnd = INITIAL_RCV_WND;
+        self.window = self.window0;
         debug_assert_eq!(self.ooo_count, 0);
     }
 
@@ -151,6 +154,8 @@ impl Receiver {
             if !self.bit(seq) {
                 self.set_bit(seq, true);
                 self.ooo_count += 1;
+                // tcp_data_queue_ofo grows the window too.
+                self.grow_window();
             }
             return (0, AckAction::Now { sack: seq });
         }
@@ -182,10 +187,18 @@ impl Receiver {
         }
     }
 
+    /// `tcp_grow_window`: a grown window is advertised at once (`icsk_ack.quick |= 1`).
+    #[inline]
+    fn grow_window(&mut self) {
+        if self.window.grow() {
+            self.quick |= 1;
+        }
+    }
+
     /// `tcp_incr_quickack`: at least `rcv_wnd / (2 rcv_mss)` quick ACKs (2 if that is 0),
     /// at most `max`.
     fn incr_quickack(&mut self, max: u32) {
-        let n = match self.rcv_wnd / 2 {
+        let n = match self.window.quickacks() {
             0 => 2,
             n => n,
         };
@@ -210,7 +223,7 @@ impl Receiver {
             }
         }
         self.lrcvtime = now;
-        self.rcv_wnd = self.rcv_wnd.saturating_add(2);
+        self.grow_window();
     }
 
     /// `tcp_send_delayed_ack`: how long an ACK may wait now, min(ato, max(RTT, ato_min)).
@@ -264,22 +277,41 @@ mod tests {
         acked
     }
 
+    /// A receiver of 1448-byte segments whose window stays at `segments`.
+    fn fixed(ack_every: u32, rtt: Time, segments: u64) -> Receiver {
+        Receiver::new(ack_every, 40 * MS, rtt, RcvWindow::fixed(segments * 1448, 1448))
+    }
+
     #[test]
     fn quick_acks_at_the_start_then_every_second_segment() {
-        // tcp_event_data_recv on the first data: tcp_incr_quickack with rcv_wnd = 10
-        // segments (tcp_select_initial_window) -> 10 / 2 = 5 quick ACKs (segments 0..=4),
-        // then __tcp_ack_snd_check's "more than one full frame": 6, 8, 10, ...
-        let mut r = Receiver::new(2, 40 * MS, 100 * MS);
+        // tcp_event_data_recv on the first data: tcp_incr_quickack with a window of 10
+        // segments -> 10 / 2 = 5 quick ACKs (segments 0..=4), then __tcp_ack_snd_check's
+        // "more than one full frame": 6, 8, 10, ...
+        let mut r = fixed(2, 100 * MS, 10);
         assert_eq!(feed(&mut r, 0, 12, 0, MS), [0, 1, 2, 3, 4, 6, 8, 10]);
         assert_eq!(r.delack_delay(), 40 * MS);
     }
 
     #[test]
+    fn every_segment_is_acked_while_the_window_grows() {
+        // The testbed's receiver: SO_RCVBUF 8 MB, window 8 388 264 -> 10 485 760 bytes in
+        // 725 steps of at most 2 x 1448 (rcv_window's test). First data: tcp_incr_quickack
+        // -> min(8 388 264 / 2896, 16) = 16 quick ACKs; each growing segment sets
+        // quick |= 1 (16 -> 17) and its ACK takes one back (tcp_dec_quickack_mode): 16
+        // again, so segments 0..=724 are each ACKed. Then the 16 quick ACKs left are spent
+        // on 725..=740, and from 741 on every second segment is ACKed: 742, 744, ...
+        let mut r = Receiver::new(2, 40 * MS, 100 * MS, RcvWindow::new(Some(8 << 20), 1448));
+        let acked = feed(&mut r, 0, 750, 0, MS);
+        let expect: Vec<u32> = (0..=740).chain([742, 744, 746, 748]).collect();
+        assert_eq!(acked, expect);
+    }
+
+    #[test]
     fn quick_acks_again_after_an_idle_gap_longer_than_the_rto() {
-        // Receiver RTO from the handshake RTT 100 ms: 100 + max(200, 200) = 300 ms. After
-        // the start's quick ACKs, a gap of 400 ms > 300 ms: tcp_incr_quickack again, now
-        // with rcv_wnd = 10 + 2 x 20 = 50 segments -> min(25, 16) = 16 quick ACKs.
-        let mut r = Receiver::new(2, 40 * MS, 100 * MS);
+        // Receiver RTO from the handshake RTT 100 ms: 100 + max(200, 200) = 300 ms. A gap of
+        // 400 ms > 300 ms after the start: tcp_incr_quickack again, with a window of 50
+        // segments -> min(25, 16) = 16 quick ACKs, then every second segment (12 of 24).
+        let mut r = fixed(2, 100 * MS, 50);
         feed(&mut r, 0, 20, 0, MS);
         let acked = feed(&mut r, 20, 60, 420 * MS, MS);
         assert_eq!(acked.len(), 16 + 12, "{acked:?}");
@@ -291,7 +323,7 @@ mod tests {
         // tcp_delack_timer_handler: ato = min(2 ato, rto) = 80 ms; the timer then waits
         // min(ato, max(rtt 50 ms, 40 ms)) = 50 ms. A segment 10 ms later (<= ato_min / 2):
         // ato = 80 / 2 + 20 = 60 ms (tcp_event_data_recv).
-        let mut r = Receiver::new(2, 40 * MS, 50 * MS);
+        let mut r = fixed(2, 50 * MS, 10);
         feed(&mut r, 0, 5, 0, MS);
         r.delack_fired();
         assert_eq!(r.delack_delay(), 50 * MS);
@@ -303,7 +335,7 @@ mod tests {
     fn hole_then_fill_delivers_the_run() {
         // 0 arrives, 1 is lost, 2..=4 arrive out of order (each SACKed at once), then 1
         // fills the hole and releases 1..=4: four segments, rcv_nxt = 5.
-        let mut r = Receiver::new(2, 40 * MS, 100 * MS);
+        let mut r = fixed(2, 100 * MS, 10);
         r.on_data(0, 0);
         for s in 2..=4 {
             assert_eq!(r.on_data(s, 0), (0, AckAction::Now { sack: s }));
@@ -314,7 +346,7 @@ mod tests {
 
     #[test]
     fn ring_grows_for_far_segments() {
-        let mut r = Receiver::new(1, 40 * MS, 100 * MS);
+        let mut r = fixed(1, 100 * MS, 10);
         r.on_data(5000, 0);
         assert_eq!(r.on_data(0, 0).0, 1);
         for s in 1..5000 {

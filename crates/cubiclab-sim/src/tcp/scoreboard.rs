@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::Time;
+use cubiclab_cc::host::rate::TxStamp;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -37,13 +38,19 @@ pub struct Acked {
     pub first_sent: Option<Time>,
     /// Send time of the newest never-retransmitted segment covered (the CC's RTT sample).
     pub last_sent: Option<Time>,
-    /// Latest transmission time of any segment covered (retransmissions included).
+    /// The first never-retransmitted segment covered (F-RTO's `FLAG_ORIG_SACK_ACKED`).
+    pub first_orig: Option<u32>,
+    /// Latest transmission time of any segment covered and not SACKed before
+    /// (retransmissions included), and that segment (the highest of equal times).
     pub latest_tx: Option<Time>,
+    pub latest_seq: u32,
 }
 
 pub struct Scoreboard {
     flags: Vec<u8>,
     sent: Vec<Time>,
+    /// Each segment's delivery-rate stamp from its last transmission (`tcp_rate.c`).
+    stamps: Vec<TxStamp>,
     mask: u32,
     pub sacked_out: u32,
     pub lost_out: u32,
@@ -53,8 +60,6 @@ pub struct Scoreboard {
     pub lost_marked: u64,
     /// First segment not yet judged by the loss rule.
     mark_seq: u32,
-    /// SACKed segments in [snd_una, mark_seq).
-    sacked_below_mark: u32,
     /// No segment in [snd_una, retx_seq) is waiting for retransmission.
     retx_seq: u32,
     /// Outstanding retransmissions in the order they were sent: (segment, time).
@@ -71,13 +76,13 @@ impl Scoreboard {
         Self {
             flags: vec![0; 64],
             sent: vec![0; 64],
+            stamps: vec![TxStamp::default(); 64],
             mask: 63,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
             lost_marked: 0,
             mark_seq: 0,
-            sacked_below_mark: 0,
             retx_seq: 0,
             retx_fifo: VecDeque::new(),
         }
@@ -89,7 +94,6 @@ impl Scoreboard {
         self.lost_out = 0;
         self.retrans_out = 0;
         self.mark_seq = 0;
-        self.sacked_below_mark = 0;
         self.retx_seq = 0;
         self.retx_fifo.clear();
     }
@@ -106,15 +110,18 @@ impl Scoreboard {
         }
         let mut flags = vec![0; cap];
         let mut sent = vec![0; cap];
+        let mut stamps = vec![TxStamp::default(); cap];
         let new_mask = cap as u32 - 1;
         let mut s = una;
         while s != nxt {
             flags[(s & new_mask) as usize] = self.flags[(s & self.mask) as usize];
             sent[(s & new_mask) as usize] = self.sent[(s & self.mask) as usize];
+            stamps[(s & new_mask) as usize] = self.stamps[(s & self.mask) as usize];
             s = s.wrapping_add(1);
         }
         self.flags = flags;
         self.sent = sent;
+        self.stamps = stamps;
         self.mask = new_mask;
     }
 
@@ -140,19 +147,37 @@ impl Scoreboard {
         self.sent[i] = now;
     }
 
+    /// `tcp_undo_cwnd_reduction(sk, true)`: no segment in [una, nxt) is lost any more;
+    /// RACK judges them again from `una`.
+    pub fn unmark_lost(&mut self, una: u32, nxt: u32) {
+        let mut s = una;
+        while s != nxt {
+            let i = self.idx(s);
+            self.flags[i] &= !LOST;
+            s = s.wrapping_add(1);
+        }
+        self.lost_out = 0;
+        self.mark_seq = una;
+        self.retx_seq = una;
+    }
+
+    /// A tail loss probe resent `seq` at `now` (`__tcp_retransmit_skb` alone): it is
+    /// retransmitted for Karn and RACK, but not counted in `retrans_out`.
+    pub fn on_probe(&mut self, seq: u32, now: Time) {
+        let i = self.idx(seq);
+        self.flags[i] |= EVER_RETRANS;
+        self.sent[i] = now;
+    }
+
     /// The cumulative ACK moved snd_una from `una` to `new_una`.
     pub fn cum_ack(&mut self, una: u32, new_una: u32) -> Acked {
         let mut out = Acked { acked: new_una.wrapping_sub(una), ..Acked::default() };
-        let mut sacked_removed_below_mark = 0;
         let mut s = una;
         while s != new_una {
             let i = self.idx(s);
             let f = self.flags[i];
             if f & SACKED != 0 {
                 self.sacked_out -= 1;
-                if !after_eq(s, self.mark_seq) {
-                    sacked_removed_below_mark += 1;
-                }
             } else {
                 out.newly_delivered += 1;
             }
@@ -162,12 +187,14 @@ impl Scoreboard {
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
             }
-            if f & SACKED == 0 {
-                out.latest_tx = Some(out.latest_tx.map_or(self.sent[i], |x: Time| x.max(self.sent[i])));
+            if f & SACKED == 0 && !matches!(out.latest_tx, Some(x) if self.sent[i] < x) {
+                out.latest_tx = Some(self.sent[i]);
+                out.latest_seq = s;
             }
             if f & EVER_RETRANS == 0 && f & SACKED == 0 {
                 let t = self.sent[i];
                 out.first_sent.get_or_insert(t);
+                out.first_orig.get_or_insert(s);
                 out.last_sent = Some(t);
             }
             self.flags[i] = 0;
@@ -175,9 +202,6 @@ impl Scoreboard {
         }
         if after_eq(new_una, self.mark_seq) {
             self.mark_seq = new_una;
-            self.sacked_below_mark = 0;
-        } else {
-            self.sacked_below_mark -= sacked_removed_below_mark;
         }
         if after_eq(new_una, self.retx_seq) {
             self.retx_seq = new_una;
@@ -185,13 +209,13 @@ impl Scoreboard {
         out
     }
 
-    /// A SACK for `seq` (within [una, nxt)). Returns whether it is newly SACKed, and its
-    /// send time if it was never retransmitted (an RTT sample).
-    pub fn sack(&mut self, seq: u32) -> (bool, Option<Time>) {
+    /// A SACK for `seq` (within [una, nxt)). Returns `None` if it was SACKed before, else
+    /// its last send time and whether it was ever retransmitted (no RTT sample then).
+    pub fn sack(&mut self, seq: u32) -> Option<(Time, bool)> {
         let i = self.idx(seq);
         let f = self.flags[i];
         if f & SACKED != 0 {
-            return (false, None);
+            return None;
         }
         self.detect_lost_retransmits(self.sent[i]);
         self.sacked_out += 1;
@@ -201,11 +225,8 @@ impl Scoreboard {
         if f & RETRANS != 0 {
             self.retrans_out -= 1;
         }
-        if !after_eq(seq, self.mark_seq) {
-            self.sacked_below_mark += 1;
-        }
         self.flags[i] = SACKED | (f & EVER_RETRANS);
-        (true, (f & EVER_RETRANS == 0).then_some(self.sent[i]))
+        Some((self.sent[i], f & EVER_RETRANS != 0))
     }
 
     /// Retransmissions sent before `delivered_tx` (the transmission time of a segment just
@@ -224,36 +245,44 @@ impl Scoreboard {
         marked
     }
 
-    /// Loss marking with SACK: a hole is lost once DupThresh SACKed segments lie above it
-    /// (RFC 6675 IsLost), or — when `rack_tx` is given — once a segment transmitted after it
-    /// has been delivered (RACK, RFC 8985, with the zero reordering window Linux uses in
-    /// Recovery when no reordering has been seen). Holes not yet retransmitted were sent in
-    /// sequence order, so both rules are monotone in the sequence number and a forward
-    /// cursor suffices. Returns the number of segments newly marked lost.
-    pub fn mark_losses_sack(&mut self, nxt: u32, rack_tx: Option<Time>) -> u32 {
+    /// RACK's marking (`tcp_rack_detect_loss`): a hole sent before the most recently sent
+    /// delivered segment (`rack_xmit`, ties broken by sequence against `rack_seq`) is lost
+    /// once `wait` (RACK's RTT plus the reordering window) has passed since it was sent. Holes not yet retransmitted were sent in
+    /// sequence order, so the rule is monotone in the sequence number and a forward cursor
+    /// suffices; retransmissions are judged by `detect_lost_retransmits`. Returns the number
+    /// newly marked and the send time of the first hole sent before the RACK segment but
+    /// not yet expired (it arms the reorder timer).
+    pub fn rack_mark_lost(
+        &mut self,
+        nxt: u32,
+        rack_xmit: Time,
+        rack_seq: u32,
+        now: Time,
+        wait: Time,
+    ) -> (u32, Option<Time>) {
         let mut marked = 0;
         while self.mark_seq != nxt {
             let i = self.idx(self.mark_seq);
             let f = self.flags[i];
-            if f & SACKED != 0 {
-                self.sacked_below_mark += 1;
-            } else if self.sacked_out - self.sacked_below_mark >= DUPTHRESH || rack_tx.is_some_and(|t| self.sent[i] < t)
-            {
-                if f & LOST == 0 {
-                    self.flags[i] |= LOST;
-                    self.lost_out += 1;
-                    self.lost_marked += 1;
-                    marked += 1;
-                    if !after_eq(self.mark_seq, self.retx_seq) {
-                        self.retx_seq = self.mark_seq;
-                    }
+            if f & (SACKED | LOST | RETRANS) == 0 {
+                let sent = self.sent[i];
+                if !super::rack::sent_after(rack_xmit, rack_seq, sent, self.mark_seq) {
+                    break;
                 }
-            } else {
-                break;
+                if sent + wait > now {
+                    return (marked, Some(sent));
+                }
+                self.flags[i] |= LOST;
+                self.lost_out += 1;
+                self.lost_marked += 1;
+                marked += 1;
+                if !after_eq(self.mark_seq, self.retx_seq) {
+                    self.retx_seq = self.mark_seq;
+                }
             }
             self.mark_seq = self.mark_seq.wrapping_add(1);
         }
-        marked
+        (marked, None)
     }
 
     /// Mark one segment lost (NewReno: the head after three duplicate ACKs or a partial ACK).
@@ -285,15 +314,10 @@ impl Scoreboard {
     pub fn timeout_mark_lost(&mut self, una: u32, nxt: u32, sent_by: Time) {
         let mut s = una;
         let mut first_kept = None;
-        let mut sacked_below = 0;
         while s != nxt {
             let i = self.idx(s);
             let f = self.flags[i];
-            if f & SACKED != 0 {
-                if first_kept.is_none() {
-                    sacked_below += 1;
-                }
-            } else if s == una || self.sent[i] <= sent_by {
+            if f & SACKED == 0 && (s == una || self.sent[i] <= sent_by) {
                 if f & RETRANS != 0 {
                     self.retrans_out -= 1;
                 }
@@ -302,13 +326,12 @@ impl Scoreboard {
                 }
                 self.flags[i] = (f & EVER_RETRANS) | LOST;
                 self.lost_marked += 1;
-            } else if first_kept.is_none() {
+            } else if f & SACKED == 0 && first_kept.is_none() {
                 first_kept = Some(s);
             }
             s = s.wrapping_add(1);
         }
         self.mark_seq = first_kept.unwrap_or(nxt);
-        self.sacked_below_mark = sacked_below;
         self.retx_seq = una;
         let (flags, mask) = (&self.flags, self.mask);
         self.retx_fifo.retain(|&(seq, _)| flags[(seq & mask) as usize] & RETRANS != 0);
@@ -343,6 +366,26 @@ impl Scoreboard {
         }
     }
 
+    /// Segment `seq`'s last transmission: its time and its delivery-rate stamp.
+    #[inline]
+    pub fn transmission(&self, seq: u32) -> (Time, TxStamp) {
+        let i = self.idx(seq);
+        (self.sent[i], self.stamps[i])
+    }
+
+    /// Stamp the transmission of `seq` just recorded by [`Scoreboard::on_send`].
+    #[inline]
+    pub fn set_stamp(&mut self, seq: u32, stamp: TxStamp) {
+        let i = self.idx(seq);
+        self.stamps[i] = stamp;
+    }
+
+    /// When `seq` was last sent.
+    #[inline]
+    pub fn sent_at(&self, seq: u32) -> Time {
+        self.sent[self.idx(seq)]
+    }
+
     /// Whether `seq` was ever retransmitted.
     pub fn ever_retransmitted(&self, seq: u32) -> bool {
         self.flags[self.idx(seq)] & EVER_RETRANS != 0
@@ -360,9 +403,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn three_sacks_above_a_hole_mark_it_lost() {
-        // Segments 0..10 sent; 2 is lost; 3, 4 SACKed: not yet lost (2 < DupThresh);
-        // 5 SACKed: three above 2, so 2 is lost and is the next retransmission.
+    fn a_hole_sent_before_a_delivered_segment_is_lost_once_expired() {
+        // Segments 0..10 sent at 0; 2 is lost; 3 and 4 SACKed at 100 ms: 2 was sent before
+        // 4 (same time, lower sequence). With RACK's RTT 100 ms and a 25 ms window it
+        // expires only at 125 ms: not lost at 100 ms (the reorder timer waits for the hole
+        // sent at 0); with the window gone (three SACKed) it is lost at once.
         let mut sb = Scoreboard::new();
         for s in 0..10 {
             sb.on_send(s, 0, false);
@@ -371,9 +416,10 @@ mod tests {
         assert_eq!((a.acked, a.newly_delivered), (2, 2));
         sb.sack(3);
         sb.sack(4);
-        assert_eq!(sb.mark_losses_sack(10, None), 0);
+        let ms = 1_000_000;
+        assert_eq!(sb.rack_mark_lost(10, 0, 4, 100 * ms, 125 * ms), (0, Some(0)));
         sb.sack(5);
-        assert_eq!(sb.mark_losses_sack(10, None), 1);
+        assert_eq!(sb.rack_mark_lost(10, 0, 5, 100 * ms, 100 * ms), (1, None));
         assert_eq!((sb.sacked_out, sb.lost_out), (3, 1));
         assert_eq!(sb.next_retransmit(2, 10), Some(2));
         sb.on_send(2, 1, true);
@@ -399,7 +445,8 @@ mod tests {
         for s in 2..5 {
             sb.sack(s);
         }
-        sb.mark_losses_sack(6, None);
+        // RACK with no window (three SACKed): 1, sent with 4 at 0 but below it, is lost.
+        sb.rack_mark_lost(6, 0, 4, 100, 100);
         assert_eq!(sb.next_retransmit(1, 6), Some(1));
         sb.on_send(1, 10, true);
         sb.on_send(6, 20, false);
@@ -433,11 +480,12 @@ mod tests {
         sb.timeout_mark_lost(0, 8, 10);
         assert_eq!(sb.lost_out, 4);
         assert_eq!(sb.next_retransmit(0, 8), Some(0));
-        // Three SACKs above 4 now mark it lost by DupThresh, as before the timeout.
+        // SACKs of 5..7 (sent at 50, after 4 by sequence) then mark 4 lost by RACK once its
+        // RTT has passed (here 60 - 50 >= 10), as before the timeout.
         for s in 5..8 {
             sb.sack(s);
         }
-        assert_eq!(sb.mark_losses_sack(8, None), 1);
+        assert_eq!(sb.rack_mark_lost(8, 50, 7, 60, 10), (1, None));
     }
 
     #[test]
@@ -451,7 +499,7 @@ mod tests {
         for s in 60..200 {
             sb.on_send(s, s as u64, false);
         }
-        assert_eq!(sb.sack(30), (false, None));
-        assert_eq!(sb.sack(150), (true, Some(150)));
+        assert_eq!(sb.sack(30), None);
+        assert_eq!(sb.sack(150), Some((150, false)));
     }
 }

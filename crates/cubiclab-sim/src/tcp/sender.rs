@@ -7,24 +7,41 @@
 //!   segment now delivered are lost (RACK on retransmissions);
 //! - `snd_una` moves, the RTT estimator takes the oldest never-retransmitted segment newly
 //!   ACKed (else SACKed), `pkts_acked` gets the newest (`tcp_clean_rtx_queue`);
-//! - loss detection (RFC 6675 DupThresh or RACK with no reordering window with SACK, three
-//!   duplicate ACKs with NewReno) may enter Recovery; Recovery and Loss end once `snd_una`
-//!   reaches `high_seq` (`tcp_fastretrans_alert`);
-//! - PRR in Recovery, `cong_avoid` otherwise (`tcp_cong_control`).
+//! - loss detection (RACK with SACK, `rack.rs`; three duplicate ACKs with NewReno) may
+//!   enter Recovery; a hole still inside RACK's reordering window arms the reorder timer,
+//!   whose expiry marks it and enters Recovery (`tcp_rack_reo_timeout`); Recovery and Loss
+//!   end once `snd_una` reaches `high_seq` (`tcp_fastretrans_alert`);
+//! - the delivery-rate sample (`tcp_rate_gen`, [`cubiclab_cc::host::rate`]) from the
+//!   newest segment delivered, whose transmission stamp the scoreboard keeps;
+//! - PRR in Recovery, `cong_avoid` otherwise, or the algorithm's own `cong_control` with
+//!   the rate sample (`tcp_cong_control`).
+//!
+//! A paced algorithm (BBR) sends in TSO bursts at its `sk_pacing_rate`
+//! ([`cubiclab_cc::host::pacing`]); while the next departure time lies ahead the sender
+//! waits for `pace_deadline` (the kernel's pacing timer).
 //!
 //! A timeout marks what RACK's timer has expired for lost and enters Loss
 //! (`tcp_retransmit_timer`, `tcp_timeout_mark_lost`);
 //! the first transmission after idle restarts the window (`tcp_cwnd_restart`).
 //!
-//! Not modelled: spurious-retransmission undo (no timestamps or D-SACK), F-RTO, TLP, the
-//! RACK reordering window and timer, TSO/pacing. Algorithms without fast recovery (Tahoe)
+//! In Open with SACK the timer first stands for a tail loss probe (`tlp.rs`).
+//!
+//! After a timeout, F-RTO (`frto.rs`) tells a spurious one and undoes it.
+//!
+//! Not modelled: undo by D-SACK or timestamps (Eifel), `tcp_tso_should_defer`, pacing by
+//! the `fq` qdisc. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
+use cubiclab_cc::host::pacing::{Pacer, TCP_MIN_TSO_SEGS};
+use cubiclab_cc::host::rate::{Delivered, RateEstimator};
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
 use cubiclab_cc::host::{Host, PrrAck};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
+use super::frto::{Frto, FrtoStep, LossAck};
+use super::rack::Rack;
 use super::scoreboard::{Scoreboard, DUPTHRESH};
+use super::tlp::Tlp;
 use crate::engine::Time;
 use crate::packet::NO_SACK;
 
@@ -47,6 +64,10 @@ pub struct SenderConfig {
     pub initial_cwnd: u32,
     /// Initial ssthresh; `None` is Linux's infinite threshold.
     pub initial_ssthresh: Option<u32>,
+    /// Tail loss probes (Linux `net.ipv4.tcp_early_retrans` >= 3, the default).
+    pub loss_probes: bool,
+    /// F-RTO (Linux `net.ipv4.tcp_frto`, 2 by default).
+    pub frto: bool,
 }
 
 /// Counters of one sender, for results.
@@ -66,21 +87,45 @@ pub struct Sender {
     pub host: Host,
     pub sb: Scoreboard,
     cfg: SenderConfig,
-    /// RACK: latest transmission time of any delivered segment, and that segment's RTT
-    /// (`rack.mstamp`, `rack.rtt_us`).
-    rack_tx: Time,
-    rack_rtt: Time,
+    /// RACK's state (`tp->rack`, `tcp_min_rtt`).
+    rack: Rack,
+    /// What the retransmission timer (`rto_deadline`) stands for (`icsk_pending`).
+    timer: XmitTimer,
+    /// The tail loss probe outstanding, and whether one is due to leave now.
+    tlp: Tlp,
+    probe_due: bool,
+    /// F-RTO (`tp->frto`), and its step 2b pending: new data before retransmissions.
+    frto: Frto,
+    frto_new_data: bool,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
     pub rto_deadline: Time,
     pub rto_queued: Time,
+    /// Pacing: the departure time the sender waits for (0: not waiting), and the time of
+    /// its pending heap entry (0: none).
+    pub pace_deadline: Time,
+    pub pace_queued: Time,
+    pacer: Pacer,
     /// The last RTT sample given to the algorithm, microseconds (for recording).
     pub last_rtt_us: i64,
     pub stats: SenderStats,
     started: bool,
-    /// Segments sent since the window was last validated (one `tcp_write_xmit` call).
+    /// Segments sent since the window was last validated (one `tcp_write_xmit` call), and
+    /// whether new data was among them.
     sent_in_burst: bool,
+    new_in_burst: bool,
+}
+
+/// The events Linux's one retransmission timer stands for (`icsk_pending`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XmitTimer {
+    /// `ICSK_TIME_RETRANS`: the retransmission timeout.
+    Rto,
+    /// `ICSK_TIME_REO_TIMEOUT`: RACK's reorder timer.
+    ReoTimeout,
+    /// `ICSK_TIME_LOSS_PROBE`: the tail loss probe.
+    LossProbe,
 }
 
 #[inline]
@@ -102,15 +147,23 @@ impl Sender {
             host: Host::new(alg, tcp, rtt),
             sb: Scoreboard::new(),
             cfg,
-            rack_tx: 0,
-            rack_rtt: 0,
+            rack: Rack::default(),
+            timer: XmitTimer::Rto,
+            tlp: Tlp::default(),
+            probe_due: false,
+            frto: Frto::default(),
+            frto_new_data: false,
             app_limit: u32::MAX,
             rto_deadline: 0,
             rto_queued: 0,
+            pace_deadline: 0,
+            pace_queued: 0,
+            pacer: Pacer::default(),
             last_rtt_us: -1,
             stats: SenderStats::default(),
             started: false,
             sent_in_burst: false,
+            new_in_burst: false,
         }
     }
 
@@ -137,11 +190,12 @@ impl Sender {
     pub fn reset(&mut self, alg: Algorithm, app_limit: u32) {
         let mut sb = std::mem::take(&mut self.sb);
         sb.clear();
-        let (stats, queued) = (self.stats, self.rto_queued);
+        let (stats, queued, pace_queued) = (self.stats, self.rto_queued, self.pace_queued);
         *self = Sender::new(alg, self.cfg.clone(), self.host.tcp.mss);
         self.sb = sb;
         self.stats = stats;
         self.rto_queued = queued;
+        self.pace_queued = pace_queued;
         self.app_limit = app_limit;
     }
 
@@ -149,6 +203,9 @@ impl Sender {
     pub fn start(&mut self, now: Time) {
         self.host.init(now);
         self.started = true;
+        // The application's first write (`tcp_sendmsg`) finds nothing queued yet.
+        let (in_flight, lost_out, retrans_out) = (self.in_flight(), self.sb.lost_out, self.sb.retrans_out);
+        RateEstimator::check_app_limited(&mut self.host.tcp, 0, in_flight, lost_out, retrans_out);
     }
 
     pub fn started(&self) -> bool {
@@ -179,7 +236,11 @@ impl Sender {
         }
         let prior_in_flight = self.in_flight();
         let lost_before = self.sb.lost_marked;
+        self.host.rate.begin_ack();
         let acked = self.sb.cum_ack(una, cum);
+        if acked.latest_tx.is_some() {
+            self.rate_delivered(acked.latest_seq);
+        }
         let advanced = self.host.ack_snd_una(cum);
         if advanced {
             self.sb.trim_retransmits(cum);
@@ -190,36 +251,27 @@ impl Sender {
         let mut delivered = acked.newly_delivered;
         let mut ca_rtt_from = acked.last_sent;
         let mut sack_rtt_from = None;
-        let mut rack_tx = acked.latest_tx;
+        let high = self.host.high_seq;
+        let mut orig_acked = acked.first_orig.is_some_and(|s| before(s, high));
+        let mut sack_new = false;
+        let sacked = self.cfg.recovery == Recovery::Sack && sack != NO_SACK && !before(sack, cum) && before(sack, nxt);
 
         match self.cfg.recovery {
             Recovery::Sack => {
-                if sack != NO_SACK && !before(sack, cum) && before(sack, nxt) {
-                    let (new, sent) = self.sb.sack(sack);
-                    if new {
+                // tcp_sacktag_write_queue advances RACK for each newly SACKed segment.
+                if sacked {
+                    if let Some((t, retransmitted)) = self.sb.sack(sack) {
+                        self.rate_delivered(sack);
                         delivered += 1;
-                        if let Some(t) = sent {
+                        sack_new = true;
+                        orig_acked |= !retransmitted && before(sack, high);
+                        if !retransmitted {
                             sack_rtt_from = Some(t);
                             ca_rtt_from = Some(ca_rtt_from.map_or(t, |r: Time| r.max(t)));
-                            rack_tx = Some(rack_tx.map_or(t, |r: Time| r.max(t)));
                         }
+                        self.rack.advance(now, t, sack, retransmitted);
                     }
                 }
-                // Linux tcp_rack_reo_wnd: no reordering window once in Recovery or past
-                // DupThresh (the simulated paths never reorder).
-                let rack = if self.host.tcp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUPTHRESH {
-                    rack_tx.map(|t| t.max(self.rack_tx))
-                } else {
-                    None
-                };
-                if let Some(t) = rack_tx {
-                    if t >= self.rack_tx {
-                        // tcp_rack_advance: the most recently sent delivered segment's RTT.
-                        self.rack_tx = t;
-                        self.rack_rtt = now - t;
-                    }
-                }
-                self.sb.mark_losses_sack(nxt, rack);
             }
             Recovery::NewReno => {
                 // Linux tcp_add_reno_sack / tcp_remove_reno_sacks: duplicate ACKs stand for
@@ -236,43 +288,146 @@ impl Sender {
             }
         }
 
+        // tcp_clean_rtx_queue advances RACK by the cumulatively ACKed segments' latest
+        // transmission, with or without SACK (RACK's RTT also spares recent segments at a
+        // timeout, tcp_timeout_mark_lost).
+        if let Some(t) = acked.latest_tx {
+            self.rack.advance(now, t, cum.wrapping_sub(1), acked.last_sent != Some(t));
+        }
+
         // tcp_ack_update_rtt: the estimator from the oldest segment newly ACKed (else the
         // oldest newly SACKed); the algorithm gets the newest (ca_rtt_us).
+        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
         if let Some(t) = acked.first_sent.or(sack_rtt_from) {
+            self.host.update_rtt_min(rtt_us as u64, now);
             self.host.rtt_sample((now - t) / 1000);
         }
-        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
-        if rtt_us >= 0 {
+        if let Some(t) = ca_rtt_from {
             self.stats.rtt_samples += 1;
             self.last_rtt_us = rtt_us;
+            self.rack.update_min_rtt(now - t);
         }
         let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
         self.host.pkts_acked(&sample, now);
 
-        self.fastretrans_alert(now, advanced);
-
-        let ack = PrrAck {
-            newly_acked_sacked: delivered,
-            newly_lost: (self.sb.lost_marked - lost_before) as u32,
-            una_advanced: advanced,
+        // tcp_ack_is_dubious: only an ACK with SACK information, or one outside Open, goes
+        // through tcp_fastretrans_alert and so RACK (tcp_identify_packet_loss).
+        if self.tlp.on_ack(cum, advanced, delivered > acked.newly_delivered) {
+            self.stats.loss_events += 1;
+            self.stats.last_loss_cwnd = self.host.tcp.cwnd;
+            self.host.reduce_after_probe(now);
+        }
+        let mut reo_timer = None;
+        if self.cfg.recovery == Recovery::Sack
+            && (sacked || self.sb.sacked_out > 0 || self.host.tcp.ca_state != CaState::Open)
+            && self.rack.take_advanced()
+        {
+            reo_timer = self.rack_detect_loss(now);
+        }
+        let loss_ack = LossAck {
+            advanced,
+            sacked: sack_new,
+            orig_acked,
+            recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
+            new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
         };
+        self.fastretrans_alert(now, advanced, loss_ack);
+
+        let newly_lost = (self.sb.lost_marked - lost_before) as u32;
+        let tcp = &mut self.host.tcp;
+        tcp.delivered = tcp.delivered.wrapping_add(delivered);
+        tcp.lost = self.sb.lost_marked as u32;
+        let rs = self.host.rate.gen(tcp, delivered, newly_lost, now / 1000, prior_in_flight, rtt_us);
+        let ack = PrrAck { newly_acked_sacked: delivered, newly_lost, una_advanced: advanced };
         let in_flight = self.in_flight();
-        self.host.cong_control(ack, in_flight, now);
+        self.host.cong_control(ack, &rs, in_flight, now);
         self.host.update_pacing_rate();
 
-        // Re-arm the timer on forward progress (Linux tcp_rearm_rto).
-        if advanced {
+        if let Some(t) = reo_timer {
+            // tcp_rack_mark_lost armed the reorder timer in place of the RTO.
+            self.rto_deadline = now + t;
+            self.timer = XmitTimer::ReoTimeout;
+        } else if advanced && !self.schedule_loss_probe(now, true) {
+            // tcp_set_xmit_timer: a probe if one may be scheduled, else tcp_rearm_rto.
             self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
+            self.timer = XmitTimer::Rto;
         }
         delivered
+    }
+
+    /// `tcp_rate_skb_delivered` for segment `seq`, newly ACKed or SACKed.
+    #[inline]
+    fn rate_delivered(&mut self, seq: u32) {
+        let (sent, tx) = self.sb.transmission(seq);
+        let is_retrans = self.sb.ever_retransmitted(seq);
+        self.host.rate.skb_delivered(Delivered { tx, sent_us: sent / 1000, end_seq: seq.wrapping_add(1), is_retrans });
+    }
+
+    /// `tcp_schedule_loss_probe`: in Open with SACK and data out, arm the probe timer;
+    /// `advancing_rto`: the RTO would restart now (an ACK advanced `snd_una`), else it
+    /// stays counted from the head's transmission. Returns whether it armed.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if !self.cfg.loss_probes
+            || self.cfg.recovery != Recovery::Sack
+            || self.packets_out() == 0
+            || !matches!(self.host.tcp.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let srtt = self.host.rtt.srtt_us() * 1000;
+        let rto_left = if advancing_rto { self.rto() } else { self.head_rto().saturating_sub(now) };
+        let timeout = Tlp::timeout(srtt, self.packets_out(), self.cfg.min_rto_ns, rto_left);
+        self.rto_deadline = now + timeout;
+        self.timer = XmitTimer::LossProbe;
+        true
+    }
+
+    /// When the RTO counted from the head's transmission falls due (`tcp_rto_delta_us`).
+    fn head_rto(&self) -> Time {
+        self.sb.sent_at(self.host.tcp.snd_una) + self.rto()
+    }
+
+    /// `tcp_rearm_rto` while the timer stands for a probe or a reorder timeout: the RTO
+    /// from the head's transmission, at least one jiffy away.
+    fn rearm_rto_from_head(&mut self, now: Time) {
+        self.rto_deadline = self.head_rto().max(now + JIFFY_US_HZ250 * 1000);
+        self.timer = XmitTimer::Rto;
+    }
+
+    /// `tcp_rack_detect_loss`: mark what RACK finds lost; the reorder timeout to arm if a
+    /// hole is still inside the reordering window.
+    fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
+        let srtt = self.host.rtt.srtt_us() * 1000;
+        let reo_wnd = self.rack.reo_wnd(self.host.tcp.ca_state, self.sb.sacked_out, srtt);
+        let nxt = self.host.tcp.snd_nxt;
+        let (_, waiting) = self.sb.rack_mark_lost(nxt, self.rack.xmit, self.rack.seq, now, self.rack.rtt + reo_wnd);
+        waiting.map(|sent| self.rack.reo_timeout(now, sent, reo_wnd, self.rto()))
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: leave Recovery
     /// or Loss once `high_seq` is acknowledged, repair the next hole on a NewReno partial
     /// ACK, enter Recovery when the scoreboard shows a loss.
-    fn fastretrans_alert(&mut self, now: Time, advanced: bool) {
+    fn fastretrans_alert(&mut self, now: Time, advanced: bool, loss_ack: LossAck) {
+        if self.host.tcp.ca_state == CaState::Loss {
+            // tcp_process_loss's F-RTO steps come before the end of Loss.
+            match self.frto.on_ack(loss_ack) {
+                FrtoStep::Undo => {
+                    // tcp_try_undo_loss(sk, true).
+                    self.sb.unmark_lost(self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+                    self.host.undo(now);
+                    self.host.retransmits = 0;
+                    return;
+                }
+                FrtoStep::SendNew => {
+                    self.host.high_seq = self.host.tcp.snd_nxt;
+                    self.frto_new_data = true;
+                    return;
+                }
+                FrtoStep::Continue => {}
+            }
+        }
         if self.host.try_leave_recovery(now) {
-            return self.fastretrans_alert(now, advanced);
+            return self.fastretrans_alert(now, advanced, loss_ack);
         }
         match self.host.tcp.ca_state {
             CaState::Recovery => {
@@ -288,16 +443,23 @@ impl Sender {
                     Recovery::NewReno => self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.host.tcp.snd_una),
                 };
                 if loss {
-                    self.stats.loss_events += 1;
-                    self.stats.last_loss_cwnd = self.host.tcp.cwnd;
-                    if self.host.alg.fast_recovery() {
-                        self.host.enter_recovery(now);
-                    } else {
-                        self.timeout_mark_lost(now);
-                        self.host.enter_loss(self.in_flight(), now);
-                    }
+                    self.start_recovery(now);
                 }
             }
+        }
+    }
+
+    /// A loss found outside Recovery: `tcp_enter_recovery`, or for an algorithm without fast
+    /// recovery (Tahoe) a restart as after a timeout.
+    fn start_recovery(&mut self, now: Time) {
+        self.stats.loss_events += 1;
+        self.stats.last_loss_cwnd = self.host.tcp.cwnd;
+        if self.host.alg.fast_recovery() {
+            self.host.enter_recovery(now);
+        } else {
+            self.frto.active = false;
+            self.timeout_mark_lost(now);
+            self.host.enter_loss(self.in_flight(), now);
         }
     }
 
@@ -305,13 +467,88 @@ impl Sender {
     /// timer expired (sent more than the latest delivered segment's RTT ago).
     fn timeout_mark_lost(&mut self, now: Time) {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack_rtt));
+        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack.rtt));
     }
 
-    /// The retransmission timer fired at `now` (the caller checked the deadline):
-    /// Linux `tcp_retransmit_timer`.
-    pub fn on_rto(&mut self, now: Time) {
+    /// The retransmission timer fired at `now` (the caller checked the deadline): as
+    /// `tcp_write_timer_handler`, the event it was armed for. Returns whether it was a
+    /// retransmission timeout.
+    pub fn on_rto(&mut self, now: Time) -> bool {
+        match std::mem::replace(&mut self.timer, XmitTimer::Rto) {
+            XmitTimer::Rto => {
+                self.retransmit_timeout(now);
+                true
+            }
+            XmitTimer::ReoTimeout => {
+                self.rack_reo_timeout(now);
+                false
+            }
+            XmitTimer::LossProbe => {
+                self.send_loss_probe(now);
+                false
+            }
+        }
+    }
+
+    /// `tcp_send_loss_probe`: with no probe outstanding, one segment is due now (sent by
+    /// the next `next_segment`, which then re-arms the RTO); else the RTO again.
+    fn send_loss_probe(&mut self, now: Time) {
+        if self.tlp.high_seq.is_some() || self.packets_out() == 0 {
+            self.rearm_rto_from_head(now);
+        } else {
+            self.probe_due = true;
+        }
+    }
+
+    /// The probe: new data if the application and the receive window allow it, else the
+    /// last segment sent again (`__tcp_retransmit_skb`: a retransmission, but not counted in
+    /// `retrans_out`); then `tlp_high_seq = snd_nxt` and the RTO from now.
+    fn send_probe(&mut self, now: Time) -> (u32, bool) {
+        self.probe_due = false;
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        let probe = if nxt != self.app_limit && nxt.wrapping_sub(una) < self.cfg.rwnd {
+            self.tlp.retrans = false;
+            (self.send_new(now), false)
+        } else {
+            let last = nxt.wrapping_sub(1);
+            self.sb.on_probe(last, now);
+            self.rate_sent(last, now);
+            self.stats.segments_sent += 1;
+            self.stats.retransmits += 1;
+            self.host.on_transmit(now);
+            self.tlp.retrans = true;
+            (last, true)
+        };
+        self.tlp.high_seq = Some(self.host.tcp.snd_nxt);
+        self.rto_deadline = now + self.rto();
+        self.timer = XmitTimer::Rto;
+        probe
+    }
+
+    /// `tcp_rack_reo_timeout`: mark what has now timed out; if that changed what is in
+    /// flight, enter Recovery (with one PRR step, `tcp_cwnd_reduction(sk, 1, 0)`); then the
+    /// RTO again, counted from the head's transmission (`tcp_rearm_rto`).
+    fn rack_reo_timeout(&mut self, now: Time) {
         self.rto_deadline = 0;
+        if self.packets_out() == 0 {
+            return;
+        }
+        let prior_in_flight = self.in_flight();
+        self.rack_detect_loss(now);
+        if self.in_flight() != prior_in_flight && self.host.tcp.ca_state != CaState::Recovery {
+            self.start_recovery(now);
+            if self.host.tcp.ca_state == CaState::Recovery {
+                let ack = PrrAck { newly_acked_sacked: 1, newly_lost: 0, una_advanced: false };
+                self.host.cwnd_reduction(ack, self.in_flight());
+            }
+        }
+        self.rearm_rto_from_head(now);
+    }
+
+    /// Linux `tcp_retransmit_timer`.
+    fn retransmit_timeout(&mut self, now: Time) {
+        self.rto_deadline = 0;
+        self.tlp.high_seq = None;
         if self.packets_out() == 0 {
             return;
         }
@@ -321,6 +558,9 @@ impl Sender {
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         }
         self.timeout_mark_lost(now);
+        let sack_frto = self.cfg.frto && self.cfg.recovery == Recovery::Sack;
+        self.frto.on_enter_loss(sack_frto, self.host.tcp.ca_state, self.host.retransmits);
+        self.frto_new_data = false;
         self.host.retransmit_timer(self.in_flight(), now);
         self.rto_deadline = now + self.rto();
     }
@@ -333,44 +573,94 @@ impl Sender {
         if !self.started {
             return None;
         }
+        // tcp_pacing_check comes first in tcp_write_xmit.
+        if let Some(at) = self.pacer.wait_until(&self.host.tcp, now) {
+            self.pace_deadline = at;
+            let cwnd_full = self.in_flight() >= self.host.tcp.cwnd;
+            self.end_burst(now, cwnd_full);
+            return None;
+        }
+        self.pace_deadline = 0;
+        if self.probe_due {
+            return Some(self.send_probe(now));
+        }
         let in_flight = self.in_flight();
+        if self.frto_new_data {
+            // tcp_xmit_recovery's REXMIT_NEW: new data if the window lets any out; if none
+            // could go, F-RTO ends and the lost segments are retransmitted.
+            let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+            if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && nxt.wrapping_sub(una) < self.cfg.rwnd {
+                self.new_in_burst = true;
+                return Some((self.send_new(now), false));
+            }
+            self.frto_new_data = false;
+            if before(self.host.high_seq, nxt) {
+                self.end_burst(now, in_flight >= self.host.tcp.cwnd);
+                return None;
+            }
+            self.frto.active = false;
+        }
         if in_flight >= self.host.tcp.cwnd {
-            self.end_burst(true);
+            self.end_burst(now, true);
             return None;
         }
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
+            self.rate_sent(seq, now);
             self.after_send(now, true);
             if seq == una {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
                 self.rto_deadline = now + self.rto();
+                self.timer = XmitTimer::Rto;
             }
             return Some((seq, true));
         }
         let window_ok = nxt.wrapping_sub(una) < self.cfg.rwnd;
         if nxt == self.app_limit || !window_ok {
-            self.end_burst(false);
+            self.end_burst(now, false);
             return None;
         }
+        self.new_in_burst = true;
+        Some((self.send_new(now), false))
+    }
+
+    /// Send the next new segment.
+    #[inline]
+    fn send_new(&mut self, now: Time) -> u32 {
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if self.packets_out() == 0 && self.stats.segments_sent > 0 {
             self.host.restart_after_idle(now, self.cfg.initial_cwnd);
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
+        self.rate_sent(nxt, now);
         self.host.tcp.snd_nxt = nxt.wrapping_add(1);
         self.after_send(now, false);
-        Some((nxt, false))
+        nxt
+    }
+
+    /// `tcp_rate_skb_sent`: stamp segment `seq`, leaving now (before `snd_nxt` moves).
+    #[inline]
+    fn rate_sent(&mut self, seq: u32, now: Time) {
+        let packets_out = self.packets_out();
+        let stamp = self.host.rate.skb_sent(&mut self.host.tcp, packets_out, now / 1000);
+        self.sb.set_stamp(seq, stamp);
     }
 
     /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
-    /// is full.
+    /// is full, and a loss probe scheduled after new data (one per tail episode).
     #[inline]
-    fn end_burst(&mut self, cwnd_full: bool) {
+    fn end_burst(&mut self, now: Time, cwnd_full: bool) {
+        self.pacer.end_burst(&mut self.host.tcp);
         if self.sent_in_burst || cwnd_full {
             self.host.cwnd_validate(cwnd_full);
         }
+        if self.new_in_burst {
+            self.schedule_loss_probe(now, false);
+        }
         self.sent_in_burst = false;
+        self.new_in_burst = false;
     }
 
     #[inline]
@@ -381,8 +671,11 @@ impl Sender {
         }
         self.sent_in_burst = true;
         self.host.on_transmit(now);
+        let min_tso = self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS);
+        self.pacer.sent(&mut self.host.tcp, min_tso, now);
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto();
+            self.timer = XmitTimer::Rto;
         }
     }
 }
