@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,20 @@ from cubiclab.sweep import Cache, Run, SweepResult, _payload
 
 #: Above this the emulator's rate is not trusted (docs/testbed/README.md, "Accuracy").
 MAX_RATE_BPS = 1_000_000_000
+
+
+def peak_rate_bps(bottleneck: dict) -> int:
+    """The highest rate the compiled `bottleneck` asks of the emulator: its rate, or with a
+    schedule the schedule's highest step (the steps start at 0 s, so they replace the rate),
+    or a trace's densest millisecond (each opportunity carries 1500 bytes,
+    crates/cubiclab-path/src/schedule.rs)."""
+    sched = bottleneck.get("schedule")
+    if not sched:
+        return bottleneck["rate"]
+    if sched["kind"] == "steps":
+        return max(rate for _, rate in sched["steps"])
+    per_ms = max(Counter(sched["opportunities_ms"]).values())
+    return per_ms * 1500 * 8 * 1000
 
 
 @dataclass
@@ -41,9 +56,11 @@ def why_not(run: Run, max_duration: float) -> str | None:
     from cubiclab.testbed.run import plan
 
     sc = run.scenario
-    rate = sc.compile()["bottleneck"]["rate"]
+    bottleneck = sc.compile()["bottleneck"]
+    rate = peak_rate_bps(bottleneck)
     if rate > MAX_RATE_BPS:
-        return f"bottleneck rate {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
+        what = "bottleneck rate" if not bottleneck.get("schedule") else "bottleneck schedule's peak rate"
+        return f"{what} {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
     try:
         plan(sc, max_duration)
     except ValueError as e:
