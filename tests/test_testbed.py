@@ -251,7 +251,8 @@ def test_the_rate_limit_reads_a_schedules_peak():
     # A schedule's steps start at 0 s and replace the fixed rate: 100 Mbit/s fixed with a
     # 1500 Mbit/s step asks 1500 of the emulator. A trace opportunity carries 1500 bytes, so
     # three in one millisecond are 3 x 1500 x 8 bits per ms = 36 Mbit/s.
-    from cubiclab.experiments.testbed_backend import peak_rate_bps, why_not
+    from cubiclab.experiments.testbed_backend import why_not
+    from cubiclab.testbed.emu import peak_rate_bps
     from cubiclab.sweep import Run
 
     def bottleneck(schedule):

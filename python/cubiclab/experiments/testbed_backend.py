@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,20 +24,6 @@ from cubiclab.sweep import Cache, Run, SweepResult, _payload
 
 #: Above this the emulator's rate is not trusted (docs/testbed/README.md, "Accuracy").
 MAX_RATE_BPS = 1_000_000_000
-
-
-def peak_rate_bps(bottleneck: dict) -> int:
-    """The highest rate the compiled `bottleneck` asks of the emulator: its rate, or with a
-    schedule the schedule's highest step (the steps start at 0 s, so they replace the rate),
-    or a trace's densest millisecond (each opportunity carries 1500 bytes,
-    crates/cubiclab-path/src/schedule.rs)."""
-    sched = bottleneck.get("schedule")
-    if not sched:
-        return bottleneck["rate"]
-    if sched["kind"] == "steps":
-        return max(rate for _, rate in sched["steps"])
-    per_ms = max(Counter(sched["opportunities_ms"]).values())
-    return per_ms * 1500 * 8 * 1000
 
 
 @dataclass
@@ -53,6 +38,7 @@ class KernelRuns:
 
 def why_not(run: Run, max_duration: float) -> str | None:
     """None if the testbed can run `run`, else why not."""
+    from cubiclab.testbed.emu import peak_rate_bps
     from cubiclab.testbed.run import plan
 
     sc = run.scenario
