@@ -291,6 +291,8 @@ def tcp_check(rate_mbps: float, rtt_ms: float, flows: int, seconds: float) -> di
         "late_p50_us": e["late_p50_us"], "late_p99_us": e["late_p99_us"], "late_p999_us": e["late_p999_us"],
         "late_max_ms": e["late_max_ns"] / 1e6,
         "segments_per_write": e["fwd_delivered"] / max(1, e["fwd_writes"]),
+        "segments_per_read": e["fwd_arrivals"] / max(1, e["fwd_reads"]),
+        "polls_per_s": e["polls"] / max(1e-9, (e["end_ns"] - e["start_ns"]) / 1e9),
         "drops_outside_emulator": r.summary["drops_outside_emulator"],
         "emulator_buffer_drops": r.summary["bottleneck_drops"],
     }

@@ -24,6 +24,9 @@ from cubiclab.sweep import Cache, Run, SweepResult, _payload
 
 #: Above this the emulator's rate is not trusted (docs/testbed/README.md, "Accuracy").
 MAX_RATE_BPS = 1_000_000_000
+#: Seconds between two testbed runs of a reproduction, for other processes waiting for the
+#: kernel lab (see `run_all`).
+LOCK_PAUSE_S = 2.0
 
 
 @dataclass
@@ -75,6 +78,11 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
         print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",
               file=log)
     for i, (key, run) in enumerate(todo.items()):
+        if i:
+            # Each run takes the kernel-lab lock and drops it at its end; a process waiting
+            # for the lock is woken then, but this process, still on the CPU, would take it
+            # again first. A pause lets another engineer's run in between ours.
+            time.sleep(LOCK_PAUSE_S)
         t0 = time.monotonic()
         try:
             res = testbed(run.scenario, trace=False, max_duration=max_duration)
