@@ -324,6 +324,29 @@ def test_the_rate_limit_reads_a_schedules_peak():
     assert peak_rate_bps({"rate": 100_000_000, "schedule": trace}) == 36_000_000
 
 
+def test_quick_mode_agreement_compares_the_side_of_the_tolerance():
+    # Quick mode judges nothing ("indicative" on both sides): agreement is whether the
+    # simulator's and the kernel's single values fall on the same side of the tolerance
+    # (here Band 1 +- 0.2: 0.9 and 1.1 inside, 1.5 outside); a side that measured nothing
+    # agrees with nothing.
+    from cubiclab.experiments.base import Outcome
+    from cubiclab.experiments.claims import Band, ClaimSpec, judge
+    from cubiclab.experiments.testbed_backend import columns
+
+    spec = ClaimSpec(id="c", quote="q", where="w", source="stated in text", paper="1", metric="m", unit="",
+                     accept=Band(1.0, 0.2), rationale="r")
+
+    def outcome(value):
+        return Outcome(name="e", title="t", seed="000", figure="f", setup="s",
+                       verdicts=[judge(spec, [] if value is None else [value], indicative=True)])
+
+    sim = outcome(0.9)
+    assert [(r["simulator_verdict"], r["kernel_verdict"], r["agree"]) for r in columns(sim, outcome(1.1))] == [
+        ("indicative: inside", "indicative: inside", True)]
+    assert columns(sim, outcome(1.5))[0]["agree"] is False
+    assert columns(sim, outcome(None))[0]["agree"] is None
+
+
 def test_reproduce_skips_an_entry_the_testbed_cannot_finish(tmp_path, monkeypatch):
     # An entry's analysis needs all its runs: one run above the emulator's rate keeps its
     # partner off the testbed too, but the partner, shared with another entry that the

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cubiclab.experiments.base import Outcome
+from cubiclab.experiments.claims import INDICATIVE, NOT_MEASURED
 from cubiclab.io import atomic_write_text
 from cubiclab.sweep import Cache, Run, SweepResult, _payload
 
@@ -113,6 +114,16 @@ def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> 
     return entry.analyse(SweepResult(list(runs), kr.cache), mode, edir / "kernel")
 
 
+def verdict_label(v) -> str:
+    """A verdict as the three columns show it. Quick and tiny modes judge nothing
+    ("indicative"), so there the label carries the side of the tolerance the one value
+    falls on: without it every quick-mode claim would "agree"."""
+    if v.verdict == INDICATIVE and v.n:
+        a = v.spec.accept
+        return f"indicative: {'inside' if a.lo <= v.mean <= a.hi else 'outside'}"
+    return v.verdict
+
+
 def columns(sim: Outcome, kernel: Outcome) -> list[dict]:
     """Per claim of the simulator's outcome: the paper's value, the simulator's and the
     kernel's, the verdict on each, and whether the two agree."""
@@ -120,13 +131,15 @@ def columns(sim: Outcome, kernel: Outcome) -> list[dict]:
     rows = []
     for v in sim.verdicts:
         k = by_id.get(v.spec.id)
+        measured = k is not None and NOT_MEASURED not in (v.verdict, k.verdict)
         rows.append({
             "id": v.spec.id, "quote": v.spec.quote, "paper": v.spec.paper, "tolerance": str(v.spec.accept),
-            "simulator": v.ours, "simulator_verdict": v.verdict,
+            "simulator": v.ours, "simulator_verdict": verdict_label(v),
             "kernel": k.ours if k else "n/a",
-            "kernel_verdict": k.verdict if k else (kernel.error or "not tested"),
-            # Agreement: both sides reach the same verdict.
-            "agree": None if k is None else k.verdict == v.verdict,
+            "kernel_verdict": verdict_label(k) if k else (kernel.error or "not tested"),
+            # Agreement: both sides reach the same verdict (in quick mode: the same side of
+            # the tolerance); unknown where either side measured nothing.
+            "agree": verdict_label(k) == verdict_label(v) if measured else None,
         })
     return rows
 
