@@ -35,6 +35,10 @@ BASE_PORT = 47000
 #: Web session i's server listens on WEB_PORT + i (below the ephemeral ports, net.py).
 WEB_PORT = 48000
 MAX_WEB_SESSIONS = 2000
+#: How long a web process may take to exit after the run's end: it resets what is open at
+#: once, but then writes its records, which with 200 sessions on a machine at load 14 took
+#: more than 10 s (23 Nov).
+WEB_EXIT_S = 60
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 
@@ -325,7 +329,11 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             sink.terminate()
             sink.wait(10)
             for w in web_procs:
-                w.wait(10)
+                try:
+                    w.wait(WEB_EXIT_S)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError(f"the web sessions' process did not exit within {WEB_EXIT_S} s of the end of "
+                                       "the run") from None
             outside = {role: net.device_drops(role) for role in ("sender", "receiver")}
             emu_out = emu.stop()
             emu = None
