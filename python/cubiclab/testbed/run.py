@@ -35,10 +35,10 @@ BASE_PORT = 47000
 #: Web session i's server listens on WEB_PORT + i (below the ephemeral ports, net.py).
 WEB_PORT = 48000
 MAX_WEB_SESSIONS = 2000
-#: How long a web process may take to exit after the run's end: it resets what is open at
-#: once, but then writes its records, which with 200 sessions on a machine at load 14 took
-#: more than 10 s (23 Nov).
-WEB_EXIT_S = 60
+#: How long a web process may take to exit after the run's end (it resets what is open at
+#: once, then writes its records). s002-completion-order's did not exit at all, twice, on
+#: 23 Nov (not even within 60 s): a fault not yet found, reported as the run's error.
+WEB_EXIT_S = 10
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 
