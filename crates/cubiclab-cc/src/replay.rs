@@ -22,10 +22,11 @@
 //! invalid) and `rs_app_limited` (0/1), with optionally `losses` (segments newly marked
 //! lost by the ACK), `prior_in_flight` and `in_flight` (`tcp_packets_in_flight()` when
 //! the ACK arrived and when `cong_control` runs; default: `snd_nxt - snd_una` then) and
-//! `wstamp_ns` (`tcp_wstamp_ns`, the next departure time on the trace's clock, ns). The
+//! `wstamp_ns` (`tcp_wstamp_ns`, the next departure time on the trace's clock, ns) and
+//! `delivered` (`tp->delivered` after the ACK, on the count `rs_prior_delivered` uses). The
 //! row's `acked` is `rs.acked_sacked` and its `rtt_us` `rs.rtt_us`. The driver keeps the
-//! connection's `delivered`, `lost` and `delivered_mstamp` from them as `tcp_rate_gen`
-//! does. Such an ACK is [`Event::RateAck`].
+//! connection's `delivered` (unless given), `lost` and `delivered_mstamp` from them as
+//! `tcp_rate_gen` does. Such an ACK is [`Event::RateAck`].
 
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
@@ -82,6 +83,10 @@ pub struct AckRate {
     pub in_flight: Option<u32>,
     /// `tcp_wstamp_ns`; `None`: no departure scheduled beyond now.
     pub wstamp_ns: Option<u64>,
+    /// `tp->delivered` after the ACK; `None`: the replay's own count (the segments ACKed so
+    /// far). A Linux connection starts from 1 (the handshake counts as delivered), and
+    /// `rs_prior_delivered` is on the connection's count.
+    pub delivered_total: Option<u32>,
 }
 
 /// An event at a time, with optional sequence numbers from the trace.
@@ -131,6 +136,12 @@ pub struct ReplayOptions {
     /// Seed of the algorithm's random numbers ([`CongestionControl::seed_random`]); `None`:
     /// the algorithm's fixed default stream.
     pub seed: Option<u64>,
+    /// An RTT sample taken before `init`, us: the handshake's, which a Linux connection has
+    /// in `srtt_us` and `tcp_min_rtt()` when its congestion control starts (BBR's first
+    /// pacing rate and min_rtt come from it). `None`: no sample yet.
+    pub handshake_rtt_us: Option<u32>,
+    /// When the algorithm's `init` ran (the handshake's end), us; `None`: the first event.
+    pub start_us: Option<u64>,
 }
 
 /// A replay: an algorithm in a [`Host`], fed one event at a time.
@@ -160,8 +171,13 @@ impl Replayer {
         if let Some(seed) = opts.seed {
             alg.seed_random(seed);
         }
+        let handshake = opts.handshake_rtt_us;
         // Traces carry microseconds; timeouts are not scheduled here, so the tick is moot.
         let mut host = Host::new(alg, tcp, RttEstimator::new(TCP_RTO_MIN_US, 1));
+        if let Some(rtt) = handshake {
+            host.rtt_sample(rtt as u64);
+            host.update_rtt_min(rtt as u64, now_us * 1000);
+        }
         // Linux calls init when the handshake completes, before any data is sent.
         host.init(now_us * 1000);
         host.tcp.snd_nxt = host.tcp.snd_una + host.tcp.cwnd;
@@ -269,7 +285,7 @@ impl Replayer {
         prior_in_flight: u32,
         now: u64,
     ) -> RateSample {
-        tcp.delivered = tcp.delivered.wrapping_add(acked);
+        tcp.delivered = r.delivered_total.unwrap_or(tcp.delivered.wrapping_add(acked));
         tcp.lost = tcp.lost.wrapping_add(r.losses);
         if tcp.app_limited != 0 && (tcp.app_limited.wrapping_sub(tcp.delivered) as i32) < 0 {
             tcp.app_limited = 0;
@@ -316,7 +332,8 @@ pub fn replay(alg: Algorithm, start: ReplayStart, events: &[TraceEvent]) -> Vec<
 
 /// [`replay`] with the connection's MSS and the algorithm's seed.
 pub fn replay_with(alg: Algorithm, start: ReplayStart, opts: ReplayOptions, events: &[TraceEvent]) -> Vec<ReplayRow> {
-    let t0 = events.first().map_or(0, |e| e.time_us);
+    let first = events.first().map_or(0, |e| e.time_us);
+    let t0 = opts.start_us.map_or(first, |s| s.min(first));
     let mut r = Replayer::with_options(alg, start, opts, t0);
     events.iter().map(|e| r.step(e)).collect()
 }
@@ -370,6 +387,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         "prior_in_flight",
         "in_flight",
         "wstamp_ns",
+        "delivered",
     ];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
@@ -383,8 +401,8 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
         (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
     let rate_cols: Vec<Option<usize>> = RATE_COLUMNS.iter().map(|c| col(c)).collect();
-    let (c_losses, c_prior, c_inflight, c_wstamp) =
-        (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"));
+    let (c_losses, c_prior, c_inflight, c_wstamp, c_total) =
+        (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"), col("delivered"));
     // An ACK's rate sample: all four rs_ columns, or none of them.
     let rate = |f: &[&str], lineno: usize| -> Result<Option<AckRate>, String> {
         let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
@@ -432,6 +450,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             prior_in_flight: u32_col("prior_in_flight", get(c_prior))?,
             in_flight: u32_col("in_flight", get(c_inflight))?,
             wstamp_ns,
+            delivered_total: u32_col("delivered", get(c_total))?,
         }))
     };
     let mut out = Vec::new();
@@ -642,7 +661,7 @@ mod tests {
         let evs = parse_trace_csv(&ideal_bbr_trace(305, 305)).unwrap();
         let mut phases = std::collections::BTreeSet::new();
         for seed in 0..20 {
-            let opts = ReplayOptions { seed: Some(seed), mss: None };
+            let opts = ReplayOptions { seed: Some(seed), ..ReplayOptions::default() };
             let rows = replay_with(bbr(), ReplayStart::default(), opts, &evs);
             assert_eq!(var(&rows[303], "mode"), 1.0);
             let last = rows.last().unwrap();
@@ -658,6 +677,21 @@ mod tests {
         }
         // Never the draining phase 1; 20 seeds reach several of the other seven.
         assert!(!phases.contains(&1) && phases.len() >= 4, "{phases:?}");
+    }
+
+    #[test]
+    fn bbr_starts_from_the_handshake_rtt() {
+        // bbr_init takes min_rtt from tcp_min_rtt(): with a 10 ms handshake sample, a first
+        // ACK at 12 ms leaves it at 10000 (bbr_update_min_rtt keeps the smaller); without
+        // one the first ACK's 12000 becomes the minimum.
+        let trace = "time_us,event,acked,rtt_us,rs_prior_delivered,rs_delivered,rs_interval_us,rs_app_limited\n\
+                     100,ack,1,12000,0,1,12000,0\n";
+        let evs = parse_trace_csv(trace).unwrap();
+        let with = ReplayOptions { handshake_rtt_us: Some(10_000), ..ReplayOptions::default() };
+        let rows = replay_with(bbr(), ReplayStart::default(), with, &evs);
+        assert_eq!(var(&rows[0], "min_rtt_us"), 10_000.0);
+        let rows = replay(bbr(), ReplayStart::default(), &evs);
+        assert_eq!(var(&rows[0], "min_rtt_us"), 12_000.0);
     }
 
     #[test]

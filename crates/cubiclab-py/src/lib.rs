@@ -28,7 +28,7 @@ fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
 
 /// Replay a trace CSV (text) through an algorithm. Returns a dict of columns.
 #[pyfunction]
-#[pyo3(signature = (algorithm, trace_csv, params=None, initial_cwnd=None, initial_ssthresh=None, mss=None, seed=None))]
+#[pyo3(signature = (algorithm, trace_csv, params=None, initial_cwnd=None, initial_ssthresh=None, mss=None, seed=None, handshake_rtt_us=None, start_us=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay_csv<'py>(
     py: Python<'py>,
@@ -39,6 +39,8 @@ fn replay_csv<'py>(
     initial_ssthresh: Option<u32>,
     mss: Option<u32>,
     seed: Option<u64>,
+    handshake_rtt_us: Option<u32>,
+    start_us: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = params_from(params)?;
     let alg = Algorithm::new(algorithm, &p).map_err(|e| PyValueError::new_err(e.0))?;
@@ -47,7 +49,7 @@ fn replay_csv<'py>(
     if mss == Some(0) {
         return Err(PyValueError::new_err("mss must be at least 1 byte"));
     }
-    let opts = ReplayOptions { mss, seed };
+    let opts = ReplayOptions { mss, seed, handshake_rtt_us, start_us };
     let mut start = ReplayStart::default();
     if let Some(c) = initial_cwnd {
         if c == 0 {
@@ -76,6 +78,12 @@ fn replay_csv<'py>(
         }
     }
     Ok(out)
+}
+
+/// bbr's PROBE_BW entry phases for a seed (`cubiclab_cc::bbr::Bbr::entry_phases`).
+#[pyfunction]
+fn bbr_entry_phases(seed: u64, n: usize) -> Vec<u32> {
+    cubiclab_cc::bbr::Bbr::entry_phases(seed, n.min(1 << 16))
 }
 
 /// The registry: a list of (name, reference, [(param, default, min, max, integer, help)]).
@@ -269,6 +277,7 @@ fn emulate(py: Python<'_>, config: &str) -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(replay_csv, m)?)?;
+    m.add_function(wrap_pyfunction!(bbr_entry_phases, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
