@@ -11,12 +11,16 @@ from cubiclab.experiments.bbr import retransmitted
 
 
 def test_buffer_entry_shares_and_retransmission_ratio():
+    nan = float("nan")
     rows = pd.DataFrame([
-        {"buffer_bdp": 0.1, "bbr_bps": 15e6, "cubic_bps": 5e6, "bbr_retx": 0.04, "cubic_retx": 0.01},
-        {"buffer_bdp": 10.0, "bbr_bps": 4e6, "cubic_bps": 16e6, "bbr_retx": 0.0, "cubic_retx": 0.001},
+        {"buffer_bdp": 0.1, "who": "both", "bbr_bps": 15e6, "cubic_bps": 5e6, "bbr_retx": 0.5, "cubic_retx": 0.9},
+        {"buffer_bdp": 10.0, "who": "both", "bbr_bps": 4e6, "cubic_bps": 16e6, "bbr_retx": 0.0, "cubic_retx": 0.001},
+        {"buffer_bdp": 0.1, "who": "bbr", "bbr_bps": 19e6, "cubic_bps": nan, "bbr_retx": 0.04, "cubic_retx": nan},
+        {"buffer_bdp": 0.1, "who": "cubic", "bbr_bps": nan, "cubic_bps": 17e6, "bbr_retx": nan, "cubic_retx": 0.01},
     ])
     v = CATALOG["x-bbr-cubic-buffers"].values(rows)
-    # 15 / (15 + 5) - 1/2 = 0.25; 4 / 20 - 1/2 = -0.3; 0.04 / 0.01 = 4.
+    # Together: 15 / (15 + 5) - 1/2 = 0.25 at 0.1 BDP, 4 / 20 - 1/2 = -0.3 at 10 BDP; each
+    # alone at 0.1 BDP: 0.04 / 0.01 = 4 (the together rows' retransmissions do not enter).
     assert v == pytest.approx({"bbr_wins_shallow": 0.25, "cubic_wins_deep": -0.3,
                                "bbr_retransmits_more_shallow": 4.0})
 

@@ -55,8 +55,9 @@ class BbrCubicBuffers(Experiment):
     title = "BBR against CUBIC over buffers from 0.1 to 10 BDP: the crossover"
     setup = ("One BBR (Linux v1) and one CUBIC (Linux) flow, 20 Mbps, RTT 40 ms for both (BDP 69 packets), drop-tail "
              "buffer from 0.1 to 10 BDP (0.1, 1, 10 in quick mode). BBR's share of the two flows' goodput over the "
-             "measured window, and each flow's retransmissions per delivered segment.")
-    claim_runs = {"bbr_wins_shallow": {"buffer_bdp": 0.1}, "cubic_wins_deep": {"buffer_bdp": 10.0},
+             "measured window; and, each alone at 0.1 BDP, their retransmissions per delivered segment.")
+    claim_runs = {"bbr_wins_shallow": {"buffer_bdp": 0.1, "who": "both"},
+                  "cubic_wins_deep": {"buffer_bdp": 10.0, "who": "both"},
                   "bbr_retransmits_more_shallow": {"buffer_bdp": 0.1}}
     claims = (
         ClaimSpec("bbr_wins_shallow", "We find that BBR is well suited for networks with shallow buffers, despite its "
@@ -78,18 +79,27 @@ class BbrCubicBuffers(Experiment):
     def conditions(self, mode):
         sc = load_scenario("x_bbr_cubic_buffers")
         buffers = (0.1, 1.0, 10.0) if mode.coarse else (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0)
-        return [(vary(sc, buffer=f"{b * 100:g}%BDP"), {"buffer_bdp": b}) for b in buffers]
+        out = [(vary(sc, buffer=f"{b * 100:g}%BDP"), {"buffer_bdp": b, "who": "both"}) for b in buffers]
+        for who in ("bbr", "cubic"):
+            alone = vary(sc, buffer="10%BDP")
+            alone.flows = [g for g in alone.flows if g.name == who]
+            out.append((alone, {"buffer_bdp": 0.1, "who": who}))
+        return out
 
     def per_run(self, run, res, t0, t1):
         g, r = goodput(res, t0, t1), retransmitted(res, t0, t1)
-        return {"bbr_bps": g["bbr"], "cubic_bps": g["cubic"], "bbr_retx": r["bbr"], "cubic_retx": r["cubic"]}
+        nan = float("nan")
+        return {"bbr_bps": g.get("bbr", nan), "cubic_bps": g.get("cubic", nan), "bbr_retx": r.get("bbr", nan),
+                "cubic_retx": r.get("cubic", nan)}
 
     def values(self, rows):
-        shallow, deep = select_row(rows, buffer_bdp=0.1), select_row(rows, buffer_bdp=10.0)
+        shallow, deep = select_row(rows, buffer_bdp=0.1, who="both"), select_row(rows, buffer_bdp=10.0, who="both")
+        bbr_alone, cubic_alone = select_row(rows, who="bbr"), select_row(rows, who="cubic")
         return {"bbr_wins_shallow": bbr_share(shallow) - 0.5, "cubic_wins_deep": bbr_share(deep) - 0.5,
-                "bbr_retransmits_more_shallow": shallow.bbr_retx / max(shallow.cubic_retx, 1e-6)}
+                "bbr_retransmits_more_shallow": bbr_alone.bbr_retx / max(cubic_alone.cubic_retx, 1e-6)}
 
     def plot(self, frame, sweep, outdir):
+        frame = frame[frame.who == "both"]
         f = frame.assign(share=frame.bbr_bps / (frame.bbr_bps + frame.cubic_bps), alg="bbr")
         fig, axes = plotting.new(2, 1, width=5.0, height=3.6)
         plotting.curves(axes[0, 0], f, "buffer_bdp", "share")
@@ -100,7 +110,7 @@ class BbrCubicBuffers(Experiment):
                           value_name="retx")
         long["alg"] = long.alg.str.replace("_retx", "")
         plotting.curves(axes[0, 1], long, "buffer_bdp", "retx")
-        axes[0, 1].set_ylabel("retransmissions per delivered segment")
+        axes[0, 1].set_ylabel("retransmissions per delivered segment (together)")
         axes[0, 1].set_xlabel("buffer (BDP)")
         return plotting.finish(fig, outdir, "bbr_cubic_buffers", "BBR against CUBIC, 20 Mbps, 40 ms (cf. Cao et al.)")
 
