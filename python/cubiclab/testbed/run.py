@@ -25,7 +25,7 @@ from cubiclab.kernel import tracing as _tracing
 from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
 from cubiclab.testbed import bpf as _bpf
-from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns
+from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns, peak_rate_bps
 from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
 
 BULK = Path(__file__).with_name("_bulk.py")
@@ -237,7 +237,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 max_duration_ns=duration_ns + 60_000_000_000,
                 sample_ns=spec["record"]["interval"],
                 sched_fifo=10 if realtime else 0,
-                min_wait_ns=min_wait_ns(spec["bottleneck"]["rate"]),
+                min_wait_ns=min_wait_ns(peak_rate_bps(spec["bottleneck"])),
             )
             if spec["record"]["pcap"]:
                 # The emulator captures what leaves its links, as the simulator's tap does;
