@@ -135,6 +135,9 @@ class Eq6(Experiment):
         fig, axes = plotting.new(1, 1, width=5.5, height=4.0)
         ax = axes[0, 0]
         for r, g in frame.groupby("rtt"):
+            g = g[np.isfinite(g.p)]  # a run with fewer than two loss events measures no p
+            if g.empty:
+                continue
             ax.scatter(g.p, g.mean_cwnd, label=f"packets, RTT {r:g} ms")
             ps = np.logspace(np.log10(g.p.min() / 2), np.log10(g.p.max() * 2), 20)
             ax.plot(ps, cubic_window(ps, r / 1e3, tcp_friendly=False), lw=0.8, label=f"Eq. 6, RTT {r:g} ms")
