@@ -65,10 +65,20 @@ def test_plan_follows_the_simulator_delays():
         tbrun.plan(cubiclab.Scenario(flows=[cubiclab.FlowGroup("cubic", params={"beta": 717})]))
 
 
-def test_receive_buffer_names_its_choices():
-    # Checked before any namespace exists, so it needs no privileges.
-    with pytest.raises(ValueError, match="receive_buffer must be 'forced' or 'autotune', not 'auto'"):
-        tbrun.testbed(_scenario(), receive_buffer="auto")
+def test_receive_buffer_is_the_plans():
+    # Forced (the default far above the BDP, or a pinned window's buffer), or None for the
+    # kernel's autotuning within the scenario's tcp_rmem, set in the receiver's namespace.
+    # A pinned 64 KB window forces ceil(65 536 x 256 / (2 x 160)) = 52 429 bytes: the
+    # window 2 x 52 429 x 160 / 256 = 65 536 once the TUN path's ratio is measured.
+    if "reno" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer reno")
+    sc = cubiclab.Scenario(duration="2s", tcp_rmem="4096 131072 6291456",
+                           flows=[cubiclab.FlowGroup("reno", rwnd="autotune"),
+                                  cubiclab.FlowGroup("reno", rwnd="64KiB"), cubiclab.FlowGroup("reno")],
+                           bottleneck=cubiclab.Bottleneck(rate="10Mbps", buffer="100packets"))
+    p = tbrun.plan(sc)
+    assert [f["rcvbuf"] for f in p.flows] == [None, 52_429, 8 << 20]
+    assert p.receiver_sysctls == {"net.ipv4.tcp_rmem": "4096 131072 6291456"}
 
 
 def test_without_root_a_clear_error(monkeypatch):
