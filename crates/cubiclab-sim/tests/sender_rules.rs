@@ -5,7 +5,7 @@
 
 use cubiclab_cc::{Algorithm, CaState, Params};
 use cubiclab_sim::engine::Time;
-use cubiclab_sim::packet::NO_SACK;
+use cubiclab_sim::packet::SackBlocks;
 use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig};
 
 const MS: Time = 1_000_000;
@@ -72,10 +72,18 @@ impl Harness {
         std::iter::from_fn(|| self.s.next_segment(self.now)).collect()
     }
 
-    /// An ACK at `t_ms`: cumulative `cum`, SACK block `sack`; then the transmissions.
+    /// An ACK at `t_ms`: cumulative `cum`, a SACK block of the one segment `sack`, no
+    /// timestamp echo; then the transmissions.
     fn ack(&mut self, t_ms: u64, cum: u32, sack: Option<u32>) -> Vec<(u32, bool)> {
+        let blocks = sack.map_or(SackBlocks::NONE, |s| SackBlocks::of(&[(s, s + 1)]));
+        self.ack_with(t_ms, cum, &blocks, 0)
+    }
+
+    /// An ACK at `t_ms`: cumulative `cum`, SACK blocks `blocks`, timestamp echo `tsecr`;
+    /// then the transmissions.
+    fn ack_with(&mut self, t_ms: u64, cum: u32, blocks: &SackBlocks, tsecr: u32) -> Vec<(u32, bool)> {
         self.now = self.now.max(t_ms * MS);
-        self.s.on_ack(self.now, cum, sack.unwrap_or(NO_SACK));
+        self.s.on_ack(self.now, cum, blocks, tsecr);
         self.send()
     }
 
