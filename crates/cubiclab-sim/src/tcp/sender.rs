@@ -620,6 +620,19 @@ impl Sender {
                 FrtoStep::Continue => {}
             }
         }
+        let state = self.host.tcp.ca_state;
+        if self.cfg.recovery == Recovery::NewReno
+            && matches!(state, CaState::Recovery | CaState::Loss)
+            && self.host.tcp.snd_una == self.host.high_seq
+        {
+            // tcp_is_non_sack_preventing_reopen: without SACK, hold the state until
+            // something above high_seq is acknowledged (RFC 6582: no false fast retransmit
+            // from the duplicate ACKs of the recovered window).
+            if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
+                self.host.retransmissions_done();
+            }
+            return;
+        }
         match self.host.try_leave_recovery(tsecr, now) {
             RecoveryEnd::Stay => {}
             RecoveryEnd::Recovered => {
