@@ -513,6 +513,24 @@ mod tests {
     }
 
     #[test]
+    fn timeout_counts_each_loss_once() {
+        // tcp_mark_skb_lost: 0..4 sent at 0; RACK marked 1 lost (lost_marked 1) and 1 was not
+        // yet retransmitted; 2 was lost and retransmitted (L|R). A timeout marks 0 and 3 (new
+        // losses), leaves 1 alone (already lost, not retransmitted: not counted again) and
+        // counts the retransmission of 2 lost (it leaves flight): tp->lost 2 + 3 = 5.
+        let mut sb = Scoreboard::new();
+        for s in 0..4 {
+            sb.on_send(s, 0, false);
+        }
+        sb.mark_lost(1);
+        sb.mark_lost(2);
+        sb.on_send(2, 1, true);
+        assert_eq!((sb.lost_marked, sb.lost_out, sb.retrans_out), (2, 2, 1));
+        sb.timeout_mark_lost(0, 4, 10);
+        assert_eq!((sb.lost_marked, sb.lost_out, sb.retrans_out), (5, 4, 0));
+    }
+
+    #[test]
     fn grows_and_keeps_marks() {
         let mut sb = Scoreboard::new();
         for s in 0..60 {
