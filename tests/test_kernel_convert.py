@@ -102,3 +102,39 @@ def test_acks_the_bpf_witness_missed_become_ack_no_cc():
     conv = convert(rec, mss, bpf_seen=seen)
     assert list(conv.trace.event) == ["ack", "ack", "ack_no_cc", "ack"]
     assert list(conv.truth.cong_avoid) == [True, True, False, True]
+
+
+def _bbr_record(**kw):
+    base = dict(time_ns=0, delivered=0, lost=0, delivered_mstamp=0, packets_out=0, sacked_out=0, lost_out=0,
+                retrans_out=0, skb_mstamp_ns=0, tx_first_tx_mstamp=0, tx_delivered_mstamp=0, tx_delivered=0,
+                tx_app_limited=0, skb_sacked=0, wstamp_ns=0, min_rtt_us=0, ca_state=0, cwnd=10, pacing_rate=0,
+                bbr_mode=0, bbr_bw=0, bbr_min_rtt_us=0, bbr_cycle_idx=0, bbr_pacing_gain=739, bbr_full_bw_reached=0)
+    return {**base, **kw}
+
+
+def test_bbr_rate_sample_rebuilt_as_tcp_rate_does():
+    from cubiclab.kernel.bbr_check import to_trace
+
+    # Before the ACK: 10 delivered, 20 in flight; the packet holding the ACK's last byte
+    # left at 980000 us with tx stamp delivered = 5, delivered_mstamp = 978000 us, send
+    # phase from 975000 us. After it: 12 delivered at tcp_mstamp 1000010 us, min RTT 15 ms.
+    # tcp_rate.c: send phase 980000 - 975000 = 5000 us, ACK phase 1000010 - 978000 =
+    # 22010 us, interval the longer, 22010 (>= min RTT); delivered 12 - 5 = 7; acked_sacked
+    # 2; ca_rtt_us 1000010 - 980000 = 20010; in flight 20 before, 20 - 2 = 18 at cong_control.
+    before = _bbr_record(time_ns=1_000_009_000, delivered=10, packets_out=20, skb_mstamp_ns=980_000_000,
+                         tx_first_tx_mstamp=975_000, tx_delivered_mstamp=978_000, tx_delivered=5,
+                         wstamp_ns=1_000_500_000)
+    after = _bbr_record(time_ns=1_000_600_000, delivered=12, delivered_mstamp=1_000_010, packets_out=18,
+                        min_rtt_us=15_000)
+    trace, truth = to_trace(pd.DataFrame([before, after]))
+    row = trace.iloc[0]
+    assert (row.time_us, row.acked, row.rtt_us) == (1_000_010, 2, 20_010)
+    assert (row.rs_prior_delivered, row.rs_delivered, row.rs_interval_us, row.rs_app_limited) == (5, 7, 22_010, 0)
+    assert (row.prior_in_flight, row.in_flight, row.wstamp_ns, row.delivered) == (20, 18, 1_000_500_000, 12)
+    assert len(truth) == 1
+    # An interval shorter than tcp_min_rtt() (30 ms here) makes the sample invalid.
+    trace, _ = to_trace(pd.DataFrame([before, {**after, "min_rtt_us": 30_000}]))
+    assert trace.rs_interval_us.iloc[0] == -1
+    # A retransmitted packet gives no RTT sample.
+    trace, _ = to_trace(pd.DataFrame([{**before, "skb_sacked": 0x80}, after]))
+    assert trace.rtt_us.iloc[0] == -1

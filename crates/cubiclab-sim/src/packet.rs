@@ -48,24 +48,30 @@ pub struct Packet {
     /// Connection number within the flow's slot (web sessions open one per object);
     /// packets of an earlier connection are discarded on arrival.
     pub conn: u16,
+    /// ACK only: the window field, in units of the receiver's window scale.
+    pub win: u16,
     /// True for an ACK, false for data.
     pub is_ack: bool,
     /// Data: segment number. ACK: cumulative acknowledgement (next segment expected).
     pub seq: u32,
     /// Bytes on the wire.
     pub size: u32,
-    /// The timestamp option (RFC 7323), in the sender's milliseconds: data carries its
-    /// TSval, an ACK echoes the receiver's `ts_recent` as TSecr (0: none).
-    pub ts: u32,
+    /// The timestamp option (RFC 7323, 12 bytes counted in the header) in two halves, one
+    /// per clock. `ts_snd`, the sender's milliseconds ([`crate::tcp::Sender::ts_val`]): data
+    /// carries it as TSval, an ACK echoes the receiver's `ts_recent` as TSecr (0: none).
+    pub ts_snd: u32,
+    /// `ts`, the receiver's milliseconds modulo 2^16 (`tcp::rcv_window::ts_ms`): an ACK
+    /// carries it as TSval, data echoes the last ACK's as TSecr.
+    pub ts: u16,
     /// ACK only: the SACK option.
     pub sack: SackBlocks,
 }
 
 impl Packet {
-    /// A data segment.
+    /// A data segment with TSval `ts_snd` echoing `ts`.
     #[inline]
-    pub fn data(flow: u32, conn: u16, seq: u32, size: u32, ts: u32) -> Self {
-        Packet { flow, conn, is_ack: false, seq, size, ts, sack: SackBlocks::NONE }
+    pub fn data(flow: u32, conn: u16, seq: u32, size: u32, ts_snd: u32, ts: u16) -> Self {
+        Packet { flow, conn, win: 0, is_ack: false, seq, size, ts_snd, ts, sack: SackBlocks::NONE }
     }
 }
 

@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn data_and_ack_headers() {
-        let data = Packet::data(0, 0, 3, MSS + HEADER_BYTES, 0);
+        let data = Packet::data(0, 0, 3, MSS + HEADER_BYTES, 0, 0);
         let ack = Packet { is_ack: true, seq: 2, size: 64, sack: SackBlocks::of(&[(3, 4)]), ..data };
         let file = capture(&[(1_500_000_000, data), (1_520_000_000, ack)]);
         assert_eq!(&file[..4], &PCAP_MAGIC.to_le_bytes());
@@ -407,7 +407,7 @@ mod tests {
         // Data at 1.5 s and 1.6 s, an ACK at 1.7 s, data at 1.8 s: the SYN echoes nothing,
         // the SYN-ACK the SYN (1500 ms), the first data the SYN-ACK (1500), the ACK the latest
         // data (1600), the data after it the ACK (1700).
-        let data = |seq| Packet::data(0, 0, seq, MSS + HEADER_BYTES, 0);
+        let data = |seq| Packet::data(0, 0, seq, MSS + HEADER_BYTES, 0, 0);
         let ack = Packet { is_ack: true, seq: 2, size: 64, ..data(0) };
         let file = capture(&[
             (1_500_000_000, data(0)),
@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn only_the_selected_flows_are_captured() {
-        let p = |flow| Packet::data(flow, 0, 0, 1500, 0);
+        let p = |flow| Packet::data(flow, 0, 0, 1500, 0, 0);
         let mut w = PcapWriter::new(Vec::new(), MSS, 3, 3, Some(&[2])).unwrap();
         for f in [0, 1, 2, 2] {
             w.packet(0, &p(f));
@@ -438,7 +438,7 @@ mod tests {
 
     #[test]
     fn handshake_carries_the_window_scale_once_per_connection() {
-        let p = |conn| Packet::data(1, conn, 0, 1500, 0);
+        let p = |conn| Packet::data(1, conn, 0, 1500, 0, 0);
         let recs = records(&capture(&[(0, p(0)), (1, p(0)), (2, p(1))])).len();
         // Two handshakes (connections 0 and 1 of the web slot) and three packets.
         assert_eq!(recs, 7);

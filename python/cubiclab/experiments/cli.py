@@ -28,11 +28,16 @@ def cmd_reproduce(args) -> int:
                              jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
                              log=None if args.quiet else sys.stderr, testbed=args.testbed,
                              max_duration=args.max_duration)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as e:
+        # A signal during a testbed run arrives as SystemExit(128 + signal) from the run's
+        # cleanup (cubiclab.namespaces), Ctrl-C elsewhere as KeyboardInterrupt.
+        code = e.code if isinstance(e, SystemExit) else 130
+        if not (isinstance(code, int) and code > 128):
+            raise
         print("\ncubiclab: interrupted; finished simulations (and testbed runs) are cached, run the same command "
               "again to resume",
               file=sys.stderr)
-        return 130
+        return code
     for o in outcomes:
         for v in o.verdicts:
             print(f"{o.name:22s} {v.verdict:14s} {v.spec.id:30s} paper {v.spec.paper} | ours {v.ours} "

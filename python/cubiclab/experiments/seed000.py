@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
-from cubiclab.experiments.claims import EXTENSION, FIGURE, SENSITIVITY, TEXT, Above, Band, Below, ClaimSpec
+from cubiclab.experiments.claims import EXTENSION, FIGURE, MODEL, SENSITIVITY, TEXT, Above, Band, Below, ClaimSpec
 from cubiclab.experiments.common import (cwnd_trace_window, flow_means, group_means, growth_per_rtt, loglog_slope,
                                          loss_events_window, plateau_in, select_row, shares)
 
@@ -75,6 +75,77 @@ class Fig3(Experiment):
                 "cubic_equals_tcp": float(cubic_window(1e-6, 0.01)) / tcp, "hstcp_10x": float(hstcp_window(1e-6)) / tcp,
                 "friendlier_at_short_rtt": gap[0.01] - gap[0.1]}
         return vals, {"response": d}, figs
+
+
+_EQ6_Q = ("With a deterministic loss model where the number of packets between two successive loss events is always "
+          "1/p, CUBIC always operates with the concave window profile which greatly simplifies the performance "
+          "analysis of CUBIC. The average window size of CUBIC can be obtained by the following function: "
+          "E{W_cubic} = 1.17 ((RTT/p)^3)^(1/4) (6)")
+
+
+def _eq6_claim(bw: int, rtt: int) -> ClaimSpec:
+    return ClaimSpec(f"eq6_{bw}mbps_{rtt}ms", _EQ6_Q, "Sec. 5, Eq. 6", MODEL, "ratio 1",
+                     f"mean window / Eq. 6's at {bw} Mbps, {rtt} ms", "", Band(1.0, 0.1),
+                     "Eq. 6 leaves out fast recovery (about an RTT at the reduced window) and the RTT a drop takes "
+                     "to be detected: ± 10%", kind=EXTENSION)
+
+
+@register
+class Eq6(Experiment):
+    name = "s000-eq6"
+    seed = "000"
+    figure = "Eq. 6"
+    title = "Eq. 6 at packet level: CUBIC's average window under deterministic loss"
+    setup = ("One CUBIC flow (Algorithm 1: C 0.4, beta 0.2; no TCP friendliness, no fast convergence) alone on a "
+             "drop-tail bottleneck with a 2% BDP buffer, so every loss comes at the same window (the deterministic "
+             "loss model Eq. 6 assumes): 100 Mbps at 100 ms, 400 Mbps at 100 ms, 400 Mbps at 10 ms. Ours: the "
+             "time-averaged window against 1.17 (RTT / p)^(3/4), both over the whole congestion epochs of the "
+             "measured window (its first loss event to its last): p = epochs per packet sent, RTT the flow's mean "
+             "smoothed RTT.")
+    POINTS = ((100, 100), (400, 100), (400, 10))  # (Mbps, ms)
+    claim_runs = {f"eq6_{b}mbps_{r}ms": {"bw": b, "rtt": r} for b, r in POINTS}
+    claims = tuple(_eq6_claim(b, r) for b, r in POINTS)
+
+    def conditions(self, mode):
+        sc = load_scenario("s000_eq6")
+        return [(vary(sc, rate=mbps(b), rtt=ms(r)), {"bw": b, "rtt": r}) for b, r in self.POINTS]
+
+    def per_run(self, run, res, t0, t1):
+        from cubiclab.models.response import cubic_window
+
+        # whole epochs only: from the window's first loss event to its last, so that p is
+        # (events - 1) over the packets between them, free of the window's cut epochs
+        t_loss, _ = loss_events_window(res, 0, t0, t1)
+        if t_loss.size < 2:
+            return {"ratio": math.nan, "mean_cwnd": math.nan, "p": math.nan}
+        a, b = float(t_loss[0]), float(t_loss[-1])
+        f = res.flows[(res.flows.t > a) & (res.flows.t <= b)]
+        packets = float((f.throughput_bps * np.diff(np.r_[a, f.t.to_numpy()])).sum()) / (8 * 1500)
+        p = (t_loss.size - 1) / packets
+        rtt = float(f.srtt_ms.mean()) / 1e3
+        eq6 = float(cubic_window(p, rtt, c=0.4, beta=0.2, tcp_friendly=False))
+        return {"ratio": float(f.cwnd.mean()) / eq6, "mean_cwnd": float(f.cwnd.mean()), "p": p}
+
+    def values(self, rows):
+        return {f"eq6_{b}mbps_{r}ms": float(select_row(rows, bw=b, rtt=r).ratio) for b, r in self.POINTS}
+
+    def plot(self, frame, sweep, outdir):
+        from cubiclab.models.response import cubic_window
+
+        fig, axes = plotting.new(1, 1, width=5.5, height=4.0)
+        ax = axes[0, 0]
+        for r, g in frame.groupby("rtt"):
+            ax.scatter(g.p, g.mean_cwnd, label=f"packets, RTT {r:g} ms")
+            ps = np.logspace(np.log10(g.p.min() / 2), np.log10(g.p.max() * 2), 20)
+            ax.plot(ps, cubic_window(ps, r / 1e3, tcp_friendly=False), lw=0.8, label=f"Eq. 6, RTT {r:g} ms")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("loss events per packet p")
+        ax.set_ylabel("mean window (packets)")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3)
+        return plotting.finish(fig, outdir, "eq6", "Eq. 6 against packets (cf. seed 000 Sec. 5)")
+
 
 
 # ---- Fig. 4 --------------------------------------------------------------------------------
