@@ -385,6 +385,43 @@ def test_reproduce_skips_an_entry_the_testbed_cannot_finish(tmp_path, monkeypatc
     assert list(kr.refused) == [fast.key] and ran[1:] == [ok.scenario]
 
 
+def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
+    # No run starts whose planned end (time spent so far + its 2 s) lies beyond the budget.
+    # The (fake) testbed returns at once; the pause between runs is set to 1.5 s. Budget
+    # 1 s: no 2 s run fits. Budget 3 s: the first fits (0 + 2), the second does not
+    # (1.5 s of pause + 2 > 3) and its entry says how much of it is done.
+    from cubiclab.experiments import testbed_backend
+    from cubiclab.sweep import Run
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+
+    def run(rate):
+        return Run(cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                     bottleneck=cubiclab.Bottleneck(rate=rate)))
+
+    a, b = run("10Mbps"), run("20Mbps")
+    ran = []
+
+    def testbed(sc, **kw):  # records the call instead of running the kernel
+        ran.append(sc)
+        raise RuntimeError("not run here")
+
+    monkeypatch.setattr(tbrun, "testbed", testbed)
+    monkeypatch.setattr(testbed_backend, "LOCK_PAUSE_S", 1.5)
+    kr = testbed_backend.run_all([[a], [b]], tmp_path, 600, log=None, budget_s=1.0)
+    assert ran == [] and kr.pending == {a.key, b.key}
+    kr = testbed_backend.run_all([[a], [b]], tmp_path, 600, log=None, budget_s=3.0)
+    assert ran == [a.scenario] and kr.pending == {b.key}
+
+    class Entry:
+        def outcome(self, mode, error):
+            return error
+
+    assert testbed_backend.kernel_outcome(Entry(), [b], kr, None, tmp_path).startswith(
+        "not wholly run on the kernel yet: 0 of 1 testbed runs done")
+
+
 @needs_root
 def test_one_kernel_lab_at_a_time():
     # A second process's kernel lab waits for the first to finish, and says whose run it

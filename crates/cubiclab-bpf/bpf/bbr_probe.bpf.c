@@ -8,7 +8,10 @@
  * tcp_ack hands to bbr_main is not stored by the kernel, so the record also carries what
  * builds it: the ACK's cumulative sequence and the transmit stamp (TCP_SKB_CB(skb)->tx and
  * the skb's departure time) of the retransmission-queue skb holding the last byte the ACK
- * covers, the newest packet tcp_rate_skb_delivered sees on an ACK without SACK blocks.
+ * covers, the newest packet tcp_rate_skb_delivered sees on an ACK without SACK blocks; and,
+ * when the ACK carries SACK blocks, the stamp of the skb holding the last byte of its first
+ * block (RFC 2018: the block of the segment that triggered the ACK), the newest packet a
+ * SACK delivers unless that block was SACKed before.
  *
  * fentry and kprobes on bbr_main are refused by this kernel; tp_btf programs load. */
 #include "vmlinux.h"
@@ -59,6 +62,19 @@ struct bbr_ack {
 	__u8 pacing_shift;
 	__u8 pad[7];
 	__u8 bbr[BBR_PRIV];
+	__u64 sack_skb_mstamp_ns; /* 0: no SACK block, or no skb holds its last byte */
+	__u64 sack_tx_first_tx_mstamp;
+	__u64 sack_tx_delivered_mstamp;
+	__u32 sack_end;
+	__u32 sack_tx_delivered;
+	__u32 sack_skb_end_seq;
+	__u8 sack_skb_sacked;
+	__u8 sack_tx_app_limited;
+	__u8 pad2[2];
+	__u32 total_retrans;
+	__u32 tsoffset;
+	__u32 tsecr; /* the ACK's timestamp echo, 0 without the option */
+	__u32 pad3;
 };
 
 struct {
@@ -74,14 +90,14 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-/* The skb of the retransmission queue (an rbtree by sequence) with the largest seq before
- * `ack`: the one holding byte ack - 1. 0 when none. */
-static __always_inline __u64 newest_covered(struct sock *sk, __u32 ack)
+/* The skb of the retransmission queue (an rbtree by sequence, root node at `root`) with the
+ * largest seq before `ack`: the one holding byte ack - 1. 0 when none. A global function, so
+ * the verifier checks it once rather than at every call. */
+__noinline __u64 newest_covered(__u64 root, __u32 ack)
 {
-	__u64 node = 0, best = 0;
+	__u64 node = root, best = 0;
 	__u32 i;
 
-	bpf_probe_read_kernel(&node, sizeof(node), &sk->tcp_rtx_queue.rb_node);
 	for (i = 0; i < RB_DEPTH && node; i++) {
 		__u64 skb = node - __builtin_offsetof(struct sk_buff, rbnode);
 		__u32 seq = 0;
@@ -101,6 +117,44 @@ static __always_inline __u64 newest_covered(struct sock *sk, __u32 ack)
 	return best;
 }
 
+/* The ACK's timestamp echo (host order), 0 without the option (NOP NOP TIMESTAMP first, see
+ * first_sack_end). */
+static __always_inline __u32 ts_echo(void *th)
+{
+	__u8 opts[12] = {};
+	__u8 doff = 0;
+
+	bpf_probe_read_kernel(&doff, 1, th + 12);
+	if ((doff >> 4) * 4 < 20 + 12)
+		return 0;
+	bpf_probe_read_kernel(opts, sizeof(opts), th + 20);
+	if (opts[2] != 8 || opts[3] != 10)
+		return 0;
+	return ((__u32)opts[8] << 24) | ((__u32)opts[9] << 16) | ((__u32)opts[10] << 8) | opts[11];
+}
+
+/* The end of the ACK's first SACK block (host order), 0 without one. Linux writes its options
+ * 4-byte aligned in a fixed order (tcp_options_write): NOP NOP TIMESTAMP when timestamps are
+ * on, then NOP NOP SACK; so the SACK option starts at byte 2, or 14 after a timestamp. A
+ * general option walk makes the verifier explore every length sequence (over its 1M limit). */
+static __always_inline __u32 first_sack_end(void *th)
+{
+	__u8 opts[24] = {};
+	__u8 doff = 0;
+	__u32 at;
+
+	bpf_probe_read_kernel(&doff, 1, th + 12);
+	if ((doff >> 4) * 4 < 20 + 12)
+		return 0;
+	bpf_probe_read_kernel(opts, sizeof(opts), th + 20);
+	at = opts[2] == 8 ? 14 : 2;
+	if (at == 14 && (doff >> 4) * 4 < 20 + 24)
+		return 0;
+	if (opts[at] != 5 || opts[at + 1] < 10)
+		return 0;
+	return ((__u32)opts[at + 6] << 24) | ((__u32)opts[at + 7] << 16) | ((__u32)opts[at + 8] << 8) | opts[at + 9];
+}
+
 SEC("tp_btf/tcp_probe")
 int BPF_PROG(bbr_probe, struct sock *sk, struct sk_buff *skb)
 {
@@ -109,7 +163,7 @@ int BPF_PROG(bbr_probe, struct sock *sk, struct sk_buff *skb)
 	char name[4] = {};
 	struct tcp_skb_cb cb = {};
 	struct bbr_ack *r;
-	__u64 newest;
+	__u64 newest, root = 0;
 	__u32 ack = 0;
 	void *th;
 
@@ -162,7 +216,8 @@ int BPF_PROG(bbr_probe, struct sock *sk, struct sk_buff *skb)
 	r->sport = tp->inet_conn.icsk_inet.sk.__sk_common.skc_num;
 	r->dport = bpf_ntohs(tp->inet_conn.icsk_inet.sk.__sk_common.skc_dport);
 	bpf_probe_read_kernel(r->bbr, BBR_PRIV, tp->inet_conn.icsk_ca_priv);
-	newest = newest_covered(&tp->inet_conn.icsk_inet.sk, r->ack_seq);
+	bpf_probe_read_kernel(&root, sizeof(root), &tp->inet_conn.icsk_inet.sk.tcp_rtx_queue.rb_node);
+	newest = newest_covered(root, r->ack_seq);
 	if (newest) {
 		bpf_probe_read_kernel(&cb, sizeof(cb), (void *)(newest + __builtin_offsetof(struct sk_buff, cb)));
 		bpf_probe_read_kernel(&r->skb_mstamp_ns, sizeof(r->skb_mstamp_ns),
@@ -174,6 +229,22 @@ int BPF_PROG(bbr_probe, struct sock *sk, struct sk_buff *skb)
 		r->tx_delivered = cb.tx.delivered;
 		r->tx_first_tx_mstamp = cb.tx.first_tx_mstamp;
 		r->tx_delivered_mstamp = cb.tx.delivered_mstamp;
+	}
+	r->total_retrans = tp->total_retrans;
+	r->tsoffset = tp->tsoffset;
+	r->tsecr = ts_echo(th);
+	r->sack_end = first_sack_end(th);
+	newest = r->sack_end ? newest_covered(root, r->sack_end) : 0;
+	if (newest) {
+		bpf_probe_read_kernel(&cb, sizeof(cb), (void *)(newest + __builtin_offsetof(struct sk_buff, cb)));
+		bpf_probe_read_kernel(&r->sack_skb_mstamp_ns, sizeof(r->sack_skb_mstamp_ns),
+				      (void *)(newest + __builtin_offsetof(struct sk_buff, skb_mstamp_ns)));
+		r->sack_skb_end_seq = cb.end_seq;
+		r->sack_skb_sacked = cb.sacked;
+		r->sack_tx_app_limited = cb.tx.is_app_limited;
+		r->sack_tx_delivered = cb.tx.delivered;
+		r->sack_tx_first_tx_mstamp = cb.tx.first_tx_mstamp;
+		r->sack_tx_delivered_mstamp = cb.tx.delivered_mstamp;
 	}
 	bpf_ringbuf_submit(r, 0);
 	return 0;

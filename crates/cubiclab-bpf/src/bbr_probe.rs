@@ -47,6 +47,17 @@ const TCP_FIELDS: &[(&str, usize, usize)] = &[
     ("tx_app_limited", 154, 1),
     ("skb_sacked", 155, 1),
     ("pacing_shift", 156, 1),
+    ("sack_skb_mstamp_ns", 272, 8),
+    ("sack_tx_first_tx_mstamp", 280, 8),
+    ("sack_tx_delivered_mstamp", 288, 8),
+    ("sack_end", 296, 4),
+    ("sack_tx_delivered", 300, 4),
+    ("sack_skb_end_seq", 304, 4),
+    ("sack_skb_sacked", 308, 1),
+    ("sack_tx_app_limited", 309, 1),
+    ("total_retrans", 312, 4),
+    ("tsoffset", 316, 4),
+    ("tsecr", 320, 4),
 ];
 /// Offset of the raw `struct bbr` (`icsk_ca_priv`, 104 bytes) in the record.
 const BBR_AT: usize = 164;

@@ -23,7 +23,8 @@
 //! lost by the ACK), `prior_in_flight` and `in_flight` (`tcp_packets_in_flight()` when
 //! the ACK arrived and when `cong_control` runs; default: `snd_nxt - snd_una` then) and
 //! `wstamp_ns` (`tcp_wstamp_ns`, the next departure time on the trace's clock, ns) and
-//! `delivered` (`tp->delivered` after the ACK, on the count `rs_prior_delivered` uses). The
+//! `delivered` (`tp->delivered` after the ACK, on the count `rs_prior_delivered` uses) and
+//! `ca_state` (open, disorder, cwr, recovery or loss: the state `cong_control` sees). The
 //! row's `acked` is `rs.acked_sacked` and its `rtt_us` `rs.rtt_us`. The driver keeps the
 //! connection's `delivered` (unless given), `lost` and `delivered_mstamp` from them as
 //! `tcp_rate_gen` does. Such an ACK is [`Event::RateAck`].
@@ -87,6 +88,9 @@ pub struct AckRate {
     /// far). A Linux connection starts from 1 (the handshake counts as delivered), and
     /// `rs_prior_delivered` is on the connection's count.
     pub delivered_total: Option<u32>,
+    /// The congestion state when `cong_control` runs (what `tcp_fastretrans_alert` left);
+    /// `None`: the replay's own.
+    pub ca_state: Option<CaState>,
 }
 
 /// An event at a time, with optional sequence numbers from the trace.
@@ -265,6 +269,9 @@ impl Replayer {
             None => RateSample::default(),
         };
         let in_flight_now = rate.and_then(|r| r.in_flight).unwrap_or(h.packets_out());
+        if let Some(state) = rate.and_then(|r| r.ca_state) {
+            h.follow_state(state, in_flight_now, now);
+        }
         h.cong_control(ack, &rs, in_flight_now, now);
         if ev.snd_nxt.is_none() {
             let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
@@ -388,6 +395,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         "in_flight",
         "wstamp_ns",
         "delivered",
+        "ca_state",
     ];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
@@ -401,8 +409,8 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
         (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
     let rate_cols: Vec<Option<usize>> = RATE_COLUMNS.iter().map(|c| col(c)).collect();
-    let (c_losses, c_prior, c_inflight, c_wstamp, c_total) =
-        (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"), col("delivered"));
+    let (c_losses, c_prior, c_inflight, c_wstamp, c_total, c_state) =
+        (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"), col("delivered"), col("ca_state"));
     // An ACK's rate sample: all four rs_ columns, or none of them.
     let rate = |f: &[&str], lineno: usize| -> Result<Option<AckRate>, String> {
         let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
@@ -451,6 +459,14 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             in_flight: u32_col("in_flight", get(c_inflight))?,
             wstamp_ns,
             delivered_total: u32_col("delivered", get(c_total))?,
+            ca_state: get(c_state)
+                .map(|v| {
+                    CaState::ALL
+                        .into_iter()
+                        .find(|c| c.name() == v)
+                        .ok_or_else(|| parse_err("ca_state", v, "open, disorder, cwr, recovery or loss"))
+                })
+                .transpose()?,
         }))
     };
     let mut out = Vec::new();

@@ -38,6 +38,8 @@ class KernelRuns:
     cache: Cache
     refused: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
+    #: Runs not started because the time budget ran out (scenario keys).
+    pending: set = field(default_factory=set)
 
 
 def why_not(run: Run, max_duration: float) -> str | None:
@@ -58,11 +60,14 @@ def why_not(run: Run, max_duration: float) -> str | None:
     return None
 
 
-def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr) -> KernelRuns:
+def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr,
+            budget_s: float | None = None) -> KernelRuns:
     """Run on the testbed every run of `entries` (one list of runs per entry) not yet in its
-    cache, one after another (each needs the whole machine); an entry with a run the testbed
-    cannot take is not run at all (its analysis needs every run). Ctrl-C stops, and the next
-    call resumes."""
+    cache, one after another (each needs the whole machine), entry by entry; an entry with a
+    run the testbed cannot take is not run at all (its analysis needs every run). With
+    `budget_s`, no run starts whose planned end (its duration after the time spent so far)
+    lies beyond the budget: those are left pending. Ctrl-C stops, and the next call
+    resumes."""
     from cubiclab.testbed.run import testbed
 
     kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
@@ -78,12 +83,20 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
     if log and todo:
         print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",
               file=log)
+    t_all = time.monotonic()
     for i, (key, run) in enumerate(todo.items()):
         if i:
             # Each run takes the kernel-lab lock and drops it at its end; a process waiting
             # for the lock is woken then, but this process, still on the CPU, would take it
             # again first. A pause lets another engineer's run in between ours.
             time.sleep(LOCK_PAUSE_S)
+        planned_s = run.scenario.compile()["duration"] / 1e9
+        if budget_s is not None and time.monotonic() - t_all + planned_s > budget_s:
+            kr.pending = set(list(todo)[i:])
+            if log:
+                print(f"cubiclab: the testbed budget of {budget_s:g} s leaves {len(kr.pending)} run(s) for the next "
+                      f"call", file=log)
+            break
         t0 = time.monotonic()
         try:
             res = testbed(run.scenario, trace=False, max_duration=max_duration)
@@ -106,6 +119,11 @@ def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> 
     refused = [kr.refused[r.key] for r in runs if r.key in kr.refused]
     if refused:
         return entry.outcome(mode, error=f"the testbed cannot run it: {refused[0]}")
+    pending = {r.key for r in runs} & kr.pending
+    if pending:
+        n = len({r.key for r in runs})
+        return entry.outcome(mode, error=f"not wholly run on the kernel yet: {n - len(pending)} of {n} testbed runs "
+                             "done within the time budget (--testbed-budget); the same command continues")
     failed = [kr.failed[r.key] for r in runs if r.key in kr.failed]
     if failed:
         return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")

@@ -5,12 +5,14 @@ between namespaces, the emulated bottleneck with its propagation delay) while
 ``cubiclab-bpf probe-bbr`` records, at every ``tcp_probe`` of the socket (the top of
 ``tcp_rcv_established``, before ``tcp_ack``), ``struct bbr`` whole, the ``tcp_sock``
 counters of ``tcp_rate.c``, cwnd, ``sk_pacing_rate``, ``tcp_wstamp_ns``, and the transmit
-stamp of the packet holding the ACK's last byte (crates/cubiclab-bpf/bpf/bbr_probe.bpf.c).
+stamps of the packets holding the ACK's last byte and the last byte of its first SACK block
+(crates/cubiclab-bpf/bpf/bbr_probe.bpf.c).
 Record *k* is the socket before ACK *k*; record *k + 1* the socket after it.
 
 The kernel does not keep the rate sample ``tcp_ack`` hands to ``bbr_main``; it is rebuilt
-here as ``tcp_rate.c`` builds it, from the newest packet the ACK delivers (on an ACK without
-SACK blocks, the one holding byte ``ack_seq - 1``): ``prior_delivered`` and
+here as ``tcp_rate.c`` builds it, from the newest packet the ACK delivers (the one holding
+byte ``ack_seq - 1``, or the newly SACKed one ending its first SACK block if sent later):
+``prior_delivered`` and
 ``prior_mstamp`` from its ``tx`` stamp, the send phase from its departure time minus the
 stamp's ``first_tx_mstamp``, the ACK phase from the ACK's ``tcp_mstamp`` (the new
 ``delivered_mstamp``) minus ``prior_mstamp``, the interval the longer, invalid below
@@ -18,8 +20,13 @@ stamp's ``first_tx_mstamp``, the ACK phase from the ACK's ``tcp_mstamp`` (the ne
 ``rtt_us`` is the ACK's time minus the packet's departure (``ca_rtt_us``). The replay
 (:func:`cubiclab.replay`) then runs the library's ``bbr`` on those samples and on the
 kernel's packets in flight and departure time, free-running: its window, pacing rate and
-mode are its own, compared after every ACK with the kernel's. Its random PROBE_BW phase is
-the kernel's: the replay's seed is one whose draws give the phases the kernel entered at.
+mode are its own, compared after every ACK with the kernel's; it is told the congestion
+state each ACK left (``ca_state``: Recovery's packet conservation depends on it). Its random
+PROBE_BW phase is the kernel's: the replay's seed is one whose draws give the phases the
+kernel entered at.
+
+What it cannot see: a packet SACKed by a block other than the first (several newly SACKed
+ranges on one ACK), and timeouts (Loss is entered on the next ACK, not at the timer).
 """
 
 from __future__ import annotations
@@ -37,11 +44,14 @@ import pandas as pd
 #: ``TCPCB_SACKED_RETRANS | TCPCB_EVER_RETRANS``: the packet was retransmitted, so its
 #: RTT is no sample (``tcp_clean_rtx_queue`` takes ``last_ackt`` from others only).
 TCPCB_RETRANS = 0x02 | 0x80
+#: ``TCPCB_SACKED_ACKED``: the packet was SACKed.
+TCPCB_SACKED_ACKED = 0x01
+#: ``enum tcp_ca_state`` as the replay trace spells it.
+CA_STATES = {0: "open", 1: "disorder", 2: "cwr", 3: "recovery", 4: "loss"}
 #: ``enum bbr_mode``.
 MODES = {0: "STARTUP", 1: "DRAIN", 2: "PROBE_BW", 3: "PROBE_RTT"}
 #: The flow the check runs: one bbr flow alone, 20 Mbit/s, 20 ms, a buffer of three BDPs
-#: (STARTUP's queue stays below 2 BDP, so the flow is loss-free and every ACK's sample can
-#: be rebuilt from the cumulative ACK).
+#: (STARTUP's queue stays below 2 BDP, so the flow is loss-free).
 SCENARIO = {
     "name": "bbr-kernel-check",
     "duration": "4s",
@@ -110,33 +120,62 @@ def to_trace(rec: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     # The ACK's tcp_mstamp: the new delivered_mstamp when it delivered something.
     t = np.where(acked > 0, after.delivered_mstamp, before.time_ns // 1000).astype(np.int64)
     t = np.maximum.accumulate(t)
-    found = (before.skb_mstamp_ns > 0) & (before.tx_delivered_mstamp > 0) & (acked > 0)
-    sent_us = before.skb_mstamp_ns // 1000
-    snd_us = sent_us - before.tx_first_tx_mstamp
-    ack_us = t - before.tx_delivered_mstamp
+    # The newest packet this ACK delivered: the one holding its last cumulatively ACKed byte,
+    # or the one holding the last byte of its first SACK block if that was newly SACKed
+    # (TCPCB_SACKED_ACKED unset before the ACK) and sent later (tcp_skb_sent_after). A
+    # packet SACKed before had its stamp used then (tx.delivered_mstamp zeroed).
+    cum = (before.skb_mstamp_ns > 0) & (before.tx_delivered_mstamp > 0)
+    sack = ((before.sack_skb_mstamp_ns > 0) & (before.sack_tx_delivered_mstamp > 0)
+            & ((before.sack_skb_sacked & TCPCB_SACKED_ACKED) == 0))
+    sack_newer = sack & (~cum | (before.sack_skb_mstamp_ns > before.skb_mstamp_ns)
+                         | ((before.sack_skb_mstamp_ns == before.skb_mstamp_ns)
+                            & (before.sack_skb_end_seq - before.skb_end_seq).astype(np.int32) > 0))
+
+    def pick(col):
+        return np.where(sack_newer, before["sack_" + col], before[col])
+
+    found = (cum | sack) & (acked > 0)
+    sent_us = pick("skb_mstamp_ns") // 1000
+    tx_delivered, tx_delivered_mstamp = pick("tx_delivered"), pick("tx_delivered_mstamp")
+    snd_us = sent_us - pick("tx_first_tx_mstamp")
+    ack_us = t - tx_delivered_mstamp
     interval = np.maximum(snd_us, ack_us)
-    delivered = (after.delivered - before.tx_delivered).astype(np.int64)
+    delivered = (after.delivered - tx_delivered).astype(np.int64)
     # tcp_rate_gen: an interval shorter than tcp_min_rtt() is invalid (after this ACK's RTT
     # sample updated the minimum).
     interval = np.where(interval < after.min_rtt_us, -1, interval)
-    retrans = (before.skb_sacked & TCPCB_RETRANS) != 0
-    rtt = np.where(found & ~retrans, t - sent_us, -1)
+    # ca_rtt_us (tcp_clean_rtx_queue, tcp_ack_update_rtt): from the newest packet SACKed if
+    # the ACK SACKed one, else the newest cumulatively ACKed, never a retransmitted one; when
+    # neither gives one and snd_una advanced, from the timestamp echo in whole ms
+    # (tcp_rtt_tsopt_us: tcp_mstamp in ms + tsoffset - TSecr, at least 1).
+    sack_rtt = sack & ((before.sack_skb_sacked & TCPCB_RETRANS) == 0) & (acked > 0)
+    cum_rtt = cum & ((before.skb_sacked & TCPCB_RETRANS) == 0) & (acked > 0)
+    una_advanced = (after.snd_una - before.snd_una).astype(np.int64) % (1 << 32) != 0
+    ts_ms = ((t // 1000 + before.tsoffset.astype(np.int64) - before.tsecr.astype(np.int64)) % (1 << 32)).clip(lower=1)
+    rtt = np.where(sack_rtt, t - before.sack_skb_mstamp_ns // 1000,
+                   np.where(cum_rtt, t - before.skb_mstamp_ns // 1000,
+                            np.where(una_advanced & (before.tsecr > 0), ts_ms * 1000, -1)))
     pif = in_flight(before)
+    # In flight when cong_control runs: the next record's, less what was sent after it on
+    # this ACK (new segments, snd_nxt's advance in MSS, and retransmissions, total_retrans).
+    sent_new = ((after.snd_nxt - before.snd_nxt).astype(np.int64) % (1 << 32) + after.mss // 2) // after.mss
+    retransmitted = (after.total_retrans - before.total_retrans).clip(lower=0)
+    in_flight_cc = (in_flight(after) - sent_new - retransmitted).clip(lower=0)
     trace = pd.DataFrame({
         "time_us": t,
         "event": "ack",
         "acked": acked.clip(lower=0),
         "rtt_us": rtt,
-        "rs_prior_delivered": np.where(found, before.tx_delivered, 0),
+        "rs_prior_delivered": np.where(found, tx_delivered, 0),
         "rs_delivered": np.where(found, delivered, -1),
         "rs_interval_us": np.where(found, interval, -1),
-        "rs_app_limited": np.where(found, before.tx_app_limited, 0),
+        "rs_app_limited": np.where(found, pick("tx_app_limited"), 0),
         "losses": losses,
         "prior_in_flight": pif,
-        # In flight when cong_control runs: what the ACK delivered or marked lost has left.
-        "in_flight": (pif - acked.clip(lower=0) - losses).clip(lower=0),
+        "in_flight": in_flight_cc,
         "wstamp_ns": before.wstamp_ns,
         "delivered": after.delivered,
+        "ca_state": after.ca_state.map(CA_STATES),
     })
     truth = pd.DataFrame({
         "time_us": t,

@@ -69,10 +69,16 @@ pub struct RcvWindow {
     space: u64,
     space_seq: u32,
     space_time: Time,
-    /// `rcv_rtt_est.rtt_us` (eight times the estimate, microseconds; 0: none yet) and the
-    /// same as nanoseconds for the per-segment comparison.
+    /// `rcv_rtt_est.rtt_us` (eight times the estimate, microseconds; 0: none yet), and
+    /// when the current copy measurement may end (`rcvq_space.time` + the RTT; never
+    /// before the first sample).
     rtt_us8: u64,
-    rtt_ns: Time,
+    measure_at: Time,
+    /// The window and its field while nothing is held out of order: `min(tcp_space,
+    /// rcv_ssthresh)` rounded up to the scale's unit, which only grows (kept here so that
+    /// an ACK costs no arithmetic).
+    target: u64,
+    target_field: u16,
     /// `rcv_rtt_last_tsecr`, and the window-based measurement's end (`rcv_rtt_est.seq`,
     /// `.time`).
     last_tsecr: u16,
@@ -128,7 +134,7 @@ impl RcvWindow {
             window_clamp = (2 * mss).max(full_space - mss);
         }
         let rcv_ssthresh = rcv_wnd.min(window_clamp);
-        Self {
+        let mut w = Self {
             mss,
             locked: rcvbuf.is_some(),
             rmem_max: tcp_rmem[2],
@@ -143,11 +149,24 @@ impl RcvWindow {
             space_seq: 0,
             space_time: 0,
             rtt_us8: 0,
-            rtt_ns: 0,
+            measure_at: Time::MAX,
+            target: 0,
+            target_field: 0,
             last_tsecr: 0,
             rtt_seq: 0,
             rtt_time: 0,
-        }
+        };
+        w.refresh_target();
+        w
+    }
+
+    /// The window an ACK offers while nothing is held out of order, after `rcv_ssthresh`,
+    /// the buffer or the ratio changed.
+    fn refresh_target(&mut self) {
+        let unit = 1u64 << self.rcv_wscale;
+        let w = win_from_space(self.sk_rcvbuf, self.scaling_ratio).min(self.rcv_ssthresh);
+        self.target = (w + unit - 1) & !(unit - 1);
+        self.target_field = (self.target.min(65_535 << self.rcv_wscale) >> self.rcv_wscale) as u16;
     }
 
     /// The window in the SYN-ACK (`tcp_make_synack`: unscaled, at most 65535 bytes), in
@@ -167,6 +186,7 @@ impl RcvWindow {
     /// `tcp_set_window_clamp`).
     pub fn established(&mut self, now: Time) {
         self.space_time = now;
+        self.rearm();
         self.scaling_ratio = TUN_SCALING_RATIO;
         let clamp = win_from_space(self.sk_rcvbuf, self.scaling_ratio).max(MIN_WINDOW_CLAMP);
         if clamp < self.window_clamp {
@@ -176,6 +196,7 @@ impl RcvWindow {
         }
         self.window_clamp = clamp;
         self.space = self.space.min(self.window_clamp);
+        self.refresh_target();
     }
 
     /// `tcp_rcv_rtt_update`: a lower sample is taken at once, a higher one with gain 1/8
@@ -191,7 +212,18 @@ impl RcvWindow {
         } else {
             old - (old >> 3) + sample_us
         };
-        self.rtt_ns = (self.rtt_us8 >> 3) * 1000;
+        self.rearm();
+    }
+
+    /// The copy measurement ends one receiver RTT after it began (`tcp_rcv_space_adjust`'s
+    /// `time < rcv_rtt_est.rtt_us` test, with the estimate of the moment).
+    fn rearm(&mut self) {
+        self.measure_at = if self.rtt_us8 == 0 { Time::MAX } else { self.space_time + self.rtt_ns() };
+    }
+
+    /// The receiver's RTT estimate in nanoseconds (0: none yet).
+    fn rtt_ns(&self) -> Time {
+        (self.rtt_us8 >> 3) * 1000
     }
 
     /// `tcp_rcv_rtt_measure_ts` for a full segment echoing `tsecr`: once per new echoed
@@ -247,6 +279,7 @@ impl RcvWindow {
             return false;
         }
         self.rcv_ssthresh += (2 * self.mss).min(limit - self.rcv_ssthresh);
+        self.refresh_target();
         true
     }
 
@@ -256,7 +289,7 @@ impl RcvWindow {
     /// one past the highest segment held out of order (`rcv_nxt` when none).
     #[inline]
     pub fn space_adjust(&mut self, rcv_nxt: u32, ooo_end: u32, now: Time) {
-        if self.rtt_ns == 0 || now - self.space_time < self.rtt_ns {
+        if now < self.measure_at {
             return;
         }
         let copied = rcv_nxt.wrapping_sub(self.space_seq) as u64 * self.mss;
@@ -265,6 +298,7 @@ impl RcvWindow {
         }
         self.space_seq = rcv_nxt;
         self.space_time = now;
+        self.rearm();
     }
 
     /// `tcp_data_queue_ofo`: out-of-order data grows the buffer by what it spans
@@ -290,6 +324,7 @@ impl RcvWindow {
         if rcvbuf > self.sk_rcvbuf {
             self.sk_rcvbuf = rcvbuf;
             self.window_clamp = win_from_space(rcvbuf, self.scaling_ratio);
+            self.refresh_target();
         }
     }
 
@@ -300,10 +335,17 @@ impl RcvWindow {
     /// sixteenth of the buffer or one segment. Returns the 16-bit window field.
     #[inline]
     pub fn select(&mut self, rcv_nxt: u32, ooo: u32) -> u16 {
+        if ooo == 0 {
+            // The free space is the whole buffer's window, never below half of it, and the
+            // target only grows: what the last window still offers is within it.
+            self.rcv_wnd = self.target;
+            self.rcv_wup = rcv_nxt;
+            return self.target_field;
+        }
         let unit = 1u64 << self.rcv_wscale;
         let allowed = win_from_space(self.sk_rcvbuf, self.scaling_ratio);
         let full = self.window_clamp.min(allowed);
-        let mut free = if ooo == 0 { allowed } else { self.tcp_space(ooo) };
+        let mut free = self.tcp_space(ooo);
         let mut new_win = 'w: {
             if free < full >> 1 {
                 free = free & !(unit - 1);
@@ -365,6 +407,7 @@ impl RcvWindow {
         w.rcv_ssthresh = bytes;
         w.window_clamp = bytes;
         w.rcv_wnd = bytes;
+        w.refresh_target();
         w
     }
 }
@@ -470,18 +513,18 @@ mod tests {
         // again gives no sample (rcv_rtt_last_tsecr).
         let mut w = RcvWindow::new(None, TCP_RMEM_DEFAULT, 1448);
         w.measure_rtt_ts(ts_ms(1000 * MS), 1100 * MS);
-        assert_eq!(w.rtt_ns, 100 * MS);
+        assert_eq!(w.rtt_ns(), 100 * MS);
         w.measure_rtt_ts(ts_ms(1200 * MS), 1260 * MS);
-        assert_eq!(w.rtt_ns, 60 * MS);
+        assert_eq!(w.rtt_ns(), 60 * MS);
         w.measure_rtt_ts(ts_ms(1300 * MS), 1440 * MS);
-        assert_eq!(w.rtt_ns, 70 * MS);
+        assert_eq!(w.rtt_ns(), 70 * MS);
         w.measure_rtt_ts(ts_ms(1300 * MS), 2000 * MS);
-        assert_eq!(w.rtt_ns, 70 * MS);
+        assert_eq!(w.rtt_ns(), 70 * MS);
         // The window-based measure only lowers it: one window (65 160 B = 45 segments)
         // in 90 ms is above 70 ms and changes nothing.
         w.measure_rtt_window(0, 2000 * MS);
         w.measure_rtt_window(45, 2090 * MS);
-        assert_eq!(w.rtt_ns, 70 * MS);
+        assert_eq!(w.rtt_ns(), 70 * MS);
     }
 
     #[test]
