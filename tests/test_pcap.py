@@ -89,8 +89,15 @@ def test_acks_are_consistent(run):
         assert last_ack[flow] <= tcp.ack <= sent_end[flow]
         last_ack[flow] = tcp.ack
         if dpkt.tcp.TCP_OPT_SACK in opts:
-            left, right = (int.from_bytes(opts[dpkt.tcp.TCP_OPT_SACK][i:i + 4], "big") for i in (0, 4))
-            assert right - left == MSS and left > tcp.ack
+            raw = opts[dpkt.tcp.TCP_OPT_SACK]
+            blocks = [(int.from_bytes(raw[i:i + 4], "big"), int.from_bytes(raw[i + 4:i + 8], "big"))
+                      for i in range(0, len(raw), 8)]
+            assert 1 <= len(blocks) <= 3
+            # RFC 2883: a first block below the ACK or inside the second is a D-SACK.
+            dsack = blocks[0][0] < tcp.ack or (len(blocks) > 1 and blocks[1][0] <= blocks[0][0]
+                                                and blocks[0][1] <= blocks[1][1])
+            for left, right in blocks[1 if dsack else 0:]:
+                assert (right - left) % MSS == 0 and right > left > tcp.ack
             sacks += 1
     assert sacks > 0  # the runs lose packets, so the receivers SACK
     for flow in (0, 1):

@@ -210,20 +210,20 @@ impl Replayer {
             }
             Event::Loss => {
                 if h.alg.fast_recovery() {
-                    h.enter_recovery(now);
+                    h.enter_recovery(0, now);
                     // The trace does not detail the recovery: it ends here, as if high_seq
                     // were acknowledged at once.
                     h.high_seq = h.tcp.snd_una;
-                    h.try_leave_recovery(now);
+                    h.try_leave_recovery(0, now);
                     self.recovery_acks = true;
                 } else {
                     // Tahoe: every loss is handled like a timeout, from one segment.
-                    h.enter_loss(0, now);
+                    h.enter_loss(0, 0, now);
                 }
             }
             Event::Rto => {
                 self.recovery_acks = false;
-                h.retransmit_timer(0, now);
+                h.retransmit_timer(0, 0, now);
             }
             Event::TxStart { idle_us } => {
                 h.tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
@@ -261,7 +261,7 @@ impl Replayer {
         } else {
             h.pkts_acked(&sample, now);
         }
-        h.try_leave_recovery(now);
+        h.try_leave_recovery(0, now);
         h.assume_cwnd_limited(cwnd_limited);
         let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
         let rs = match rate {

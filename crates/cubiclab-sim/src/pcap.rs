@@ -7,8 +7,8 @@
 //!   ports: the sender's 10000 + connection number (web sessions open one per object), the
 //!   receiver's 5201 (long-lived) or 80 (web);
 //! - sequence numbers count payload bytes from 0 (segment n starts at n·mss, wrapping at
-//!   2^32 as TCP's do); acknowledgement numbers likewise; an ACK's SACK block is the
-//!   out-of-order segment that triggered it;
+//!   2^32 as TCP's do); acknowledgement numbers likewise; an ACK carries its SACK blocks
+//!   (up to three, a D-SACK first) in bytes;
 //! - the timestamp option: TSval is the capture time in milliseconds; TSecr echoes the
 //!   TSval of the connection's latest packet captured the other way (0 before there is
 //!   one), as RFC 7323's TS.Recent would at a host sitting at the tap. An endpoint echoes an
@@ -31,11 +31,12 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::engine::Time;
-use crate::packet::{Packet, NO_SACK};
+use crate::packet::{Packet, SackBlocks};
 use crate::scenario::HEADER_BYTES;
 
-/// Bytes of a record's captured part: IPv4 (20) and TCP with the largest options we write (44).
-const MAX_HEADERS: usize = 64;
+/// Bytes of a record's captured part: IPv4 (20) and TCP with the largest options we write
+/// (20 + 40: timestamps and three SACK blocks).
+const MAX_HEADERS: usize = 80;
 /// pcap's microsecond-resolution magic, LINKTYPE_RAW (IPv4 packets with no link header).
 const PCAP_MAGIC: u32 = 0xa1b2_c3d4;
 const LINKTYPE_RAW: u32 = 101;
@@ -165,10 +166,13 @@ impl<W: Write> PcapWriter<W> {
                 seq: 0,
                 ack: p.seq.wrapping_mul(self.mss),
                 flags: TCP_ACK,
-                sack: (p.sack != NO_SACK).then(|| {
-                    let left = p.sack.wrapping_mul(self.mss);
-                    (left, left.wrapping_add(self.mss))
-                }),
+                sack: {
+                    let mut bytes = SackBlocks::NONE;
+                    for &(a, b) in p.sack.as_slice() {
+                        bytes.push(a.wrapping_mul(self.mss), b.wrapping_mul(self.mss));
+                    }
+                    bytes
+                },
                 syn_options: false,
                 wire: p.size,
                 flow: p.flow,
@@ -180,7 +184,7 @@ impl<W: Write> PcapWriter<W> {
                 seq: p.seq.wrapping_mul(self.mss),
                 ack: 0,
                 flags: TCP_PSH_ACK,
-                sack: None,
+                sack: SackBlocks::NONE,
                 syn_options: false,
                 wire: p.size,
                 flow: p.flow,
@@ -225,8 +229,8 @@ struct Header {
     seq: u32,
     ack: u32,
     flags: u8,
-    /// One SACK block, [left, right) in bytes.
-    sack: Option<(u32, u32)>,
+    /// The SACK blocks, [left, right) in bytes.
+    sack: SackBlocks,
     syn_options: bool,
     /// Size on the wire (IP total length).
     wire: u32,
@@ -244,7 +248,7 @@ impl Header {
             seq: u32::MAX,
             ack: 0,
             flags: if reply { TCP_SYN | TCP_ACK } else { TCP_SYN },
-            sack: None,
+            sack: SackBlocks::NONE,
             syn_options: true,
             wire: 0,
             flow: p.flow,
@@ -273,12 +277,16 @@ impl Header {
         o += 10;
         let mut tcp_len = 20 + o;
         let ack_with_room = self.to_sender && !self.syn_options;
-        if let Some((left, right)) = self.sack {
+        if self.sack.len > 0 {
+            let n = self.sack.len as usize;
             opt[o..o + 2].copy_from_slice(&[1, 1]);
-            opt[o + 2..o + 4].copy_from_slice(&[5, 10]);
-            opt[o + 4..o + 8].copy_from_slice(&left.to_be_bytes());
-            opt[o + 8..o + 12].copy_from_slice(&right.to_be_bytes());
-            o += 12;
+            opt[o + 2..o + 4].copy_from_slice(&[5, 2 + 8 * n as u8]);
+            o += 4;
+            for &(left, right) in self.sack.as_slice() {
+                opt[o..o + 4].copy_from_slice(&left.to_be_bytes());
+                opt[o + 4..o + 8].copy_from_slice(&right.to_be_bytes());
+                o += 8;
+            }
             tcp_len = 20 + o;
         } else if ack_with_room {
             // An ACK is ACK_BYTES on the wire with or without a SACK block: NOPs fill the room.
@@ -286,7 +294,8 @@ impl Header {
             tcp_len = 20 + o;
         }
         let tcp_len = tcp_len.div_ceil(4) * 4;
-        let ip_total = if self.wire == 0 { 20 + tcp_len } else { self.wire as usize };
+        // An ACK with two or three blocks is longer than the simulator's ACK_BYTES.
+        let ip_total = (self.wire as usize).max(20 + tcp_len);
         let (src, dst, sport, dport) = self.endpoints(bulk);
         let (src, dst, sport, dport) = if self.to_sender { (dst, src, dport, sport) } else { (src, dst, sport, dport) };
         // IPv4: version 4, IHL 5; DF; TTL 64; protocol 6.
@@ -366,9 +375,8 @@ mod tests {
 
     #[test]
     fn data_and_ack_headers() {
-        let data =
-            Packet { flow: 0, conn: 0, seq: 3, sack: NO_SACK, size: MSS + HEADER_BYTES, ts: 0, win: 0, is_ack: false };
-        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: 3, size: 64, ts: 0, win: 0, is_ack: true };
+        let data = Packet::data(0, 0, 3, MSS + HEADER_BYTES, 0, 0);
+        let ack = Packet { is_ack: true, seq: 2, size: 64, sack: SackBlocks::of(&[(3, 4)]), ..data };
         let file = capture(&[(1_500_000_000, data), (1_520_000_000, ack)]);
         assert_eq!(&file[..4], &PCAP_MAGIC.to_le_bytes());
         let recs = records(&file);
@@ -399,17 +407,8 @@ mod tests {
         // Data at 1.5 s and 1.6 s, an ACK at 1.7 s, data at 1.8 s: the SYN echoes nothing,
         // the SYN-ACK the SYN (1500 ms), the first data the SYN-ACK (1500), the ACK the latest
         // data (1600), the data after it the ACK (1700).
-        let data = |seq| Packet {
-            flow: 0,
-            conn: 0,
-            seq,
-            sack: NO_SACK,
-            size: MSS + HEADER_BYTES,
-            ts: 0,
-            win: 0,
-            is_ack: false,
-        };
-        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: NO_SACK, size: 64, ts: 0, win: 0, is_ack: true };
+        let data = |seq| Packet::data(0, 0, seq, MSS + HEADER_BYTES, 0, 0);
+        let ack = Packet { is_ack: true, seq: 2, size: 64, ..data(0) };
         let file = capture(&[
             (1_500_000_000, data(0)),
             (1_600_000_000, data(1)),
@@ -425,7 +424,7 @@ mod tests {
 
     #[test]
     fn only_the_selected_flows_are_captured() {
-        let p = |flow| Packet { flow, conn: 0, seq: 0, sack: NO_SACK, size: 1500, ts: 0, win: 0, is_ack: false };
+        let p = |flow| Packet::data(flow, 0, 0, 1500, 0, 0);
         let mut w = PcapWriter::new(Vec::new(), MSS, 3, 3, Some(&[2])).unwrap();
         for f in [0, 1, 2, 2] {
             w.packet(0, &p(f));
@@ -439,7 +438,7 @@ mod tests {
 
     #[test]
     fn handshake_carries_the_window_scale_once_per_connection() {
-        let p = |conn| Packet { flow: 1, conn, seq: 0, sack: NO_SACK, size: 1500, ts: 0, win: 0, is_ack: false };
+        let p = |conn| Packet::data(1, conn, 0, 1500, 0, 0);
         let recs = records(&capture(&[(0, p(0)), (1, p(0)), (2, p(1))])).len();
         // Two handshakes (connections 0 and 1 of the web slot) and three packets.
         assert_eq!(recs, 7);

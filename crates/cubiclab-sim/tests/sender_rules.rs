@@ -5,7 +5,7 @@
 
 use cubiclab_cc::{Algorithm, CaState, Params};
 use cubiclab_sim::engine::Time;
-use cubiclab_sim::packet::NO_SACK;
+use cubiclab_sim::packet::SackBlocks;
 use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig};
 
 const MS: Time = 1_000_000;
@@ -72,10 +72,18 @@ impl Harness {
         std::iter::from_fn(|| self.s.next_segment(self.now)).collect()
     }
 
-    /// An ACK at `t_ms`: cumulative `cum`, SACK block `sack`; then the transmissions.
+    /// An ACK at `t_ms`: cumulative `cum`, a SACK block of the one segment `sack`, no
+    /// timestamp echo; then the transmissions.
     fn ack(&mut self, t_ms: u64, cum: u32, sack: Option<u32>) -> Vec<(u32, bool)> {
+        let blocks = sack.map_or(SackBlocks::NONE, |s| SackBlocks::of(&[(s, s + 1)]));
+        self.ack_with(t_ms, cum, &blocks, 0)
+    }
+
+    /// An ACK at `t_ms`: cumulative `cum`, SACK blocks `blocks`, timestamp echo `tsecr`;
+    /// then the transmissions.
+    fn ack_with(&mut self, t_ms: u64, cum: u32, blocks: &SackBlocks, tsecr: u32) -> Vec<(u32, bool)> {
         self.now = self.now.max(t_ms * MS);
-        self.s.on_ack(self.now, cum, sack.unwrap_or(NO_SACK));
+        self.s.on_ack(self.now, cum, blocks, tsecr);
         self.send()
     }
 
@@ -398,4 +406,99 @@ fn frto_goes_on_with_recovery_when_the_loss_was_real() {
     h.ack(1010, 1, None);
     assert_eq!(h.ack(1020, 1, Some(10)), vec![(1, true)]);
     assert_eq!(h.window(), (2, 5, CaState::Loss));
+}
+
+/// TCP_INFINITE_SSTHRESH.
+const INFINITE: u32 = 0x7fff_ffff;
+
+#[test]
+fn d_sack_of_every_retransmission_undoes_recovery() {
+    // 100 segments out at t = 0 (TSval 1); segment 0 is only delayed. SACKs of 1..=3 at
+    // 100 ms: Recovery (tcp_enter_recovery: tcp_init_undo with nothing retransmitted,
+    // undo_retrans -1; prior_ssthresh = tcp_current_ssthresh = max(infinite, 75)), and the
+    // fast retransmit of 0 (tcp_retransmit_skb: undo_retrans 0 + 1 = 1). The original 0 then
+    // arrives: ACK of 4 (a partial ACK, no echo so no Eifel). Its retransmission arrives
+    // after: the receiver D-SACKs [0, 1) below the ACK (tcp_check_dsack: one duplicate, no
+    // more than the one retransmission; dumb counting since 1 <= prior snd_una 4 and
+    // 1 > undo_marker 0: undo_retrans 0). tcp_try_undo_dsack: undo_cwnd = reno's
+    // max(cwnd, prior_cwnd 100) = 100, ssthresh back to infinite, Open.
+    let (mut h, _) = Harness::new("reno", 100, None);
+    h.ack(100, 0, Some(1));
+    h.ack(100, 0, Some(2));
+    let sent = h.ack(100, 0, Some(3));
+    assert_eq!(sent.first(), Some(&(0, true)));
+    assert_eq!(h.window().1, 50);
+    h.ack(150, 4, None);
+    assert_eq!(h.window().2, CaState::Recovery);
+    h.ack_with(160, 4, &SackBlocks::of(&[(0, 1)]), 0);
+    assert_eq!(h.window(), (100, INFINITE, CaState::Open));
+}
+
+#[test]
+fn a_d_sack_for_a_retransmission_still_needed_does_not_undo() {
+    // As above, but two segments (0 and 4) are retransmitted: SACKs of 1..=3 and 5..=7
+    // mark both lost (RACK, no window with three SACKed), undo_retrans = 2. The D-SACK of
+    // 0 alone leaves 1 (tcp_may_undo false): the reduction stays.
+    let (mut h, _) = Harness::new("reno", 100, None);
+    let mut retransmitted = Vec::new();
+    for s in [1, 2, 3, 5, 6, 7] {
+        retransmitted.extend(h.ack(100, 0, Some(s)).into_iter().filter(|&(_, r)| r).map(|(s, _)| s));
+    }
+    assert_eq!(retransmitted, vec![0, 4]);
+    h.ack_with(150, 4, &SackBlocks::of(&[(5, 8)]), 0);
+    h.ack_with(160, 4, &SackBlocks::of(&[(0, 1), (5, 8)]), 0);
+    assert_eq!(h.window().1, 50);
+    assert_eq!(h.window().2, CaState::Recovery);
+}
+
+#[test]
+fn timestamps_show_a_spurious_timeout_and_undo_it() {
+    // Eifel (tcp_process_loss -> tcp_try_undo_loss(sk, false) -> tcp_may_undo ->
+    // tcp_packet_delayed). IW 10 at t = 0 (TSval 1), no RTT sample: the RTO fires at 1 s,
+    // ssthresh = 10 / 2 = 5, cwnd 1, segment 0 retransmitted with TSval 1001
+    // (retrans_stamp). At 1010 ms the ACK of all ten arrives echoing TSval 1: the originals
+    // were only late (1 < 1001), so the timeout is undone: undo_cwnd = max(cwnd, prior_cwnd
+    // 10), ssthresh back to prior_ssthresh (tcp_current_ssthresh at the timeout: infinite),
+    // Open; slow start then adds the ten delivered: cwnd 20. The same ACK echoing the
+    // retransmission (TSval 1001) proves nothing: Loss ends at high_seq 10 with ssthresh 5;
+    // tcp_reno_cong_avoid slow-starts 1 -> 5 with 4 of the 10 and tcp_cong_avoid_ai takes
+    // the other 6 (cwnd_cnt 6 >= 5: cwnd 6).
+    for (echo, want) in [(1, (20, INFINITE)), (1001, (6, 5))] {
+        let (mut h, _) = Harness::rto_only("reno", 10, None);
+        assert_eq!(h.rto(1000), vec![(0, true)]);
+        assert_eq!(h.window(), (1, 5, CaState::Loss));
+        h.ack_with(1010, 10, &SackBlocks::NONE, echo);
+        assert_eq!(h.window(), (want.0, want.1, CaState::Open), "echo {echo}");
+    }
+}
+
+#[test]
+fn three_sack_blocks_tell_what_lost_acks_did_not() {
+    // tcp_sacktag_write_queue with several blocks: 20 segments out; the ACKs SACKing 2 and
+    // 3 were lost, so the first to arrive carries [2, 5): three segments newly SACKed at
+    // once. The next carries [7, 8) in front of [2, 5): only 7 is new (recv_sack_cache
+    // skips the rest), so the sender counts 4 SACKed, not 7. RACK (three SACKed: no
+    // reordering window) marks 0, 1 and 5, 6 lost: in flight 20 - 4 - 4 = 12.
+    let (mut h, _) = Harness::new("reno", 20, None);
+    h.ack_with(100, 0, &SackBlocks::of(&[(2, 5)]), 0);
+    assert_eq!(h.s.sb.sacked_out, 3);
+    h.ack_with(101, 0, &SackBlocks::of(&[(7, 8), (2, 5)]), 0);
+    assert_eq!(h.s.sb.sacked_out, 4);
+    assert_eq!(h.s.sb.lost_out, 4);
+    assert_eq!(h.window().2, CaState::Recovery);
+}
+
+#[test]
+fn an_ack_of_retransmitted_data_gives_an_rtt_sample_by_its_echo() {
+    // tcp_ack_update_rtt's RTTM rule: Karn forbids a sample from the ACK's timing when a
+    // retransmitted segment is acknowledged, but the timestamp echo of an ACK that
+    // acknowledges data is one, and a valid sample clears the backoff. IW 1: the RTO at
+    // 1 s retransmits 0 (TSval 1001) and doubles the timeout to 2 s; the ACK at 1100 ms
+    // echoes 1001: sample 1101 - 1001 = 100 ms, so srtt 100 ms and the backoff is 0.
+    let (mut h, _) = Harness::rto_only("reno", 1, None);
+    h.rto(1000);
+    assert_eq!(h.s.srtt_us(), 0);
+    h.ack_with(1100, 1, &SackBlocks::NONE, 1001);
+    assert_eq!(h.s.srtt_us(), 100_000);
+    assert_eq!(h.s.host.rtt.backoff, 0);
 }

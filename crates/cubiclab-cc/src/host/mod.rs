@@ -37,6 +37,17 @@ fn before(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) < 0
 }
 
+/// How an ACK that reached `high_seq` ended Recovery or Loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecoveryEnd {
+    /// Not ended (below `high_seq`, or not in Recovery or Loss).
+    Stay,
+    /// Ended with the reduction undone (`tcp_try_undo_recovery` found it spurious).
+    Undone,
+    /// Ended with the reduction kept.
+    Recovered,
+}
+
 /// An algorithm with the TCP state Linux keeps around it.
 #[derive(Clone, Debug)]
 pub struct Host {
@@ -47,8 +58,13 @@ pub struct Host {
     pub high_seq: u32,
     /// `icsk_retransmits`: timeouts since `snd_una` last advanced.
     pub retransmits: u32,
-    /// `undo_marker != 0`: the current reduction may still be undone.
-    undo_marker: bool,
+    /// `undo_marker`: `snd_una` when the reduction that may still be undone began.
+    pub undo_marker: Option<u32>,
+    /// `undo_retrans`: retransmissions since then not yet shown spurious by a D-SACK
+    /// (negative: none was sent; zero: all were spurious, undo now).
+    pub undo_retrans: i32,
+    /// `retrans_stamp`: TSval of the first retransmission of this episode (0: none).
+    pub retrans_stamp: u32,
     prr: Prr,
     usage: CwndUsage,
     /// `tp->rtt_min`: the windowed minimum RTT behind `tcp.min_rtt_us`.
@@ -70,7 +86,9 @@ impl Host {
             rtt,
             high_seq: 0,
             retransmits: 0,
-            undo_marker: false,
+            undo_marker: None,
+            undo_retrans: -1,
+            retrans_stamp: 0,
             prr: Prr::default(),
             usage: CwndUsage::default(),
             rtt_min: Minmax { s: [crate::minmax::MinmaxSample { t: 0, v: u32::MAX }; 3] },
@@ -131,12 +149,58 @@ impl Host {
         matches!(self.tcp.ca_state, CaState::Cwr | CaState::Recovery)
     }
 
+    /// `tcp_init_undo`: the reduction about to be made may be undone once D-SACKs show the
+    /// `retrans_out` retransmissions in flight (and all later ones) spurious.
+    fn init_undo(&mut self, retrans_out: u32) {
+        self.undo_marker = Some(self.tcp.snd_una);
+        self.undo_retrans = if retrans_out > 0 { retrans_out as i32 } else { -1 };
+    }
+
+    /// `tcp_retransmit_skb`: a retransmission left with timestamp `tsval`; the first of an
+    /// episode stamps `retrans_stamp`, and each is one more to be shown spurious.
+    pub fn on_retransmit(&mut self, tsval: u32) {
+        if self.retrans_stamp == 0 {
+            self.retrans_stamp = tsval;
+        }
+        self.undo_retrans = self.undo_retrans.max(0) + 1;
+    }
+
+    /// `tcp_packet_delayed` (Eifel, RFC 3522): the ACK echoes a timestamp older than the
+    /// first retransmission, so the original arrived.
+    #[inline]
+    pub fn packet_delayed(&self, tsecr: u32) -> bool {
+        self.retrans_stamp != 0 && tsecr != 0 && before(tsecr, self.retrans_stamp)
+    }
+
+    /// `tcp_may_undo`: every retransmission was D-SACKed, or the timestamps show the
+    /// originals arrived.
+    #[inline]
+    pub fn may_undo(&self, tsecr: u32) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(tsecr))
+    }
+
+    /// `tcp_sacktag_one` / `tcp_check_dsack`: a D-SACK reports `dup_segs` retransmissions
+    /// ending at `end_seq` delivered twice; those sent after the reduction began count.
+    pub fn dsacked(&mut self, end_seq: u32, dup_segs: u32) {
+        if let Some(marker) = self.undo_marker {
+            if self.undo_retrans > 0 && before(marker, end_seq) {
+                self.undo_retrans = (self.undo_retrans - dup_segs as i32).max(0);
+            }
+        }
+    }
+
+    /// `tcp_try_to_open`'s `tcp_any_retrans_done` test: with no retransmission left
+    /// unacknowledged, the next episode stamps anew.
+    pub fn retransmissions_done(&mut self) {
+        self.retrans_stamp = 0;
+    }
+
     /// `tcp_enter_recovery` with `tcp_init_undo` and `tcp_init_cwnd_reduction`:
     /// `prior_ssthresh`, `high_seq = snd_nxt`, the algorithm's `ssthresh`, PRR from zero,
-    /// then `set_state(Recovery)`.
-    pub fn enter_recovery(&mut self, now: u64) {
+    /// then `set_state(Recovery)`. `retrans_out`: retransmissions in flight.
+    pub fn enter_recovery(&mut self, retrans_out: u32, now: u64) {
         self.tcp.prior_ssthresh = 0;
-        self.undo_marker = true;
+        self.init_undo(retrans_out);
         if !self.in_cwnd_reduction() {
             self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
             self.init_cwnd_reduction(now);
@@ -145,26 +209,55 @@ impl Host {
     }
 
     /// `tcp_fastretrans_alert` step D and `tcp_process_loss`: once `snd_una` reaches
-    /// `high_seq`, Recovery ends with `tcp_try_undo_recovery` (back to Open) and
-    /// `tcp_end_cwnd_reduction` (cwnd = ssthresh, `CA_EVENT_COMPLETE_CWR`); Loss ends with
-    /// `tcp_try_undo_recovery` alone (the window keeps what slow start rebuilt). Returns
-    /// whether the state changed.
-    pub fn try_leave_recovery(&mut self, now: u64) -> bool {
+    /// `high_seq`, Recovery ends with `tcp_try_undo_recovery` (undone if `tcp_may_undo`
+    /// with the ACK's echo `tsecr`, back to Open either way) and `tcp_end_cwnd_reduction`
+    /// (cwnd = ssthresh unless undone, `CA_EVENT_COMPLETE_CWR`); Loss ends with
+    /// `tcp_try_undo_recovery` alone (the window keeps what slow start rebuilt).
+    pub fn try_leave_recovery(&mut self, tsecr: u32, now: u64) -> RecoveryEnd {
         if before(self.tcp.snd_una, self.high_seq) {
-            return false;
+            return RecoveryEnd::Stay;
         }
-        match self.tcp.ca_state {
-            CaState::Recovery => {
-                self.set_state(CaState::Open, now);
-                self.end_cwnd_reduction(now);
-                true
-            }
-            CaState::Loss => {
-                self.set_state(CaState::Open, now);
-                true
-            }
-            _ => false,
+        let state = self.tcp.ca_state;
+        if !matches!(state, CaState::Recovery | CaState::Loss) {
+            return RecoveryEnd::Stay;
         }
+        let undone = self.may_undo(tsecr);
+        if undone {
+            self.undo_cwnd_reduction(now);
+        }
+        self.set_state(CaState::Open, now);
+        if state == CaState::Recovery {
+            self.end_cwnd_reduction(now);
+        }
+        if undone {
+            RecoveryEnd::Undone
+        } else {
+            RecoveryEnd::Recovered
+        }
+    }
+
+    /// `tcp_try_undo_dsack`: D-SACKs showed every retransmission spurious; undo (the
+    /// caller then keeps the connection open, `tcp_try_keep_open`).
+    pub fn try_undo_dsack(&mut self, now: u64) -> bool {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.undo_cwnd_reduction(now);
+            self.set_state(CaState::Open, now);
+            return true;
+        }
+        false
+    }
+
+    /// `tcp_try_undo_loss`: in Loss, F-RTO proved the timeout spurious (`frto_undo`), or
+    /// `tcp_may_undo` with the ACK's echo `tsecr` (Eifel); undo, `icsk_retransmits = 0`,
+    /// Open. The caller unmarks every lost segment (`tcp_undo_cwnd_reduction(sk, true)`).
+    pub fn try_undo_loss(&mut self, tsecr: u32, frto_undo: bool, now: u64) -> bool {
+        if frto_undo || self.may_undo(tsecr) {
+            self.undo_cwnd_reduction(now);
+            self.retransmits = 0;
+            self.set_state(CaState::Open, now);
+            return true;
+        }
+        false
     }
 
     /// `tcp_end_cwnd_reduction`: back to ssthresh unless the reduction was undone.
@@ -173,7 +266,9 @@ impl Host {
         if self.alg.has_cong_control() {
             return;
         }
-        if self.tcp.ssthresh < TCP_INFINITE_SSTHRESH && (self.tcp.ca_state == CaState::Cwr || self.undo_marker) {
+        if self.tcp.ssthresh < TCP_INFINITE_SSTHRESH
+            && (self.tcp.ca_state == CaState::Cwr || self.undo_marker.is_some())
+        {
             self.tcp.cwnd = self.tcp.ssthresh;
         }
         self.alg.cwnd_event(&mut self.tcp, CaEvent::CompleteCwr, now);
@@ -199,11 +294,12 @@ impl Host {
         self.set_state(CaState::Open, now);
     }
 
-    /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight.
-    /// ssthresh is recomputed only if no reduction was made inside this window: from Open
+    /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight
+    /// (`retrans_out` of them retransmissions). ssthresh is recomputed (and the undo point
+    /// set, `tcp_init_undo`) only if no reduction was made inside this window: from Open
     /// or Disorder, once `snd_una` reached `high_seq`, or in Loss with `icsk_retransmits`
     /// zero (`snd_una` advanced since the last timeout). Then cwnd = in flight + 1.
-    pub fn enter_loss(&mut self, in_flight: u32, now: u64) {
+    pub fn enter_loss(&mut self, in_flight: u32, retrans_out: u32, now: u64) {
         let state = self.tcp.ca_state;
         if state <= CaState::Disorder
             || !before(self.tcp.snd_una, self.high_seq)
@@ -213,7 +309,7 @@ impl Host {
             self.tcp.prior_cwnd = self.tcp.cwnd;
             self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
             self.alg.cwnd_event(&mut self.tcp, CaEvent::Loss, now);
-            self.undo_marker = true;
+            self.init_undo(retrans_out);
         }
         self.tcp.cwnd = in_flight + 1;
         self.tcp.cwnd_cnt = 0;
@@ -223,8 +319,8 @@ impl Host {
 
     /// `tcp_retransmit_timer` (`tcp_timer.c`): `tcp_enter_loss`, then
     /// `icsk_retransmits += 1` and the timeout doubled.
-    pub fn retransmit_timer(&mut self, in_flight: u32, now: u64) {
-        self.enter_loss(in_flight, now);
+    pub fn retransmit_timer(&mut self, in_flight: u32, retrans_out: u32, now: u64) {
+        self.enter_loss(in_flight, retrans_out, now);
         self.retransmits += 1;
         self.rtt.back_off();
     }
@@ -281,22 +377,28 @@ impl Host {
             return;
         }
         match state {
-            CaState::Recovery => self.enter_recovery(now),
-            CaState::Loss => self.enter_loss(in_flight, now),
+            CaState::Recovery => self.enter_recovery(0, now),
+            CaState::Loss => self.enter_loss(in_flight, 0, now),
             s => self.set_state(s, now),
         }
     }
 
-    /// `tcp_undo_cwnd_reduction` and the return to Open of `tcp_try_undo_recovery` /
-    /// `tcp_try_undo_loss`: the reduction proved spurious.
-    pub fn undo(&mut self, now: u64) {
+    /// `tcp_undo_cwnd_reduction`: the reduction proved spurious; the algorithm's
+    /// `undo_cwnd` gives the window back and ssthresh returns to `prior_ssthresh`.
+    fn undo_cwnd_reduction(&mut self, now: u64) {
         if self.tcp.prior_ssthresh != 0 {
             self.tcp.cwnd = self.alg.undo_cwnd(&mut self.tcp, now);
             if self.tcp.prior_ssthresh > self.tcp.ssthresh {
                 self.tcp.ssthresh = self.tcp.prior_ssthresh;
             }
         }
-        self.undo_marker = false;
+        self.undo_marker = None;
+    }
+
+    /// An undo a trace states (the replay driver): `tcp_undo_cwnd_reduction` and back to
+    /// Open.
+    pub fn undo(&mut self, now: u64) {
+        self.undo_cwnd_reduction(now);
         if self.tcp.ca_state != CaState::Open {
             self.set_state(CaState::Open, now);
         }

@@ -81,6 +81,13 @@ impl RateEstimator {
         }
     }
 
+    /// The ACK's `rs->prior_delivered` so far: `tp->delivered` when the most recently sent
+    /// packet it delivered was sent (0: none yet).
+    #[inline]
+    pub fn prior_delivered(&self) -> u32 {
+        self.rs.prior_delivered
+    }
+
     /// An ACK begins (`tcp_ack` zeroes its `struct rate_sample`).
     pub fn begin_ack(&mut self) {
         self.prior_mstamp_us = None;

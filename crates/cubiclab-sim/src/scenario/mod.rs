@@ -30,7 +30,8 @@ use cubiclab_path::{LinkSpec, RateSchedule, ScheduleSpec};
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
 pub const HEADER_BYTES: u32 = 52;
-/// Bytes of a pure ACK on the wire.
+/// Bytes of a pure ACK on the wire, whatever its SACK blocks (Linux's are 52 + 12 with one
+/// block, + 8 per further block: 64-80; only a congested reverse path would tell).
 pub const ACK_BYTES: u32 = 64;
 
 /// A whole run: the bottleneck, the long-lived flow groups, background web sessions and

@@ -3,10 +3,11 @@
 
 use super::Sim;
 use crate::engine::{Ev, Time};
-use crate::packet::{Packet, NO_SACK};
+use crate::packet::Packet;
 use crate::scenario::Direction;
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
+use crate::tcp::Sender;
 use cubiclab_path::Offer;
 
 impl Sim {
@@ -64,8 +65,9 @@ impl Sim {
             let fl = &self.flows[f as usize];
             (fl.data_dir, fl.conn, fl.ts_recent)
         };
+        let ts_snd = Sender::ts_val(self.now);
         while let Some((seq, _)) = self.flows[f as usize].sender.next_segment(self.now) {
-            self.offer(dir, Packet { flow: f, conn, seq, sack: NO_SACK, size, ts, win: 0, is_ack: false });
+            self.offer(dir, Packet::data(f, conn, seq, size, ts_snd, ts));
         }
         self.sync_rto(f);
         self.sync_pace(f);
@@ -123,18 +125,21 @@ impl Sim {
         }
     }
 
-    pub(super) fn send_ack(&mut self, f: u32, sack: u32) {
+    pub(super) fn send_ack(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
+        let sack = fl.receiver.sack_option();
+        let ts_snd = fl.receiver.ts_echo();
         fl.receiver.acked_now();
         let ack = Packet {
             flow: f,
             conn: fl.conn,
-            seq: fl.receiver.rcv_nxt,
-            sack,
-            size: crate::scenario::ACK_BYTES,
-            ts: ts_ms(self.now),
             win: fl.receiver.select_window(),
             is_ack: true,
+            seq: fl.receiver.rcv_nxt,
+            size: crate::scenario::ACK_BYTES,
+            ts_snd,
+            ts: ts_ms(self.now),
+            sack,
         };
         let dir = fl.data_dir.other();
         self.offer(dir, ack);
@@ -144,11 +149,11 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[p.flow as usize];
         fl.arrived += 1;
-        let (delivered, action) = fl.receiver.on_data(p.seq, p.ts, now);
+        let (delivered, action) = fl.receiver.on_data(p.seq, p.ts_snd, p.ts, now);
         fl.delivered_segs += delivered as u64;
         fl.total_delivered += delivered as u64;
         match action {
-            AckAction::Now { sack } => self.send_ack(p.flow, sack),
+            AckAction::Now => self.send_ack(p.flow),
             AckAction::Delay => self.arm_delack(p.flow),
         }
     }
@@ -158,7 +163,7 @@ impl Sim {
         let fl = &mut self.flows[p.flow as usize];
         let events = fl.sender.stats.loss_events;
         fl.ts_recent = p.ts;
-        fl.sender.on_ack(now, p.seq, p.sack);
+        fl.sender.on_ack(now, p.seq, &p.sack, p.ts_snd);
         fl.sender.update_window(p.seq, fl.peer_window.segments(p.win));
         if fl.sender.stats.loss_events != events {
             self.note_loss(p.flow, events, false);

@@ -4,7 +4,6 @@
 
 use super::Sim;
 use crate::engine::Ev;
-use crate::packet::NO_SACK;
 
 impl Sim {
     /// Queue the retransmission timer if it is armed and no entry fires at or before it.
@@ -89,7 +88,7 @@ impl Sim {
             Some(_) => {
                 fl.receiver.delack_deadline = 0;
                 fl.receiver.delack_fired();
-                self.send_ack(f, NO_SACK);
+                self.send_ack(f);
             }
             None => fl.receiver.delack_deadline = 0,
         }

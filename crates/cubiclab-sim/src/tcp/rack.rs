@@ -5,9 +5,12 @@
 //! SACKed, then zero (`tcp_rack_reo_wnd`); a segment still inside it arms the reorder
 //! timer (`tcp_rack_mark_lost`, `tcp_rack_reo_timeout`).
 //!
-//! The simulated paths never reorder and the receiver sends no D-SACK, so `reord_seen`
-//! stays 0 and `reo_wnd_steps` 1. `tcp_min_rtt` is a plain minimum: its window
-//! (`tcp_min_rtt_wlen`, 300 s) is longer than the runs.
+//! Once reordering has been seen (`reord_seen`, `tcp_check_sack_reordering`), the window
+//! stays open in Recovery too, and a D-SACK then widens it by one step of `min_rtt / 4`
+//! per round trip, for 16 recoveries (`tcp_rack_update_reo_wnd`). The simulated paths
+//! never reorder, so in a run `reord_seen` stays 0; scripted ACKs exercise the rest.
+//! `tcp_min_rtt` is a plain minimum: its window (`tcp_min_rtt_wlen`, 300 s) is longer than
+//! the runs.
 
 use cubiclab_cc::CaState;
 
@@ -29,7 +32,15 @@ pub fn sent_after(t1: Time, seq1: u32, t2: Time, seq2: u32) -> bool {
     t1 > t2 || (t1 == t2 && seq_before(seq2, seq1))
 }
 
-/// `tp->rack` and `tcp_min_rtt`.
+/// `TCP_RACK_RECOVERY_THRESH`: recoveries a widened window persists.
+const TCP_RACK_RECOVERY_THRESH: u8 = 16;
+
+#[inline]
+fn seq_before_eq(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) <= 0
+}
+
+/// `tp->rack`, `tp->reord_seen` and `tcp_min_rtt`.
 #[derive(Clone, Copy, Debug)]
 pub struct Rack {
     /// `rack.mstamp`, `rack.end_seq`: the most recently sent delivered segment.
@@ -40,11 +51,32 @@ pub struct Rack {
     /// `rack.advanced`: a segment was delivered since the last detection.
     advanced: bool,
     min_rtt: Time,
+    /// `reo_wnd_steps`: the window in units of `min_rtt / 4`.
+    pub reo_wnd_steps: u8,
+    /// `reo_wnd_persist`: recoveries left before the window returns to one step.
+    pub reo_wnd_persist: u8,
+    /// `dsack_seen`: a D-SACK after reordering asks for a wider window.
+    pub dsack_seen: bool,
+    /// `last_delivered`: `tp->delivered` when the window last widened.
+    last_delivered: u32,
+    /// `tp->reord_seen`: times reordering was detected.
+    pub reord_seen: u32,
 }
 
 impl Default for Rack {
     fn default() -> Self {
-        Self { xmit: 0, seq: 0, rtt: 0, advanced: false, min_rtt: Time::MAX }
+        Self {
+            xmit: 0,
+            seq: 0,
+            rtt: 0,
+            advanced: false,
+            min_rtt: Time::MAX,
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            dsack_seen: false,
+            last_delivered: 0,
+            reord_seen: 0,
+        }
     }
 }
 
@@ -78,15 +110,72 @@ impl Rack {
         std::mem::take(&mut self.advanced)
     }
 
-    /// `tcp_rack_reo_wnd` with no reordering seen: zero in Recovery or Loss or once
-    /// `reordering` segments are SACKed, else min(min_rtt / 4, srtt).
+    /// Force a new detection (`tcp_undo_cwnd_reduction`'s `rack.advanced = 1`).
+    #[inline]
+    pub fn force_detection(&mut self) {
+        self.advanced = true;
+    }
+
+    /// `tcp_rack_reo_wnd`: with no reordering seen, zero in Recovery or Loss or once
+    /// `reordering` segments are SACKed; else min(min_rtt / 4 x steps, srtt).
     #[inline]
     pub fn reo_wnd(&self, state: CaState, sacked_out: u32, srtt: Time) -> Time {
-        if state >= CaState::Recovery || sacked_out >= DUPTHRESH {
+        if self.reord_seen == 0 && (state >= CaState::Recovery || sacked_out >= DUPTHRESH) {
             0
         } else {
-            (self.min_rtt / 4).min(srtt)
+            (self.min_rtt / 4 * self.reo_wnd_steps as Time).min(srtt)
         }
+    }
+
+    /// `tcp_check_sack_reordering`: segment `low_seq`, never retransmitted, was delivered
+    /// after `fack` (the highest SACKed) was: reordering.
+    #[inline]
+    pub fn check_reordering(&mut self, low_seq: u32, fack: u32) {
+        if seq_before(low_seq, fack) {
+            self.reord_seen += 1;
+        }
+    }
+
+    /// `tcp_dsack_seen`'s part for RACK: a D-SACK after reordering was seen, not for a
+    /// loss probe, may mean RACK retransmitted too early.
+    #[inline]
+    pub fn dsack(&mut self, for_probe: bool) {
+        if self.reord_seen > 0 && !for_probe {
+            self.dsack_seen = true;
+        }
+    }
+
+    /// `tcp_rack_update_reo_wnd` once per ACK, with the rate sample's `prior_delivered` and
+    /// `tp->delivered`: a pending D-SACK widens the window by one step (at most once per
+    /// round trip: one from before the last widening is disregarded) and makes it persist
+    /// 16 recoveries; with none left, it returns to one step.
+    pub fn update_reo_wnd(&mut self, prior_delivered: u32, delivered: u32) {
+        if prior_delivered == 0 {
+            return;
+        }
+        if !seq_before_eq(self.last_delivered, prior_delivered) {
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.reo_wnd_steps = self.reo_wnd_steps.saturating_add(1);
+            self.dsack_seen = false;
+            self.last_delivered = delivered;
+            self.reo_wnd_persist = TCP_RACK_RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+
+    /// `tcp_try_undo_recovery` without an undo: one recovery of the persistence used.
+    #[inline]
+    pub fn recovered(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+    }
+
+    /// `tcp_try_undo_dsack`: a recovery undone by D-SACKs keeps the window one more.
+    #[inline]
+    pub fn undone_by_dsack(&mut self) {
+        self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(TCP_RACK_RECOVERY_THRESH);
     }
 
     /// `tcp_rack_mark_lost`'s timer for a segment sent at `sent` still inside the window:
@@ -114,6 +203,42 @@ mod tests {
         assert_eq!(r.reo_wnd(CaState::Open, 2, 20 * MS), 20 * MS);
         assert_eq!(r.reo_wnd(CaState::Open, 3, 120 * MS), 0);
         assert_eq!(r.reo_wnd(CaState::Recovery, 0, 120 * MS), 0);
+    }
+
+    #[test]
+    fn a_d_sack_after_reordering_widens_the_window_once_per_round_for_16_recoveries() {
+        // tcp_rack_update_reo_wnd with min_rtt 100 ms: no reordering seen -> a D-SACK is
+        // ignored (tcp_dsack_seen). After reordering, the window stays open in Recovery
+        // (tcp_rack_reo_wnd) and a D-SACK widens it to 2 x 25 = 50 ms, remembered at
+        // delivered 100; a second D-SACK on an ACK whose prior_delivered 90 predates that is
+        // disregarded; one at prior_delivered 120 gives 3 steps, 75 ms (srtt 200 ms caps
+        // at 200). 16 recoveries later the window is back to one step.
+        let mut r = Rack::default();
+        r.update_min_rtt(100 * MS);
+        r.dsack(false);
+        assert!(!r.dsack_seen);
+        r.check_reordering(5, 9);
+        assert_eq!(r.reo_wnd(CaState::Recovery, 5, 200 * MS), 25 * MS);
+        r.dsack(false);
+        r.update_reo_wnd(80, 100);
+        assert_eq!(r.reo_wnd(CaState::Recovery, 5, 200 * MS), 50 * MS);
+        r.dsack(false);
+        r.update_reo_wnd(90, 110);
+        assert_eq!(r.reo_wnd_steps, 2);
+        r.dsack(false);
+        r.update_reo_wnd(120, 150);
+        assert_eq!(r.reo_wnd(CaState::Open, 0, 200 * MS), 75 * MS);
+        // A D-SACK for a loss probe never widens it.
+        r.dsack(true);
+        assert!(!r.dsack_seen);
+        for _ in 0..15 {
+            r.recovered();
+            r.update_reo_wnd(200, 210);
+        }
+        assert_eq!(r.reo_wnd_steps, 3);
+        r.recovered();
+        r.update_reo_wnd(200, 210);
+        assert_eq!(r.reo_wnd_steps, 1);
     }
 
     #[test]

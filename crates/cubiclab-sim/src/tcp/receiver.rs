@@ -1,5 +1,7 @@
 //! The receiving end as Linux 6.x acknowledges (`net/ipv4/tcp_input.c`): cumulative ACKs
-//! with one SACK block for the segment that arrived out of order; in order, an ACK once
+//! with up to three SACK blocks, the most recently changed first, and a D-SACK for a
+//! duplicate (see [`Receiver::sack_option`]); the timestamp echo of RFC 7323 (`ts_recent`
+//! from the segment at the left edge, `tcp_replace_ts_recent`); in order, an ACK once
 //! more than one full segment is unacknowledged (`__tcp_ack_snd_check`) or while in
 //! quick-ACK mode, else a delayed ACK after `ato`. Quick-ACK mode holds for
 //! `rcv_wnd / (2 rcv_mss)` ACKs (at most 16) at the first data, after a gap longer than the
@@ -12,23 +14,46 @@
 //!
 //! Not modelled: SACK compression (Linux sends the first three duplicate ACKs for one
 //! `rcv_nxt` at once, then at most one per min(1 ms, RTT/20) with up to three blocks; the
-//! sender learns the same segments either way unless ACKs are lost) and D-SACK.
+//! sender learns the same segments either way unless ACKs are lost) and PAWS (the
+//! simulated paths never deliver an older timestamp after a newer one).
 
 use crate::engine::Time;
-use crate::packet::NO_SACK;
+use crate::packet::SackBlocks;
 use crate::tcp::rcv_window::RcvWindow;
 
 /// What the receiver wants done after a segment arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AckAction {
-    /// Send an ACK now with this SACK value.
-    Now { sack: u32 },
+    /// Send an ACK now (with [`Receiver::sack_option`] and [`Receiver::ts_echo`]).
+    Now,
     /// Hold the ACK; arm the delayed-ACK timer if it is not armed.
     Delay,
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
 const TCP_MAX_QUICKACKS: u32 = 16;
+/// Linux `TCP_NUM_SACKS`: SACK blocks the receiver remembers (three fit in an ACK).
+const TCP_NUM_SACKS: usize = 4;
+
+#[inline]
+fn after(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+
+/// `tcp_sack_extend`: merge `[seq, end)` into `block` if they overlap or touch.
+#[inline]
+fn sack_extend(block: &mut (u32, u32), seq: u32, end: u32) -> bool {
+    if !after(seq, block.1) && !after(block.0, end) {
+        if after(block.0, seq) {
+            block.0 = seq;
+        }
+        if after(end, block.1) {
+            block.1 = end;
+        }
+        return true;
+    }
+    false
+}
 
 pub struct Receiver {
     /// Next in-order segment expected.
@@ -63,6 +88,14 @@ pub struct Receiver {
     held_at: Time,
     /// Segments that arrived (including duplicates).
     pub arrived: u64,
+    /// `selective_acks[]`, `num_sacks`: blocks above `rcv_nxt`, most recently changed first.
+    sacks: [(u32, u32); TCP_NUM_SACKS],
+    num_sacks: usize,
+    /// `duplicate_sack[0]` while `rx_opt.dsack` is set: sent with the next ACK only.
+    dsack: Option<(u32, u32)>,
+    /// `rcv_wup`: `rcv_nxt` when the last ACK left; `ts_recent`: the TSval to echo.
+    rcv_wup: u32,
+    ts_recent: u32,
 }
 
 impl Receiver {
@@ -89,6 +122,11 @@ impl Receiver {
             delack_deadline: 0,
             held_at: 0,
             arrived: 0,
+            sacks: [(0, 0); TCP_NUM_SACKS],
+            num_sacks: 0,
+            dsack: None,
+            rcv_wup: 0,
+            ts_recent: 0,
         }
     }
 
@@ -100,6 +138,10 @@ impl Receiver {
         self.quick = 0;
         self.ato = 0;
         self.window = self.window0;
+        self.num_sacks = 0;
+        self.dsack = None;
+        self.rcv_wup = 0;
+        self.ts_recent = 0;
         debug_assert_eq!(self.ooo_count, 0);
     }
 
@@ -140,24 +182,36 @@ impl Receiver {
         }
     }
 
-    /// A data segment arrived, echoing the timestamp `tsecr`. Returns the in-order segments
-    /// it delivered and the ACK to send.
+    /// A data segment `seq` arrived with TSval `tsval` (the sender's clock) echoing
+    /// `tsecr` (ours). Returns the in-order segments it delivered and the ACK to send.
     #[inline]
-    pub fn on_data(&mut self, seq: u32, tsecr: u16, now: Time) -> (u32, AckAction) {
+    pub fn on_data(&mut self, seq: u32, tsval: u32, tsecr: u16, now: Time) -> (u32, AckAction) {
         self.arrived += 1;
         // tcp_rcv_established: tcp_rcv_rtt_measure_ts for every segment.
         self.window.measure_rtt_ts(tsecr, now);
+        // tcp_replace_ts_recent: a segment starting at or below rcv_wup (the left edge of
+        // the last ACK) updates the echo, so an ACK echoes the oldest segment it answers.
+        if !after(seq, self.rcv_wup) && (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 {
+            self.ts_recent = tsval;
+        }
+        // tcp_data_queue: a D-SACK lives until the next data segment.
+        self.dsack = None;
         let ahead = seq.wrapping_sub(self.rcv_nxt) as i32;
         if ahead < 0 {
-            // Duplicate of delivered data (a spurious retransmission): tcp_data_queue
-            // enters quick-ACK mode and ACKs at once.
+            // Duplicate of delivered data (a spurious retransmission): tcp_dsack_set, and
+            // tcp_enter_quickack_mode ACKs at once.
+            self.dsack_set(seq, seq.wrapping_add(1));
             self.incr_quickack(TCP_MAX_QUICKACKS);
             self.ato = self.ato_min;
-            return (0, AckAction::Now { sack: NO_SACK });
+            return (0, AckAction::Now);
         }
         if ahead > 0 {
             self.reserve(ahead as u32);
-            if !self.bit(seq) {
+            if self.bit(seq) {
+                // tcp_data_queue_ofo: all its bits are present, a D-SACK; its block still
+                // moves to the front (add_sack).
+                self.dsack_set(seq, seq.wrapping_add(1));
+            } else {
                 self.set_bit(seq, true);
                 if self.ooo_count == 0 || (seq.wrapping_add(1).wrapping_sub(self.ooo_end) as i32) > 0 {
                     self.ooo_end = seq.wrapping_add(1);
@@ -167,7 +221,8 @@ impl Receiver {
                 self.grow_window();
                 self.window.ofo_grow(self.rcv_nxt, self.ooo_end);
             }
-            return (0, AckAction::Now { sack: seq });
+            self.sack_new_ofo(seq, seq.wrapping_add(1));
+            return (0, AckAction::Now);
         }
         // In order: deliver it (tcp_queue_rcv, then tcp_event_data_recv) and any run of
         // buffered segments behind it (tcp_ofo_queue); the application reads it all at once
@@ -182,11 +237,14 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
         }
         let delivered = self.rcv_nxt.wrapping_sub(start);
+        if self.num_sacks > 0 {
+            self.sack_remove();
+        }
         let ooo_end = if self.ooo_count > 0 { self.ooo_end } else { self.rcv_nxt };
         self.window.space_adjust(self.rcv_nxt, ooo_end, now);
         if filled_hole {
             self.pending = 0;
-            return (delivered, AckAction::Now { sack: NO_SACK });
+            return (delivered, AckAction::Now);
         }
         if self.pending == 0 {
             self.held_at = now;
@@ -195,10 +253,88 @@ impl Receiver {
         // __tcp_ack_snd_check: more than one full segment unacknowledged, or quick-ACK mode.
         if self.pending >= self.ack_every || self.quick > 0 {
             self.pending = 0;
-            (delivered, AckAction::Now { sack: NO_SACK })
+            (delivered, AckAction::Now)
         } else {
             (delivered, AckAction::Delay)
         }
+    }
+
+    /// `tcp_dsack_set` (or `tcp_dsack_extend` with one pending: the same block grown).
+    #[inline]
+    fn dsack_set(&mut self, seq: u32, end: u32) {
+        if let Some(mut b) = self.dsack {
+            if sack_extend(&mut b, seq, end) {
+                self.dsack = Some(b);
+                return;
+            }
+        }
+        self.dsack = Some((seq, end));
+    }
+
+    /// `tcp_sack_new_ofo_skb`: the block that `[seq, end)` extends moves to the front (and
+    /// swallows any it now touches, `tcp_sack_maybe_coalesce`); else a new block goes in
+    /// front and, with all four in use, the oldest is forgotten.
+    #[inline]
+    fn sack_new_ofo(&mut self, seq: u32, end: u32) {
+        let n = self.num_sacks;
+        if let Some(i) = (0..n).find(|&i| sack_extend(&mut self.sacks[i], seq, end)) {
+            self.sacks[..=i].rotate_right(1);
+            let mut k = 1;
+            while k < self.num_sacks {
+                let (s, e) = self.sacks[k];
+                if sack_extend(&mut self.sacks[0], s, e) {
+                    self.sacks.copy_within(k + 1..self.num_sacks, k);
+                    self.num_sacks -= 1;
+                } else {
+                    k += 1;
+                }
+            }
+            return;
+        }
+        let kept = n.min(TCP_NUM_SACKS - 1);
+        self.sacks.copy_within(..kept, 1);
+        self.sacks[0] = (seq, end);
+        self.num_sacks = kept + 1;
+    }
+
+    /// `tcp_sack_remove`: `rcv_nxt` advanced; blocks it reached are gone (all of them once
+    /// nothing is held out of order).
+    #[inline]
+    fn sack_remove(&mut self) {
+        if self.ooo_count == 0 {
+            self.num_sacks = 0;
+            return;
+        }
+        let mut k = 0;
+        while k < self.num_sacks {
+            if !after(self.sacks[k].0, self.rcv_nxt) {
+                self.sacks.copy_within(k + 1..self.num_sacks, k);
+                self.num_sacks -= 1;
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// The SACK option of the ACK about to leave (`tcp_established_options`,
+    /// `tcp_options_write`): the D-SACK first if one is pending, then the remembered blocks,
+    /// three in all; the D-SACK is sent once.
+    #[inline]
+    pub fn sack_option(&mut self) -> SackBlocks {
+        let mut opt = SackBlocks::NONE;
+        if let Some((s, e)) = self.dsack.take() {
+            opt.push(s, e);
+        }
+        for &(s, e) in &self.sacks[..self.num_sacks] {
+            opt.push(s, e);
+        }
+        opt
+    }
+
+    /// The TSecr of the ACK about to leave (`ts_recent`).
+    #[inline]
+    pub fn ts_echo(&self) -> u32 {
+        self.ts_recent
     }
 
     /// `tcp_grow_window`: a grown window is advertised at once (`icsk_ack.quick |= 1`).
@@ -278,6 +414,8 @@ impl Receiver {
     /// ACK is used up (`tcp_dec_quickack_mode`; leaving the mode resets `ato`).
     pub fn acked_now(&mut self) {
         self.pending = 0;
+        // tcp_select_window: the window is advertised up to here.
+        self.rcv_wup = self.rcv_nxt;
         if self.quick > 0 {
             self.quick -= 1;
             if self.quick == 0 {
@@ -298,7 +436,7 @@ mod tests {
     fn feed(r: &mut Receiver, from: u32, to: u32, t: Time, gap: Time) -> Vec<u32> {
         let mut acked = Vec::new();
         for (k, s) in (from..to).enumerate() {
-            if let (_, AckAction::Now { .. }) = r.on_data(s, 0, t + k as Time * gap) {
+            if let (_, AckAction::Now) = r.on_data(s, 0, 0, t + k as Time * gap) {
                 r.acked_now();
                 acked.push(s);
             }
@@ -361,7 +499,7 @@ mod tests {
         feed(&mut r, 0, 5, 0, MS);
         r.delack_fired();
         assert_eq!(r.delack_delay(), 50 * MS);
-        r.on_data(5, 0, 14 * MS);
+        r.on_data(5, 0, 0, 14 * MS);
         assert_eq!(r.ato, 60 * MS);
     }
 
@@ -370,21 +508,81 @@ mod tests {
         // 0 arrives, 1 is lost, 2..=4 arrive out of order (each SACKed at once), then 1
         // fills the hole and releases 1..=4: four segments, rcv_nxt = 5.
         let mut r = fixed(2, 100 * MS, 10);
-        r.on_data(0, 0, 0);
+        r.on_data(0, 0, 0, 0);
         for s in 2..=4 {
-            assert_eq!(r.on_data(s, 0, 0), (0, AckAction::Now { sack: s }));
+            assert_eq!(r.on_data(s, 0, 0, 0), (0, AckAction::Now));
+            assert_eq!(r.sack_option(), SackBlocks::of(&[(2, s + 1)]));
         }
-        assert_eq!(r.on_data(1, 0, 0), (4, AckAction::Now { sack: NO_SACK }));
+        assert_eq!(r.on_data(1, 0, 0, 0), (4, AckAction::Now));
+        assert_eq!(r.sack_option(), SackBlocks::NONE);
         assert_eq!(r.rcv_nxt, 5);
+    }
+
+    #[test]
+    fn three_blocks_most_recent_first_and_the_fourth_kept_unsent() {
+        // tcp_sack_new_ofo_skb: holes at 1, 3, 5, 7 with 2, 4, 6, 8 arriving: each new
+        // segment starts a block in front -> [8,9) [6,7) [4,5), and [2,3) is remembered
+        // (TCP_NUM_SACKS 4) but not sent (three fit with timestamps). 5 then arrives: it
+        // touches [4,5) and [6,7), which move to the front as [4,7) (tcp_sack_maybe_coalesce).
+        // Segment 1 fills the first hole: rcv_nxt 3, tcp_sack_remove drops [2,3).
+        let mut r = fixed(2, 100 * MS, 50);
+        r.on_data(0, 0, 0, 0);
+        for s in [2, 4, 6, 8] {
+            r.on_data(s, 0, 0, 0);
+        }
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(8, 9), (6, 7), (4, 5)]));
+        r.on_data(5, 0, 0, 0);
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(4, 7), (8, 9), (2, 3)]));
+        r.on_data(1, 0, 0, 0);
+        assert_eq!(r.rcv_nxt, 3);
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(4, 7), (8, 9)]));
+    }
+
+    #[test]
+    fn duplicates_are_reported_once_as_d_sack_in_front() {
+        // tcp_data_queue: a segment below rcv_nxt -> tcp_dsack_set(seq, end), ACKed at once,
+        // the D-SACK alone (no block above rcv_nxt) and only on that ACK. A duplicate of a
+        // segment held out of order (tcp_data_queue_ofo, "all the bits are present") ->
+        // D-SACK [6,7) in front of its own block [5,7), which RFC 2883's sender reads as a
+        // D-SACK because the first block lies inside the second.
+        let mut r = fixed(2, 100 * MS, 50);
+        for s in 0..3 {
+            r.on_data(s, 0, 0, 0);
+        }
+        assert_eq!(r.on_data(1, 0, 0, 0), (0, AckAction::Now));
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(1, 2)]));
+        assert_eq!(r.sack_option(), SackBlocks::NONE);
+        r.on_data(5, 0, 0, 0);
+        r.on_data(6, 0, 0, 0);
+        r.on_data(9, 0, 0, 0);
+        assert_eq!(r.on_data(6, 0, 0, 0), (0, AckAction::Now));
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(6, 7), (5, 7), (9, 10)]));
+    }
+
+    #[test]
+    fn the_echo_is_the_timestamp_of_the_segment_at_the_left_edge() {
+        // tcp_replace_ts_recent: only a segment at or below rcv_wup (rcv_nxt when the last
+        // ACK left) sets ts_recent. Quick ACKs: 0 (ts 10) is ACKed, rcv_wup = 1; 2 (ts 12)
+        // arrives out of order and is not the left edge: the echo stays 10. The hole fill 1
+        // (ts 30, a retransmission) is: echo 30. So an ACK of a retransmission echoes the
+        // retransmission, and one of a late original its original time (Eifel).
+        let mut r = fixed(2, 100 * MS, 50);
+        r.on_data(0, 10, 0, 0);
+        r.acked_now();
+        r.on_data(2, 12, 0, 0);
+        r.acked_now();
+        assert_eq!(r.ts_echo(), 10);
+        r.on_data(1, 30, 0, 0);
+        assert_eq!(r.ts_echo(), 30);
     }
 
     #[test]
     fn ring_grows_for_far_segments() {
         let mut r = fixed(1, 100 * MS, 10);
-        r.on_data(5000, 0, 0);
-        assert_eq!(r.on_data(0, 0, 0).0, 1);
+        r.on_data(5000, 0, 0, 0);
+        assert_eq!(r.on_data(0, 0, 0, 0).0, 1);
         for s in 1..5000 {
-            r.on_data(s, 0, 0);
+            r.on_data(s, 0, 0, 0);
         }
         assert_eq!(r.rcv_nxt, 5001);
     }

@@ -44,6 +44,9 @@ pub struct Acked {
     /// (retransmissions included), and that segment (the highest of equal times).
     pub latest_tx: Option<Time>,
     pub latest_seq: u32,
+    /// A segment covered was ever retransmitted (`FLAG_RETRANS_DATA_ACKED`: Karn forbids
+    /// an RTT sample from the ACK's timing).
+    pub retrans_acked: bool,
 }
 
 pub struct Scoreboard {
@@ -195,6 +198,7 @@ impl Scoreboard {
             if f & RETRANS != 0 {
                 self.retrans_out -= 1;
             }
+            out.retrans_acked |= f & EVER_RETRANS != 0;
             if f & SACKED == 0 && !matches!(out.latest_tx, Some(x) if self.sent[i] < x) {
                 out.latest_tx = Some(self.sent[i]);
                 out.latest_seq = s;
@@ -326,14 +330,20 @@ impl Scoreboard {
             let i = self.idx(s);
             let f = self.flags[i];
             if f & SACKED == 0 && (s == una || self.sent[i] <= sent_by) {
-                if f & RETRANS != 0 {
-                    self.retrans_out -= 1;
-                }
-                if f & LOST == 0 {
+                // tcp_mark_skb_lost: a lost retransmission leaves flight and counts as a
+                // new loss; a segment already lost and not retransmitted is left alone; any
+                // other becomes lost (a retransmission not yet judged stays in flight, L|R).
+                if f & LOST != 0 {
+                    if f & RETRANS != 0 {
+                        self.retrans_out -= 1;
+                        self.flags[i] = f & !RETRANS;
+                        self.lost_marked += 1;
+                    }
+                } else {
                     self.lost_out += 1;
+                    self.flags[i] = f | LOST;
+                    self.lost_marked += 1;
                 }
-                self.flags[i] = (f & EVER_RETRANS) | LOST;
-                self.lost_marked += 1;
             } else if f & SACKED == 0 && first_kept.is_none() {
                 first_kept = Some(s);
             }
@@ -395,8 +405,22 @@ impl Scoreboard {
     }
 
     /// Whether `seq` was ever retransmitted.
+    #[inline]
     pub fn ever_retransmitted(&self, seq: u32) -> bool {
         self.flags[self.idx(seq)] & EVER_RETRANS != 0
+    }
+
+    /// Whether `seq` is SACKed.
+    #[inline]
+    pub fn is_sacked(&self, seq: u32) -> bool {
+        self.flags[self.idx(seq)] & SACKED != 0
+    }
+
+    /// Whether a retransmission is unacknowledged (`tcp_any_retrans_done`: one in flight,
+    /// or the head was retransmitted).
+    #[inline]
+    pub fn any_retrans_done(&self, una: u32) -> bool {
+        self.retrans_out > 0 || self.ever_retransmitted(una)
     }
 }
 
@@ -494,6 +518,24 @@ mod tests {
             sb.sack(s);
         }
         assert_eq!(sb.rack_mark_lost(8, 50, 7, 60, 10), (1, None));
+    }
+
+    #[test]
+    fn timeout_counts_each_loss_once() {
+        // tcp_mark_skb_lost: 0..4 sent at 0; RACK marked 1 lost (lost_marked 1) and 1 was not
+        // yet retransmitted; 2 was lost and retransmitted (L|R). A timeout marks 0 and 3 (new
+        // losses), leaves 1 alone (already lost, not retransmitted: not counted again) and
+        // counts the retransmission of 2 lost (it leaves flight): tp->lost 2 + 3 = 5.
+        let mut sb = Scoreboard::new();
+        for s in 0..4 {
+            sb.on_send(s, 0, false);
+        }
+        sb.mark_lost(1);
+        sb.mark_lost(2);
+        sb.on_send(2, 1, true);
+        assert_eq!((sb.lost_marked, sb.lost_out, sb.retrans_out), (2, 2, 1));
+        sb.timeout_mark_lost(0, 4, 10);
+        assert_eq!((sb.lost_marked, sb.lost_out, sb.retrans_out), (5, 4, 0));
     }
 
     #[test]

@@ -28,14 +28,20 @@
 //!
 //! After a timeout, F-RTO (`frto.rs`) tells a spurious one and undoes it.
 //!
-//! Not modelled: undo by D-SACK or timestamps (Eifel), `tcp_tso_should_defer`, pacing by
-//! the `fq` qdisc. Algorithms without fast recovery (Tahoe)
+//! Undo (`tcp_try_undo_*`): D-SACKs that cover every retransmission since the reduction
+//! began (`undo_retrans` reaching 0), or an ACK echoing a timestamp older than the first
+//! retransmission (Eifel, `tcp_packet_delayed`), gives the window back through the
+//! algorithm's `undo_cwnd`. Every segment carries the timestamp option (12 bytes, counted
+//! in the simulator's 52-byte header, as on the testbed whose kernel has `tcp_timestamps`
+//! on); its echo also gives an RTT sample when Karn forbids one (`tcp_ack_update_rtt`).
+//!
+//! Not modelled: `tcp_tso_should_defer`, pacing by the `fq` qdisc. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
 use cubiclab_cc::host::pacing::{Pacer, TCP_MIN_TSO_SEGS};
 use cubiclab_cc::host::rate::{Delivered, RateEstimator};
 use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
-use cubiclab_cc::host::{Host, PrrAck};
+use cubiclab_cc::host::{Host, PrrAck, RecoveryEnd};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
 use super::frto::{Frto, FrtoStep, LossAck};
@@ -43,7 +49,7 @@ use super::rack::Rack;
 use super::scoreboard::{Scoreboard, DUPTHRESH};
 use super::tlp::Tlp;
 use crate::engine::Time;
-use crate::packet::NO_SACK;
+use crate::packet::SackBlocks;
 
 /// Loss recovery flavour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -119,6 +125,39 @@ pub struct Sender {
     /// whether new data was among them.
     sent_in_burst: bool,
     new_in_burst: bool,
+    /// `tcp_highest_sack_seq` while segments are SACKed: the end of the highest.
+    highest_sack: u32,
+    /// `recv_sack_cache`: the previous ACK's valid blocks, already processed.
+    sack_cache: SackBlocks,
+    /// `tp->dsack_dups`: segments D-SACKed so far.
+    dsack_dups: u64,
+}
+
+/// What one ACK's SACK option told (`struct tcp_sacktag_state` and its flags).
+#[derive(Clone, Copy, Debug, Default)]
+struct SackTag {
+    /// Segments newly SACKed, plus D-SACKed duplicates (`sack_delivered`).
+    delivered: u32,
+    /// Something was newly SACKed (`FLAG_DATA_SACKED`).
+    newly_sacked: bool,
+    /// A never-retransmitted segment below `high_seq` was (S)ACKed (`FLAG_ORIG_SACK_ACKED`).
+    orig_acked: bool,
+    /// Send times of the first and last never-retransmitted segments newly SACKed.
+    first_sackt: Option<Time>,
+    last_sackt: Option<Time>,
+    /// The lowest segment delivered out of order (`state->reord`).
+    reord: Option<u32>,
+    /// The D-SACK was for a tail loss probe (`FLAG_DSACK_TLP`).
+    dsack_probe: bool,
+}
+
+impl SackTag {
+    #[inline]
+    fn reorder_at(&mut self, seq: u32) {
+        if self.reord.is_none_or(|r| before(seq, r)) {
+            self.reord = Some(seq);
+        }
+    }
 }
 
 /// The events Linux's one retransmission timer stands for (`icsk_pending`).
@@ -169,6 +208,9 @@ impl Sender {
             started: false,
             sent_in_burst: false,
             new_in_burst: false,
+            highest_sack: 0,
+            sack_cache: SackBlocks::NONE,
+            dsack_dups: 0,
         }
     }
 
@@ -246,13 +288,33 @@ impl Sender {
         self.app_limit != u32::MAX && self.host.tcp.snd_una == self.app_limit
     }
 
-    /// Process an ACK. Returns the number of segments newly delivered to the receiver.
-    pub fn on_ack(&mut self, now: Time, cum: u32, sack: u32) -> u32 {
+    /// `tcp_time_stamp_ts`: the TSval of a segment sent at `now`, in milliseconds (Linux's
+    /// clock for the option); the 1 added stands for the connection's random offset, which
+    /// keeps a real echo from reading 0 ("no echo").
+    #[inline]
+    pub fn ts_val(now: Time) -> u32 {
+        (now / 1_000_000) as u32 + 1
+    }
+
+    /// `tcp_highest_sack_seq`: the end of the highest SACKed segment (`snd_una` with none).
+    #[inline]
+    fn fack(&self) -> u32 {
+        if self.sb.sacked_out == 0 {
+            self.host.tcp.snd_una
+        } else {
+            self.highest_sack
+        }
+    }
+
+    /// Process an ACK of `cum` with SACK blocks `sack` echoing timestamp `tsecr` (0: none).
+    /// Returns the number of segments newly delivered to the receiver.
+    pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, tsecr: u32) -> u32 {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if before(cum, una) || before(nxt, cum) {
             return 0; // old or impossible ACK
         }
         let prior_in_flight = self.in_flight();
+        let prior_fack = self.fack();
         let lost_before = self.sb.lost_marked;
         self.host.rate.begin_ack();
         let acked = self.sb.cum_ack(una, cum);
@@ -265,30 +327,22 @@ impl Sender {
             if let Some(t) = acked.latest_tx {
                 self.sb.detect_lost_retransmits(t);
             }
+            // tcp_clean_rtx_queue: a never-retransmitted hole filled below what was
+            // SACKed before is reordering.
+            if let Some(low) = acked.first_orig {
+                self.rack.check_reordering(low, prior_fack);
+            }
         }
         let mut delivered = acked.newly_delivered;
-        let mut ca_rtt_from = acked.last_sent;
-        let mut sack_rtt_from = None;
         let high = self.host.high_seq;
-        let mut orig_acked = acked.first_orig.is_some_and(|s| before(s, high));
-        let mut sack_new = false;
-        let sacked = self.cfg.recovery == Recovery::Sack && sack != NO_SACK && !before(sack, cum) && before(sack, nxt);
+        let mut tag = SackTag { orig_acked: acked.first_orig.is_some_and(|s| before(s, high)), ..SackTag::default() };
+        let sacked = self.cfg.recovery == Recovery::Sack && sack.len > 0;
 
         match self.cfg.recovery {
             Recovery::Sack => {
-                // tcp_sacktag_write_queue advances RACK for each newly SACKed segment.
                 if sacked {
-                    if let Some((t, retransmitted)) = self.sb.sack(sack) {
-                        self.rate_delivered(sack);
-                        delivered += 1;
-                        sack_new = true;
-                        orig_acked |= !retransmitted && before(sack, high);
-                        if !retransmitted {
-                            sack_rtt_from = Some(t);
-                            ca_rtt_from = Some(ca_rtt_from.map_or(t, |r: Time| r.max(t)));
-                        }
-                        self.rack.advance(now, t, sack, retransmitted);
-                    }
+                    self.sacktag(now, una, sack, &mut tag);
+                    delivered += tag.delivered;
                 }
             }
             Recovery::NewReno => {
@@ -300,8 +354,11 @@ impl Sender {
                     self.sb.sacked_out -= drop;
                     delivered -= drop;
                 } else if self.packets_out() > 0 {
-                    self.sb.sacked_out = (self.sb.sacked_out + 1).min(self.packets_out() - 1);
-                    delivered += 1;
+                    // tcp_limit_reno_sacked: SACKed and lost together fit in what is out.
+                    let holes = self.sb.lost_out.max(1).min(self.packets_out());
+                    let sacked = (self.sb.sacked_out + 1).min(self.packets_out() - holes);
+                    delivered += sacked.saturating_sub(self.sb.sacked_out);
+                    self.sb.sacked_out = sacked;
                 }
             }
         }
@@ -313,24 +370,41 @@ impl Sender {
             self.rack.advance(now, t, cum.wrapping_sub(1), acked.last_sent != Some(t));
         }
 
-        // tcp_ack_update_rtt: the estimator from the oldest segment newly ACKed (else the
-        // oldest newly SACKed); the algorithm gets the newest (ca_rtt_us).
-        let rtt_us = ca_rtt_from.map_or(-1, |t| ((now - t) / 1000) as i64);
-        if let Some(t) = acked.first_sent.or(sack_rtt_from) {
-            self.host.update_rtt_min(rtt_us as u64, now);
-            self.host.rtt_sample((now - t) / 1000);
+        // tcp_clean_rtx_queue / tcp_ack_update_rtt: the estimator from the oldest segment
+        // newly ACKed unless a retransmission was among them (Karn), else the oldest newly
+        // SACKed, else (RTTM) the timestamp echo of an ACK that acknowledged data; the
+        // algorithm gets the newest (ca_rtt_us).
+        let (mut seq_rtt, mut ca_rtt) = match acked.retrans_acked {
+            false => (acked.first_sent.map(|t| now - t), acked.last_sent.map(|t| now - t)),
+            true => (None, None),
+        };
+        if let Some(t) = tag.last_sackt {
+            ca_rtt = Some(ca_rtt.map_or(now - t, |r: Time| r.min(now - t)));
         }
-        if let Some(t) = ca_rtt_from {
+        seq_rtt = seq_rtt.or(tag.first_sackt.map(|t| now - t));
+        if seq_rtt.is_none() && tsecr != 0 && acked.acked > 0 {
+            let ms = Self::ts_val(now).wrapping_sub(tsecr).max(1) as Time;
+            seq_rtt = Some(ms * 1_000_000);
+            ca_rtt = seq_rtt;
+        }
+        let rtt_us = ca_rtt.map_or(-1, |r| (r / 1000) as i64);
+        if let Some(r) = seq_rtt {
+            self.host.update_rtt_min(rtt_us as u64, now);
+            self.host.rtt_sample(r / 1000);
+        }
+        if let Some(r) = ca_rtt {
             self.stats.rtt_samples += 1;
             self.last_rtt_us = rtt_us;
-            self.rack.update_min_rtt(now - t);
+            self.rack.update_min_rtt(r);
         }
         let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
         self.host.pkts_acked(&sample, now);
 
+        let delivered_now = self.host.tcp.delivered.wrapping_add(delivered);
+        self.rack.update_reo_wnd(self.host.rate.prior_delivered(), delivered_now);
         // tcp_ack_is_dubious: only an ACK with SACK information, or one outside Open, goes
         // through tcp_fastretrans_alert and so RACK (tcp_identify_packet_loss).
-        if self.tlp.on_ack(cum, advanced, delivered > acked.newly_delivered) {
+        if self.tlp.on_ack(cum, advanced, tag.newly_sacked, tag.dsack_probe) {
             self.stats.loss_events += 1;
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;
             self.host.reduce_after_probe(now);
@@ -344,16 +418,16 @@ impl Sender {
         }
         let loss_ack = LossAck {
             advanced,
-            sacked: sack_new,
-            orig_acked,
+            sacked: tag.newly_sacked,
+            orig_acked: tag.orig_acked,
             recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
             new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
         };
-        self.fastretrans_alert(now, advanced, loss_ack);
+        self.fastretrans_alert(now, una, loss_ack, tsecr);
 
         let newly_lost = (self.sb.lost_marked - lost_before) as u32;
         let tcp = &mut self.host.tcp;
-        tcp.delivered = tcp.delivered.wrapping_add(delivered);
+        tcp.delivered = delivered_now;
         tcp.lost = self.sb.lost_marked as u32;
         let rs = self.host.rate.gen(tcp, delivered, newly_lost, now / 1000, prior_in_flight, rtt_us);
         let ack = PrrAck { newly_acked_sacked: delivered, newly_lost, una_advanced: advanced };
@@ -371,6 +445,121 @@ impl Sender {
             self.timer = XmitTimer::Rto;
         }
         delivered
+    }
+
+    /// `tcp_sacktag_write_queue` for the SACK option of an ACK that found `snd_una` at
+    /// `prior_una`: a D-SACK first (`tcp_check_dsack`), then the valid blocks in sequence
+    /// order, each segment not yet SACKed tagged once (`tcp_sacktag_one`). Parts the
+    /// previous ACK's blocks already covered are skipped (`recv_sack_cache`), so an ACK
+    /// costs the segments it newly SACKs, not the size of its blocks.
+    fn sacktag(&mut self, now: Time, prior_una: u32, opt: &SackBlocks, tag: &mut SackTag) {
+        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        let blocks = opt.as_slice();
+        if self.sb.sacked_out == 0 {
+            // tcp_highest_sack_reset; the cache describes nothing still SACKed.
+            self.highest_sack = una;
+            self.sack_cache = SackBlocks::NONE;
+        }
+        let (s0, e0) = blocks[0];
+        // tcp_check_dsack: block 0 below the cumulative ACK, or inside block 1.
+        let dsack = before(s0, una) || (blocks.len() > 1 && !before(s0, blocks[1].0) && !before(blocks[1].1, e0));
+        let mut first = 0;
+        if dsack {
+            let dup_segs = self.dsack_seen(s0, e0, tag);
+            if dup_segs > 0 {
+                first = 1;
+                if !before(prior_una, e0) {
+                    // D-SACK for data already acknowledged: "dumb counting".
+                    self.host.dsacked(e0, dup_segs);
+                } else if before(una, s0) && !before(nxt, e0) {
+                    let mut seq = s0;
+                    while seq != e0 {
+                        self.sacktag_one(now, seq, true, tag);
+                        seq = seq.wrapping_add(1);
+                    }
+                }
+            }
+        }
+        // tcp_is_sackblock_valid, then the blocks in sequence order.
+        let mut used = SackBlocks::NONE;
+        for &(s, e) in &blocks[first..] {
+            if before(una, s) && before(s, e) && !before(nxt, e) {
+                used.push(s, e);
+            }
+        }
+        used.blocks[..used.len as usize].sort_unstable_by_key(|&(s, _)| s.wrapping_sub(una));
+        let cache = self.sack_cache;
+        for &(s, e) in used.as_slice() {
+            let mut seq = s;
+            while seq != e {
+                if let Some(&(_, ce)) = cache.as_slice().iter().find(|&&(cs, ce)| !before(seq, cs) && before(seq, ce)) {
+                    // Already processed for an earlier ACK: jump past the cached block.
+                    seq = if before(ce, e) { ce } else { e };
+                    continue;
+                }
+                self.sacktag_one(now, seq, false, tag);
+                seq = seq.wrapping_add(1);
+            }
+        }
+        self.sack_cache = used;
+        // tcp_sacktag_write_queue's end: reordering, except in Loss with nothing to undo.
+        if self.host.tcp.ca_state != CaState::Loss || self.host.undo_marker.is_some() {
+            let fack = self.fack();
+            self.rack.check_reordering(tag.reord.unwrap_or(nxt), fack);
+        }
+    }
+
+    /// `tcp_dsack_seen`: the segments the D-SACK `[start, end)` reports twice, or 0 if it
+    /// is dubious (empty, wider than the window, or more duplicates than retransmissions).
+    fn dsack_seen(&mut self, start: u32, end: u32, tag: &mut SackTag) -> u32 {
+        let dup_segs = end.wrapping_sub(start);
+        if !before(start, end) || dup_segs > self.cfg.rwnd {
+            return 0;
+        }
+        let probe = dup_segs == 1 && self.tlp.high_seq == Some(end);
+        self.dsack_dups += dup_segs as u64;
+        if self.dsack_dups > self.stats.retransmits {
+            return 0;
+        }
+        self.rack.dsack(probe);
+        tag.dsack_probe = probe;
+        // A spurious retransmission is delivered.
+        tag.delivered += dup_segs;
+        dup_segs
+    }
+
+    /// `tcp_sacktag_one` for segment `seq` (`dup`: inside a D-SACK).
+    #[inline]
+    fn sacktag_one(&mut self, now: Time, seq: u32, dup: bool, tag: &mut SackTag) {
+        let retransmitted = self.sb.ever_retransmitted(seq);
+        let was_sacked = self.sb.is_sacked(seq);
+        if dup && retransmitted {
+            self.host.dsacked(seq.wrapping_add(1), 1);
+            if was_sacked {
+                tag.reorder_at(seq);
+            }
+        }
+        if was_sacked {
+            return;
+        }
+        if !retransmitted && before(seq, self.fack()) {
+            // A hole filled by an original: reordering.
+            tag.reorder_at(seq);
+        }
+        let Some((t, retransmitted)) = self.sb.sack(seq) else { return };
+        self.rate_delivered(seq);
+        tag.delivered += 1;
+        tag.newly_sacked = true;
+        if !retransmitted {
+            tag.orig_acked |= before(seq, self.host.high_seq);
+            tag.first_sackt.get_or_insert(t);
+            tag.last_sackt = Some(t);
+        }
+        self.rack.advance(now, t, seq, retransmitted);
+        let end = seq.wrapping_add(1);
+        if self.sb.sacked_out == 1 || before(self.highest_sack, end) {
+            self.highest_sack = end;
+        }
     }
 
     /// `tcp_rate_skb_delivered` for segment `seq`, newly ACKed or SACKed.
@@ -422,19 +611,24 @@ impl Sender {
         waiting.map(|sent| self.rack.reo_timeout(now, sent, reo_wnd, self.rto()))
     }
 
-    /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: leave Recovery
-    /// or Loss once `high_seq` is acknowledged, repair the next hole on a NewReno partial
-    /// ACK, enter Recovery when the scoreboard shows a loss.
-    fn fastretrans_alert(&mut self, now: Time, advanced: bool, loss_ack: LossAck) {
+    /// Linux `tcp_fastretrans_alert`, reduced to the states modelled here: in Loss,
+    /// `tcp_process_loss` (Eifel undo, F-RTO); leave Recovery or Loss once `high_seq` is
+    /// acknowledged (undoing if `tcp_may_undo`); in Recovery, undo on a partial ACK the
+    /// timestamps show was not a retransmission's (`tcp_try_undo_partial`) or once D-SACKs
+    /// covered every retransmission (`tcp_try_undo_dsack`), repair the next hole on a
+    /// NewReno partial ACK; outside, the D-SACK undo and entering Recovery when the
+    /// scoreboard shows a loss. `prior_una` is `snd_una` before the ACK, `tsecr` its echo.
+    fn fastretrans_alert(&mut self, now: Time, prior_una: u32, loss_ack: LossAck, tsecr: u32) {
+        let advanced = loss_ack.advanced;
         if self.host.tcp.ca_state == CaState::Loss {
-            // tcp_process_loss's F-RTO steps come before the end of Loss.
+            // tcp_process_loss: tcp_try_undo_loss on an advancing ACK (Eifel), then F-RTO.
+            if advanced && self.host.try_undo_loss(tsecr, false, now) {
+                return self.after_loss_undo();
+            }
             match self.frto.on_ack(loss_ack) {
                 FrtoStep::Undo => {
-                    // tcp_try_undo_loss(sk, true).
-                    self.sb.unmark_lost(self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-                    self.host.undo(now);
-                    self.host.retransmits = 0;
-                    return;
+                    self.host.try_undo_loss(tsecr, true, now);
+                    return self.after_loss_undo();
                 }
                 FrtoStep::SendNew => {
                     self.host.high_seq = self.host.tcp.snd_nxt;
@@ -444,27 +638,87 @@ impl Sender {
                 FrtoStep::Continue => {}
             }
         }
-        if self.host.try_leave_recovery(now) {
-            return self.fastretrans_alert(now, advanced, loss_ack);
+        let state = self.host.tcp.ca_state;
+        if self.cfg.recovery == Recovery::NewReno
+            && matches!(state, CaState::Recovery | CaState::Loss)
+            && self.host.tcp.snd_una == self.host.high_seq
+        {
+            // tcp_is_non_sack_preventing_reopen: without SACK, hold the state until
+            // something above high_seq is acknowledged (RFC 6582: no false fast retransmit
+            // from the duplicate ACKs of the recovered window).
+            if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
+                self.host.retransmissions_done();
+            }
+            return;
+        }
+        match self.host.try_leave_recovery(tsecr, now) {
+            RecoveryEnd::Stay => {}
+            RecoveryEnd::Recovered => {
+                self.rack.recovered();
+                if self.cfg.recovery == Recovery::NewReno {
+                    // tcp_fastretrans_alert step D: tcp_reset_reno_sack.
+                    self.sb.sacked_out = 0;
+                }
+                return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+            }
+            RecoveryEnd::Undone => {
+                self.rack.force_detection();
+                return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+            }
         }
         match self.host.tcp.ca_state {
             CaState::Recovery => {
+                if advanced && self.host.undo_marker.is_some() && self.host.packet_delayed(tsecr) {
+                    // tcp_try_undo_partial: the hole was filled by a delayed original.
+                    let fack = self.fack();
+                    self.rack.check_reordering(prior_una, fack);
+                    if self.sb.retrans_out > 0 {
+                        return;
+                    }
+                    if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
+                        self.host.retransmissions_done();
+                    }
+                    self.sb.unmark_lost(self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+                    self.host.undo(now);
+                    self.rack.force_detection();
+                    return;
+                }
                 if self.cfg.recovery == Recovery::NewReno && advanced {
                     // Partial ACK: the new head is the next hole.
                     self.sb.mark_lost(self.host.tcp.snd_una);
                 }
+                if self.host.try_undo_dsack(now) {
+                    self.rack.undone_by_dsack();
+                    self.rack.force_detection();
+                    // tcp_try_keep_open; a loss still evident starts a new Recovery.
+                    return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+                }
             }
             CaState::Loss => {}
             _ => {
+                if self.host.try_undo_dsack(now) {
+                    self.rack.undone_by_dsack();
+                    self.rack.force_detection();
+                }
                 let loss = match self.cfg.recovery {
                     Recovery::Sack => self.sb.lost_out > 0,
                     Recovery::NewReno => self.sb.sacked_out >= DUPTHRESH && self.sb.mark_lost(self.host.tcp.snd_una),
                 };
                 if loss {
                     self.start_recovery(now);
+                } else if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
+                    // tcp_try_to_open.
+                    self.host.retransmissions_done();
                 }
             }
         }
+    }
+
+    /// `tcp_undo_cwnd_reduction(sk, true)` after `tcp_try_undo_loss`: nothing is lost any
+    /// more, and RACK judges the segments again.
+    fn after_loss_undo(&mut self) {
+        self.sb.unmark_lost(self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        self.rack.force_detection();
     }
 
     /// A loss found outside Recovery: `tcp_enter_recovery`, or for an algorithm without fast
@@ -473,11 +727,11 @@ impl Sender {
         self.stats.loss_events += 1;
         self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         if self.host.alg.fast_recovery() {
-            self.host.enter_recovery(now);
+            self.host.enter_recovery(self.sb.retrans_out, now);
         } else {
             self.frto.active = false;
             self.timeout_mark_lost(now);
-            self.host.enter_loss(self.in_flight(), now);
+            self.host.enter_loss(self.in_flight(), self.sb.retrans_out, now);
         }
     }
 
@@ -485,6 +739,10 @@ impl Sender {
     /// timer expired (sent more than the latest delivered segment's RTT ago).
     fn timeout_mark_lost(&mut self, now: Time) {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
+        if self.cfg.recovery == Recovery::NewReno {
+            // tcp_reset_reno_sack: the duplicate ACKs counted so far stand for nothing now.
+            self.sb.sacked_out = 0;
+        }
         self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack.rtt));
     }
 
@@ -579,7 +837,7 @@ impl Sender {
         let sack_frto = self.cfg.frto && self.cfg.recovery == Recovery::Sack;
         self.frto.on_enter_loss(sack_frto, self.host.tcp.ca_state, self.host.retransmits);
         self.frto_new_data = false;
-        self.host.retransmit_timer(self.in_flight(), now);
+        self.host.retransmit_timer(self.in_flight(), self.sb.retrans_out, now);
         self.rto_deadline = now + self.rto();
     }
 
@@ -625,6 +883,7 @@ impl Sender {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
+            self.host.on_retransmit(Self::ts_val(now));
             self.rate_sent(seq, now);
             self.after_send(now, true);
             if seq == una {

@@ -47,15 +47,17 @@ impl Tlp {
     }
 
     /// `tcp_process_tlp_ack` for an ACK of `ack` (`advanced`: it moved `snd_una`;
-    /// `news`: it SACKed something new). Returns whether it shows that the probe repaired
-    /// a loss, so the window must be reduced (`tcp_init_cwnd_reduction` ... CWR ... Open).
-    pub fn on_ack(&mut self, ack: u32, advanced: bool, news: bool) -> bool {
+    /// `news`: it SACKed something new; `dsack_probe`: it D-SACKed the probe,
+    /// `FLAG_DSACK_TLP`). Returns whether it shows that the probe repaired a loss, so the
+    /// window must be reduced (`tcp_init_cwnd_reduction` ... CWR ... Open).
+    pub fn on_ack(&mut self, ack: u32, advanced: bool, news: bool, dsack_probe: bool) -> bool {
         let Some(high) = self.high_seq else { return false };
         if seq_before(ack, high) {
             return false;
         }
-        if !self.retrans {
-            // The probe was new data, now acknowledged.
+        if !self.retrans || dsack_probe {
+            // The probe was new data, now acknowledged; or the D-SACK says the original
+            // and the probe both arrived: no loss.
             self.high_seq = None;
         } else if seq_before(high, ack) {
             self.high_seq = None;
@@ -87,17 +89,21 @@ mod tests {
     #[test]
     fn a_retransmitted_probe_shows_a_loss_only_when_later_data_is_acked() {
         let mut t = Tlp { high_seq: Some(10), retrans: true };
-        assert!(!t.on_ack(9, true, false));
-        assert!(!t.on_ack(10, true, false));
-        assert!(t.on_ack(11, true, false));
+        assert!(!t.on_ack(9, true, false, false));
+        assert!(!t.on_ack(10, true, false, false));
+        assert!(t.on_ack(11, true, false, false));
         assert_eq!(t.high_seq, None);
         // A duplicate ACK at high_seq: both copies arrived, no loss.
         let mut t = Tlp { high_seq: Some(10), retrans: true };
-        assert!(!t.on_ack(10, false, false));
+        assert!(!t.on_ack(10, false, false, false));
         assert_eq!(t.high_seq, None);
         // A probe of new data just ends when acknowledged.
         let mut t = Tlp { high_seq: Some(10), retrans: false };
-        assert!(!t.on_ack(12, true, false));
+        assert!(!t.on_ack(12, true, false, false));
+        assert_eq!(t.high_seq, None);
+        // A D-SACK of the probe, even on an ACK beyond it: both copies arrived.
+        let mut t = Tlp { high_seq: Some(10), retrans: true };
+        assert!(!t.on_ack(11, true, false, true));
         assert_eq!(t.high_seq, None);
     }
 }
