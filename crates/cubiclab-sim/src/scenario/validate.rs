@@ -300,8 +300,13 @@ impl Scenario {
                 return Err(format!("{at}.initial_ssthresh is {s}; allowed: an integer in [2, {}]", 1 << 30));
             }
         }
-        if g.rwnd == Some(super::Rwnd::Bytes(0)) {
-            return Err(format!("{at}.rwnd is 0; allowed: \"autotune\" or a size > 0"));
+        if let Some(super::Rwnd::Bytes(b)) = g.rwnd {
+            // The largest window TCP can advertise: 65535 << 14 (RFC 7323's scale limit).
+            if !(1..=65_535 << 14).contains(&b) {
+                return Err(format!(
+                    "{at}.rwnd is {b} bytes; allowed: \"autotune\" or a size in [1, 1073725440] bytes"
+                ));
+            }
         }
         Ok(())
     }
