@@ -1,7 +1,10 @@
-//! `load --watch FILE`: a witness of the ACKs on which the kernel ran BPF for this loader's
-//! sockets (bpf/watch.bpf.c), written to FILE as CSV `time_ns,snd_una,snd_nxt,sport,dport`
-//! (time from CLOCK_MONOTONIC), ending with `# lost N` (records the ring buffer had no room
-//! for). The per-ACK kernel check reads it to tell the ACKs the port never saw.
+//! `load --watch FILE`: the per-ACK check's witness for this loader's sockets
+//! (bpf/watch.bpf.c), written to FILE as CSV ([`HEADER`]): a `probe` row at every tcp_probe
+//! with the socket's sequence numbers, `snd_cwnd_cnt`, the port log (bpf/common.h) as the
+//! previous ACK left it and the port's first 24 bytes of state (to explain a difference),
+//! and a `state` row at every tcp_cong_state_set with the socket's clock. Times are
+//! CLOCK_MONOTONIC. It ends with `# skipped N` (runs the kernel skipped because the program
+//! was already running on that CPU) and `# lost N` (records the ring buffer had no room for).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -11,7 +14,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use std::os::fd::{AsFd, AsRawFd};
+
 use libbpf_rs::{MapCore, MapFlags, MapType, ObjectBuilder, RingBufferBuilder};
+
+/// The CSV columns, one row per record of watch.bpf.c's `struct seen`.
+const HEADER: &str =
+    "kind,time_ns,snd_una,snd_nxt,sport,dport,ca_state,mstamp_us,snd_cwnd_cnt,clock_us,rtt_us,acked_calls,cong_avoid_calls,pkts_acked,undo_calls,s0,s1,s2,s3,s4,s5";
 
 static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/watch.bpf.o"));
 /// The ring buffer is drained this often; it holds about 170 000 records.
@@ -83,17 +92,42 @@ fn run(
         }
     };
     let out = std::cell::RefCell::new(BufWriter::new(file));
-    let _ = writeln!(out.borrow_mut(), "time_ns,snd_una,snd_nxt,sport,dport");
+    let _ = writeln!(out.borrow_mut(), "{HEADER}");
     let ring = obj.maps().find(|m| m.map_type() == MapType::RingBuf).ok_or("watch: no ring buffer")?;
     let mut builder = RingBufferBuilder::new();
     builder
         .add(&ring, |d: &[u8]| {
-            // struct seen: u64 time_ns, u32 snd_una, u32 snd_nxt, u16 sport, u16 dport.
-            let u64_at = |o: usize| u64::from_ne_bytes(d[o..o + 8].try_into().unwrap());
+            // struct seen (watch.bpf.c): u64 time_ns; u32 snd_una, snd_nxt; u16 sport, dport;
+            // u8 kind, ca_state; u16 pad; u32 mstamp_us, snd_cwnd_cnt; then the port log:
+            // u32 clock_us; i32 rtt_us; u32 acked_calls, cong_avoid_calls, pkts_acked,
+            // undo_calls; then the port's first 24 bytes of state.
             let u32_at = |o: usize| u32::from_ne_bytes(d[o..o + 4].try_into().unwrap());
             let u16_at = |o: usize| u16::from_ne_bytes(d[o..o + 2].try_into().unwrap());
-            let _ =
-                writeln!(out.borrow_mut(), "{},{},{},{},{}", u64_at(0), u32_at(8), u32_at(12), u16_at(16), u16_at(18));
+            let kind = if d[20] == 0 { "probe" } else { "state" };
+            let _ = writeln!(
+                out.borrow_mut(),
+                "{kind},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                u64::from_ne_bytes(d[0..8].try_into().unwrap()),
+                u32_at(8),
+                u32_at(12),
+                u16_at(16),
+                u16_at(18),
+                d[21],
+                u32_at(24),
+                u32_at(28),
+                u32_at(32),
+                i32::from_ne_bytes(d[36..40].try_into().unwrap()),
+                u32_at(40),
+                u32_at(44),
+                u32_at(48),
+                u32_at(52),
+                u32_at(56),
+                u32_at(60),
+                u32_at(64),
+                u32_at(68),
+                u32_at(72),
+                u32_at(76)
+            );
             0
         })
         .map_err(|e| format!("watch: ring buffer: {e}"))?;
@@ -109,6 +143,23 @@ fn run(
         .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
         .map_err(|e| format!("watch: reading the loss counter: {e}"))?
         .map_or(0, |v| u64::from_ne_bytes(v[..8].try_into().unwrap()));
+    let skipped: u64 = obj.progs().map(|p| recursion_misses(p.as_fd().as_raw_fd())).sum();
     let mut out = out.into_inner();
-    writeln!(out, "# lost {lost}").and_then(|_| out.flush()).map_err(|e| format!("watch: {}: {e}", path.display()))
+    writeln!(out, "# skipped {skipped}")
+        .and_then(|_| writeln!(out, "# lost {lost}"))
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("watch: {}: {e}", path.display()))
+}
+
+/// How often the kernel skipped the program because it was already running on that CPU
+/// (`bpf_prog_info.recursion_misses`).
+pub fn recursion_misses(fd: i32) -> u64 {
+    let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+    let rc = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd, &mut info as *mut _ as *mut _, &mut len) };
+    if rc == 0 {
+        info.recursion_misses
+    } else {
+        0
+    }
 }

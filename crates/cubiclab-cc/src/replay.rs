@@ -12,7 +12,8 @@
 //! check's witness tells those ACKs): `snd_una` and the RTT estimator move, nothing else.
 //!
 //! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
-//! value of `tcp_is_cwnd_limited()` at that ACK), `idle_us` (for `tx_start`), `snd_una` and
+//! value of `tcp_is_cwnd_limited()` at that ACK), `disorder` (0/1: it arrived in Disorder,
+//! see [`Event::Ack`]), `idle_us` (for `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
 //! be always cwnd-limited: after each ACK it sends until `snd_nxt = snd_una + cwnd`.
 
@@ -26,7 +27,10 @@ use crate::{Algorithm, CongestionControl};
 pub enum Event {
     /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
     /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
-    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// `disorder`: it arrived in Linux's Disorder state (duplicate ACKs or SACK blocks seen,
+    /// no recovery yet), which the host does not model; `pkts_acked` sees that state (the
+    /// algorithms that count ACKs only in Open skip it), the rest is as in Open.
+    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool, disorder: bool },
     /// An ACK on which the algorithm's hooks did not run (`pkts_acked`, `cong_avoid`).
     AckNoCc { rtt_us: i64 },
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
@@ -117,7 +121,7 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let h = &mut self.host;
         match ev.event {
-            Event::Ack { acked, rtt_us, cwnd_limited } => {
+            Event::Ack { acked, rtt_us, cwnd_limited, disorder } => {
                 let in_flight = h.packets_out();
                 let prior_una = h.tcp.snd_una;
                 let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
@@ -138,6 +142,10 @@ impl Replayer {
                     h.pkts_acked(&sample, now);
                     h.tcp.ca_state = CaState::Open;
                     self.recovery_acks = !cwnd_limited;
+                } else if disorder && h.tcp.ca_state == CaState::Open {
+                    h.tcp.ca_state = CaState::Disorder;
+                    h.pkts_acked(&sample, now);
+                    h.tcp.ca_state = CaState::Open;
                 } else {
                     h.pkts_acked(&sample, now);
                 }
@@ -225,7 +233,8 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     };
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
     let col = |name: &str| cols.iter().position(|c| *c == name);
-    const KNOWN: &[&str] = &["time_us", "event", "acked", "rtt_us", "cwnd_limited", "idle_us", "snd_una", "snd_nxt"];
+    const KNOWN: &[&str] =
+        &["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "idle_us", "snd_una", "snd_nxt"];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
@@ -235,8 +244,15 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
         return Err("trace header must have columns 'time_us' and 'event'".into());
     };
-    let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
-        (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
+    let (c_acked, c_rtt, c_lim, c_dis, c_idle, c_una, c_nxt) = (
+        col("acked"),
+        col("rtt_us"),
+        col("cwnd_limited"),
+        col("disorder"),
+        col("idle_us"),
+        col("snd_una"),
+        col("snd_nxt"),
+    );
     let mut out = Vec::new();
     let mut last_time = 0u64;
     for (i, line) in lines {
@@ -276,6 +292,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
                 acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
                 rtt_us: rtt_us()?,
                 cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
+                disorder: num::<u8>(get(c_dis), "disorder", lineno)?.is_some_and(|v| v != 0),
             },
             "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
             "loss" => Event::Loss,
@@ -308,7 +325,7 @@ mod tests {
     fn ack(t: u64, acked: u32) -> TraceEvent {
         TraceEvent {
             time_us: t,
-            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true },
+            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false },
             snd_una: None,
             snd_nxt: None,
         }
@@ -375,7 +392,7 @@ mod tests {
         let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
         let seq =
             |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
-        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true };
+        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false };
         for i in 1..=9 {
             r.step(&seq(i, i as u32, ack));
         }
@@ -398,7 +415,7 @@ mod tests {
             .unwrap();
         assert_eq!(evs.len(), 4);
         assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
-        assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true });
+        assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false });
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");
         let err = parse_trace_csv("time_us,event,foo\n").unwrap_err();
