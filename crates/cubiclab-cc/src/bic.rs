@@ -444,7 +444,9 @@ mod tests {
         // set_state(Loss) resets last_max to 0.
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
         let mut evs: Vec<TraceEvent> = (0..90)
-            .map(|i| ev(i * 100, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false }))
+            .map(|i| {
+                ev(i * 100, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None })
+            })
             .collect();
         evs.extend([ev(10_000, Event::Loss), ev(10_001, Event::Loss), ev(10_002, Event::Rto)]);
         let rows = replay(Algorithm::new("bic", &Params::new()).unwrap(), ReplayStart::default(), &evs);
@@ -478,7 +480,7 @@ mod tests {
         // initial_ssthresh 50: slow start stops at 50; the 41st ACK is congestion avoidance.
         let ev = |t| TraceEvent {
             time_us: t,
-            event: Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false },
+            event: Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None },
             snd_una: None,
             snd_nxt: None,
         };

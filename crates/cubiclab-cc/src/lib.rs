@@ -17,6 +17,7 @@ mod bic_lineage;
 pub mod clock;
 pub mod cubic;
 pub mod cubic_2005;
+pub mod cubic_2005_fixed;
 pub mod cubic_2008;
 pub mod cubic_2008_fixed;
 pub mod cubic_2_2;

@@ -13,7 +13,7 @@
 //!
 //! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
 //! value of `tcp_is_cwnd_limited()` at that ACK), `disorder` (0/1: it arrived in Disorder,
-//! see [`Event::Ack`]), `idle_us` (for `tx_start`), `snd_una` and
+//! see [`Event::Ack`]), `srtt_us` (the smoothed RTT after the ACK), `idle_us` (for `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
 //! be always cwnd-limited: after each ACK it sends until `snd_nxt = snd_una + cwnd`.
 
@@ -30,7 +30,10 @@ pub enum Event {
     /// `disorder`: it arrived in Linux's Disorder state (duplicate ACKs or SACK blocks seen,
     /// no recovery yet), which the host does not model; `pkts_acked` sees that state (the
     /// algorithms that count ACKs only in Open skip it), the rest is as in Open.
-    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool, disorder: bool },
+    /// `srtt_us`: the sender's smoothed RTT after this ACK (`srtt_us >> 3`) when the trace
+    /// knows it (the kernel's tcp_probe does): it replaces the host's own estimate, which
+    /// Linux computes from other samples (`seq_rtt`, not the `ca_rtt` the algorithm gets).
+    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool, disorder: bool, srtt_us: Option<u32> },
     /// An ACK on which the algorithm's hooks did not run (`pkts_acked`, `cong_avoid`).
     AckNoCc { rtt_us: i64 },
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
@@ -121,7 +124,7 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let h = &mut self.host;
         match ev.event {
-            Event::Ack { acked, rtt_us, cwnd_limited, disorder } => {
+            Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us } => {
                 let in_flight = h.packets_out();
                 let prior_una = h.tcp.snd_una;
                 let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
@@ -135,6 +138,9 @@ impl Replayer {
                 }
                 if rtt_us >= 0 {
                     h.rtt_sample(rtt_us as u64);
+                }
+                if let Some(srtt) = srtt_us {
+                    h.tcp.srtt_us = srtt;
                 }
                 let sample = AckSample { pkts_acked, rtt_us, in_flight };
                 if self.recovery_acks && h.tcp.ca_state == CaState::Open {
@@ -233,8 +239,18 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     };
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
     let col = |name: &str| cols.iter().position(|c| *c == name);
-    const KNOWN: &[&str] =
-        &["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "idle_us", "snd_una", "snd_nxt"];
+    const KNOWN: &[&str] = &[
+        "time_us",
+        "event",
+        "acked",
+        "rtt_us",
+        "cwnd_limited",
+        "disorder",
+        "srtt_us",
+        "idle_us",
+        "snd_una",
+        "snd_nxt",
+    ];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
@@ -244,11 +260,12 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     let (Some(c_time), Some(c_event)) = (col("time_us"), col("event")) else {
         return Err("trace header must have columns 'time_us' and 'event'".into());
     };
-    let (c_acked, c_rtt, c_lim, c_dis, c_idle, c_una, c_nxt) = (
+    let (c_acked, c_rtt, c_lim, c_dis, c_srtt, c_idle, c_una, c_nxt) = (
         col("acked"),
         col("rtt_us"),
         col("cwnd_limited"),
         col("disorder"),
+        col("srtt_us"),
         col("idle_us"),
         col("snd_una"),
         col("snd_nxt"),
@@ -293,6 +310,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
                 rtt_us: rtt_us()?,
                 cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
                 disorder: num::<u8>(get(c_dis), "disorder", lineno)?.is_some_and(|v| v != 0),
+                srtt_us: num(get(c_srtt), "srtt_us", lineno)?,
             },
             "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
             "loss" => Event::Loss,
@@ -325,7 +343,7 @@ mod tests {
     fn ack(t: u64, acked: u32) -> TraceEvent {
         TraceEvent {
             time_us: t,
-            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false },
+            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None },
             snd_una: None,
             snd_nxt: None,
         }
@@ -392,7 +410,7 @@ mod tests {
         let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
         let seq =
             |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
-        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false };
+        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None };
         for i in 1..=9 {
             r.step(&seq(i, i as u32, ack));
         }
@@ -415,7 +433,10 @@ mod tests {
             .unwrap();
         assert_eq!(evs.len(), 4);
         assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
-        assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false });
+        assert_eq!(
+            evs[0].event,
+            Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false, srtt_us: None }
+        );
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");
         let err = parse_trace_csv("time_us,event,foo\n").unwrap_err();

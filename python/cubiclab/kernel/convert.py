@@ -3,7 +3,7 @@
 Input: the ``tcp_probe`` / ``tcp_cong_state_set`` records of the sender's socket (see
 :mod:`cubiclab.kernel.tracing`) and, when available, the ACKs captured on the sender's
 interface (ack number and SACK blocks). Output: a trace for :func:`cubiclab.replay`
-(``time_us,event,acked,rtt_us,cwnd_limited,disorder,snd_una,snd_nxt``) and, for every ACK, the
+(``time_us,event,acked,rtt_us,cwnd_limited,disorder,srtt_us,snd_una,snd_nxt``) and, for every ACK, the
 kernel's ``snd_cwnd`` and ``ssthresh`` after it.
 
 How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c``, 6.18):
@@ -473,29 +473,33 @@ def convert(
     for s in period_starts:
         period_of[s:] = s
 
+    srtt_after = np.append(probes.srtt_us.to_numpy(dtype=np.int64)[1:], 0)
     rows, owner, truth = [], [], []
     for i in range(i0, n - 1):
         rtt = int(log.rtt_us[i]) if log is not None and log.known[i] else bounds[int(period_of[i])]
         # Segments modulo 2^32, as the replay reads them (with wrapping differences).
         seq = dict(snd_una=_u32(int(una[i + 1] // mss)), snd_nxt=_u32(int(nxt[i + 1] // mss)))
         if undo[i]:
-            rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", disorder="", **seq))
+            rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
         runs = state_cc[i] not in _REDUCING and d_una[i] > 0
         if entry[i]:
             runs = False
         acked = int(delivered[i])
         ev = "ack" if hooks[i] else "ack_no_cc"
+        # The kernel's smoothed RTT after this ACK is in the next probe (exact; for the ports,
+        # whose algorithms may read it).
+        srtt = int(srtt_after[i]) if log is not None else ""
         rows.append(dict(time_us=int(t[i]), event=ev, acked=acked, rtt_us=rtt, cwnd_limited=int(runs),
-                         disorder=int(disorder[i]), **seq))
+                         disorder=int(disorder[i]), srtt_us=srtt, **seq))
         owner.append(i)
         if entry[i]:
-            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", disorder="", **seq))
+            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
         for te, name in timer_evs[i]:
             ev = "rto" if name == "Loss" else "loss"
             te = rto_at.get(te + phase_us, te + phase_us) - phase_us if name == "Loss" else te
-            rows.append(dict(time_us=int(te), event=ev, acked="", rtt_us="", cwnd_limited="", disorder="", **seq))
+            rows.append(dict(time_us=int(te), event=ev, acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
         truth.append(dict(
             probe=i, time_us=int(t[i]), state_cc=state_cc[i], compared=state_cc[i] in ("Open", "Disorder") and not timer_evs[i],
@@ -506,8 +510,8 @@ def convert(
             cwnd_after=int(cwnd[i + 1]), ssthresh_after=int(ssth[i + 1]),
             inflight_after=int((nxt[i + 1] - una[i + 1]) // mss),
         ))
-    trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "snd_una",
-                                        "snd_nxt"])
+    trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us",
+                                        "snd_una", "snd_nxt"])
     # A port's clock is truncated to microseconds like the trace's: the two can put an ACK
     # 1 us before the event traced just ahead of it.
     trace["time_us"] = np.maximum.accumulate(trace.time_us.to_numpy(dtype=np.int64)) if len(trace) else trace.time_us
