@@ -3,7 +3,8 @@
 A bulk flow of a few seconds runs through a 20 Mbit/s tbf bottleneck with a 120 kB queue
 (RTT up to ~48 ms of queueing, several loss events), once per algorithm: the kernel's own
 `reno` and `cubic`, and every BPF port of cubiclab (`cubic-2.2`, `cubic-2.0`, `cubic-2008`,
-`cubic-2005`, `bic`, `highspeed`, `scalable`, `htcp`), registered for that flow only. The sender's tcp_probe / tcp_cong_state_set tracepoints
+`cubic-2005`, `cubic-rfc9438`, `bic`, `highspeed`, `scalable`, `htcp`), registered for that flow
+only. The sender's tcp_probe / tcp_cong_state_set tracepoints
 and the ACKs captured on its interface are turned into a replay trace
 (cubiclab.kernel.convert), the trace is replayed through cubiclab's algorithm of the same
 name, and cwnd and ssthresh are compared after every ACK the kernel processed in the Open
@@ -41,10 +42,10 @@ THRESHOLD = 0.995
 # run (a jiffy or millisecond boundary between the trace's timestamp and the port's clock
 # read moved one time-gated decision by an ACK), and ACKs arriving in Disorder counted in
 # BIC's and CUBIC v2.x's delayed_ack in the replay only.
-# cubic-2008's and cubic-2005's ports are the papers' real-valued rules in fixed point,
-# replayed through their exact twins cubic-2008-fixed and cubic-2005-fixed (whose tests
-# bound their distance from the real-valued algorithms).
-PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "bic", "highspeed", "scalable", "htcp"]
+# cubic-2008's, cubic-2005's and cubic-rfc9438's ports are the papers' real-valued rules in
+# fixed point, replayed through their exact twins cubic-2008-fixed, cubic-2005-fixed and
+# cubic-rfc9438-fixed (whose tests bound their distance from the real-valued algorithms).
+PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "cubic-rfc9438", "bic", "highspeed", "scalable", "htcp"]
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,15 @@ pub const PORTS: &[Port] = &[
                       W_tcp in 2^-20 segments (cubic-2005-fixed, within 2 segments of cubic-2005)",
         exact_twin: "cubic-2005-fixed",
     },
+    Port {
+        algorithm: "cubic-rfc9438",
+        tag: "rfc",
+        object: object!("cubic_rfc9438"),
+        fixed_point: "microsecond clock; t, t + RTT and K in 2^-10 s; W_max, W_cubic and the target in 2^-10 \
+                      segments; C to 2^-10; W_est in 2^-20 segments (cubic-rfc9438-fixed, within 2 segments of \
+                      cubic-rfc9438)",
+        exact_twin: "cubic-rfc9438-fixed",
+    },
     Port { algorithm: "bic", tag: "bic", object: object!("bic"), fixed_point: "", exact_twin: "bic" },
     Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "", exact_twin: "highspeed" },
     Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "", exact_twin: "htcp" },

@@ -465,7 +465,7 @@ mod tests {
         let ratio = |disorder| {
             let e = TraceEvent {
                 time_us: 1000,
-                event: Event::Ack { acked: 4, rtt_us: 10_000, cwnd_limited: true, disorder },
+                event: Event::Ack { acked: 4, rtt_us: 10_000, cwnd_limited: true, disorder, srtt_us: None },
                 snd_una: Some(4),
                 snd_nxt: Some(14),
             };
