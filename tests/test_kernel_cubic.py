@@ -45,7 +45,8 @@ THRESHOLD = 0.995
 # cubic-2008's, cubic-2005's and cubic-rfc9438's ports are the papers' real-valued rules in
 # fixed point, replayed through their exact twins cubic-2008-fixed, cubic-2005-fixed and
 # cubic-rfc9438-fixed (whose tests bound their distance from the real-valued algorithms).
-PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "cubic-rfc9438", "bic", "highspeed", "scalable", "htcp"]
+PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "cubic-rfc9438", "bic", "highspeed", "scalable",
+         "htcp"]
 
 
 @pytest.fixture(scope="module")

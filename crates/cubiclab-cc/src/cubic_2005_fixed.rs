@@ -154,7 +154,8 @@ impl CongestionControl for Cubic2005Fixed {
         let mut cnt = (target > tcp.cwnd).then(|| div_ceil(cwnd, u64::from(target - tcp.cwnd)));
         if self.smax_q > 0 && srtt > 0 {
             // No more than S_max·RTT segments per RTT.
-            let per_rtt_q = self.smax_q * srtt / MICRO;
+            // wraps: u64 as in the port (only for S_max·RTT above 1.7·10^7 segments).
+            let per_rtt_q = self.smax_q.wrapping_mul(srtt) / MICRO;
             cnt = match (cnt, per_rtt_q) {
                 (_, 0) => None,
                 (Some(c), q) => Some(c.max(div_ceil(cwnd << TIME_SHIFT, q))),
