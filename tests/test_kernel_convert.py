@@ -4,7 +4,7 @@ scoreboard, late-jiffy detection and the event mapping, on small hand-made input
 import numpy as np
 import pandas as pd
 
-from cubiclab.kernel.convert import bpf_ran, convert, delivered_from_acks, stale_jiffy
+from cubiclab.kernel.convert import convert, delivered_from_acks, stale_jiffy, witness_rows
 from cubiclab.kernel.tracing import parse_trace
 
 LINE = ("          python3-4242    [001] ..s1.  1234.567890: tcp_probe: family=AF_INET "
@@ -89,19 +89,31 @@ def test_recovery_maps_to_ack_then_loss_and_exit_is_compared():
     assert conv.truth.acked.iloc[3] == 1 and conv.truth.una_advance.iloc[3] == 3
 
 
-def test_acks_the_bpf_witness_missed_become_ack_no_cc():
-    # Four ACKs in Open of one segment each. The witness (the loader's tcp_probe BPF
-    # program) saw the probes before ACKs 0, 1 and 3 but not ACK 2's, and also holds a row
-    # of another socket (sport 9) with ACK 2's sequence numbers, which must not count: on
-    # ACK 2 the kernel ran no BPF program, so the port's hooks did not run either.
+def test_port_log_tells_which_acks_ran_the_hooks_and_with_which_inputs():
+    # Four ACKs in Open of one segment each, probes 1 ms apart. The witness (the loader's
+    # tcp_probe BPF program) recorded the probes before ACKs 0, 1, 3 and 4 but not ACK 2's
+    # (BPF did not run there), and also holds a row of another socket (sport 9), which
+    # must not count. Each record carries the port log as the previous ACK left it: the
+    # pkts_acked count rose by one from probe 0 to 1 (ACK 0 ran), by one over the gap 1..3
+    # (ACK 1 ran, whose probe BPF saw; ACK 2 did not), by one from 3 to 4 (ACK 3 ran).
+    # The log's clock (low 32 bits of tcp_mstamp) and RTT sample are those of the last
+    # pkts_acked: ACK 0 read 1003 us, ACK 1 2001 us, ACK 3 4002 us.
     mss = 100
     rows = [(1000 * (i + 1), "probe", 2000 + 100 * i, 100 * i, 20, 10, 100, 0, 0, None, 0) for i in range(5)]
     rec = _rec(rows).assign(sport=7)
-    seen = pd.DataFrame({"snd_una": [0, 100, 200, 300], "snd_nxt": [2000, 2100, 2200, 2300], "sport": [7, 7, 9, 7]})
-    assert list(bpf_ran(rec, seen)) == [True, True, False, True, False]
+    seen = pd.DataFrame({
+        "kind": ["probe"] * 5,
+        "snd_una": [0, 100, 200, 300, 400], "snd_nxt": [2000, 2100, 2200, 2300, 2400], "sport": [7, 7, 9, 7, 7],
+        "acked_calls": [10, 11, 99, 12, 13], "clock_us": [0, 1003, 0, 2001, 4002], "rtt_us": [-1, 500, 0, 600, 700],
+        "undo_calls": [0, 0, 0, 0, 0], "ca_state": [0] * 5, "mstamp_us": [0] * 5, "time_ns": [0] * 5,
+    })
+    assert list(witness_rows(rec, seen)) == [0, 1, -1, 3, 4]
     conv = convert(rec, mss, bpf_seen=seen)
     assert list(conv.trace.event) == ["ack", "ack", "ack_no_cc", "ack"]
     assert list(conv.truth.cong_avoid) == [True, True, False, True]
+    # The port's clock where the log tells it; the trace's time for the ACK that ran none.
+    assert list(conv.trace.time_us) == [1003, 2001, 3000, 4002]
+    assert list(conv.trace.rtt_us)[:2] + list(conv.trace.rtt_us)[3:] == [500, 600, 700]
 
 
 def _bbr_record(**kw):

@@ -15,6 +15,8 @@ const OBJECTS: &[(&str, &str, &[&str])] = &[
     ("cubic22", "cubic_old.bpf.c", &["-DCUBIC_V=22"]),
     ("cubic20", "cubic_old.bpf.c", &["-DCUBIC_V=20"]),
     ("cubic2008", "cubic2008.bpf.c", &[]),
+    ("cubic2005", "cubic2005.bpf.c", &[]),
+    ("cubic_rfc9438", "cubic_rfc9438.bpf.c", &[]),
     ("scalable", "scalable.bpf.c", &[]),
     ("highspeed", "highspeed.bpf.c", &[]),
     ("bic", "bic.bpf.c", &[]),

@@ -1,7 +1,7 @@
 """Replay a trace of ACK and loss events through any algorithm (see `cubiclab replay`).
 
 The trace is CSV with columns ``time_us,event,acked,rtt_us`` and optionally
-``cwnd_limited``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``,
+``cwnd_limited``, ``disorder``, ``srtt_us``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``,
 ``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``loss``, ``rto``,
 ``tx_start`` and ``undo``. An algorithm with ``cong_control`` (``bbr``) needs every ACK's
 delivery-rate sample: ``rs_prior_delivered, rs_delivered, rs_interval_us,

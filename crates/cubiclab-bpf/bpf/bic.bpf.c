@@ -1,6 +1,6 @@
 /* BIC as BPF struct_ops, following cubiclab-cc's bic.rs (Linux net/ipv4/tcp_bic.c, 6.x).
  * The library runs BIC's clock at HZ 1000 (it has no hz parameter), so the port reads
- * milliseconds of the monotonic clock instead of the kernel's jiffies. */
+ * milliseconds of the port's clock (common.h) instead of the kernel's jiffies. */
 #include "common.h"
 
 /* Parameters in the order of Bic::PARAMS. */
@@ -27,9 +27,12 @@ struct clk_bic {
 	__u32 delayed_ack;
 };
 
-static __always_inline __u32 bic_jiffies(void)
+PORT_STATE_FITS(struct clk_bic);
+
+/* Milliseconds of the port's clock (common.h). */
+static __always_inline __u32 bic_jiffies(const struct sock *sk)
 {
-	return (__u32)(bpf_ktime_get_ns() / 1000000ULL);
+	return (__u32)(clock_us(sk) / 1000);
 }
 
 static __always_inline void bic_reset(struct clk_bic *ca)
@@ -94,6 +97,7 @@ void BPF_PROG(bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_bic *ca = inet_csk_ca(sk);
 
+	log_cong_avoid(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
@@ -101,7 +105,7 @@ void BPF_PROG(bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		if (!acked)
 			return;
 	}
-	bic_update(ca, tp->snd_cwnd, bic_jiffies());
+	bic_update(ca, tp->snd_cwnd, bic_jiffies(sk));
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
 }
 
@@ -125,6 +129,7 @@ __u32 BPF_PROG(bic_ssthresh, struct sock *sk)
 SEC("struct_ops")
 __u32 BPF_PROG(bic_undo_cwnd, struct sock *sk)
 {
+	log_undo(sk);
 	return tcp_reno_undo_cwnd(sk);
 }
 
@@ -140,6 +145,7 @@ void BPF_PROG(bic_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct clk_bic *ca = inet_csk_ca(sk);
 
+	log_pkts_acked(sk, sample);
 	if (BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state) == TCP_CA_Open)
 		ca->delayed_ack += sample->pkts_acked - (ca->delayed_ack >> ACK_RATIO_SHIFT);
 }

@@ -48,10 +48,71 @@ static __always_inline void *inet_csk_ca(const struct sock *sk)
 	return (void *)inet_csk(sk)->icsk_ca_priv;
 }
 
-/* tcp_jiffies32. */
-static __always_inline __u32 jiffies32(void)
+/* What the per-ACK check needs to replay a port exactly, kept by every port in the last 24
+ * bytes of its per-socket area (after its own state) and read by the witness
+ * (watch.bpf.c) at the next tcp_probe: whether the port's hooks ran for an ACK, and the
+ * two inputs of the ACK the trace cannot give exactly, its clock and its RTT sample. */
+struct port_log {
+	__u32 clock_us;		/* clock_us() at the last pkts_acked, low 32 bits */
+	__s32 rtt_us;		/* that call's sample->rtt_us */
+	__u32 acked_calls;	/* pkts_acked calls so far */
+	__u32 cong_avoid_calls;	/* cong_avoid calls so far */
+	__u32 pkts_acked;	/* the last pkts_acked call's sample->pkts_acked */
+	__u32 undo_calls;	/* undo_cwnd calls so far */
+};
+
+#define CA_PRIV_SIZE sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv)
+/* The room a port's own per-socket state may take. */
+#define PORT_STATE_MAX (CA_PRIV_SIZE - sizeof(struct port_log))
+#define PORT_STATE_FITS(type) _Static_assert(sizeof(type) <= PORT_STATE_MAX, #type " overlaps the port log")
+
+static __always_inline struct port_log *port_log(const struct sock *sk)
 {
-	return (__u32)bpf_jiffies64();
+	return (struct port_log *)((char *)inet_csk_ca(sk) + PORT_STATE_MAX);
+}
+
+/* The port's clock, in microseconds of CLOCK_MONOTONIC: tp->tcp_mstamp, which the kernel
+ * refreshes once at the top of every ACK (tcp_rcv_established, right after tcp_probe) and
+ * of every retransmission timer, so every hook of one ACK reads the same time, and the
+ * check can give the replay exactly that time (the port log's clock_us). */
+static __always_inline __u64 clock_us(const struct sock *sk)
+{
+	return tcp_sk(sk)->tcp_mstamp;
+}
+
+/* tcp_jiffies32 as the library computes it from the clock (clock.rs jiffies32):
+ * floor(t * HZ / 10^6) modulo 2^32, the kernel's jiffies rate and resolution. The kernel's
+ * own jiffies counter is not used: it advances in the tick handler, which a busy virtual
+ * CPU can run late, and may advance between two hooks of one ACK. */
+static __always_inline __u32 jiffies32(const struct sock *sk)
+{
+	__u64 us = clock_us(sk);
+
+	return (__u32)(us / USEC_PER_SEC * HZ + us % USEC_PER_SEC * HZ / USEC_PER_SEC);
+}
+
+/* Every port's pkts_acked starts with this (ports whose algorithm has no pkts_acked get
+ * one that only logs). */
+static __always_inline void log_pkts_acked(const struct sock *sk, const struct ack_sample *sample)
+{
+	struct port_log *log = port_log(sk);
+
+	log->clock_us = (__u32)clock_us(sk);
+	log->rtt_us = sample->rtt_us;
+	log->pkts_acked = sample->pkts_acked;
+	log->acked_calls++;
+}
+
+/* Every port's undo_cwnd starts with this. */
+static __always_inline void log_undo(const struct sock *sk)
+{
+	port_log(sk)->undo_calls++;
+}
+
+/* Every port's cong_avoid starts with this. */
+static __always_inline void log_cong_avoid(const struct sock *sk)
+{
+	port_log(sk)->cong_avoid_calls++;
 }
 
 /* usecs_to_jiffies() for an HZ that divides 10^6 (100, 250, 1000: the loader refuses other

@@ -29,6 +29,7 @@ struct clk_cubic2008 {
 	__u32 k;
 	__u32 cnt;
 };
+PORT_STATE_FITS(struct clk_cubic2008);
 
 static __always_inline void reset(struct clk_cubic2008 *ca)
 {
@@ -150,9 +151,10 @@ void BPF_PROG(cubic2008_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_cubic2008 *ca = inet_csk_ca(sk);
-	struct segment_ctx c = { .tp = tp, .ca = ca, .now = jiffies32() };
+	struct segment_ctx c = { .tp = tp, .ca = ca, .now = jiffies32(sk) };
 	__u32 need, room;
 
+	log_cong_avoid(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	/* Once per acknowledged segment, as the library's cubic-2008: the window only grows and
@@ -198,6 +200,7 @@ __u32 BPF_PROG(cubic2008_undo_cwnd, struct sock *sk)
 {
 	struct clk_cubic2008 *ca = inet_csk_ca(sk);
 
+	log_undo(sk);
 	return max_u32(tcp_sk(sk)->snd_cwnd, ca->w_last_max);
 }
 
@@ -214,6 +217,8 @@ void BPF_PROG(cubic2008_acked, struct sock *sk, const struct ack_sample *sample)
 	struct clk_cubic2008 *ca = inet_csk_ca(sk);
 	__s32 rtt_us = sample->rtt_us;
 	__u32 d;
+
+	log_pkts_acked(sk, sample);
 
 	if (rtt_us < 0)
 		return;

@@ -3,7 +3,7 @@
  * (which cite the kernel sources they follow). Both keep the kernel's integer arithmetic;
  * v2.0 has the max_increment clamp, the gentle start before the first loss, the bisection
  * cube root and receiver-timestamp delays; v2.2 has none of these and the table + Newton
- * cube root. Time is the kernel's own jiffies at its CONFIG_HZ. */
+ * cube root. Time is jiffies at the kernel's CONFIG_HZ from the port's clock (common.h). */
 #include "common.h"
 
 #if CUBIC_V == 20
@@ -45,6 +45,7 @@ struct clk_bictcp {
 	__u32 tcp_cwnd;
 	__u32 delayed_ack;
 };
+PORT_STATE_FITS(struct clk_bictcp);
 
 static __always_inline void bictcp_reset(struct clk_bictcp *ca)
 {
@@ -203,6 +204,7 @@ void BPF_PROG(cubic_old_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_bictcp *ca = inet_csk_ca(sk);
 
+	log_cong_avoid(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	/* Slow start while cwnd <= ssthresh, one segment per ACK (see cubic_2_2.rs). */
@@ -211,7 +213,7 @@ void BPF_PROG(cubic_old_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 			tp->snd_cwnd++;
 		return;
 	}
-	bictcp_update(ca, tp->snd_cwnd, jiffies32());
+	bictcp_update(ca, tp->snd_cwnd, jiffies32(sk));
 	if (tp->snd_cwnd_cnt >= ca->cnt) {
 		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
 			tp->snd_cwnd++;
@@ -242,6 +244,7 @@ __u32 BPF_PROG(cubic_old_undo_cwnd, struct sock *sk)
 {
 	struct clk_bictcp *ca = inet_csk_ca(sk);
 
+	log_undo(sk);
 	return max_u32(tcp_sk(sk)->snd_cwnd, ca->last_max_cwnd);
 }
 
@@ -256,15 +259,16 @@ SEC("struct_ops")
 void BPF_PROG(cubic_old_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct clk_bictcp *ca = inet_csk_ca(sk);
-	__u32 now = jiffies32(), delay;
+	__u32 now = jiffies32(sk), delay;
 	__u32 pkts = sample->pkts_acked;
 	__s32 rtt_us = sample->rtt_us;
 
+	log_pkts_acked(sk, sample);
 #if CUBIC_V == 20
 	/* measure_delay: jiffies now minus jiffies at the sample's send time, both from the
-	 * monotonic clock (cubic_v2_0.rs: jiffies(now) - jiffies(now - rtt)). */
+	 * port's clock (cubic_v2_0.rs: jiffies(now) - jiffies(now - rtt)). */
 	if (pkts > 0 && rtt_us >= 0 && (__s32)(now - ca->epoch_start) >= (__s32)HZ) {
-		__u64 ns = bpf_ktime_get_ns();
+		__u64 ns = clock_us(sk) * 1000;
 		__u64 sent = ns > (__u64)rtt_us * 1000 ? ns - (__u64)rtt_us * 1000 : 0;
 
 		delay = (__u32)(ns / 1000000000ULL * HZ + ns % 1000000000ULL * HZ / 1000000000ULL) -

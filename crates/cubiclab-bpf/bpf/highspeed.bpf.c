@@ -17,6 +17,7 @@ static __always_inline __u32 row(__u32 i)
 struct clk_hstcp {
 	__u32 ai;
 };
+PORT_STATE_FITS(struct clk_hstcp);
 
 SEC("struct_ops")
 void BPF_PROG(hstcp_init, struct sock *sk)
@@ -36,6 +37,7 @@ void BPF_PROG(hstcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__u32 ai, cwnd = tp->snd_cwnd;
 	int i;
 
+	log_cong_avoid(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
@@ -83,7 +85,15 @@ __u32 BPF_PROG(hstcp_ssthresh, struct sock *sk)
 SEC("struct_ops")
 __u32 BPF_PROG(hstcp_undo_cwnd, struct sock *sk)
 {
+	log_undo(sk);
 	return tcp_reno_undo_cwnd(sk);
+}
+
+/* HighSpeed has no pkts_acked: this one only keeps the port log. */
+SEC("struct_ops")
+void BPF_PROG(hstcp_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	log_pkts_acked(sk, sample);
 }
 
 SEC(".struct_ops.link")
@@ -92,5 +102,6 @@ struct tcp_congestion_ops clk_highspeed = {
 	.ssthresh = (void *)hstcp_ssthresh,
 	.cong_avoid = (void *)hstcp_cong_avoid,
 	.undo_cwnd = (void *)hstcp_undo_cwnd,
+	.pkts_acked = (void *)hstcp_acked,
 	.name = "clk_placeholder",
 };

@@ -1,5 +1,5 @@
 /* H-TCP as BPF struct_ops, following cubiclab-cc's htcp.rs (Linux net/ipv4/tcp_htcp.c,
- * 6.x), on the kernel's jiffies at its CONFIG_HZ. */
+ * 6.x), on jiffies at the kernel's CONFIG_HZ from the port's clock (common.h). */
 #include "common.h"
 
 /* Parameters in the order of Htcp::PARAMS (hz is the kernel's own). */
@@ -28,6 +28,7 @@ struct clk_htcp {
 	__u32 bi;
 	__u32 lasttime;
 };
+PORT_STATE_FITS(struct clk_htcp);
 
 static __always_inline __u32 msecs_to_jiffies(__u32 ms)
 {
@@ -109,7 +110,7 @@ void BPF_PROG(htcp_init, struct sock *sk)
 	ca->alpha = ALPHA_BASE;
 	ca->beta = BETA_MIN;
 	ca->pkts_acked = 1;
-	ca->last_cong = jiffies32();
+	ca->last_cong = jiffies32(sk);
 }
 
 SEC("struct_ops")
@@ -117,7 +118,7 @@ __u32 BPF_PROG(htcp_ssthresh, struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_htcp *ca = inet_csk_ca(sk);
-	__u32 now = jiffies32(), min_rtt = ca->min_rtt, max_rtt = ca->max_rtt;
+	__u32 now = jiffies32(sk), min_rtt = ca->min_rtt, max_rtt = ca->max_rtt;
 
 	beta_update(ca, min_rtt, max_rtt);
 	alpha_update(ca, now);
@@ -132,6 +133,8 @@ void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_htcp *ca = inet_csk_ca(sk);
 
+	log_cong_avoid(sk);
+
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
@@ -142,7 +145,7 @@ void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
 			tp->snd_cwnd++;
 		tp->snd_cwnd_cnt = 0;
-		alpha_update(ca, jiffies32());
+		alpha_update(ca, jiffies32(sk));
 	} else {
 		tp->snd_cwnd_cnt += ca->pkts_acked;
 	}
@@ -153,7 +156,7 @@ SEC("struct_ops")
 void BPF_PROG(htcp_state, struct sock *sk, __u8 new_state)
 {
 	struct clk_htcp *ca = inet_csk_ca(sk);
-	__u32 now = jiffies32();
+	__u32 now = jiffies32(sk);
 
 	if (new_state == TCP_CA_Open) {
 		if (ca->undo_last_cong) {
@@ -171,6 +174,7 @@ __u32 BPF_PROG(htcp_undo_cwnd, struct sock *sk)
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_htcp *ca = inet_csk_ca(sk);
 
+	log_undo(sk);
 	if (ca->undo_last_cong) {
 		ca->last_cong = ca->undo_last_cong;
 		ca->max_rtt = ca->undo_max_rtt;
@@ -186,9 +190,10 @@ void BPF_PROG(htcp_acked, struct sock *sk, const struct ack_sample *sample)
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_htcp *ca = inet_csk_ca(sk);
 	__u8 state = BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state);
-	__u32 now = jiffies32(), a, elapsed;
+	__u32 now = jiffies32(sk), a, elapsed;
 	__s32 rtt_us = sample->rtt_us;
 
+	log_pkts_acked(sk, sample);
 	if (state == TCP_CA_Open)
 		ca->pkts_acked = (__u16)sample->pkts_acked;
 	if (rtt_us > 0)

@@ -14,6 +14,7 @@ void BPF_PROG(scalable_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
+	log_cong_avoid(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
@@ -35,7 +36,15 @@ __u32 BPF_PROG(scalable_ssthresh, struct sock *sk)
 SEC("struct_ops")
 __u32 BPF_PROG(scalable_undo_cwnd, struct sock *sk)
 {
+	log_undo(sk);
 	return tcp_reno_undo_cwnd(sk);
+}
+
+/* Scalable has no pkts_acked: this one only keeps the port log. */
+SEC("struct_ops")
+void BPF_PROG(scalable_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	log_pkts_acked(sk, sample);
 }
 
 SEC(".struct_ops.link")
@@ -43,5 +52,6 @@ struct tcp_congestion_ops clk_scalable = {
 	.ssthresh = (void *)scalable_ssthresh,
 	.cong_avoid = (void *)scalable_cong_avoid,
 	.undo_cwnd = (void *)scalable_undo_cwnd,
+	.pkts_acked = (void *)scalable_acked,
 	.name = "clk_placeholder",
 };

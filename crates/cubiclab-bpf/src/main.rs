@@ -110,8 +110,12 @@ fn program_stats(name: &str, obj: &Object) -> String {
             let rc = unsafe {
                 libbpf_sys::bpf_prog_get_info_by_fd(p.as_fd().as_raw_fd(), &mut info as *mut _ as *mut _, &mut len)
             };
-            let (cnt, ns) = if rc == 0 { (info.run_cnt, info.run_time_ns) } else { (0, 0) };
-            format!("{}:{{\"run_cnt\":{cnt},\"run_time_ns\":{ns}}}", json_str(&p.name().to_string_lossy()))
+            let (cnt, ns, miss) =
+                if rc == 0 { (info.run_cnt, info.run_time_ns, info.recursion_misses) } else { (0, 0, 0) };
+            format!(
+                "{}:{{\"run_cnt\":{cnt},\"run_time_ns\":{ns},\"recursion_misses\":{miss}}}",
+                json_str(&p.name().to_string_lossy())
+            )
         })
         .collect();
     format!("{}:{{{}}}", json_str(name), progs.join(","))

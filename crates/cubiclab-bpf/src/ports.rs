@@ -32,6 +32,23 @@ pub const PORTS: &[Port] = &[
                       at most 128 segments per ACK (cubic-2008-fixed, within 2 segments of cubic-2008)",
         exact_twin: "cubic-2008-fixed",
     },
+    Port {
+        algorithm: "cubic-2005",
+        tag: "c05",
+        object: object!("cubic2005"),
+        fixed_point: "microsecond clock; t + RTT and K in 2^-10 s; C and S_max to 2^-10; whole-segment target; \
+                      W_tcp in 2^-20 segments (cubic-2005-fixed, within 2 segments of cubic-2005)",
+        exact_twin: "cubic-2005-fixed",
+    },
+    Port {
+        algorithm: "cubic-rfc9438",
+        tag: "rfc",
+        object: object!("cubic_rfc9438"),
+        fixed_point: "microsecond clock; t, t + RTT and K in 2^-10 s; W_max, W_cubic and the target in 2^-10 \
+                      segments; C to 2^-10; W_est in 2^-20 segments (cubic-rfc9438-fixed, within 2 segments of \
+                      cubic-rfc9438)",
+        exact_twin: "cubic-rfc9438-fixed",
+    },
     Port { algorithm: "bic", tag: "bic", object: object!("bic"), fixed_point: "", exact_twin: "bic" },
     Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "", exact_twin: "highspeed" },
     Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "", exact_twin: "htcp" },

@@ -1,10 +1,12 @@
 //! A tracing program that writes one CSV row per ring-buffer record, on a thread of its
 //! own, until told to stop: the shared machinery of `--watch` (watch.rs) and `probe-bbr`
-//! (bbr_probe.rs). The file ends with `# lost N`, the records the ring buffer had no room
-//! for (the program counts them in its one-element array map).
+//! (bbr_probe.rs). The file ends with `# skipped N`, the runs the kernel skipped because the
+//! program was already running on that CPU, and `# lost N`, the records the ring buffer had
+//! no room for (the program counts them in its one-element array map).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -102,8 +104,25 @@ fn run(
         .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
         .map_err(|e| format!("{name}: reading the loss counter: {e}"))?
         .map_or(0, |v| u64::from_ne_bytes(v[..8].try_into().unwrap()));
+    let skipped: u64 = obj.progs().map(|p| recursion_misses(p.as_fd().as_raw_fd())).sum();
     let mut out = out.into_inner();
-    writeln!(out, "# lost {lost}").and_then(|_| out.flush()).map_err(|e| format!("{name}: {}: {e}", path.display()))
+    writeln!(out, "# skipped {skipped}")
+        .and_then(|_| writeln!(out, "# lost {lost}"))
+        .and_then(|_| out.flush())
+        .map_err(|e| format!("{name}: {}: {e}", path.display()))
+}
+
+/// How often the kernel skipped a program because it was already running on that CPU
+/// (`bpf_prog_info.recursion_misses`).
+fn recursion_misses(fd: i32) -> u64 {
+    let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+    let rc = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd, &mut info as *mut _ as *mut _, &mut len) };
+    if rc == 0 {
+        info.recursion_misses
+    } else {
+        0
+    }
 }
 
 /// Little-endian readers of a record's fields at byte offsets.

@@ -443,8 +443,11 @@ mod tests {
         // 79 * 819 / 1024 = 63. A timeout: ssthresh = 63 * 819 / 1024 = 50, cwnd 1, and
         // set_state(Loss) resets last_max to 0.
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
-        let mut evs: Vec<TraceEvent> =
-            (0..90).map(|i| ev(i * 100, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true })).collect();
+        let mut evs: Vec<TraceEvent> = (0..90)
+            .map(|i| {
+                ev(i * 100, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None })
+            })
+            .collect();
         evs.extend([ev(10_000, Event::Loss), ev(10_001, Event::Loss), ev(10_002, Event::Rto)]);
         let rows = replay(Algorithm::new("bic", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         let var = |i: usize, name: &str| rows[i].vars.iter().find(|(k, _)| *k == name).unwrap().1;
@@ -455,11 +458,29 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_in_disorder_leaves_delayed_ack() {
+        // tcp_bic.c bictcp_acked: delayed_ack += pkts_acked - delayed_ack/16, in Open only.
+        // From 2 << 4 = 32, an ACK of 4 segments (snd_una moves by 4) makes it 32 + 4 - 2 =
+        // 34, i.e. an ACK ratio of 34/16; the same ACK arriving in Disorder leaves 32 (2.0).
+        let ratio = |disorder| {
+            let e = TraceEvent {
+                time_us: 1000,
+                event: Event::Ack { acked: 4, rtt_us: 10_000, cwnd_limited: true, disorder, srtt_us: None },
+                snd_una: Some(4),
+                snd_nxt: Some(14),
+            };
+            let rows = replay(Algorithm::new("bic", &Params::new()).unwrap(), ReplayStart::default(), &[e]);
+            rows[0].vars.iter().find(|(k, _)| *k == "ack_ratio").unwrap().1
+        };
+        assert_eq!((ratio(false), ratio(true)), (34.0 / 16.0, 2.0));
+    }
+
+    #[test]
     fn initial_ssthresh_parameter() {
         // initial_ssthresh 50: slow start stops at 50; the 41st ACK is congestion avoidance.
         let ev = |t| TraceEvent {
             time_us: t,
-            event: Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true },
+            event: Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None },
             snd_una: None,
             snd_nxt: None,
         };

@@ -113,7 +113,9 @@ registry! {
     Cubic2008(crate::cubic_2008::Cubic2008) = "cubic-2008", "Seed 000 Algorithm 1 (Linux CUBIC v2.2 as the 2008 paper describes it)";
     Cubic2008Fixed(crate::cubic_2008_fixed::Cubic2008Fixed) = "cubic-2008-fixed", "Seed 000 Algorithm 1 in the integers of its BPF port (jiffies, C to 2^-10, K to 2^-10 s)";
     Cubic2005(crate::cubic_2005::Cubic2005) = "cubic-2005", "Seed 001 (Rhee, Xu, PFLDnet 2005): beta kept 0.8, Smax clamp, TCP mode Eq. 4";
+    Cubic2005Fixed(crate::cubic_2005_fixed::Cubic2005Fixed) = "cubic-2005-fixed", "Seed 001 CUBIC in the integers of its BPF port (us clock, C to 2^-10, K to 2^-10 s)";
     CubicRfc9438(crate::cubic_rfc9438::CubicRfc9438) = "cubic-rfc9438", "RFC 9438 Section 4 (W_est, alpha_cubic, target clamped to 1.5 cwnd)";
+    CubicRfc9438Fixed(crate::cubic_rfc9438_fixed::CubicRfc9438Fixed) = "cubic-rfc9438-fixed", "RFC 9438 in the integers of its BPF port (us clock, C to 2^-10, K and W_max to 2^-10)";
     Reno(Reno) = "reno", "Linux net/ipv4/tcp_cong.c tcp_reno_* (6.x); RFC 5681";
     Tahoe(Tahoe) = "tahoe", "RFC 5681 without fast recovery (seed 003)";
     Bic(Bic) = "bic", "Linux net/ipv4/tcp_bic.c (6.x)";

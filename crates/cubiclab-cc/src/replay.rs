@@ -12,7 +12,9 @@
 //! check's witness tells those ACKs): `snd_una` and the RTT estimator move, nothing else.
 //!
 //! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
-//! value of `tcp_is_cwnd_limited()` at that ACK), `idle_us` (for `tx_start`), `snd_una` and
+//! value of `tcp_is_cwnd_limited()` at that ACK), `disorder` (0/1: it arrived in Disorder,
+//! see [`Event::Ack`]), `srtt_us` (the smoothed RTT after the ACK), `idle_us` (for
+//! `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
 //! be always cwnd-limited: after each ACK it sends until `snd_nxt = snd_una + cwnd`.
 //!
@@ -39,7 +41,13 @@ use crate::{Algorithm, CongestionControl};
 pub enum Event {
     /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
     /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
-    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// `disorder`: it arrived in Linux's Disorder state (duplicate ACKs or SACK blocks seen,
+    /// no recovery yet), which the host does not model; `pkts_acked` sees that state (the
+    /// algorithms that count ACKs only in Open skip it), the rest is as in Open.
+    /// `srtt_us`: the sender's smoothed RTT after this ACK (`srtt_us >> 3`) when the trace
+    /// knows it (the kernel's tcp_probe does): it replaces the host's own estimate, which
+    /// Linux computes from other samples (`seq_rtt`, not the `ca_rtt` the algorithm gets).
+    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool, disorder: bool, srtt_us: Option<u32> },
     /// An ACK with its delivery-rate sample, for algorithms with `cong_control`; for the
     /// others it is an [`Event::Ack`].
     RateAck { acked: u32, rtt_us: i64, cwnd_limited: bool, rate: AckRate },
@@ -91,6 +99,13 @@ pub struct AckRate {
     /// The congestion state when `cong_control` runs (what `tcp_fastretrans_alert` left);
     /// `None`: the replay's own.
     pub ca_state: Option<CaState>,
+}
+
+/// What an [`Event::Ack`] says of the sender beyond the ACK itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct AckState {
+    disorder: bool,
+    srtt_us: Option<u32>,
 }
 
 /// An event at a time, with optional sequence numbers from the trace.
@@ -193,9 +208,11 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let h = &mut self.host;
         match ev.event {
-            Event::Ack { acked, rtt_us, cwnd_limited } => self.ack(ev, acked, rtt_us, cwnd_limited, None, now),
+            Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us } => {
+                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { disorder, srtt_us }, now)
+            }
             Event::RateAck { acked, rtt_us, cwnd_limited, rate } => {
-                self.ack(ev, acked, rtt_us, cwnd_limited, Some(rate), now)
+                self.ack(ev, acked, rtt_us, cwnd_limited, Some(rate), AckState::default(), now)
             }
             Event::AckNoCc { rtt_us } => {
                 if let Some(una) = ev.snd_una {
@@ -236,7 +253,16 @@ impl Replayer {
     }
 
     /// `tcp_ack` for one ACK; `rate` carries the trace's delivery-rate sample.
-    fn ack(&mut self, ev: &TraceEvent, acked: u32, rtt_us: i64, cwnd_limited: bool, rate: Option<AckRate>, now: u64) {
+    fn ack(
+        &mut self,
+        ev: &TraceEvent,
+        acked: u32,
+        rtt_us: i64,
+        cwnd_limited: bool,
+        rate: Option<AckRate>,
+        st: AckState,
+        now: u64,
+    ) {
         let h = &mut self.host;
         let in_flight = h.packets_out();
         let prior_una = h.tcp.snd_una;
@@ -252,12 +278,19 @@ impl Replayer {
         if rtt_us >= 0 {
             h.rtt_sample(rtt_us as u64);
         }
+        if let Some(srtt) = st.srtt_us {
+            h.tcp.srtt_us = srtt;
+        }
         let sample = AckSample { pkts_acked, rtt_us, in_flight };
         if self.recovery_acks && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Recovery;
             h.pkts_acked(&sample, now);
             h.tcp.ca_state = CaState::Open;
             self.recovery_acks = !cwnd_limited;
+        } else if st.disorder && h.tcp.ca_state == CaState::Open {
+            h.tcp.ca_state = CaState::Disorder;
+            h.pkts_acked(&sample, now);
+            h.tcp.ca_state = CaState::Open;
         } else {
             h.pkts_acked(&sample, now);
         }
@@ -383,6 +416,8 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         "acked",
         "rtt_us",
         "cwnd_limited",
+        "disorder",
+        "srtt_us",
         "idle_us",
         "snd_una",
         "snd_nxt",
@@ -408,6 +443,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     };
     let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
         (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
+    let (c_dis, c_srtt) = (col("disorder"), col("srtt_us"));
     let rate_cols: Vec<Option<usize>> = RATE_COLUMNS.iter().map(|c| col(c)).collect();
     let (c_losses, c_prior, c_inflight, c_wstamp, c_total, c_state) =
         (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"), col("delivered"), col("ca_state"));
@@ -509,7 +545,13 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
                 let cwnd_limited = num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0);
                 match rate(&f, lineno)? {
                     Some(rate) => Event::RateAck { acked, rtt_us: rtt_us()?, cwnd_limited, rate },
-                    None => Event::Ack { acked, rtt_us: rtt_us()?, cwnd_limited },
+                    None => Event::Ack {
+                        acked,
+                        rtt_us: rtt_us()?,
+                        cwnd_limited,
+                        disorder: num::<u8>(get(c_dis), "disorder", lineno)?.is_some_and(|v| v != 0),
+                        srtt_us: num(get(c_srtt), "srtt_us", lineno)?,
+                    },
                 }
             }
             "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
@@ -544,7 +586,7 @@ mod tests {
     fn ack(t: u64, acked: u32) -> TraceEvent {
         TraceEvent {
             time_us: t,
-            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true },
+            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None },
             snd_una: None,
             snd_nxt: None,
         }
@@ -611,7 +653,7 @@ mod tests {
         let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
         let seq =
             |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
-        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true };
+        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None };
         for i in 1..=9 {
             r.step(&seq(i, i as u32, ack));
         }
@@ -731,7 +773,10 @@ mod tests {
             .unwrap();
         assert_eq!(evs.len(), 4);
         assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
-        assert_eq!(evs[0].event, Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true });
+        assert_eq!(
+            evs[0].event,
+            Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false, srtt_us: None }
+        );
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");
         let err = parse_trace_csv("time_us,event,foo\n").unwrap_err();

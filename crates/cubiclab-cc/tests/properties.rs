@@ -82,7 +82,9 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
     let mut now = t0;
     for op in ops {
         let (gap_us, event) = match *op {
-            Op::Ack { gap_us, acked, rtt_us, cwnd_limited } => (gap_us, Event::Ack { acked, rtt_us, cwnd_limited }),
+            Op::Ack { gap_us, acked, rtt_us, cwnd_limited } => {
+                (gap_us, Event::Ack { acked, rtt_us, cwnd_limited, disorder: false, srtt_us: None })
+            }
             Op::Loss { gap_us } => (gap_us, Event::Loss),
             Op::Rto { gap_us } => (gap_us, Event::Rto),
             Op::TxStart { gap_us, idle_us } => (gap_us, Event::TxStart { idle_us }),

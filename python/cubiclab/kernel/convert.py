@@ -3,7 +3,7 @@
 Input: the ``tcp_probe`` / ``tcp_cong_state_set`` records of the sender's socket (see
 :mod:`cubiclab.kernel.tracing`) and, when available, the ACKs captured on the sender's
 interface (ack number and SACK blocks). Output: a trace for :func:`cubiclab.replay`
-(``time_us,event,acked,rtt_us,cwnd_limited,snd_una,snd_nxt``) and, for every ACK, the
+(``time_us,event,acked,rtt_us,cwnd_limited,disorder,srtt_us,snd_una,snd_nxt``) and, for every ACK, the
 kernel's ``snd_cwnd`` and ``ssthresh`` after it.
 
 How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c``, 6.18):
@@ -32,12 +32,21 @@ How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c`
   (the retransmission timer) becomes ``rto`` at its own time. A rise of ``ssthresh`` back
   to the pre-loss value is an undo.
 
-For a BPF algorithm the kernel sometimes runs no BPF program at all for an ACK, the
-algorithm's hooks included (measured on this machine: counters kept in the port's own
-per-socket state rose by exactly one ``pkts_acked`` per ACK that a ``tcp_probe`` BPF witness
-saw, and not at all for the ACKs it missed, while ``snd_una`` moved on every one). The
-loader's witness (``cubiclab-bpf load --watch``) lists the ACKs BPF ran for; the others
-become ``ack_no_cc`` rows, which move ``snd_una`` only.
+For a BPF port the check reads what the port itself logged (``bpf/common.h``, through
+the loader's witness, ``cubiclab-bpf load --watch``; :func:`port_inputs`): how often its
+``pkts_acked``, ``cong_avoid`` and ``undo_cwnd`` ran, and the clock and RTT sample of its
+last ``pkts_acked``. So the replay gets each ACK's exact time (the port's clock is the
+ACK's ``tcp_mstamp``; a time taken from the trace can sit on the other side of a jiffy or
+millisecond boundary, which moved a time-gated decision by one ACK and made the flows
+diverge in some runs), its RTT sample, its undos, and which ACKs ran none of the hooks.
+Those are the ACKs processed while BPF does not run at all: measured on this machine, the
+witness misses a ``tcp_probe`` exactly when the softirq that processes the ACK runs on top
+of a thread of PID 1 (the virtual machine's agent, ``process_api``'s ``tokio-rt-worker``
+threads: every probe over them was missed, no other), with no recursion miss counted for
+any program, and the port's ``pkts_acked`` count does not rise across them. Such ACKs
+become ``ack_no_cc`` rows, which move ``snd_una`` only. An ACK that arrives in Disorder
+is marked (``disorder``): its ``pkts_acked`` sees that state, and the algorithms that
+count ACKs only in Open (BIC's and CUBIC v2.x's ``delayed_ack``) skip it.
 
 The sender is cwnd-limited throughout (a bulk sender with a huge send buffer; checked by
 :func:`inflight_share`), so ``cwnd_limited`` only encodes whether ``cong_avoid`` runs.
@@ -174,19 +183,104 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
     return delivered, sack_seen, aligned
 
 
-def bpf_ran(probes: pd.DataFrame, seen: pd.DataFrame, lookahead: int = 64) -> np.ndarray:
-    """For each probe, whether the BPF witness recorded it (same ``snd_una``/``snd_nxt``,
-    in order, among the witness rows of the probe's socket). The witness fires on the
-    same tracepoint, so its rows are the probes minus the ACKs BPF did not run on."""
-    s = seen[seen.sport == int(probes.sport.iloc[0])] if "sport" in probes and len(probes) else seen
-    keys = list(zip(s.snd_una.astype(np.int64) & 0xFFFFFFFF, s.snd_nxt.astype(np.int64) & 0xFFFFFFFF))
-    out = np.zeros(len(probes), dtype=bool)
+def witness_rows(probes: pd.DataFrame, seen: pd.DataFrame, lookahead: int = 64) -> np.ndarray:
+    """For each probe, the row of ``seen`` (the witness's ``probe`` records, see
+    :func:`port_inputs`) that recorded it, or -1: same socket, same ``snd_una``/``snd_nxt``,
+    matched in order (the witness fires on the same tracepoint as the trace)."""
+    sport = int(probes.sport.iloc[0]) if "sport" in probes and len(probes) else None
+    mine = np.flatnonzero(((seen.sport == sport) if sport is not None else np.ones(len(seen), bool))
+                          & (seen.kind == "probe"))
+    keys = list(zip(seen.snd_una.to_numpy(np.int64)[mine] & 0xFFFFFFFF, seen.snd_nxt.to_numpy(np.int64)[mine] & 0xFFFFFFFF))
+    out = np.full(len(probes), -1, dtype=np.int64)
     j = 0
     for i, k in enumerate(zip(probes.snd_una.astype(np.int64) & 0xFFFFFFFF, probes.snd_nxt.astype(np.int64) & 0xFFFFFFFF)):
         for jj in range(j, min(j + lookahead, len(keys))):
             if keys[jj] == k:
-                out[i], j = True, jj + 1
+                out[i], j = mine[jj], jj + 1
                 break
+    return out
+
+
+def _unwrap_us(low32: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """Full microsecond times from their low 32 bits, each the one nearest to `near`."""
+    d = (low32.astype(np.int64) - near + (1 << 31)) % (1 << 32) - (1 << 31)
+    return near + d
+
+
+@dataclass
+class PortInputs:
+    """What the port log says of each ACK *i* (probe *i* to *i + 1*); see :func:`port_inputs`."""
+
+    #: The port's hooks ran (its ``pkts_acked`` call count rose).
+    ran: np.ndarray
+    #: The port's clock on that ACK (us, CLOCK_MONOTONIC), -1 where the log does not tell.
+    clock_us: np.ndarray
+    #: Its RTT sample (``sample->rtt_us``, -1: none), meaningful where ``known``.
+    rtt_us: np.ndarray
+    known: np.ndarray
+    #: The port's undo_cwnd ran on that ACK (1) or not (0); -1 where the log does not tell.
+    undo: np.ndarray
+    #: ACKs between witness records that are missing (their inputs are not known).
+    unwitnessed: int
+
+
+def port_inputs(probes: pd.DataFrame, seen: pd.DataFrame) -> PortInputs:
+    """Read the BPF witness of a port's run (``cubiclab-bpf load --watch``).
+
+    Each witness ``probe`` record holds the port log as the previous ACK left it (the
+    port's ``pkts_acked`` count, and that call's clock and RTT sample; ``bpf/common.h``).
+    So for ACK *i* the records at probes *i* and *i + 1* tell whether the hooks ran (the
+    count rose by one) and with which inputs.
+
+    The witness misses a probe exactly when the kernel runs no BPF program for that ACK,
+    the port's hooks included (see the module docs). Over such a gap, from the last
+    witnessed probe *a* to the next one *b*, the count rose by the number of ACKs whose
+    hooks ran: ACK *a*'s (BPF ran at its probe), and none of the unwitnessed ones, so
+    normally by one, and the record at *b* holds ACK *a*'s inputs. Should it rise by more,
+    the first ACKs of the gap are taken to have run them, and the inputs of all but the
+    last are not known."""
+    n = len(probes)
+    w = witness_rows(probes, seen)
+    t = probes.time_us.to_numpy(dtype=np.int64)
+    calls = seen.acked_calls.to_numpy(np.int64)
+    clock = seen.clock_us.to_numpy(np.int64)
+    rtt = seen.rtt_us.to_numpy(np.int64)
+    ran = np.ones(n, dtype=bool)
+    clock_us = np.full(n, -1, dtype=np.int64)
+    rtt_us = np.full(n, -1, dtype=np.int64)
+    known = np.zeros(n, dtype=bool)
+    undo = np.full(n, -1, dtype=np.int64)
+    undos = seen.undo_calls.to_numpy(np.int64)
+    unwitnessed = 0
+    seen_at = np.flatnonzero(w >= 0)
+    for a, b in zip(seen_at[:-1], seen_at[1:]):
+        rose = min(int((calls[w[b]] - calls[w[a]]) & 0xFFFFFFFF), b - a)
+        unwitnessed += b - a - 1
+        ran[a:b] = False
+        ran[a:a + rose] = True
+        if b - a == 1:
+            undo[a] = int(undos[w[b]] != undos[w[a]])
+        if rose:
+            last = a + rose - 1
+            clock_us[last] = _unwrap_us(clock[w[b]:w[b] + 1], t[last:last + 1])[0]
+            rtt_us[last] = rtt[w[b]]
+            known[last] = True
+    return PortInputs(ran=ran, clock_us=clock_us, rtt_us=rtt_us, known=known, undo=undo, unwitnessed=unwitnessed)
+
+
+def rto_clock(events_time_us: list[int], seen: pd.DataFrame, sport: int | None, window_us: int = 1000) -> dict[int, int]:
+    """The port's clock at each retransmission timeout (tcp_cong_state_set to Loss), from
+    the witness's ``state`` records (``tp->tcp_mstamp``, refreshed by the timer handler
+    before the port's hooks run): trace time -> clock, for the timeouts the witness saw."""
+    st = seen[(seen.kind == "state") & (seen.ca_state == 4) & ((seen.sport == sport) if sport is not None else True)]
+    at = (st.time_ns.to_numpy(np.int64) // 1000)
+    out = {}
+    for te in events_time_us:
+        if not len(at):
+            break
+        k = int(np.argmin(np.abs(at - te)))
+        if abs(int(at[k]) - te) <= window_us:
+            out[te] = int(_unwrap_us(st.mstamp_us.to_numpy(np.int64)[k:k + 1], np.array([te]))[0])
     return out
 
 
@@ -276,9 +370,23 @@ def convert(
         notes.append(f"{int(stale.sum())} ACKs came before a late tick advanced jiffies; timed in the previous jiffy")
     d_una = np.zeros(n, dtype=np.int64)
     d_una[:-1] = una[1:] - una[:-1]
-    hooks = np.ones(n, dtype=bool) if bpf_seen is None else bpf_ran(probes, bpf_seen)
-    if not hooks[:-1].all():
-        notes.append(f"{int((~hooks[:-1]).sum())} ACKs ran no BPF (the witness missed them): replayed as ack_no_cc")
+    hooks = np.ones(n, dtype=bool)
+    log = None
+    rto_at: dict[int, int] = {}
+    if bpf_seen is not None:
+        log = port_inputs(probes, bpf_seen)
+        hooks = log.ran
+        # The port's own clock where the log tells it (exact; no tick to guess).
+        t = np.where(log.known, log.clock_us - phase_us, t)
+        if log.unwitnessed:
+            notes.append(f"{log.unwitnessed} probes have no witness record (BPF did not run there)")
+        unknown = int((log.ran & ~log.known)[:-1].sum())
+        if unknown:
+            notes.append(f"{unknown} ACKs ran the port's hooks with a clock and RTT sample the log does not "
+                         "tell: taken from the trace")
+        if not hooks[:-1].all():
+            notes.append(f"{int((~hooks[:-1]).sum())} ACKs ran none of the port's hooks (its pkts_acked count did "
+                         "not rise): replayed as ack_no_cc")
 
     if acks is not None and len(acks):
         delivered, sack_seen, aligned = delivered_from_acks(probes, acks, mss)
@@ -291,12 +399,18 @@ def convert(
         aligned = np.zeros(n, dtype=bool)
         notes.append("no captured ACKs: acked = snd_una advance / MSS (wrong where SACK blocks were present)")
 
+    if log is not None:
+        sport = int(probes.sport.iloc[0]) if "sport" in probes else None
+        rto_at = rto_clock([te for evs in events for te, nm in evs if nm == "Loss"], bpf_seen, sport)
+
     # Walk the states: which ACKs ran cong_avoid, which are compared, where the losses are.
     st = "Open"
     state_cc = []
     timer_evs: list[list[tuple[int, str]]] = []
     entry = np.zeros(n, dtype=bool)
     undo = np.zeros(n, dtype=bool)
+    # pkts_acked runs before tcp_fastretrans_alert: it sees the state the ACK arrived in.
+    disorder = np.zeros(n, dtype=bool)
     for i in range(n):
         ack_evs, tim = [], []
         for te, name in events[i]:
@@ -305,6 +419,7 @@ def convert(
             else:
                 ack_evs.append(name)
         before = st
+        disorder[i] = before == "Disorder"
         cc = before
         for name in ack_evs:
             if name in _REDUCING and cc not in _REDUCING:
@@ -324,6 +439,9 @@ def convert(
         timer_evs.append(tim)
         st = tim[-1][1] if tim else cc
     state_cc = np.array(state_cc, dtype=object)
+    if log is not None:
+        # A port counts its undo_cwnd calls: no need to infer undos from the window.
+        undo = np.where(log.undo >= 0, log.undo == 1, undo)
 
     in_ss = cwnd < ssth
     # Seed.
@@ -355,27 +473,33 @@ def convert(
     for s in period_starts:
         period_of[s:] = s
 
+    srtt_after = np.append(probes.srtt_us.to_numpy(dtype=np.int64)[1:], 0)
     rows, owner, truth = [], [], []
     for i in range(i0, n - 1):
-        rtt = bounds[int(period_of[i])]
+        rtt = int(log.rtt_us[i]) if log is not None and log.known[i] else bounds[int(period_of[i])]
         # Segments modulo 2^32, as the replay reads them (with wrapping differences).
         seq = dict(snd_una=_u32(int(una[i + 1] // mss)), snd_nxt=_u32(int(nxt[i + 1] // mss)))
         if undo[i]:
-            rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", **seq))
+            rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
         runs = state_cc[i] not in _REDUCING and d_una[i] > 0
         if entry[i]:
             runs = False
         acked = int(delivered[i])
         ev = "ack" if hooks[i] else "ack_no_cc"
-        rows.append(dict(time_us=int(t[i]), event=ev, acked=acked, rtt_us=rtt, cwnd_limited=int(runs), **seq))
+        # The kernel's smoothed RTT after this ACK is in the next probe (exact; for the ports,
+        # whose algorithms may read it).
+        srtt = int(srtt_after[i]) if log is not None else ""
+        rows.append(dict(time_us=int(t[i]), event=ev, acked=acked, rtt_us=rtt, cwnd_limited=int(runs),
+                         disorder=int(disorder[i]), srtt_us=srtt, **seq))
         owner.append(i)
         if entry[i]:
-            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", **seq))
+            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
         for te, name in timer_evs[i]:
             ev = "rto" if name == "Loss" else "loss"
-            rows.append(dict(time_us=int(te), event=ev, acked="", rtt_us="", cwnd_limited="", **seq))
+            te = rto_at.get(te + phase_us, te + phase_us) - phase_us if name == "Loss" else te
+            rows.append(dict(time_us=int(te), event=ev, acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
         truth.append(dict(
             probe=i, time_us=int(t[i]), state_cc=state_cc[i], compared=state_cc[i] in ("Open", "Disorder") and not timer_evs[i],
@@ -386,7 +510,11 @@ def convert(
             cwnd_after=int(cwnd[i + 1]), ssthresh_after=int(ssth[i + 1]),
             inflight_after=int((nxt[i + 1] - una[i + 1]) // mss),
         ))
-    trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "snd_una", "snd_nxt"])
+    trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us",
+                                        "snd_una", "snd_nxt"])
+    # A port's clock is truncated to microseconds like the trace's: the two can put an ACK
+    # 1 us before the event traced just ahead of it.
+    trace["time_us"] = np.maximum.accumulate(trace.time_us.to_numpy(dtype=np.int64)) if len(trace) else trace.time_us
     return Converted(
         trace=trace,
         owner=np.array(owner, dtype=np.int64),

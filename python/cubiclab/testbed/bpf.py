@@ -113,9 +113,10 @@ def check_flow(at: str, algorithm: str, params: dict, kernel: list[str]) -> bool
 class Registered:
     """Register `instances` (name -> (algorithm, params)) while the block runs.
 
-    `watch`: a file to which the loader writes one CSV row per ACK on which the kernel ran
-    BPF for these sockets (``time_ns,snd_una,snd_nxt,sport,dport``, then ``# lost N``);
-    complete once the block has ended. See :func:`read_watch`.
+    `watch`: a file to which the loader writes the per-ACK check's witness of these sockets
+    (one row per ``tcp_probe`` BPF ran for, with the port log, and per congestion state
+    change; crates/cubiclab-bpf/src/watch.rs), complete once the block has ended. See
+    :func:`read_watch` and :func:`cubiclab.kernel.convert.port_inputs`.
 
     `stats`: keep the kernel's BPF run-time statistics on while the block runs (for these
     programs only; ``kernel.bpf_stats_enabled`` is not touched); afterwards :attr:`stats`
@@ -181,8 +182,8 @@ class Registered:
 
 
 def read_watch(path: Path):
-    """The witness file of :class:`Registered` as a DataFrame (``time_ns, snd_una, snd_nxt,
-    sport, dport``) and the number of records it lost (ring buffer full)."""
+    """The witness file of :class:`Registered` as a DataFrame (its CSV columns) and the number
+    of records it lost (ring buffer full)."""
     import pandas as pd
 
     lines = Path(path).read_text().splitlines()

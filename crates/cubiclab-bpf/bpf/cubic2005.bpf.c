@@ -1,0 +1,185 @@
+/* Seed 001's CUBIC (cubic-2005: Rhee and Xu, PFLDnet 2005, Section II.B-C) as BPF
+ * struct_ops, in fixed point: this follows cubiclab-cc's cubic_2005_fixed.rs line by line,
+ * which states what the fixed point changes against the paper's real-valued rules
+ * (cubic_2005.rs) and bounds the difference: time in microseconds of the port's clock,
+ * t + RTT and K in 2^-10 s with RTT the kernel's smoothed RTT, K = floor(cbrt(W_max *
+ * (1 - beta)/C * 2^30)) with (1 - beta)/C to 2^-20, C and S_max to 2^-10, |t - K| capped at
+ * 2^18, a whole-segment target, W_tcp in 2^-20 segments. */
+#include "common.h"
+
+/* cubic-2005 parameters, in the order of Cubic2005::PARAMS (beta, c, smax in millionths). */
+#define P_BETA ((__u64)PARAM[0])
+#define P_C ((__u64)PARAM[1])
+#define P_SMAX ((__u64)PARAM[2])
+#define P_TCP_FRIENDLINESS (PARAM[3] != 0)
+
+#define MICRO 1000000ULL
+#define TIME_SHIFT 10
+#define W_SHIFT 20
+#define MAX_OFFS (1ULL << 18)
+#define MAX_ROOT 2642245ULL
+
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+
+struct clk_cubic2005 {
+	__u64 w_tcp;
+	__u32 w_max;
+	__u32 k;
+	__u32 epoch_start;
+	__u32 epoch_set;
+	__u32 target;
+};
+PORT_STATE_FITS(struct clk_cubic2005);
+
+/* floor(cbrt(a)) bit by bit, 22 steps as bpf_loop callbacks (cubic_2008_fixed.rs
+ * cbrt_floor): as an inline loop every step's two outcomes would multiply the verifier's
+ * states. */
+struct cbrt_ctx {
+	__u64 a;
+	__u64 x;
+};
+
+static long cbrt_step(__u64 i, struct cbrt_ctx *c)
+{
+	__u64 y = c->x | (1ULL << ((21 - i) & 63));
+
+	if (y <= MAX_ROOT && y * y * y <= c->a)
+		c->x = y;
+	return 0;
+}
+
+static __always_inline __u32 cbrt_floor(__u64 a)
+{
+	struct cbrt_ctx c = { .a = a, .x = 0 };
+
+	bpf_loop(22, cbrt_step, &c, 0);
+	return (__u32)c.x;
+}
+
+static __always_inline __u64 div_ceil(__u64 a, __u64 b)
+{
+	return (a + b - 1) / b;
+}
+
+SEC("struct_ops")
+void BPF_PROG(cubic2005_init, struct sock *sk)
+{
+	struct clk_cubic2005 *ca = inet_csk_ca(sk);
+
+	ca->w_max = 0;
+	ca->k = 0;
+	ca->epoch_set = 0;
+	ca->epoch_start = 0;
+	ca->w_tcp = 0;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(cubic2005_ssthresh, struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct clk_cubic2005 *ca = inet_csk_ca(sk);
+	__u64 cwnd = tp->snd_cwnd;
+	__u64 k_factor_q = ((MICRO - P_BETA) << W_SHIFT) / (P_C ? P_C : 1);
+	__u64 beta_q = ((P_BETA << W_SHIFT) + MICRO / 2) / MICRO;
+
+	ca->w_max = tp->snd_cwnd;
+	ca->k = cbrt_floor((cwnd * k_factor_q) << (3 * TIME_SHIFT - W_SHIFT));
+	ca->epoch_start = (__u32)clock_us(sk);
+	ca->epoch_set = 1;
+	ca->w_tcp = cwnd * beta_q;
+	return max_u32((__u32)(cwnd * P_BETA / MICRO), 2);
+}
+
+SEC("struct_ops")
+void BPF_PROG(cubic2005_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct clk_cubic2005 *ca = inet_csk_ca(sk);
+	__u64 c_q = (P_C * 1024 + MICRO / 2) / MICRO;
+	__u64 smax_q = (P_SMAX * 1024 + MICRO / 2) / MICRO;
+	__u64 alpha_q = ((3 * (MICRO - P_BETA)) << W_SHIFT) / (MICRO + P_BETA);
+	__u64 cwnd, srtt, t, offs, cnt = 0, w, tcp_cnt, per_rtt_q;
+	__u32 now, delta, target;
+	bool limited = false;	/* cnt holds a finite count of ACKs per increase */
+
+	log_cong_avoid(sk);
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tcp_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	now = (__u32)clock_us(sk);
+	cwnd = tp->snd_cwnd;
+	if (!ca->epoch_set) {
+		/* Congestion avoidance without a loss yet: the curve starts flat at cwnd. */
+		ca->w_max = tp->snd_cwnd;
+		ca->k = 0;
+		ca->w_tcp = cwnd << W_SHIFT;
+		ca->epoch_start = now;
+		ca->epoch_set = 1;
+	}
+	srtt = tp->srtt_us >> 3;
+	t = (((__u64)(__u32)(now - ca->epoch_start) + srtt) << TIME_SHIFT) / MICRO;
+	offs = t < ca->k ? ca->k - t : t - ca->k;
+	if (offs > MAX_OFFS)
+		offs = MAX_OFFS;
+	delta = (__u32)((c_q * offs * offs * offs) >> (4 * TIME_SHIFT));
+	if (t < ca->k)
+		target = ca->w_max > delta ? ca->w_max - delta : 0;
+	else
+		target = ca->w_max + delta < ca->w_max ? 0xffffffff : ca->w_max + delta;
+	ca->target = target;
+	if (target > tp->snd_cwnd) {
+		cnt = div_ceil(cwnd, target - tp->snd_cwnd);
+		limited = true;
+	}
+	if (smax_q > 0 && srtt > 0) {
+		/* No more than S_max * RTT segments per RTT. */
+		per_rtt_q = smax_q * srtt / MICRO;
+		if (per_rtt_q == 0)
+			limited = false;
+		else if (limited) {
+			w = div_ceil(cwnd << TIME_SHIFT, per_rtt_q);
+			if (w > cnt)
+				cnt = w;
+		}
+	}
+	if (P_TCP_FRIENDLINESS) {
+		ca->w_tcp += alpha_q * acked / cwnd;
+		w = cwnd << W_SHIFT;
+		if (ca->w_tcp > w) {
+			tcp_cnt = div_ceil(w, ca->w_tcp - w);
+			if (!limited || tcp_cnt < cnt)
+				cnt = tcp_cnt;
+			limited = true;
+		}
+	}
+	if (limited)
+		tcp_cong_avoid_ai(tp, cnt > 0xffffffffULL ? 0xffffffff : (__u32)cnt, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(cubic2005_undo_cwnd, struct sock *sk)
+{
+	log_undo(sk);
+	return tcp_reno_undo_cwnd(sk);
+}
+
+/* cubic-2005 has no pkts_acked: this one only keeps the port log. */
+SEC("struct_ops")
+void BPF_PROG(cubic2005_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	log_pkts_acked(sk, sample);
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops clk_cubic2005 = {
+	.init = (void *)cubic2005_init,
+	.ssthresh = (void *)cubic2005_ssthresh,
+	.cong_avoid = (void *)cubic2005_cong_avoid,
+	.undo_cwnd = (void *)cubic2005_undo_cwnd,
+	.pkts_acked = (void *)cubic2005_acked,
+	.name = "clk_placeholder",
+};
