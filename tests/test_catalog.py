@@ -231,7 +231,7 @@ def test_scenarios_are_package_data():
     assert "s000_fig6" in names and len(names) >= 14
     for n in names:
         base.load_scenario(n).compile()
-    with pytest.raises(ValueError, match="no catalog scenario 'nope'; there are: s000_fig10"):
+    with pytest.raises(ValueError, match="no catalog scenario 'nope'; there are: s000_eq6, s000_fig10"):
         base.load_scenario("nope")
 
 

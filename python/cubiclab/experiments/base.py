@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cubiclab.experiments import physics
+from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
                                          SENSITIVITY, ClaimSpec, judge)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
@@ -28,7 +28,8 @@ from cubiclab.sweep import Run, SweepResult
 class Mode:
     """How much to run. `seeds`: runs per condition; `epochs`, `min_window_s`, `max_s`,
     `max_packets`: the run-length plan's (physics.run_length); `coarse`: the entries' small
-    grids; `indicative`: verdicts are never holds / does not hold. `stretch` multiplies every
+    grids; `indicative`: verdicts are never holds / does not hold; `figure_formats`: the
+    figures' files. `stretch` multiplies every
     run's planned warm-up and window, `seed_offset` shifts its seeds (1 + offset, ...): the
     stability check's reruns (experiments/stability.py)."""
 
@@ -42,12 +43,14 @@ class Mode:
     indicative: bool
     stretch: float = 1.0
     seed_offset: int = 0
+    figure_formats: tuple[str, ...] = ("svg", "png")
 
 
 FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False)
 QUICK = Mode("quick", seeds=1, epochs=3, min_window_s=10, max_s=120, max_packets=3e6, coarse=True, indicative=True)
 # The test suite's: every entry's pipeline end to end in seconds (numbers meaningless).
-TINY = Mode("tiny", seeds=1, epochs=1, min_window_s=4, max_s=12, max_packets=4e5, coarse=True, indicative=True)
+TINY = Mode("tiny", seeds=1, epochs=1, min_window_s=2, max_s=6, max_packets=1e5, coarse=True, indicative=True,
+            figure_formats=("png",))
 MODES = {m.name: m for m in (FULL, QUICK, TINY)}
 
 
@@ -190,6 +193,13 @@ class Experiment:
     variants: tuple[str, ...] = ()
     # claim id -> tags whose runs explain it (diagnostics); default: every run of the entry
     claim_runs: dict = {}
+    # flow groups whose congestion epochs and convergence set the run length: the ones the
+    # claims' metrics measure (default: every group)
+    epoch_groups: tuple[str, ...] = ()
+    # bottleneck packets a full-mode run may carry when the mode's budget is smaller: for an
+    # entry whose physics needs longer runs than the default (the plan's total cost, printed
+    # by benches/catalog_wall.py, must stay inside the 60 minutes on 2 cores)
+    full_budget_packets: float = 0.0
 
     # ---- what to run
     def conditions(self, mode: Mode) -> list[tuple[Scenario, dict]]:
@@ -197,7 +207,8 @@ class Experiment:
 
     def run_length(self, sc: Scenario, mode: Mode) -> physics.RunLength:
         return physics.run_length(sc, epochs=mode.epochs, min_window_s=mode.min_window_s, max_s=mode.max_s,
-                                  max_packets=mode.max_packets)
+                                  max_packets=mode.max_packets if mode.indicative else
+                                  max(mode.max_packets, self.full_budget_packets), measured=self.epoch_groups)
 
     def table(self) -> list[ClaimSpec]:
         """Every row the entry reports: its claims and their sensitivity twins, one per
@@ -234,12 +245,21 @@ class Experiment:
     def plot(self, frame: pd.DataFrame, sweep: SweepResult, outdir: Path) -> list:
         return []
 
+    def explain(self, spec: ClaimSpec, rows: pd.DataFrame) -> str:
+        """An entry's own sentence about `spec`, computed from the rows (one per run) of the
+        runs that measure it; empty when the shared diagnostics say all there is."""
+        return ""
+
     def compute(self, mode: Mode, outdir: Path) -> tuple[dict, dict, list]:
         """Model entries: (claim values, data tables, figures)."""
         raise TypeError(f"catalog entry '{self.name}' has neither runs nor a model computation")
 
     # ---- the pipeline
     def analyse(self, sweep: SweepResult | None, mode: Mode, outdir: Path) -> Outcome:
+        with plotting.formats(mode.figure_formats):
+            return self._analyse(sweep, mode, outdir)
+
+    def _analyse(self, sweep: SweepResult | None, mode: Mode, outdir: Path) -> Outcome:
         if sweep is None or not sweep.runs:
             vals, data, figs = self.compute(mode, outdir)
             verdicts = [judge(c, [vals.get(c.id, math.nan)], indicative=mode.indicative, exact=True)
@@ -274,6 +294,9 @@ class Experiment:
             if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE) or (
                     mode.indicative and "outside" in v.note):
                 v.note = (v.note + " " if v.note else "") + "In its runs: " + describe(self._diag_for(c, diag))
+            own = self.explain(c, self._claim_rows(c, frames["all"]))
+            if own:
+                v.note = (v.note + " " if v.note else "") + own
             verdicts.append(v)
         figs = self.plot(frames["all"], sweep, outdir)
         capped = frames["all"][frames["all"].capped.astype(bool)]

@@ -7,8 +7,9 @@ or the TCP-friendly window's linear growth when that is faster; TCP: W/2 RTTs; H
 3649's a(w), b(w); ...), and the number of epochs a synchronised AIMD pair needs to bring a
 difference down to a tenth (ln 0.1 / ln(1 - beta)). Warm-up = the last start + slow start
 + convergence; the measured window holds `epochs` epochs of the slowest flow and as many
-random losses of the bottleneck's loss model, if it has one (at least `min_window_s`). A
-budget caps the length; the plan then says how many epochs it holds."""
+random losses of the bottleneck's loss model, if it has one (at least `min_window_s`). An
+entry may name the flow groups its metrics measure: only their epochs and convergence
+count. A budget caps the length; the plan then says how many epochs it holds."""
 
 from __future__ import annotations
 
@@ -116,12 +117,12 @@ def epoch_s(algorithm: str, params: dict, w: float, rtt: float) -> float:
 
 
 def _flows(sc: Scenario):
-    """(algorithm, params, rtt s, start s, count) per flow group."""
+    """(algorithm, params, rtt s, start s, count, group name) per flow group."""
     for g in sc.flows:
         rtt = units.parse_time(g.rtt, "rtt") / 1e9
         start = units.parse_time(g.start, "start") / 1e9 + (g.count - 1) * units.parse_time(g.start_spacing,
                                                                                               "start_spacing") / 1e9
-        yield g.algorithm, dict(g.params), rtt, start, g.count
+        yield g.algorithm, dict(g.params), rtt, start, g.count, g.name
 
 
 def random_loss_rate(spec: dict, rate_pps: float) -> float:
@@ -136,10 +137,12 @@ def random_loss_rate(spec: dict, rate_pps: float) -> float:
 
 
 def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, max_s: float = 900.0,
-               max_packets: float = 6e7) -> RunLength:
-    """Warm-up and measured window for `sc` (see the module's docstring). The length is at
-    most `max_s` seconds and `max_packets` bottleneck packets; when capped, warm-up and window
-    keep their proportions (the window at least `min_window_s`)."""
+               max_packets: float = 6e7, measured: tuple[str, ...] = ()) -> RunLength:
+    """Warm-up and measured window for `sc` (see the module's docstring). `measured`: the flow
+    groups whose epochs and convergence the entry's metrics measure (default every group;
+    every flow's start still counts). The length is at most `max_s` seconds and
+    `max_packets` bottleneck packets; when capped, warm-up and window keep their proportions
+    (the window at least `min_window_s`)."""
     spec = sc.compile()
     wire = sc.mss + HEADER_BYTES
     rate_pps = spec["bottleneck"]["rate"] / 8 / wire
@@ -147,15 +150,20 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
     buffer_pkts = buf.get("packets", buf.get("bytes", 0) / wire)
     groups = list(_flows(sc))
     n = max(1, sum(g[4] for g in groups))
+    unknown = set(measured) - {g[5] for g in groups}
+    if unknown:
+        raise ValueError(f"scenario '{sc.name}' has no flow group named {', '.join(sorted(unknown))}")
     epoch = conv = ss = last_start = 0.0
-    for alg, params, rtt, start, _ in groups:
+    for alg, params, rtt, start, _, name in groups:
+        last_start = max(last_start, start)
+        if measured and name not in measured:
+            continue
         w = max(2.0, (rate_pps * rtt + buffer_pkts) / n)
         e = epoch_s(alg, params, w, rtt)
         b = decrease_fraction(alg, params)
         epoch = max(epoch, e)
         conv = max(conv, e * math.log(0.1) / math.log(1 - b))
         ss = max(ss, rtt * math.log2(max(w / 10, 2.0)) + e)  # slow start, then its overshoot's epoch
-        last_start = max(last_start, start)
     warm = last_start + ss + conv
     window = max(min_window_s, epochs * epoch, epochs / random_loss_rate(spec, rate_pps))
     limit = min(max_s, max_packets / max(rate_pps, 1.0))

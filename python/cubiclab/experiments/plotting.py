@@ -1,7 +1,10 @@
-"""Figure helpers for the catalog: every figure is written as PNG and SVG."""
+"""Figure helpers for the catalog: every figure is written as PNG and SVG (PNG alone in
+tiny mode, the test suite's pipeline check, where drawing would take most of its time)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +27,24 @@ STYLE = {
 }
 
 
+FORMATS = contextvars.ContextVar("catalog_figure_formats", default=("svg", "png"))
+
+
+@contextlib.contextmanager
+def formats(names: tuple[str, ...]):
+    """Write the catalog's figures in `names` (file suffixes) inside this block."""
+    token = FORMATS.set(tuple(names))
+    try:
+        yield
+    finally:
+        FORMATS.reset(token)
+
+
+def paths(outdir: Path, stem: str) -> list[Path]:
+    """The files a figure `stem` is written to, one per format in use."""
+    return [Path(outdir) / f"{stem}.{f}" for f in FORMATS.get()]
+
+
 def style(alg: str) -> tuple[str, str, str]:
     return STYLE.get(alg, ("C7", ".", alg))
 
@@ -34,20 +55,24 @@ def new(ncols: int = 1, nrows: int = 1, width: float = 5.5, height: float = 4.0,
 
 
 def finish(fig, outdir: Path, stem: str, title: str | None = None) -> list[Path]:
-    """Write `fig` as <stem>.png and <stem>.svg in `outdir` (atomically) and close it."""
+    """Write `fig` as <stem>.svg and <stem>.png in `outdir` (the formats in use; atomically)
+    and close it."""
+    from cubiclab.io import atomic_path
+
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    outdir = Path(outdir)
-    png = outdir / f"{stem}.png"
-    svg = outdir / f"{stem}.svg"
-    # save() closes the figure; write the SVG first.
-    from cubiclab.io import atomic_path
-
-    with atomic_path(svg) as tmp:
-        fig.savefig(tmp, format="svg", bbox_inches="tight")
-    save(fig, png)
-    return [png, svg]
+    out = paths(outdir, stem)
+    for path in out:
+        if path.suffix != ".png":  # save() closes the figure: the PNG goes last
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, format=path.suffix.lstrip("."), bbox_inches="tight")
+    png = [p for p in out if p.suffix == ".png"]
+    if png:
+        save(fig, png[0])
+    else:
+        plt.close(fig)
+    return out
 
 
 def line_band(ax, x, mean, lo=None, hi=None, **kw):

@@ -163,11 +163,11 @@ class Exp1_2(Experiment):
                   "ratio(100 Mbps) at 10 ms", "", Below(0.5, 0.1), "'dramatically': at least halved"),
         ClaimSpec("stcp_worst_10ms", "Scalable TCP shows the worst TCP friendliness in these tests followed by BIC and "
                   "HSTCP.", "Exp. 1, Fig. 5", TEXT, "STCP worst", "lowest ratio of the others minus STCP's at 1 Gbps, "
-                  "10 ms", "", Above(0.0, 0.05), "an ordering, ahead of the noise"),
+                  "10 ms", "", Above(0.05, 0.05), "an ordering by more than a tie: 0.05 of the ratio"),
         ClaimSpec("bic_stcp_worse_at_20", "The surprising result is that BIC and STCP even show worse TCP friendliness "
                   "over 20Mbps than over 100Mbps.", "Exp. 1, Fig. 5", TEXT, "worse at 20 than at 100 Mbps",
-                  "smaller of BIC's and STCP's ratio(100 Mbps) - ratio(20 Mbps) at 10 ms", "", Above(0.0, 0.05),
-                  "an ordering, ahead of the noise"),
+                  "smaller of BIC's and STCP's ratio(100 Mbps) - ratio(20 Mbps) at 10 ms", "", Above(0.05, 0.05),
+                  "an ordering by more than a tie: 0.05 of the ratio"),
         ClaimSpec("tcp_full_bandwidth", "Under all these environments, regular TCP can still use the full bandwidth.",
                   "Exp. 1", TEXT, "full bandwidth", "lowest link utilisation of the 10 ms runs", "", Above(0.9, 0.05),
                   "'full': at least 90% busy"),
@@ -176,7 +176,7 @@ class Exp1_2(Experiment):
                   "100 ms", "", Above(0.1, 0.05), "'quite rapidly': at least 0.1 over the range"),
         ClaimSpec("cubic_best_100ms", "Overall, CUBIC shows a better friendly ratio than the other protocols.",
                   "Exp. 2, Fig. 6", TEXT, "CUBIC best", "CUBIC's mean ratio over bandwidths minus the best other "
-                  "protocol's, at 100 ms", "", Above(0.0, 0.05), "an ordering, ahead of the noise"),
+                  "protocol's, at 100 ms", "", Above(0.05, 0.05), "an ordering by more than a tie: 0.05 of the ratio"),
     )
 
     def bws(self, mode):
@@ -223,16 +223,23 @@ class Exp3(Experiment):
              "high-speed flow's throughput at a 1 s time scale over the measured window, averaged over the four. "
              "Coarse grids run the 20% buffer with CUBIC, STCP and HTCP only.")
     claim_runs = {f"{k}_{b}": {"buffer": b} for k in ("cubic_stable", "stcp_htcp_unstable") for b in (20, 200)}
+    # the claims measure the high-speed flows' CoV: their epochs (CUBIC's K ≈ 20 s at 200%
+    # BDP), not the 20 ms SACK flows' 2-minute sawtooth, size the window
+    epoch_groups = ("hs",)
+    # 2.5 Gb/s: the default 2e7 packets are 96 s, 0.9-2.8 epochs. 6e7 (288 s, like the issue's
+    # 300 s runs) holds 6-8 epochs at 20% BDP and CUBIC's 6 at 200% (BIC's 52 s epoch still
+    # does not fit: those claims stay "not converged")
+    full_budget_packets = 6e7
     claims = tuple(
         c for b in (20, 200) for c in (
             ClaimSpec(f"cubic_stable_{b}", "We observe that CUBIC shows a good stability.", f"Exp. 3, Fig. "
                       f"{10 if b == 20 else 11}", TEXT, "CUBIC stable", f"median CoV (1 s) of the other protocols minus "
-                      f"CUBIC's, buffer {b}% BDP", "", Above(0.0, 0.01), "'good' against the others: no worse than "
-                      "their median, ahead of the noise"),
+                      f"CUBIC's, buffer {b}% BDP", "", Above(0.01, 0.01), "'good' against the others: steadier than "
+                      "their median by more than a tie, 0.01 of CoV"),
             ClaimSpec(f"stcp_htcp_unstable_{b}", "By inspecting the raw data, we can tell that STCP and HTCP have some "
                       "stability issues", f"Exp. 3, Fig. {8 if b == 20 else 9}", FIGURE, "more oscillation than CUBIC",
-                      f"smaller of STCP's and HTCP's CoV (1 s) minus CUBIC's, buffer {b}% BDP", "", Above(0.0, 0.01),
-                      "an ordering, ahead of the noise")))
+                      f"smaller of STCP's and HTCP's CoV (1 s) minus CUBIC's, buffer {b}% BDP", "", Above(0.01, 0.01),
+                      "an ordering by more than a tie: 0.01 of CoV")))
 
     def grid(self, mode):
         return (HS5, (20, 200)) if not mode.coarse else ((CUBIC, "scalable", "htcp"), (20,))

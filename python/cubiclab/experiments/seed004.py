@@ -17,7 +17,7 @@ BAO = "C = 100 Mb/s, RTT = 100 ms, alpha = 1 Mb/s^3, beta = 0.5 (kept), N = 100 
 
 
 def _both(plot, outdir, stem, data):
-    return [plot(outdir / f"{stem}.png", data), plot(outdir / f"{stem}.svg", data)]
+    return [plot(path, data) for path in plotting.paths(outdir, stem)]
 
 
 @register
