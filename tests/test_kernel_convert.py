@@ -122,7 +122,8 @@ def _bbr_record(**kw):
                 tx_app_limited=0, skb_sacked=0, wstamp_ns=0, skb_end_seq=0, sack_skb_mstamp_ns=0,
                 sack_tx_first_tx_mstamp=0, sack_tx_delivered_mstamp=0, sack_tx_delivered=0, sack_tx_app_limited=0,
                 sack_skb_sacked=0, sack_skb_end_seq=0, snd_una=0, snd_nxt=0, mss=1448, total_retrans=0, tsoffset=0,
-                tsecr=0, min_rtt_us=0, ca_state=0, cwnd=10, pacing_rate=0,
+                tsecr=0, ack_seq=0, head_skb_mstamp_ns=0, head_tx_first_tx_mstamp=0, head_tx_delivered_mstamp=0,
+                head_tx_delivered=0, head_skb_end_seq=0, head_skb_seq=0, head_skb_sacked=0, head_tx_app_limited=0, min_rtt_us=0, ca_state=0, cwnd=10, pacing_rate=0,
                 bbr_mode=0, bbr_bw=0, bbr_min_rtt_us=0, bbr_cycle_idx=0, bbr_pacing_gain=739, bbr_full_bw_reached=0)
     return {**base, **kw}
 
@@ -174,3 +175,14 @@ def test_bbr_rate_sample_rebuilt_as_tcp_rate_does():
     trace, _ = to_trace(pd.DataFrame([{**sacked, "sack_skb_sacked": 0x01}, after]))
     assert (trace.rs_prior_delivered.iloc[0], trace.rs_delivered.iloc[0]) == (5, 7)
     assert trace.ca_state.iloc[0] == "open"
+    # In recovery: the packet holding the ACK's last byte was SACKed before (its stamp used);
+    # the queue's first packet, a retransmission sent at 995000 us with stamp delivered = 11
+    # at 994000 (phase from 993000), is the newest delivered: delivered 12 - 11 = 1, interval
+    # max(2000, 6010) = 6010, invalid below the 15 ms minimum RTT; no RTT from a
+    # retransmission.
+    recovering = {**before, "skb_sacked": 0x01, "ack_seq": 2 * 1448, "head_skb_seq": 0,
+                  "head_skb_end_seq": 1448, "head_skb_mstamp_ns": 995_000_000, "head_tx_first_tx_mstamp": 993_000,
+                  "head_tx_delivered_mstamp": 994_000, "head_tx_delivered": 11, "head_skb_sacked": 0x82}
+    trace, _ = to_trace(pd.DataFrame([recovering, after]))
+    row = trace.iloc[0]
+    assert (row.rs_prior_delivered, row.rs_delivered, row.rs_interval_us, row.rtt_us) == (11, 1, -1, -1)

@@ -11,7 +11,9 @@
  * covers, the newest packet tcp_rate_skb_delivered sees on an ACK without SACK blocks; and,
  * when the ACK carries SACK blocks, the stamp of the skb holding the last byte of its first
  * block (RFC 2018: the block of the segment that triggered the ACK), the newest packet a
- * SACK delivers unless that block was SACKed before.
+ * SACK delivers unless that block was SACKed before; and the stamp of the queue's first skb,
+ * which in recovery is the retransmission a cumulative ACK delivers while the skbs after it
+ * were SACKed before.
  *
  * fentry and kprobes on bbr_main are refused by this kernel; tp_btf programs load. */
 #include "vmlinux.h"
@@ -75,6 +77,15 @@ struct bbr_ack {
 	__u32 tsoffset;
 	__u32 tsecr; /* the ACK's timestamp echo, 0 without the option */
 	__u32 pad3;
+	__u64 head_skb_mstamp_ns; /* the queue's first skb (at snd_una): in recovery, the retransmission */
+	__u64 head_tx_first_tx_mstamp;
+	__u64 head_tx_delivered_mstamp;
+	__u32 head_tx_delivered;
+	__u32 head_skb_end_seq;
+	__u32 head_skb_seq;
+	__u8 head_skb_sacked;
+	__u8 head_tx_app_limited;
+	__u8 pad4[2];
 };
 
 struct {
@@ -115,6 +126,21 @@ __noinline __u64 newest_covered(__u64 root, __u32 ack)
 		}
 	}
 	return best;
+}
+
+/* The leftmost skb of the retransmission queue (the one at snd_una), 0 when empty. */
+__noinline __u64 first_skb(__u64 root)
+{
+	__u64 node = root, left = 0;
+	__u32 i;
+
+	for (i = 0; i < RB_DEPTH && node; i++) {
+		bpf_probe_read_kernel(&left, sizeof(left), (void *)(node + __builtin_offsetof(struct rb_node, rb_left)));
+		if (!left)
+			return node - __builtin_offsetof(struct sk_buff, rbnode);
+		node = left;
+	}
+	return 0;
 }
 
 /* The ACK's timestamp echo (host order), 0 without the option (NOP NOP TIMESTAMP first, see
@@ -245,6 +271,19 @@ int BPF_PROG(bbr_probe, struct sock *sk, struct sk_buff *skb)
 		r->sack_tx_delivered = cb.tx.delivered;
 		r->sack_tx_first_tx_mstamp = cb.tx.first_tx_mstamp;
 		r->sack_tx_delivered_mstamp = cb.tx.delivered_mstamp;
+	}
+	newest = first_skb(root);
+	if (newest) {
+		bpf_probe_read_kernel(&cb, sizeof(cb), (void *)(newest + __builtin_offsetof(struct sk_buff, cb)));
+		bpf_probe_read_kernel(&r->head_skb_mstamp_ns, sizeof(r->head_skb_mstamp_ns),
+				      (void *)(newest + __builtin_offsetof(struct sk_buff, skb_mstamp_ns)));
+		r->head_skb_seq = cb.seq;
+		r->head_skb_end_seq = cb.end_seq;
+		r->head_skb_sacked = cb.sacked;
+		r->head_tx_app_limited = cb.tx.is_app_limited;
+		r->head_tx_delivered = cb.tx.delivered;
+		r->head_tx_first_tx_mstamp = cb.tx.first_tx_mstamp;
+		r->head_tx_delivered_mstamp = cb.tx.delivered_mstamp;
 	}
 	bpf_ringbuf_submit(r, 0);
 	return 0;

@@ -58,6 +58,14 @@ const TCP_FIELDS: &[(&str, usize, usize)] = &[
     ("total_retrans", 312, 4),
     ("tsoffset", 316, 4),
     ("tsecr", 320, 4),
+    ("head_skb_mstamp_ns", 328, 8),
+    ("head_tx_first_tx_mstamp", 336, 8),
+    ("head_tx_delivered_mstamp", 344, 8),
+    ("head_tx_delivered", 352, 4),
+    ("head_skb_end_seq", 356, 4),
+    ("head_skb_seq", 360, 4),
+    ("head_skb_sacked", 364, 1),
+    ("head_tx_app_limited", 365, 1),
 ];
 /// Offset of the raw `struct bbr` (`icsk_ca_priv`, 104 bytes) in the record.
 const BBR_AT: usize = 164;

@@ -18,12 +18,15 @@ use libbpf_rs::{MapCore, MapFlags, MapType, ObjectBuilder, OpenObject, RingBuffe
 /// The ring buffer is drained this often.
 const POLL: Duration = Duration::from_millis(50);
 
+/// Sets an opened object's read-only data before it is loaded.
+pub type Configure = Box<dyn FnOnce(&mut OpenObject) -> Result<(), String> + Send>;
+
 /// What a recorder runs: its object, how to set its read-only data before loading, the
 /// CSV header and the formatting of one record.
 pub struct Program {
     pub name: &'static str,
     pub object: &'static [u8],
-    pub configure: Box<dyn FnOnce(&mut OpenObject) -> Result<(), String> + Send>,
+    pub configure: Configure,
     pub header: &'static str,
     pub row: fn(&[u8]) -> String,
 }

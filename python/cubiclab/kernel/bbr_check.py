@@ -120,21 +120,36 @@ def to_trace(rec: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     # The ACK's tcp_mstamp: the new delivered_mstamp when it delivered something.
     t = np.where(acked > 0, after.delivered_mstamp, before.time_ns // 1000).astype(np.int64)
     t = np.maximum.accumulate(t)
-    # The newest packet this ACK delivered: the one holding its last cumulatively ACKed byte,
-    # or the one holding the last byte of its first SACK block if that was newly SACKed
-    # (TCPCB_SACKED_ACKED unset before the ACK) and sent later (tcp_skb_sent_after). A
-    # packet SACKed before had its stamp used then (tx.delivered_mstamp zeroed).
-    cum = (before.skb_mstamp_ns > 0) & (before.tx_delivered_mstamp > 0)
-    sack = ((before.sack_skb_mstamp_ns > 0) & (before.sack_tx_delivered_mstamp > 0)
-            & ((before.sack_skb_sacked & TCPCB_SACKED_ACKED) == 0))
-    sack_newer = sack & (~cum | (before.sack_skb_mstamp_ns > before.skb_mstamp_ns)
-                         | ((before.sack_skb_mstamp_ns == before.skb_mstamp_ns)
-                            & (before.sack_skb_end_seq - before.skb_end_seq).astype(np.int32) > 0))
+    # The newest packet this ACK delivered (tcp_rate_skb_delivered keeps the one sent last,
+    # tcp_skb_sent_after): among the one holding its last cumulatively ACKed byte, the
+    # queue's first (in recovery, the retransmission the ACK delivers while the packets after
+    # it were SACKed before), both when newly ACKed, and the one ending its first SACK block
+    # when newly SACKed. A packet SACKed before had its stamp used then (tx.delivered_mstamp
+    # zeroed); TCPCB_SACKED_ACKED marks it.
+    def candidate(prefix: str, covered) -> pd.Series:
+        return ((before[prefix + "skb_mstamp_ns"] > 0) & (before[prefix + "tx_delivered_mstamp"] > 0)
+                & ((before[prefix + "skb_sacked"] & TCPCB_SACKED_ACKED) == 0) & covered)
+
+    head_covered = (before.head_skb_seq - before.ack_seq).astype(np.int64) % (1 << 32) >= (1 << 31)
+    prefixes = ("", "head_", "sack_")
+    valid = [candidate("", True), candidate("head_", head_covered), candidate("sack_", True)]
+    best = np.full(len(before), -1)
+    for k, (prefix, ok) in enumerate(zip(prefixes, valid)):
+        if k == 0:
+            best = np.where(ok, 0, best)
+            continue
+        cur = np.select([best == j for j in range(k)], [before[p + "skb_mstamp_ns"] for p in prefixes[:k]], 0)
+        cur_end = np.select([best == j for j in range(k)], [before[p + "skb_end_seq"] for p in prefixes[:k]], 0)
+        mine, mine_end = before[prefix + "skb_mstamp_ns"], before[prefix + "skb_end_seq"]
+        later = (mine > cur) | ((mine == cur) & ((mine_end - cur_end).astype(np.int64) % (1 << 32) < (1 << 31))
+                                & (mine_end != cur_end))
+        best = np.where(ok & ((best < 0) | later), k, best)
 
     def pick(col):
-        return np.where(sack_newer, before["sack_" + col], before[col])
+        return np.select([best == k for k in range(3)], [before[p + col] for p in prefixes], 0)
 
-    found = (cum | sack) & (acked > 0)
+    cum, sack = valid[0], valid[2]
+    found = (best >= 0) & (acked > 0)
     sent_us = pick("skb_mstamp_ns") // 1000
     tx_delivered, tx_delivered_mstamp = pick("tx_delivered"), pick("tx_delivered_mstamp")
     snd_us = sent_us - pick("tx_first_tx_mstamp")
@@ -149,7 +164,7 @@ def to_trace(rec: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     # neither gives one and snd_una advanced, from the timestamp echo in whole ms
     # (tcp_rtt_tsopt_us: tcp_mstamp in ms + tsoffset - TSecr, at least 1).
     sack_rtt = sack & ((before.sack_skb_sacked & TCPCB_RETRANS) == 0) & (acked > 0)
-    cum_rtt = cum & ((before.skb_sacked & TCPCB_RETRANS) == 0) & (acked > 0)
+    cum_rtt = cum & ((before.skb_sacked & TCPCB_RETRANS) == 0) & (acked > 0)  # cum: not SACKed before
     una_advanced = (after.snd_una - before.snd_una).astype(np.int64) % (1 << 32) != 0
     ts_ms = ((t // 1000 + before.tsoffset.astype(np.int64) - before.tsecr.astype(np.int64)) % (1 << 32)).clip(lower=1)
     rtt = np.where(sack_rtt, t - before.sack_skb_mstamp_ns // 1000,
@@ -242,8 +257,7 @@ class BbrCheck:
             f"{len(t)} ACKs recorded ({self.lost} lost by the probe); kernel HZ {self.hz}; "
             f"PROBE_BW entered at phase(s) {self.phases}, replay seed {self.seed}",
             f"kernel modes: " + ", ".join(f"{MODES[m]} {n}" for m, n in t["mode"].value_counts().sort_index().items()),
-            f"ACKs outside Open or with SACK blocks (sample not rebuilt from the cumulative ACK): "
-            f"{len(t) - len(open_)}",
+            f"ACKs outside Open or with SACKed data: {len(t) - len(open_)}",
         ]
         for label, rows in (("all ACKs", t), ("ACKs in Open without SACK", open_)):
             s = self.shares(rows)
