@@ -6,6 +6,9 @@ printed as a table and written with one picture per scenario under docs/agreemen
     python scripts/agreement.py --testbed          # (root) run the kernel side where missing
     python scripts/agreement.py --baseline DIR     # also an older build (a cubiclab package
                                                    # folder with its _core extension) as "before"
+    python scripts/agreement.py --merge A.toml ... # only these scenarios; the other rows of
+                                                   # docs/agreement/verdicts.json (and the
+                                                   # "before" table) are kept
 
 The kernel side does not change with the simulator, so its runs are kept in
 docs/agreement/kernel/<scenario>.json (metrics of every run and the first run's cwnd on a
@@ -172,6 +175,19 @@ def picture(name: str, sim_res, kernel: dict, path: Path) -> Path:
     return save(fig, path)
 
 
+def merged(out: Path, rows: list) -> tuple[list, list, str]:
+    """`rows` merged into the rows on file in `out`, and the "before" table on file with its
+    title (from table.md)."""
+    on_file = out / "verdicts.json"
+    now = json.loads(on_file.read_text()) if on_file.exists() else {}
+    now.update(dict(rows))
+    before_file = out / "verdicts_before.json"
+    before = sorted(json.loads(before_file.read_text()).items()) if before_file.exists() else []
+    md = out / "table.md"
+    titles = [x[4:] for x in md.read_text().splitlines() if x.startswith("### Before:")] if md.exists() else []
+    return sorted(now.items()), before, titles[0] if titles else "Before: an older build against the same kernel runs"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="*", help="TOML files (default: scenarios/agreement/*.toml)")
@@ -180,8 +196,12 @@ def main() -> int:
     ap.add_argument("--rerun-testbed", action="store_true", help="run the kernel side again even if on file")
     ap.add_argument("--baseline", type=Path, help="folder holding an older cubiclab package: its simulator too")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--merge", action="store_true",
+                    help="update the given scenarios' rows and keep the others on file")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
+    if args.merge and (not args.scenarios or args.baseline):
+        ap.error("--merge takes scenario files and no --baseline (the 'before' table on file is kept)")
 
     from cubiclab.io import atomic_write_text
     from cubiclab.scenario import Scenario
@@ -211,16 +231,19 @@ def main() -> int:
     if not now_rows:
         print("no kernel runs on file; run with --testbed (as root)", file=sys.stderr)
         return 2
+    before_title = f"Before: simulator of {args.baseline} against the same kernel runs"
+    if args.merge:
+        now_rows, before_rows, before_title = merged(args.out, now_rows)
     parts = [table(now_rows, "Simulator (this build) against the kernel")]
     if before_rows:
-        parts.append(table(before_rows, f"Before: simulator of {args.baseline} against the same kernel runs"))
+        parts.append(table(before_rows, before_title))
     if missing:
         parts.append("Not run on the kernel yet: " + ", ".join(missing))
     text = "\n\n".join(parts)
     print(text)
     detail = {name: vs for name, vs in now_rows}
     atomic_write_text(args.out / "verdicts.json", json.dumps(detail, indent=1, default=float) + "\n")
-    if before_rows:
+    if before_rows and not args.merge:
         atomic_write_text(args.out / "verdicts_before.json",
                           json.dumps(dict(before_rows), indent=1, default=float) + "\n")
     atomic_write_text(args.out / "table.md", text + "\n")

@@ -27,7 +27,7 @@ MSS = 1448
 def scenario(name: str, rate: str, rtt: str, seconds: float) -> dict:
     return {"name": f"rwnd-{name}", "duration": f"{seconds}s",
             "bottleneck": {"rate": rate, "buffer": "100%BDP"},
-            "flows": [{"algorithm": "reno", "rtt": rtt}]}
+            "flows": [{"algorithm": "reno", "rtt": rtt, "rwnd": "autotune"}]}
 
 
 def namespace_tcp_rmem() -> str:
@@ -54,8 +54,7 @@ def main() -> None:
     print(f"namespace tcp_rmem = {namespace_tcp_rmem()}")
     for name in args.case or CASES:
         rate, rtt, rtt_s = CASES[name]
-        res = testbed(scenario(name, rate, rtt, args.seconds), trace=False, info_interval="5ms",
-                      receive_buffer="autotune")
+        res = testbed(scenario(name, rate, rtt, args.seconds), trace=False, info_interval="5ms")
         info = res.info[res.info.flow == 0][["t", "snd_cwnd", "snd_wnd", "rtt_us"]]
         info = info[info.t >= 0].rename(columns={"snd_cwnd": "cwnd"})
         tmp = out / f"{name}.csv.tmp"

@@ -102,3 +102,63 @@ def test_acks_the_bpf_witness_missed_become_ack_no_cc():
     conv = convert(rec, mss, bpf_seen=seen)
     assert list(conv.trace.event) == ["ack", "ack", "ack_no_cc", "ack"]
     assert list(conv.truth.cong_avoid) == [True, True, False, True]
+
+
+def _bbr_record(**kw):
+    base = dict(time_ns=0, delivered=0, lost=0, delivered_mstamp=0, packets_out=0, sacked_out=0, lost_out=0,
+                retrans_out=0, skb_mstamp_ns=0, tx_first_tx_mstamp=0, tx_delivered_mstamp=0, tx_delivered=0,
+                tx_app_limited=0, skb_sacked=0, wstamp_ns=0, skb_end_seq=0, sack_skb_mstamp_ns=0,
+                sack_tx_first_tx_mstamp=0, sack_tx_delivered_mstamp=0, sack_tx_delivered=0, sack_tx_app_limited=0,
+                sack_skb_sacked=0, sack_skb_end_seq=0, snd_una=0, snd_nxt=0, mss=1448, total_retrans=0, tsoffset=0,
+                tsecr=0, min_rtt_us=0, ca_state=0, cwnd=10, pacing_rate=0,
+                bbr_mode=0, bbr_bw=0, bbr_min_rtt_us=0, bbr_cycle_idx=0, bbr_pacing_gain=739, bbr_full_bw_reached=0)
+    return {**base, **kw}
+
+
+def test_bbr_rate_sample_rebuilt_as_tcp_rate_does():
+    from cubiclab.kernel.bbr_check import to_trace
+
+    # Before the ACK: 10 delivered, 20 in flight; the packet holding the ACK's last byte
+    # left at 980000 us with tx stamp delivered = 5, delivered_mstamp = 978000 us, send
+    # phase from 975000 us. After it: 12 delivered at tcp_mstamp 1000010 us, min RTT 15 ms.
+    # tcp_rate.c: send phase 980000 - 975000 = 5000 us, ACK phase 1000010 - 978000 =
+    # 22010 us, interval the longer, 22010 (>= min RTT); delivered 12 - 5 = 7; acked_sacked
+    # 2; ca_rtt_us 1000010 - 980000 = 20010; in flight 20 before, 20 - 2 = 18 at cong_control.
+    # The ACK moved snd_una by 2 segments; nothing was sent after it before the next record.
+    before = _bbr_record(time_ns=1_000_009_000, delivered=10, packets_out=20, skb_mstamp_ns=980_000_000,
+                         tx_first_tx_mstamp=975_000, tx_delivered_mstamp=978_000, tx_delivered=5,
+                         wstamp_ns=1_000_500_000, snd_una=0, snd_nxt=20 * 1448)
+    after = _bbr_record(time_ns=1_000_600_000, delivered=12, delivered_mstamp=1_000_010, packets_out=18,
+                        min_rtt_us=15_000, snd_una=2 * 1448, snd_nxt=20 * 1448)
+    trace, truth = to_trace(pd.DataFrame([before, after]))
+    row = trace.iloc[0]
+    assert (row.time_us, row.acked, row.rtt_us) == (1_000_010, 2, 20_010)
+    assert (row.rs_prior_delivered, row.rs_delivered, row.rs_interval_us, row.rs_app_limited) == (5, 7, 22_010, 0)
+    assert (row.prior_in_flight, row.in_flight, row.wstamp_ns, row.delivered) == (20, 18, 1_000_500_000, 12)
+    assert len(truth) == 1
+    # An interval shorter than tcp_min_rtt() (30 ms here) makes the sample invalid.
+    trace, _ = to_trace(pd.DataFrame([before, {**after, "min_rtt_us": 30_000}]))
+    assert trace.rs_interval_us.iloc[0] == -1
+    # A retransmitted packet gives no RTT sample; with a timestamp echo the RTT is
+    # tcp_rtt_tsopt_us's: 1000010 us is 1000 ms, + tsoffset 7 - TSecr 987 = 20 ms.
+    trace, _ = to_trace(pd.DataFrame([{**before, "skb_sacked": 0x80}, after]))
+    assert trace.rtt_us.iloc[0] == -1
+    trace, _ = to_trace(pd.DataFrame([{**before, "skb_sacked": 0x80, "tsoffset": 7, "tsecr": 987}, after]))
+    assert trace.rtt_us.iloc[0] == 20_000
+    # Three segments sent after the ACK (snd_nxt + 3 MSS) and one retransmission are not in
+    # flight when cong_control ran: 21 in flight at the next record, 17 then.
+    later = {**after, "packets_out": 21, "snd_nxt": 23 * 1448, "total_retrans": 1, "retrans_out": 1, "lost_out": 1}
+    trace, _ = to_trace(pd.DataFrame([before, later]))
+    assert trace.in_flight.iloc[0] == 17
+    # A first SACK block ending in a packet sent later (990000 us, stamp delivered = 8 at
+    # 985000 us, send phase from 982000) and not SACKed before makes the sample: send phase
+    # 990000 - 982000 = 8000, ACK phase 1000010 - 985000 = 15010, delivered 12 - 8 = 4,
+    # RTT 10010. Already SACKed (TCPCB_SACKED_ACKED), it does not.
+    sacked = {**before, "sack_skb_mstamp_ns": 990_000_000, "sack_tx_first_tx_mstamp": 982_000,
+              "sack_tx_delivered_mstamp": 985_000, "sack_tx_delivered": 8}
+    trace, _ = to_trace(pd.DataFrame([sacked, after]))
+    row = trace.iloc[0]
+    assert (row.rs_prior_delivered, row.rs_delivered, row.rs_interval_us, row.rtt_us) == (8, 4, 15_010, 10_010)
+    trace, _ = to_trace(pd.DataFrame([{**sacked, "sack_skb_sacked": 0x01}, after]))
+    assert (trace.rs_prior_delivered.iloc[0], trace.rs_delivered.iloc[0]) == (5, 7)
+    assert trace.ca_state.iloc[0] == "open"

@@ -43,3 +43,18 @@ def test_window_curve_plateau_at_wmax():
     i = (df.t - k).abs().idxmin()
     assert abs(df.w_cubic.iloc[i] - 1000) < 0.01
     assert abs(df.w_cubic.iloc[0] - 800) < 1e-9
+
+
+def test_bbr_replays_a_trace_with_rate_samples():
+    # One ACK of the ideal path in crates/cubiclab-cc/src/replay.rs: a sample of 100
+    # segments in 10 ms is bw = 100 * 2^24 / 10000 = 167772; STARTUP paces at
+    # ((167772 * mss * 739) >> 8) * 990000 >> 24 B/s: 41381651 at MSS 1448, 28588637 at 1000.
+    trace = ("time_us,event,acked,rtt_us,rs_prior_delivered,rs_delivered,rs_interval_us,rs_app_limited\n"
+             "100,ack,1,10000,0,100,10000,0\n")
+    df = cubiclab.replay("bbr", trace)
+    assert (int(df.cwnd[0]), int(df.pacing_rate[0]), int(df["mode"][0])) == (11, 41381651, 0)
+    assert int(cubiclab.replay("bbr", trace, mss=1000).pacing_rate[0]) == ((167772 * 1000 * 739) >> 8) * 990000 >> 24
+    with pytest.raises(ValueError, match="rs_delivered"):
+        cubiclab.replay("bbr", "time_us,event,acked,rtt_us\n0,ack,1,100\n")
+    with pytest.raises(ValueError, match="seed is -1"):
+        cubiclab.replay("bbr", trace, seed=-1)

@@ -65,10 +65,20 @@ def test_plan_follows_the_simulator_delays():
         tbrun.plan(cubiclab.Scenario(flows=[cubiclab.FlowGroup("cubic", params={"beta": 717})]))
 
 
-def test_receive_buffer_names_its_choices():
-    # Checked before any namespace exists, so it needs no privileges.
-    with pytest.raises(ValueError, match="receive_buffer must be 'forced' or 'autotune', not 'auto'"):
-        tbrun.testbed(_scenario(), receive_buffer="auto")
+def test_receive_buffer_is_the_plans():
+    # Forced (the default far above the BDP, or a pinned window's buffer), or None for the
+    # kernel's autotuning within the scenario's tcp_rmem, set in the receiver's namespace.
+    # A pinned 64 KB window forces ceil(65 536 x 256 / (2 x 160)) = 52 429 bytes: the
+    # window 2 x 52 429 x 160 / 256 = 65 536 once the TUN path's ratio is measured.
+    if "reno" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer reno")
+    sc = cubiclab.Scenario(duration="2s", tcp_rmem="4096 131072 6291456",
+                           flows=[cubiclab.FlowGroup("reno", rwnd="autotune"),
+                                  cubiclab.FlowGroup("reno", rwnd="64KiB"), cubiclab.FlowGroup("reno")],
+                           bottleneck=cubiclab.Bottleneck(rate="10Mbps", buffer="100packets"))
+    p = tbrun.plan(sc)
+    assert [f["rcvbuf"] for f in p.flows] == [None, 52_429, 8 << 20]
+    assert p.receiver_sysctls == {"net.ipv4.tcp_rmem": "4096 131072 6291456"}
 
 
 def test_without_root_a_clear_error(monkeypatch):
@@ -133,6 +143,64 @@ def test_random_loss_rate_is_reproduced():
     assert e["fwd_drops"] == 0
     assert res.totals.retransmits.sum() >= 0.9 * res.totals.random_losses.sum()
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+_UDP_RECEIVER = textwrap.dedent("""
+    import socket, sys
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.bind((sys.argv[1], int(sys.argv[2]))); s.settimeout(2.0)
+    print("ready", flush=True)
+    got = []
+    try:
+        while True:
+            got.append(s.recv(4096))
+    except socket.timeout:
+        pass
+    print(len(got), sum(len(d) for d in got), len({d for d in got}), flush=True)
+    snmp = open("/proc/net/snmp").read().splitlines()
+    head, vals = [line.split()[1:] for line in snmp if line.startswith("Udp:")][:2]
+    print(dict(zip(head, vals))["InCsumErrors"], flush=True)
+""")
+
+
+@needs_root
+def test_udp_trains_cross_the_emulator_whole(tmp_path):
+    # 50 UDP_SEGMENT sends of 20 datagrams of 1000 bytes: with UDP segmentation offload
+    # the emulator reads each send as one packet (50 reads, 1000 arrivals), queues the
+    # 1000 datagrams one by one, and writes trains the receiving kernel cuts back into
+    # datagrams, with checksums it accepts (a wrong one is counted in InCsumErrors and
+    # the datagram dropped). Every datagram's payload is distinct (its send and index),
+    # so 1000 distinct datagrams of 1000 bytes arrive.
+    from cubiclab.testbed.emu import Emulator, config_text
+    from cubiclab.testbed.net import RECEIVER_IP, TunPath
+
+    link = ('{"rate_bps": 100000000, "buffer": {"packets": 2000}, "queue": "droptail", "settings": {}, '
+            '"loss": {"model": "none"}, "packet_bytes": 1500}')
+    with TunPath() as net:
+        cfg = config_text(netns_a=net.netns_path("sender"), tun_a="tb0", netns_b=net.netns_path("receiver"),
+                          tun_b="tb0", netns_home=net.netns_path("emulator"), fwd_link=link, rev_link=link,
+                          default_delay="1000000 1000000", max_duration_ns=60_000_000_000, sample_ns=100_000_000)
+        emu = Emulator(net.exec_args("emulator"), cfg, tmp_path)
+        t_end = time.time() + 10
+        while not (net.carrier("sender") and net.carrier("receiver")) and time.time() < t_end:
+            time.sleep(0.02)
+        rx = subprocess.Popen(net.exec_args("receiver") + [sys.executable, "-c", _UDP_RECEIVER, RECEIVER_IP, "46100"],
+                              stdout=subprocess.PIPE, text=True)
+        assert rx.stdout.readline().strip() == "ready"
+        send = ("import socket, sys\n"
+                "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                "s.setsockopt(socket.IPPROTO_UDP, 103, 1000)\n"  # UDP_SEGMENT
+                "s.connect((sys.argv[1], 46100))\n"
+                "for k in range(50):\n"
+                "    s.send(b''.join(bytes([k, i]) * 500 for i in range(20)))\n")
+        subprocess.run(net.exec_args("sender") + [sys.executable, "-c", send, RECEIVER_IP], check=True, timeout=30)
+        counts, csum_errors = rx.communicate(timeout=30)[0].split("\n")[:2]
+        e = emu.stop().summary
+    assert counts.split() == ["1000", "1000000", "1000"]
+    assert csum_errors == "0"
+    assert (e["fwd_reads"], e["fwd_arrivals"], e["fwd_delivered"], e["fwd_drops"]) == (50, 1000, 1000, 0)
+    assert e["fwd_writes"] < 1000
 
 
 _CHILD = textwrap.dedent("""
@@ -247,6 +315,48 @@ def test_reproduce_names_why_the_testbed_refuses_a_run():
     assert why_not(run("700s", "10Mbps"), 800) is None
 
 
+def test_the_rate_limit_reads_a_schedules_peak():
+    # A schedule's steps start at 0 s and replace the fixed rate: 100 Mbit/s fixed with a
+    # 1500 Mbit/s step asks 1500 of the emulator. A trace opportunity carries 1500 bytes, so
+    # three in one millisecond are 3 x 1500 x 8 bits per ms = 36 Mbit/s.
+    from cubiclab.experiments.testbed_backend import why_not
+    from cubiclab.testbed.emu import peak_rate_bps
+    from cubiclab.sweep import Run
+
+    def bottleneck(schedule):
+        return cubiclab.Bottleneck(rate="100Mbps", schedule=schedule)
+
+    steps = bottleneck({"steps": [["0s", "50Mbps"], ["1s", "1500Mbps"]], "repeat": "2s"})
+    sc = cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")], bottleneck=steps)
+    assert peak_rate_bps(sc.compile()["bottleneck"]) == 1_500_000_000
+    assert "schedule's peak rate 1500 Mbit/s is above" in why_not(Run(sc), 600)
+    trace = {"kind": "trace", "opportunities_ms": [1, 2, 2, 2, 5]}
+    assert peak_rate_bps({"rate": 100_000_000, "schedule": trace}) == 36_000_000
+
+
+def test_quick_mode_agreement_compares_the_side_of_the_tolerance():
+    # Quick mode judges nothing ("indicative" on both sides): agreement is whether the
+    # simulator's and the kernel's single values fall on the same side of the tolerance
+    # (here Band 1 +- 0.2: 0.9 and 1.1 inside, 1.5 outside); a side that measured nothing
+    # agrees with nothing.
+    from cubiclab.experiments.base import Outcome
+    from cubiclab.experiments.claims import Band, ClaimSpec, judge
+    from cubiclab.experiments.testbed_backend import columns
+
+    spec = ClaimSpec(id="c", quote="q", where="w", source="stated in text", paper="1", metric="m", unit="",
+                     accept=Band(1.0, 0.2), rationale="r")
+
+    def outcome(value):
+        return Outcome(name="e", title="t", seed="000", figure="f", setup="s",
+                       verdicts=[judge(spec, [] if value is None else [value], indicative=True)])
+
+    sim = outcome(0.9)
+    assert [(r["simulator_verdict"], r["kernel_verdict"], r["agree"]) for r in columns(sim, outcome(1.1))] == [
+        ("indicative: inside", "indicative: inside", True)]
+    assert columns(sim, outcome(1.5))[0]["agree"] is False
+    assert columns(sim, outcome(None))[0]["agree"] is None
+
+
 def test_reproduce_skips_an_entry_the_testbed_cannot_finish(tmp_path, monkeypatch):
     # An entry's analysis needs all its runs: one run above the emulator's rate keeps its
     # partner off the testbed too, but the partner, shared with another entry that the
@@ -273,6 +383,43 @@ def test_reproduce_skips_an_entry_the_testbed_cannot_finish(tmp_path, monkeypatc
     assert list(kr.refused) == [fast.key] and ran == [other.scenario] and list(kr.failed) == [other.key]
     kr = testbed_backend.run_all([[ok, fast], [ok]], tmp_path, 600, log=None)
     assert list(kr.refused) == [fast.key] and ran[1:] == [ok.scenario]
+
+
+def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
+    # No run starts whose planned end (time spent so far + its 2 s) lies beyond the budget.
+    # The (fake) testbed returns at once; the pause between runs is set to 1.5 s. Budget
+    # 1 s: no 2 s run fits. Budget 3 s: the first fits (0 + 2), the second does not
+    # (1.5 s of pause + 2 > 3) and its entry says how much of it is done.
+    from cubiclab.experiments import testbed_backend
+    from cubiclab.sweep import Run
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+
+    def run(rate):
+        return Run(cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                     bottleneck=cubiclab.Bottleneck(rate=rate)))
+
+    a, b = run("10Mbps"), run("20Mbps")
+    ran = []
+
+    def testbed(sc, **kw):  # records the call instead of running the kernel
+        ran.append(sc)
+        raise RuntimeError("not run here")
+
+    monkeypatch.setattr(tbrun, "testbed", testbed)
+    monkeypatch.setattr(testbed_backend, "LOCK_PAUSE_S", 1.5)
+    kr = testbed_backend.run_all([[a], [b]], tmp_path, 600, log=None, budget_s=1.0)
+    assert ran == [] and kr.pending == {a.key, b.key}
+    kr = testbed_backend.run_all([[a], [b]], tmp_path, 600, log=None, budget_s=3.0)
+    assert ran == [a.scenario] and kr.pending == {b.key}
+
+    class Entry:
+        def outcome(self, mode, error):
+            return error
+
+    assert testbed_backend.kernel_outcome(Entry(), [b], kr, None, tmp_path).startswith(
+        "not wholly run on the kernel yet: 0 of 1 testbed runs done")
 
 
 @needs_root

@@ -20,6 +20,7 @@ const OBJECTS: &[(&str, &str, &[&str])] = &[
     ("bic", "bic.bpf.c", &[]),
     ("htcp", "htcp.bpf.c", &[]),
     ("watch", "watch.bpf.c", &[]),
+    ("bbr_probe", "bbr_probe.bpf.c", &[]),
 ];
 
 /// hstcp_table.h: HighSpeed's AIMD table from the library, its one owner. The arrays are

@@ -50,7 +50,8 @@ def cmd_replay(args) -> int:
     if not text.strip():
         raise ValueError(f"trace '{args.trace}' is empty; expected a header line 'time_us,event,acked,rtt_us'")
     text += "\n"  # text, never a path: replay() takes a line without a newline or comma for a path
-    df = replay(args.algorithm, text, _parse_set(args.set), args.initial_cwnd, args.initial_ssthresh)
+    df = replay(args.algorithm, text, _parse_set(args.set), args.initial_cwnd, args.initial_ssthresh,
+                mss=args.mss, seed=args.seed)
     out = df.to_json(orient="records") if args.format == "json" else df.to_csv(index=False)
     if args.output:
         atomic_write_text(Path(args.output), out)
@@ -159,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="algorithm parameter")
     r.add_argument("--initial-cwnd", type=int)
     r.add_argument("--initial-ssthresh", type=int)
+    r.add_argument("--mss", type=int, help="segment payload in bytes for pacing rates (default 1448)")
+    r.add_argument("--seed", type=int, help="seed of the algorithm's random numbers (bbr's PROBE_BW phase)")
     r.add_argument("--format", choices=["csv", "json"], default="csv")
     r.add_argument("--output", "-o", help="write here instead of stdout")
     r.set_defaults(func=cmd_replay)

@@ -72,6 +72,18 @@ class _MachineLock:
 _LOCK = _MachineLock()
 
 
+class kernel_lab_held:
+    """Hold the kernel lab for a block (re-entrant: runs inside take it again for free), for
+    what must cover a whole run, such as a machine-wide probe attached before it starts."""
+
+    def __enter__(self) -> "kernel_lab_held":
+        _LOCK.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _LOCK.release()
+
+
 class KernelLabUnavailable(RuntimeError):
     """The machine cannot run kernel experiments (not root, no ip, no namespaces...)."""
 

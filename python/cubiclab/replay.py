@@ -3,7 +3,9 @@
 The trace is CSV with columns ``time_us,event,acked,rtt_us`` and optionally
 ``cwnd_limited``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``,
 ``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``loss``, ``rto``,
-``tx_start`` and ``undo``. Semantics follow Linux ``tcp_input.c`` (the Rust
+``tx_start`` and ``undo``. An algorithm with ``cong_control`` (``bbr``) needs every ACK's
+delivery-rate sample: ``rs_prior_delivered, rs_delivered, rs_interval_us,
+rs_app_limited`` and optionally ``losses, prior_in_flight, in_flight, wstamp_ns, delivered``. Semantics follow Linux ``tcp_input.c`` (the Rust
 module ``cubiclab_cc::replay`` documents them).
 """
 
@@ -71,6 +73,14 @@ def _segments(value, field: str, least: int) -> int | None:
     return value
 
 
+def _bounded(value, field: str, least: int, most: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise ValueError(f"{field} is {value!r}; allowed: an integer in [{least}, {most}]")
+    return value
+
+
 def _params(params) -> dict:
     if params is None:
         return {}
@@ -88,12 +98,20 @@ def replay(
     params: dict | None = None,
     initial_cwnd: int | None = None,
     initial_ssthresh: int | None = None,
+    mss: int | None = None,
+    seed: int | None = None,
+    handshake_rtt_us: int | None = None,
+    start_us: int | None = None,
 ) -> pd.DataFrame:
     """Feed `trace` to `algorithm` and return its state after every event.
 
-    Columns: time_us, event, cwnd, ssthresh, cwnd_cnt, ca_state, then the algorithm's own
+    Columns: time_us, event, cwnd, ssthresh, cwnd_cnt, ca_state, pacing_rate (bytes/s), then the algorithm's own
     variables (for CUBIC: last_max_cwnd, K, origin, epoch_start, delay_min, tcp_cwnd, cnt,
-    found, ...). Bad names or values raise ValueError naming them.
+    found, ...; for BBR mode, bw, min_rtt_us, gains, cycle_idx, ...). `mss` (bytes, default 1448) sets the unit of
+    pacing rates; `seed` the algorithm's random numbers (BBR's PROBE_BW entry phase);
+    `handshake_rtt_us` the RTT sample a Linux connection has when its congestion control
+    starts (BBR's first pacing rate and min_rtt); `start_us` when it started (default: the
+    trace's first time). Bad names or values raise ValueError naming them.
 
     >>> import cubiclab
     >>> df = cubiclab.replay("reno", "time_us,event,acked,rtt_us\\n0,ack,1,40000\\n")
@@ -105,6 +123,8 @@ def replay(
     cols = _core.replay_csv(
         algorithm, _trace_text(trace), _params(params),
         _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
+        _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
+        _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
     )
     return pd.DataFrame(cols)
 

@@ -42,7 +42,7 @@ A scenario file (every key optional except ``flows``)::
     start_spacing = "1s"        # flow k of the group starts k x spacing later
     # stop = "100s" | bytes = "10MB" | recovery = "sack" | "newreno"
     # delayed_ack = true | ack_every = 2 | delack_timeout = "40ms"
-    # initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB"
+    # initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB" | rwnd = "autotune"
     [flows.params]
     beta = 717
 
@@ -163,6 +163,10 @@ class Scenario:
     start_jitter: str | int = "10ms"
     mss: int = 1448
     min_rto: str | int = "200ms"
+    #: The receivers' net.ipv4.tcp_rmem, "min default max" (e.g. "4096 131072 32MB") or a
+    #: list of three sizes; None: Linux 6.18's 4096 131072 33554432. Used by flows with
+    #: rwnd = "autotune" and by web sessions.
+    tcp_rmem: str | list | None = None
     record: Record = field(default_factory=Record)
     name: str = "scenario"
 
@@ -255,7 +259,7 @@ class Scenario:
                 "recovery": g.recovery, "delayed_ack": g.delayed_ack, "ack_every": g.ack_every,
                 "delack_timeout": units.parse_time(g.delack_timeout, f"{at}.delack_timeout"),
                 "initial_cwnd": g.initial_cwnd, "initial_ssthresh": g.initial_ssthresh,
-                "rwnd": None if g.rwnd is None else units.parse_size(g.rwnd, f"{at}.rwnd", mss=self.mss),
+                "rwnd": _rwnd(g.rwnd, f"{at}.rwnd", self.mss),
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
         delay = min(positive_rtts) // 4 if b.delay is None else units.parse_time(b.delay, "bottleneck.delay")
@@ -267,6 +271,7 @@ class Scenario:
             "mss": self.mss,
             "start_jitter": units.parse_time(self.start_jitter, "start_jitter"),
             "min_rto": units.parse_time(self.min_rto, "min_rto"),
+            **({} if self.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(self.tcp_rmem, self.mss)}),
             "bottleneck": {
                 "rate": rate, "delay": delay,
                 "buffer": _buffer(b.buffer, "bottleneck.buffer", bdp_bytes, wire),
@@ -403,6 +408,24 @@ def _buffer(value, fieldname, bdp_bytes, wire) -> dict:
     else:
         return {"bytes": units.parse_size(value, fieldname)}
     return {"packets": units.checked_int(packets, fieldname, value, "packets", largest=2**32 - 1)}
+
+
+def _rwnd(value, at: str, mss: int):
+    """A flow group's rwnd: None (a buffer that never limits), "autotune", or a window size."""
+    if value is None or value == "autotune":
+        return value
+    if isinstance(value, str) and not any(ch.isdigit() for ch in value):
+        raise ValueError(f"{at} is {value!r}; allowed: \"autotune\" or a size (e.g. \"64KB\", \"40packets\")")
+    return units.parse_size(value, at, mss=mss)
+
+
+def _tcp_rmem(value, mss: int) -> list[int]:
+    """tcp_rmem as "min default max" or three sizes -> three byte counts."""
+    parts = value.split() if isinstance(value, str) else value
+    if not isinstance(parts, (list, tuple)) or len(parts) != 3:
+        raise ValueError(f"tcp_rmem is {value!r}; allowed: three sizes \"min default max\" "
+                         "(e.g. \"4096 131072 32MB\")")
+    return [units.parse_size(x, f"tcp_rmem[{i}]", mss=mss, default_unit="B") for i, x in enumerate(parts)]
 
 
 def _groups(value, cls, where: str) -> list:

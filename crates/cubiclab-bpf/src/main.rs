@@ -9,6 +9,8 @@
 //!                                        --watch: record the ACKs the kernel ran BPF on
 //!                                        for these sockets (see watch.rs); --stats: print
 //!                                        each program's run count and time at the end
+//! cubiclab-bpf probe-bbr FILE            record every ACK of the kernel's bbr sockets
+//!                                        (see bbr_probe.rs) until stdin closes
 //! ```
 //! Each instance is its own object (own parameters, own per-socket code) registered under
 //! NAME (at most 15 characters). The registration is a BPF link owned by this process:
@@ -16,7 +18,9 @@
 //! the links are closed and the names leave the kernel's list; on SIGKILL the kernel closes
 //! them itself. Nothing is pinned, no kernel-wide setting is touched.
 
+mod bbr_probe;
 mod ports;
+mod recorder;
 mod watch;
 
 use std::io::Read;
@@ -156,6 +160,54 @@ fn common_prefix(names: &[String]) -> String {
     first[..len].to_string()
 }
 
+/// Wait for one of the signals in `set` (blocked by [`block_signals`]); the end of stdin
+/// (the parent closed it or died) counts as SIGTERM. Returns the signal.
+fn hold(set: &libc::sigset_t) -> i32 {
+    std::thread::spawn(|| {
+        let mut buf = [0u8; 256];
+        let mut stdin = std::io::stdin();
+        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
+    });
+    let mut sig = 0;
+    unsafe { libc::sigwait(set, &mut sig) };
+    sig
+}
+
+/// `probe-bbr FILE`: record the kernel's bbr sockets per ACK until stdin closes.
+fn probe_bbr(args: &[String]) -> ExitCode {
+    let [path] = args else {
+        eprintln!("cubiclab-bpf: probe-bbr needs one FILE");
+        return ExitCode::from(2);
+    };
+    if let Some(reason) = ports::build_problem() {
+        eprintln!("cubiclab-bpf: the BPF programs were not built: {reason}");
+        return ExitCode::from(3);
+    }
+    let set = block_signals();
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        if libc::getppid() == 1 {
+            return ExitCode::from(1);
+        }
+    }
+    let recorder = match bbr_probe::start(std::path::PathBuf::from(path)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cubiclab-bpf: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    println!("{{\"recording\":{},\"pid\":{}}}", json_str(path), std::process::id());
+    let sig = hold(&set);
+    if let Err(e) = recorder.finish() {
+        eprintln!("cubiclab-bpf: {e}");
+        return ExitCode::from(1);
+    }
+    eprintln!("cubiclab-bpf: probe-bbr detached (signal {sig})");
+    ExitCode::SUCCESS
+}
+
 fn load(mut args: &[String]) -> ExitCode {
     let (mut watch_path, mut stats) = (None, false);
     loop {
@@ -217,7 +269,7 @@ fn load(mut args: &[String]) -> ExitCode {
         eprintln!("cubiclab-bpf: enabling BPF run-time statistics failed ({stats_fd})");
         return ExitCode::from(3);
     }
-    let watch = match watch_path.map(|p| watch::Watch::start(&common_prefix(&names), p)).transpose() {
+    let watch = match watch_path.map(|p| watch::start(&common_prefix(&names), p)).transpose() {
         Ok(w) => w,
         Err(e) => {
             eprintln!("cubiclab-bpf: {e}");
@@ -232,16 +284,8 @@ fn load(mut args: &[String]) -> ExitCode {
     let pairs: Vec<String> =
         instances.iter().map(|i| format!("{}:{}", json_str(&i.name), json_str(i.algorithm))).collect();
     println!("{{\"loaded\":{{{}}},\"pid\":{}}}", pairs.join(","), std::process::id());
-    // The end of stdin (the parent closed it or died) also ends the run.
-    std::thread::spawn(|| {
-        let mut buf = [0u8; 256];
-        let mut stdin = std::io::stdin();
-        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
-        unsafe { libc::kill(libc::getpid(), libc::SIGTERM) };
-    });
-    let mut sig = 0;
-    unsafe { libc::sigwait(&set, &mut sig) };
-    let watched = watch.map(watch::Watch::finish).transpose();
+    let sig = hold(&set);
+    let watched = watch.map(recorder::Recorder::finish).transpose();
     if stats {
         let each: Vec<String> = names.iter().zip(&links).map(|(n, (obj, _))| program_stats(n, obj)).collect();
         println!("{{\"stats\":{{{}}}}}", each.join(","));
@@ -269,8 +313,12 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("list") => list(),
         Some("load") => load(&args[1..]),
+        Some("probe-bbr") => probe_bbr(&args[1..]),
         _ => {
-            eprintln!("usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] NAME=ALGORITHM[:key=value,...] ...");
+            eprintln!(
+                "usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] NAME=ALGORITHM[:key=value,...] ... \
+                 | cubiclab-bpf probe-bbr FILE"
+            );
             ExitCode::from(2)
         }
     }

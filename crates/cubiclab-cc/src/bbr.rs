@@ -212,6 +212,15 @@ impl Bbr {
         self.cycle_idx
     }
 
+    /// The phase (`cycle_idx`) at which each of the first `n` PROBE_BW entries of a flow
+    /// seeded with `seed` starts: `(CYCLE_LEN - 1 - draw + 1) mod CYCLE_LEN`. A replay of a
+    /// kernel flow picks the seed whose phases are the ones the kernel drew.
+    pub fn entry_phases(seed: u64, n: usize) -> Vec<u32> {
+        let mut b = Self::new(&Params::new()).expect("default parameters are valid");
+        b.seed_random(seed);
+        (0..n).map(|_| (CYCLE_LEN - b.random_below(CYCLE_RAND)) & (CYCLE_LEN - 1)).collect()
+    }
+
     /// `tcp_jiffies32` at `now_ns`.
     #[inline]
     fn jiffies(&self, now_ns: u64) -> u32 {

@@ -15,6 +15,19 @@
 //! value of `tcp_is_cwnd_limited()` at that ACK), `idle_us` (for `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
 //! be always cwnd-limited: after each ACK it sends until `snd_nxt = snd_una + cwnd`.
+//!
+//! An algorithm with `cong_control` (BBR) reads the ACK's delivery-rate sample
+//! (`struct rate_sample` of `tcp_rate.c`), which a trace gives in the columns
+//! `rs_prior_delivered`, `rs_delivered` (-1: invalid sample), `rs_interval_us` (-1:
+//! invalid) and `rs_app_limited` (0/1), with optionally `losses` (segments newly marked
+//! lost by the ACK), `prior_in_flight` and `in_flight` (`tcp_packets_in_flight()` when
+//! the ACK arrived and when `cong_control` runs; default: `snd_nxt - snd_una` then) and
+//! `wstamp_ns` (`tcp_wstamp_ns`, the next departure time on the trace's clock, ns) and
+//! `delivered` (`tp->delivered` after the ACK, on the count `rs_prior_delivered` uses) and
+//! `ca_state` (open, disorder, cwr, recovery or loss: the state `cong_control` sees). The
+//! row's `acked` is `rs.acked_sacked` and its `rtt_us` `rs.rtt_us`. The driver keeps the
+//! connection's `delivered` (unless given), `lost` and `delivered_mstamp` from them as
+//! `tcp_rate_gen` does. Such an ACK is [`Event::RateAck`].
 
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
@@ -27,6 +40,9 @@ pub enum Event {
     /// An ACK of `acked` segments with an RTT sample (`rtt_us < 0`: none). `cwnd_limited`
     /// false means `cong_avoid` is skipped (as Linux does outside Open, or when app-limited).
     Ack { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// An ACK with its delivery-rate sample, for algorithms with `cong_control`; for the
+    /// others it is an [`Event::Ack`].
+    RateAck { acked: u32, rtt_us: i64, cwnd_limited: bool, rate: AckRate },
     /// An ACK on which the algorithm's hooks did not run (`pkts_acked`, `cong_avoid`).
     AckNoCc { rtt_us: i64 },
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
@@ -42,7 +58,7 @@ pub enum Event {
 impl Event {
     pub fn name(&self) -> &'static str {
         match self {
-            Event::Ack { .. } => "ack",
+            Event::Ack { .. } | Event::RateAck { .. } => "ack",
             Event::AckNoCc { .. } => "ack_no_cc",
             Event::Loss => "loss",
             Event::Rto => "rto",
@@ -50,6 +66,31 @@ impl Event {
             Event::Undo => "undo",
         }
     }
+}
+
+/// The rate-sample columns of one ACK (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckRate {
+    /// `rs.prior_delivered`, `rs.delivered`, `rs.interval_us`, `rs.is_app_limited`.
+    pub prior_delivered: u32,
+    pub delivered: i32,
+    pub interval_us: i64,
+    pub is_app_limited: bool,
+    /// `rs.losses`: segments newly marked lost.
+    pub losses: u32,
+    /// `rs.prior_in_flight`; `None`: `snd_nxt - snd_una` before the ACK.
+    pub prior_in_flight: Option<u32>,
+    /// `tcp_packets_in_flight()` at `cong_control`; `None`: `snd_nxt - snd_una` after the ACK.
+    pub in_flight: Option<u32>,
+    /// `tcp_wstamp_ns`; `None`: no departure scheduled beyond now.
+    pub wstamp_ns: Option<u64>,
+    /// `tp->delivered` after the ACK; `None`: the replay's own count (the segments ACKed so
+    /// far). A Linux connection starts from 1 (the handshake counts as delivered), and
+    /// `rs_prior_delivered` is on the connection's count.
+    pub delivered_total: Option<u32>,
+    /// The congestion state when `cong_control` runs (what `tcp_fastretrans_alert` left);
+    /// `None`: the replay's own.
+    pub ca_state: Option<CaState>,
 }
 
 /// An event at a time, with optional sequence numbers from the trace.
@@ -70,6 +111,9 @@ pub struct ReplayRow {
     pub ssthresh: u32,
     pub cwnd_cnt: u32,
     pub ca_state: CaState,
+    /// `sk_pacing_rate`, bytes per second (0: not set; only `cong_control` algorithms set
+    /// it in a replay).
+    pub pacing_rate: u64,
     /// The algorithm's own variables, in the order it reports them.
     pub vars: Vec<(&'static str, f64)>,
 }
@@ -88,6 +132,22 @@ impl Default for ReplayStart {
     }
 }
 
+/// What a replay takes from the connection besides its window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// `mss_cache`, bytes (pacing rates are in bytes); `None`: 1448.
+    pub mss: Option<u32>,
+    /// Seed of the algorithm's random numbers ([`CongestionControl::seed_random`]); `None`:
+    /// the algorithm's fixed default stream.
+    pub seed: Option<u64>,
+    /// An RTT sample taken before `init`, us: the handshake's, which a Linux connection has
+    /// in `srtt_us` and `tcp_min_rtt()` when its congestion control starts (BBR's first
+    /// pacing rate and min_rtt come from it). `None`: no sample yet.
+    pub handshake_rtt_us: Option<u32>,
+    /// When the algorithm's `init` ran (the handshake's end), us; `None`: the first event.
+    pub start_us: Option<u64>,
+}
+
 /// A replay: an algorithm in a [`Host`], fed one event at a time.
 pub struct Replayer {
     pub host: Host,
@@ -103,9 +163,25 @@ impl Replayer {
     /// Start a connection at time `now_us`: the algorithm's `init`, then the initial window
     /// sent (unless the trace gives sequence numbers).
     pub fn new(alg: Algorithm, start: ReplayStart, now_us: u64) -> Self {
-        let tcp = TcpState { cwnd: start.cwnd.max(1), ssthresh: start.ssthresh.max(1), ..TcpState::default() };
+        Self::with_options(alg, start, ReplayOptions::default(), now_us)
+    }
+
+    /// [`Self::new`] with the connection's MSS and the algorithm's seed.
+    pub fn with_options(mut alg: Algorithm, start: ReplayStart, opts: ReplayOptions, now_us: u64) -> Self {
+        let mut tcp = TcpState { cwnd: start.cwnd.max(1), ssthresh: start.ssthresh.max(1), ..TcpState::default() };
+        if let Some(mss) = opts.mss {
+            tcp.mss = mss.max(1);
+        }
+        if let Some(seed) = opts.seed {
+            alg.seed_random(seed);
+        }
+        let handshake = opts.handshake_rtt_us;
         // Traces carry microseconds; timeouts are not scheduled here, so the tick is moot.
         let mut host = Host::new(alg, tcp, RttEstimator::new(TCP_RTO_MIN_US, 1));
+        if let Some(rtt) = handshake {
+            host.rtt_sample(rtt as u64);
+            host.update_rtt_min(rtt as u64, now_us * 1000);
+        }
         // Linux calls init when the handshake completes, before any data is sent.
         host.init(now_us * 1000);
         host.tcp.snd_nxt = host.tcp.snd_una + host.tcp.cwnd;
@@ -117,41 +193,9 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let h = &mut self.host;
         match ev.event {
-            Event::Ack { acked, rtt_us, cwnd_limited } => {
-                let in_flight = h.packets_out();
-                let prior_una = h.tcp.snd_una;
-                let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
-                let advanced = h.ack_snd_una(una);
-                // Linux's ack_sample.pkts_acked counts the segments this ACK took off the
-                // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
-                // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
-                let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
-                if let Some(nxt) = ev.snd_nxt {
-                    h.tcp.snd_nxt = nxt;
-                }
-                if rtt_us >= 0 {
-                    h.rtt_sample(rtt_us as u64);
-                }
-                let sample = AckSample { pkts_acked, rtt_us, in_flight };
-                if self.recovery_acks && h.tcp.ca_state == CaState::Open {
-                    h.tcp.ca_state = CaState::Recovery;
-                    h.pkts_acked(&sample, now);
-                    h.tcp.ca_state = CaState::Open;
-                    self.recovery_acks = !cwnd_limited;
-                } else {
-                    h.pkts_acked(&sample, now);
-                }
-                h.try_leave_recovery(now);
-                h.assume_cwnd_limited(cwnd_limited);
-                let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
-                h.cong_control(ack, &RateSample::default(), h.packets_out(), now);
-                if ev.snd_nxt.is_none() {
-                    let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
-                    if (want.wrapping_sub(h.tcp.snd_nxt) as i32) > 0 {
-                        h.tcp.snd_nxt = want;
-                        h.tcp.lsndtime_ns = now;
-                    }
-                }
+            Event::Ack { acked, rtt_us, cwnd_limited } => self.ack(ev, acked, rtt_us, cwnd_limited, None, now),
+            Event::RateAck { acked, rtt_us, cwnd_limited, rate } => {
+                self.ack(ev, acked, rtt_us, cwnd_limited, Some(rate), now)
             }
             Event::AckNoCc { rtt_us } => {
                 if let Some(una) = ev.snd_una {
@@ -191,6 +235,86 @@ impl Replayer {
         self.row(ev.time_us, ev.event.name())
     }
 
+    /// `tcp_ack` for one ACK; `rate` carries the trace's delivery-rate sample.
+    fn ack(&mut self, ev: &TraceEvent, acked: u32, rtt_us: i64, cwnd_limited: bool, rate: Option<AckRate>, now: u64) {
+        let h = &mut self.host;
+        let in_flight = h.packets_out();
+        let prior_una = h.tcp.snd_una;
+        let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
+        let advanced = h.ack_snd_una(una);
+        // Linux's ack_sample.pkts_acked counts the segments this ACK took off the
+        // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
+        // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
+        let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
+        if let Some(nxt) = ev.snd_nxt {
+            h.tcp.snd_nxt = nxt;
+        }
+        if rtt_us >= 0 {
+            h.rtt_sample(rtt_us as u64);
+        }
+        let sample = AckSample { pkts_acked, rtt_us, in_flight };
+        if self.recovery_acks && h.tcp.ca_state == CaState::Open {
+            h.tcp.ca_state = CaState::Recovery;
+            h.pkts_acked(&sample, now);
+            h.tcp.ca_state = CaState::Open;
+            self.recovery_acks = !cwnd_limited;
+        } else {
+            h.pkts_acked(&sample, now);
+        }
+        h.try_leave_recovery(now);
+        h.assume_cwnd_limited(cwnd_limited);
+        let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
+        let rs = match rate {
+            Some(r) => Self::rate_gen(&mut h.tcp, &r, acked, rtt_us, in_flight, now),
+            None => RateSample::default(),
+        };
+        let in_flight_now = rate.and_then(|r| r.in_flight).unwrap_or(h.packets_out());
+        if let Some(state) = rate.and_then(|r| r.ca_state) {
+            h.follow_state(state, in_flight_now, now);
+        }
+        h.cong_control(ack, &rs, in_flight_now, now);
+        if ev.snd_nxt.is_none() {
+            let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
+            if (want.wrapping_sub(h.tcp.snd_nxt) as i32) > 0 {
+                h.tcp.snd_nxt = want;
+                h.tcp.lsndtime_ns = now;
+            }
+        }
+    }
+
+    /// The connection-wide part of `tcp_rate_gen` (`delivered`, `lost`, `delivered_mstamp`,
+    /// the end of an application-limited stretch) and the sample the trace gives.
+    fn rate_gen(
+        tcp: &mut TcpState,
+        r: &AckRate,
+        acked: u32,
+        rtt_us: i64,
+        prior_in_flight: u32,
+        now: u64,
+    ) -> RateSample {
+        tcp.delivered = r.delivered_total.unwrap_or(tcp.delivered.wrapping_add(acked));
+        tcp.lost = tcp.lost.wrapping_add(r.losses);
+        if tcp.app_limited != 0 && (tcp.app_limited.wrapping_sub(tcp.delivered) as i32) < 0 {
+            tcp.app_limited = 0;
+        }
+        if acked > 0 {
+            tcp.delivered_mstamp_us = now / 1000;
+        }
+        tcp.wstamp_ns = r.wstamp_ns.unwrap_or(0);
+        RateSample {
+            prior_delivered: r.prior_delivered,
+            delivered: r.delivered,
+            interval_us: r.interval_us,
+            rtt_us,
+            losses: r.losses,
+            acked_sacked: acked,
+            prior_in_flight: r.prior_in_flight.unwrap_or(prior_in_flight),
+            is_app_limited: r.is_app_limited,
+            is_retrans: false,
+            is_ack_delayed: false,
+        }
+    }
+
     fn row(&self, time_us: u64, event: &'static str) -> ReplayRow {
         let mut vars = Vec::new();
         self.host.alg.vars(&mut |k, v| vars.push((k, v)));
@@ -202,6 +326,7 @@ impl Replayer {
             ssthresh: tcp.ssthresh,
             cwnd_cnt: tcp.cwnd_cnt,
             ca_state: tcp.ca_state,
+            pacing_rate: tcp.pacing_rate,
             vars,
         }
     }
@@ -209,10 +334,37 @@ impl Replayer {
 
 /// Replay a whole trace through `alg`; one row per event.
 pub fn replay(alg: Algorithm, start: ReplayStart, events: &[TraceEvent]) -> Vec<ReplayRow> {
-    let t0 = events.first().map_or(0, |e| e.time_us);
-    let mut r = Replayer::new(alg, start, t0);
+    replay_with(alg, start, ReplayOptions::default(), events)
+}
+
+/// [`replay`] with the connection's MSS and the algorithm's seed.
+pub fn replay_with(alg: Algorithm, start: ReplayStart, opts: ReplayOptions, events: &[TraceEvent]) -> Vec<ReplayRow> {
+    let first = events.first().map_or(0, |e| e.time_us);
+    let t0 = opts.start_us.map_or(first, |s| s.min(first));
+    let mut r = Replayer::with_options(alg, start, opts, t0);
     events.iter().map(|e| r.step(e)).collect()
 }
+
+/// Why `alg` cannot replay `events`, if it cannot: an algorithm with `cong_control` needs
+/// every ACK's rate sample.
+pub fn check_replayable(alg: &Algorithm, name: &str, events: &[TraceEvent]) -> Result<(), String> {
+    if !alg.has_cong_control() {
+        return Ok(());
+    }
+    match events.iter().position(|e| matches!(e.event, Event::Ack { .. })) {
+        Some(i) => Err(format!(
+            "algorithm '{name}' sets its window from delivery-rate samples (cong_control): every ack needs \
+             the columns {}; event {} (time_us {}) has none",
+            RATE_COLUMNS.join(", "),
+            i + 1,
+            events[i].time_us
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The rate-sample columns an ACK of a `cong_control` algorithm must have.
+pub const RATE_COLUMNS: [&str; 4] = ["rs_prior_delivered", "rs_delivered", "rs_interval_us", "rs_app_limited"];
 
 /// The latest time a trace may give, us: its time in ns must fit a u64.
 pub const MAX_TIME_US: u64 = u64::MAX / 1000;
@@ -225,7 +377,26 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     };
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
     let col = |name: &str| cols.iter().position(|c| *c == name);
-    const KNOWN: &[&str] = &["time_us", "event", "acked", "rtt_us", "cwnd_limited", "idle_us", "snd_una", "snd_nxt"];
+    const KNOWN: &[&str] = &[
+        "time_us",
+        "event",
+        "acked",
+        "rtt_us",
+        "cwnd_limited",
+        "idle_us",
+        "snd_una",
+        "snd_nxt",
+        "rs_prior_delivered",
+        "rs_delivered",
+        "rs_interval_us",
+        "rs_app_limited",
+        "losses",
+        "prior_in_flight",
+        "in_flight",
+        "wstamp_ns",
+        "delivered",
+        "ca_state",
+    ];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
     }
@@ -237,6 +408,67 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     };
     let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
         (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
+    let rate_cols: Vec<Option<usize>> = RATE_COLUMNS.iter().map(|c| col(c)).collect();
+    let (c_losses, c_prior, c_inflight, c_wstamp, c_total, c_state) =
+        (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"), col("delivered"), col("ca_state"));
+    // An ACK's rate sample: all four rs_ columns, or none of them.
+    let rate = |f: &[&str], lineno: usize| -> Result<Option<AckRate>, String> {
+        let get = |c: Option<usize>| c.and_then(|c| f.get(c).copied()).filter(|s| !s.is_empty());
+        let given: Vec<bool> = rate_cols.iter().map(|c| get(*c).is_some()).collect();
+        if !given.iter().any(|g| *g) {
+            return Ok(None);
+        }
+        if let Some(k) = given.iter().position(|g| !g) {
+            return Err(format!(
+                "line {lineno}: column '{}' is missing; a rate sample needs all of {}",
+                RATE_COLUMNS[k],
+                RATE_COLUMNS.join(", ")
+            ));
+        }
+        let field = |k: usize| get(rate_cols[k]).unwrap_or_default();
+        let parse_err =
+            |name: &str, v: &str, allowed: &str| format!("line {lineno}: column '{name}' is '{v}'; allowed: {allowed}");
+        let u32_col = |name: &str, v: Option<&str>| -> Result<Option<u32>, String> {
+            v.map(|v| v.parse::<u32>().map_err(|_| parse_err(name, v, "an integer in [0, 4294967295]"))).transpose()
+        };
+        let prior_delivered = u32_col(RATE_COLUMNS[0], Some(field(0)))?.unwrap_or(0);
+        let delivered = field(1)
+            .parse::<i32>()
+            .ok()
+            .filter(|d| *d >= -1)
+            .ok_or_else(|| parse_err(RATE_COLUMNS[1], field(1), "-1 (invalid sample) or a segment count"))?;
+        let interval_us =
+            field(2).parse::<i64>().ok().filter(|d| (-1..=u32::MAX as i64).contains(d)).ok_or_else(|| {
+                parse_err(RATE_COLUMNS[2], field(2), "-1 (invalid sample) or microseconds up to 4294967295")
+            })?;
+        let is_app_limited = match field(3) {
+            "0" => false,
+            "1" => true,
+            v => return Err(parse_err(RATE_COLUMNS[3], v, "0 or 1")),
+        };
+        let wstamp_ns = get(c_wstamp)
+            .map(|v| v.parse::<u64>().map_err(|_| parse_err("wstamp_ns", v, "nanoseconds, an integer >= 0")))
+            .transpose()?;
+        Ok(Some(AckRate {
+            prior_delivered,
+            delivered,
+            interval_us,
+            is_app_limited,
+            losses: u32_col("losses", get(c_losses))?.unwrap_or(0),
+            prior_in_flight: u32_col("prior_in_flight", get(c_prior))?,
+            in_flight: u32_col("in_flight", get(c_inflight))?,
+            wstamp_ns,
+            delivered_total: u32_col("delivered", get(c_total))?,
+            ca_state: get(c_state)
+                .map(|v| {
+                    CaState::ALL
+                        .into_iter()
+                        .find(|c| c.name() == v)
+                        .ok_or_else(|| parse_err("ca_state", v, "open, disorder, cwr, recovery or loss"))
+                })
+                .transpose()?,
+        }))
+    };
     let mut out = Vec::new();
     let mut last_time = 0u64;
     for (i, line) in lines {
@@ -272,11 +504,14 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             r => Ok(r.unwrap_or(-1)),
         };
         let event = match name {
-            "ack" => Event::Ack {
-                acked: num(get(c_acked), "acked", lineno)?.unwrap_or(1),
-                rtt_us: rtt_us()?,
-                cwnd_limited: num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0),
-            },
+            "ack" => {
+                let acked = num(get(c_acked), "acked", lineno)?.unwrap_or(1);
+                let cwnd_limited = num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0);
+                match rate(&f, lineno)? {
+                    Some(rate) => Event::RateAck { acked, rtt_us: rtt_us()?, cwnd_limited, rate },
+                    None => Event::Ack { acked, rtt_us: rtt_us()?, cwnd_limited },
+                }
+            }
             "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
             "loss" => Event::Loss,
             "rto" => Event::Rto,
@@ -303,6 +538,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bbr::Bbr;
     use crate::Params;
 
     fn ack(t: u64, acked: u32) -> TraceEvent {
@@ -390,6 +626,103 @@ mod tests {
         let evs = [TraceEvent { time_us: 0, event: Event::Loss, snd_una: None, snd_nxt: None }];
         let rows = replay(Algorithm::new("tahoe", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         assert_eq!((rows[0].cwnd, rows[0].ssthresh), (1, 5));
+    }
+
+    /// The ideal path of `bbr_tests.rs` as a trace: one ACK of one segment every 100 us,
+    /// RTT 10 ms, every rate sample 100 segments in 10 ms (bw = 100 * 2^24 / 10000 =
+    /// 167772 packets/us << 24); `in_flight` given from ACK `drain_at` on.
+    fn ideal_bbr_trace(acks: u32, drain_at: u32) -> String {
+        let mut t = String::from(
+            "time_us,event,acked,rtt_us,rs_prior_delivered,rs_delivered,rs_interval_us,rs_app_limited,in_flight\n",
+        );
+        for i in 0..acks {
+            let inflight = if i + 1 >= drain_at { "110".to_string() } else { String::new() };
+            t += &format!("{},ack,1,10000,{},100,10000,0,{inflight}\n", 100 * (i + 1), i.saturating_sub(100));
+        }
+        t
+    }
+
+    fn bbr() -> Algorithm {
+        Algorithm::new("bbr", &Params::new()).unwrap()
+    }
+
+    fn var(row: &ReplayRow, name: &str) -> f64 {
+        row.vars.iter().find(|(k, _)| *k == name).unwrap().1
+    }
+
+    #[test]
+    fn bbr_replays_rate_columns() {
+        // First ACK, STARTUP: the pacing rate is bbr_rate_bytes_per_sec(bw 167772, high_gain
+        // 739) = ((167772 * 1448 * 739) >> 8) * 990000 >> 24 = 41381651 B/s (the init rate
+        // from 10 segments per 10 ms srtt is ten times lower, and STARTUP only raises it).
+        // The window grows by the ACKed segment (cwnd 10 < target bdp(739) 289 + 3 * 27 TSO
+        // segments): 11.
+        let evs = parse_trace_csv(&ideal_bbr_trace(1, u32::MAX)).unwrap();
+        assert!(matches!(
+            evs[0].event,
+            Event::RateAck { rate: AckRate { delivered: 100, interval_us: 10_000, .. }, .. }
+        ));
+        let rows = replay(bbr(), ReplayStart::default(), &evs);
+        assert_eq!((rows[0].cwnd, rows[0].pacing_rate, var(&rows[0], "mode")), (11, 41_381_651, 0.0));
+    }
+
+    #[test]
+    fn bbr_replay_enters_probe_bw_at_the_seeded_phase() {
+        // Rounds start at ACKs 1, 102, 203, 304 (bbr_tests.rs); the bandwidth never grows, so
+        // the third round without 25% growth (ACK 304) sets full_bw_reached: DRAIN. At ACK
+        // 305, 110 in flight (less than one BDP of 100 plus the 3 * 9 TSO budget, 128) ends
+        // DRAIN: PROBE_BW at the phase the seed draws, paced at that phase's gain:
+        // ((167772 * 1448 * gain) >> 8) * 990000 >> 24 = 17918982 (5/4), 10751389 (3/4),
+        // 14335186 (1) B/s.
+        let evs = parse_trace_csv(&ideal_bbr_trace(305, 305)).unwrap();
+        let mut phases = std::collections::BTreeSet::new();
+        for seed in 0..20 {
+            let opts = ReplayOptions { seed: Some(seed), ..ReplayOptions::default() };
+            let rows = replay_with(bbr(), ReplayStart::default(), opts, &evs);
+            assert_eq!(var(&rows[303], "mode"), 1.0);
+            let last = rows.last().unwrap();
+            let phase = Bbr::entry_phases(seed, 1)[0];
+            assert_eq!((var(last, "mode"), var(last, "cycle_idx")), (2.0, phase as f64));
+            let rate = match phase {
+                0 => 17_918_982,
+                1 => 10_751_389,
+                _ => 14_335_186,
+            };
+            assert_eq!(last.pacing_rate, rate);
+            phases.insert(phase);
+        }
+        // Never the draining phase 1; 20 seeds reach several of the other seven.
+        assert!(!phases.contains(&1) && phases.len() >= 4, "{phases:?}");
+    }
+
+    #[test]
+    fn bbr_starts_from_the_handshake_rtt() {
+        // bbr_init takes min_rtt from tcp_min_rtt(): with a 10 ms handshake sample, a first
+        // ACK at 12 ms leaves it at 10000 (bbr_update_min_rtt keeps the smaller); without
+        // one the first ACK's 12000 becomes the minimum.
+        let trace = "time_us,event,acked,rtt_us,rs_prior_delivered,rs_delivered,rs_interval_us,rs_app_limited\n\
+                     100,ack,1,12000,0,1,12000,0\n";
+        let evs = parse_trace_csv(trace).unwrap();
+        let with = ReplayOptions { handshake_rtt_us: Some(10_000), ..ReplayOptions::default() };
+        let rows = replay_with(bbr(), ReplayStart::default(), with, &evs);
+        assert_eq!(var(&rows[0], "min_rtt_us"), 10_000.0);
+        let rows = replay(bbr(), ReplayStart::default(), &evs);
+        assert_eq!(var(&rows[0], "min_rtt_us"), 12_000.0);
+    }
+
+    #[test]
+    fn rate_columns_are_all_or_none_and_required_by_bbr() {
+        let err = parse_trace_csv("time_us,event,acked,rtt_us,rs_delivered\n0,ack,1,100,5\n").unwrap_err();
+        assert!(err.contains("line 2") && err.contains("'rs_prior_delivered' is missing"), "{err}");
+        let err = parse_trace_csv(
+            "time_us,event,acked,rtt_us,rs_prior_delivered,rs_delivered,rs_interval_us,rs_app_limited\n0,ack,1,100,0,-2,5,0\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("'rs_delivered' is '-2'"), "{err}");
+        let evs = parse_trace_csv("time_us,event,acked,rtt_us\n0,ack,1,100\n").unwrap();
+        let err = check_replayable(&bbr(), "bbr", &evs).unwrap_err();
+        assert!(err.contains("rs_interval_us") && err.contains("event 1"), "{err}");
+        assert!(check_replayable(&Algorithm::new("reno", &Params::new()).unwrap(), "reno", &evs).is_ok());
     }
 
     #[test]

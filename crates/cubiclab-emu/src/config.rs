@@ -49,7 +49,7 @@ pub struct Config {
     /// nothing is due, so it takes the CPU only to forward packets, but then at once: on a
     /// busy machine that is what keeps deliveries on time.
     pub sched_fifo: i32,
-    /// Accept TCP segmentation offload from the kernels on both sides (super-packets of up
+    /// Accept TCP and UDP segmentation offload from the kernels on both sides (super-packets of up
     /// to 64 KB, queued and timed segment by segment here). Off: one packet per read.
     pub offload: bool,
     /// Most segments handed to the receiving kernel in one write (consecutive segments of

@@ -254,7 +254,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             // A flow is known by its server's port, the destination or the source (servers
             // live on both sides; clients' ports lie outside the servers' range).
             let flow = match flow_of_port[header.dport as usize] {
-                _ if header.hdr_len == 0 => NO_FLOW,
+                _ if header.hdr_len == 0 || header.udp => NO_FLOW,
                 NO_FLOW => flow_of_port[header.sport as usize],
                 f => f,
             };

@@ -2,10 +2,12 @@
 //! back, and the IPv4/TCP header arithmetic that cutting a super-packet needs.
 //!
 //! With offload on, the devices carry a `virtio_net_hdr` in front of every packet
-//! (`IFF_VNET_HDR`) and accept TCP segmentation offload (`TUNSETOFFLOAD`): the sender's
-//! kernel hands over super-packets of up to 64 KB (one skb, `gso_size` bytes of payload per
-//! segment) instead of segmenting them itself, and the receiving kernel takes such a packet
-//! as one skb, as a NIC's GRO would give it. The emulator queues and times every segment on
+//! (`IFF_VNET_HDR`) and accept TCP and UDP segmentation offload (`TUNSETOFFLOAD`, TSO4 and,
+//! where the kernel has it (6.2 on), USO): the sender's kernel hands over super-packets of
+//! up to 64 KB (one skb, `gso_size` bytes of payload per segment) instead of segmenting
+//! them itself (for UDP: a `UDP_SEGMENT` send, one datagram per segment), and the
+//! receiving kernel takes such a packet as one skb, as a NIC's GRO would give it (a UDP
+//! socket without `UDP_GRO` gets it cut back into datagrams, `udp_rcv_segment`). The emulator queues and times every segment on
 //! its own; when consecutive segments of one super-packet are due together it writes them
 //! as one smaller super-packet (`Header::write_range`), else one by one. Checksums are left
 //! to the kernel (`VIRTIO_NET_HDR_F_NEEDS_CSUM`: the TCP checksum field holds the
@@ -25,12 +27,20 @@ pub const VNET_LEN: usize = 10;
 const VNET_F_NEEDS_CSUM: u8 = 1;
 const VNET_GSO_NONE: u8 = 0;
 const VNET_GSO_TCPV4: u8 = 1;
+const VNET_GSO_UDP_L4: u8 = 5;
 const VNET_GSO_ECN: u8 = 0x80;
 /// Largest packet a read returns: an IPv4 packet of 64 KB plus the virtio header.
 pub const MAX_PACKET: usize = VNET_LEN + 65_535;
 
+const IPPROTO_TCP: u8 = 6;
+const IPPROTO_UDP: u8 = 17;
+/// `TUN_F_USO4 | TUN_F_USO6` (linux/if_tun.h, 6.2): the kernel takes them only together.
+const TUN_F_USO: libc::c_uint = 0x20 | 0x40;
+
 /// Attach to the TUN device `name` (created beforehand by `ip tuntap add mode tun`) in the
-/// current network namespace; non-blocking.
+/// current network namespace; non-blocking. With `offload`, UDP segmentation offload is
+/// asked for too and left off on a kernel that refuses it (UDP then arrives one datagram
+/// per read).
 pub fn open(name: &str, offload: bool) -> Result<RawFd, String> {
     if name.len() >= libc::IFNAMSIZ {
         return Err(format!("device name '{name}' too long"));
@@ -57,7 +67,9 @@ pub fn open(name: &str, offload: bool) -> Result<RawFd, String> {
         }
         if offload {
             let f = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO_ECN;
-            if libc::ioctl(fd, libc::TUNSETOFFLOAD, f as libc::c_ulong) < 0 {
+            if libc::ioctl(fd, libc::TUNSETOFFLOAD, (f | TUN_F_USO) as libc::c_ulong) < 0
+                && libc::ioctl(fd, libc::TUNSETOFFLOAD, f as libc::c_ulong) < 0
+            {
                 return fail("TUNSETOFFLOAD");
             }
         }
@@ -70,7 +82,10 @@ pub fn open(name: &str, offload: bool) -> Result<RawFd, String> {
 pub struct Header {
     /// Offset of the IP header in the buffer (the virtio header's length, or 0).
     pub ip_at: u16,
-    /// IPv4 header bytes, and IPv4 + TCP header bytes (0: not IPv4 TCP).
+    /// Whether the packet is UDP (else TCP, or neither if `hdr_len` is 0).
+    pub udp: bool,
+    /// IPv4 header bytes, and IPv4 + TCP (or UDP) header bytes (0: neither IPv4 TCP nor
+    /// IPv4 UDP).
     pub ip_hl: u16,
     pub hdr_len: u16,
     /// TCP ports (0 if not TCP).
@@ -92,24 +107,29 @@ impl Header {
         let mut h =
             Header { ip_at: at as u16, segments: 1, ip_len: buf.len().saturating_sub(at) as u32, ..Default::default() };
         let ip = &buf[at.min(buf.len())..];
-        if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
+        if ip.len() < 20 || ip[0] >> 4 != 4 || (ip[9] != IPPROTO_TCP && ip[9] != IPPROTO_UDP) {
             return h;
         }
         let ip_hl = (ip[0] & 0x0f) as usize * 4;
-        if ip.len() < ip_hl + 20 {
+        let udp = ip[9] == IPPROTO_UDP;
+        if ip.len() < ip_hl + if udp { 8 } else { 20 } {
             return h;
         }
         let t = &ip[ip_hl..];
-        let hdr_len = ip_hl + (t[12] >> 4) as usize * 4;
+        let hdr_len = ip_hl + if udp { 8 } else { (t[12] >> 4) as usize * 4 };
         if ip.len() < hdr_len {
             return h;
         }
         h.ip_hl = ip_hl as u16;
         h.hdr_len = hdr_len as u16;
-        h.sport = u16::from_be_bytes([t[0], t[1]]);
-        h.dport = u16::from_be_bytes([t[2], t[3]]);
-        h.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
-        if vnet && buf[1] & !VNET_GSO_ECN == VNET_GSO_TCPV4 {
+        h.udp = udp;
+        if !udp {
+            h.sport = u16::from_be_bytes([t[0], t[1]]);
+            h.dport = u16::from_be_bytes([t[2], t[3]]);
+            h.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
+        }
+        let gso_type = if udp { VNET_GSO_UDP_L4 } else { VNET_GSO_TCPV4 };
+        if vnet && buf[1] & !VNET_GSO_ECN == gso_type {
             let gso = u16::from_ne_bytes([buf[4], buf[5]]);
             let payload = ip.len() - hdr_len;
             if gso > 0 && payload > gso as usize {
@@ -131,8 +151,11 @@ impl Header {
         self.hdr_len as u32 + (payload - from).min(self.gso_size as u32)
     }
 
-    /// TCP sequence number of segment `i`.
+    /// TCP sequence number of segment `i` (0 if not TCP).
     pub fn segment_seq(&self, i: u16) -> u32 {
+        if self.udp {
+            return 0;
+        }
         self.seq.wrapping_add(i as u32 * self.gso_size as u32)
     }
 
@@ -152,7 +175,7 @@ impl Header {
         unsafe { libc::writev(fd, iov.as_ptr(), 2) }
     }
 
-    /// The headers (virtio, IPv4, TCP) of segments `from..to` of the super-packet in `buf`,
+    /// The headers (virtio, IPv4, TCP or UDP) of segments `from..to` of the super-packet in `buf`,
     /// built in `scratch`, and that stretch of its payload.
     pub fn range_headers<'a>(
         &self,
@@ -172,11 +195,16 @@ impl Header {
         h.copy_from_slice(&buf[..at + hdr_len]);
         // virtio header: a super-packet of the remaining segments, or one plain packet.
         h[0] = VNET_F_NEEDS_CSUM;
-        h[1] = if n > 1 { VNET_GSO_TCPV4 | if self.ecn { VNET_GSO_ECN } else { 0 } } else { VNET_GSO_NONE };
+        h[1] = match (n > 1, self.udp) {
+            (false, _) => VNET_GSO_NONE,
+            (true, true) => VNET_GSO_UDP_L4,
+            (true, false) => VNET_GSO_TCPV4 | if self.ecn { VNET_GSO_ECN } else { 0 },
+        };
         h[2..4].copy_from_slice(&(hdr_len as u16).to_ne_bytes());
         h[4..6].copy_from_slice(&(if n > 1 { gso as u16 } else { 0 }).to_ne_bytes());
         h[6..8].copy_from_slice(&(ip_hl as u16).to_ne_bytes());
-        h[8..10].copy_from_slice(&16u16.to_ne_bytes());
+        // csum_offset: where the checksum field lies in the transport header.
+        h[8..10].copy_from_slice(&(if self.udp { 6u16 } else { 16 }).to_ne_bytes());
         // IPv4: length, identification (one per segment, as `inet_gso_segment` numbers
         // them), checksum.
         let ip = &mut h[at..];
@@ -190,6 +218,17 @@ impl Header {
         // TCP: sequence number; CWR only on the first segment, FIN and PSH only on the
         // last (as `tcp_gso_segment`); the pseudo-header sum for the kernel to finish.
         let (src, dst) = ([ip[12], ip[13], ip[14], ip[15]], [ip[16], ip[17], ip[18], ip[19]]);
+        let l4_len = (hdr_len - ip_hl + payload) as u32;
+        if self.udp {
+            // UDP: the length of the whole stretch (`__udp_gso_segment` gives each
+            // datagram its own, adjusting the sum by the difference) and the pseudo-header
+            // sum for the kernel to finish, as `udp4_hwcsum` leaves it.
+            let udp = &mut ip[ip_hl..];
+            udp[4..6].copy_from_slice(&(l4_len as u16).to_be_bytes());
+            let pseudo = sum16(&src, 0) + sum16(&dst, 0) + IPPROTO_UDP as u32 + l4_len;
+            udp[6..8].copy_from_slice(&fold(pseudo).to_be_bytes());
+            return (h, &buf[p0..p1]);
+        }
         let tcp = &mut ip[ip_hl..];
         tcp[4..8].copy_from_slice(&self.segment_seq(from).to_be_bytes());
         if from > 0 {
@@ -198,8 +237,7 @@ impl Header {
         if to < self.segments {
             tcp[13] &= !0x09;
         }
-        let tcp_len = (hdr_len - ip_hl + payload) as u32;
-        let pseudo = sum16(&src, 0) + sum16(&dst, 0) + 6 + tcp_len;
+        let pseudo = sum16(&src, 0) + sum16(&dst, 0) + IPPROTO_TCP as u32 + l4_len;
         tcp[16..18].copy_from_slice(&fold(pseudo).to_be_bytes());
         (h, &buf[p0..p1])
     }
@@ -295,5 +333,58 @@ mod tests {
         let want = fold(0x0a4e + 0x0001 + 0x0a4e + 0x0002 + 6 + 1584);
         assert_eq!(u16::from_be_bytes([ip[36], ip[37]]), want);
         assert!(ip[52..52 + 1552] == b[VNET_LEN + 52 + 1448..], "payload of segments 1..3");
+    }
+
+    /// A virtio header and an IPv4/UDP datagram train: `payload` bytes after the 8-byte
+    /// UDP header, cut into `gso`-byte datagrams (a `UDP_SEGMENT` send).
+    fn udp_packet(payload: usize, gso: u16) -> Vec<u8> {
+        let mut b = vec![0u8; VNET_LEN + 28 + payload];
+        b[1] = VNET_GSO_UDP_L4;
+        b[4..6].copy_from_slice(&gso.to_ne_bytes());
+        let ip = &mut b[VNET_LEN..];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&((28 + payload) as u16).to_be_bytes());
+        ip[4..6].copy_from_slice(&7u16.to_be_bytes());
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&[10, 78, 0, 1]);
+        ip[16..20].copy_from_slice(&[10, 78, 0, 2]);
+        ip[20..22].copy_from_slice(&40000u16.to_be_bytes());
+        ip[22..24].copy_from_slice(&46001u16.to_be_bytes());
+        ip[24..26].copy_from_slice(&((8 + payload) as u16).to_be_bytes());
+        for (i, x) in ip[28..].iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        b
+    }
+
+    #[test]
+    fn a_udp_train_is_cut_into_datagrams() {
+        // 3 x 1472 + 100 bytes of payload: four datagrams of 1500, 1500, 1500 and 128
+        // bytes on the wire (20 IP + 8 UDP each); no TCP sequence numbers, no flow ports.
+        let b = udp_packet(3 * 1472 + 100, 1472);
+        let h = Header::parse(&b, true);
+        assert!(h.udp);
+        assert_eq!((h.hdr_len, h.segments, h.sport, h.dport, h.segment_seq(2)), (28, 4, 0, 0, 0));
+        let sizes: Vec<u32> = (0..4).map(|i| h.segment_bytes(i)).collect();
+        assert_eq!(sizes, vec![1500, 1500, 1500, 128]);
+        // Datagrams 1..3 as a train of their own: UDP_L4 GSO of 1472, IP length
+        // 28 + 2 x 1472, UDP length 8 + 2 x 1472, checksum at offset 6 of the UDP header.
+        let mut scratch = [0u8; 256];
+        let (hd, payload) = h.range_headers(&b, 1, 3, &mut scratch);
+        assert_eq!((hd[1], u16::from_ne_bytes([hd[4], hd[5]])), (VNET_GSO_UDP_L4, 1472));
+        assert_eq!((u16::from_ne_bytes([hd[6], hd[7]]), u16::from_ne_bytes([hd[8], hd[9]])), (20, 6));
+        let ip = &hd[VNET_LEN..];
+        assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 28 + 2 * 1472);
+        assert_eq!(u16::from_be_bytes([ip[4], ip[5]]), 8, "IP id of the second datagram");
+        assert_eq!(fold(sum16(&ip[..20], 0)), 0xffff);
+        assert_eq!(u16::from_be_bytes([ip[24], ip[25]]), 8 + 2 * 1472);
+        // Pseudo-header sum: 10.78.0.1 + 10.78.0.2 + proto 17 + UDP length 2952.
+        let want = fold(0x0a4e + 0x0001 + 0x0a4e + 0x0002 + 17 + 2952);
+        assert_eq!(u16::from_be_bytes([ip[26], ip[27]]), want);
+        assert!(payload == &b[VNET_LEN + 28 + 1472..VNET_LEN + 28 + 3 * 1472]);
+        // The last datagram alone is a plain packet.
+        let (hd, payload) = h.range_headers(&b, 3, 4, &mut scratch);
+        assert_eq!((hd[1], payload.len()), (VNET_GSO_NONE, 100));
+        assert_eq!(u16::from_be_bytes([hd[VNET_LEN + 24], hd[VNET_LEN + 25]]), 108);
     }
 }

@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use cubiclab_cc::replay::{parse_trace_csv, replay, ReplayStart};
+use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{Algorithm, CaState, CongestionControl, Params, ALGORITHMS};
 use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::traffic::BoundedPareto;
@@ -28,7 +28,8 @@ fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
 
 /// Replay a trace CSV (text) through an algorithm. Returns a dict of columns.
 #[pyfunction]
-#[pyo3(signature = (algorithm, trace_csv, params=None, initial_cwnd=None, initial_ssthresh=None))]
+#[pyo3(signature = (algorithm, trace_csv, params=None, initial_cwnd=None, initial_ssthresh=None, mss=None, seed=None, handshake_rtt_us=None, start_us=None))]
+#[allow(clippy::too_many_arguments)]
 fn replay_csv<'py>(
     py: Python<'py>,
     algorithm: &str,
@@ -36,16 +37,19 @@ fn replay_csv<'py>(
     params: Option<&Bound<'py, PyDict>>,
     initial_cwnd: Option<u32>,
     initial_ssthresh: Option<u32>,
+    mss: Option<u32>,
+    seed: Option<u64>,
+    handshake_rtt_us: Option<u32>,
+    start_us: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = params_from(params)?;
     let alg = Algorithm::new(algorithm, &p).map_err(|e| PyValueError::new_err(e.0))?;
-    if alg.has_cong_control() {
-        return Err(PyValueError::new_err(format!(
-            "algorithm '{algorithm}' sets its window from delivery-rate samples (cong_control); \
-             trace replay does not carry rate-sample columns yet"
-        )));
-    }
     let events = parse_trace_csv(trace_csv).map_err(PyValueError::new_err)?;
+    check_replayable(&alg, algorithm, &events).map_err(PyValueError::new_err)?;
+    if mss == Some(0) {
+        return Err(PyValueError::new_err("mss must be at least 1 byte"));
+    }
+    let opts = ReplayOptions { mss, seed, handshake_rtt_us, start_us };
     let mut start = ReplayStart::default();
     if let Some(c) = initial_cwnd {
         if c == 0 {
@@ -59,7 +63,7 @@ fn replay_csv<'py>(
         }
         start.ssthresh = s;
     }
-    let rows = py.allow_threads(|| replay(alg, start, &events));
+    let rows = py.allow_threads(|| replay_with(alg, start, opts, &events));
     let out = PyDict::new(py);
     out.set_item("time_us", rows.iter().map(|r| r.time_us).collect::<Vec<_>>())?;
     out.set_item("event", rows.iter().map(|r| r.event).collect::<Vec<_>>())?;
@@ -67,12 +71,19 @@ fn replay_csv<'py>(
     out.set_item("ssthresh", rows.iter().map(|r| r.ssthresh).collect::<Vec<_>>())?;
     out.set_item("cwnd_cnt", rows.iter().map(|r| r.cwnd_cnt).collect::<Vec<_>>())?;
     out.set_item("ca_state", rows.iter().map(|r| r.ca_state.name()).collect::<Vec<_>>())?;
+    out.set_item("pacing_rate", rows.iter().map(|r| r.pacing_rate).collect::<Vec<_>>())?;
     if let Some(first) = rows.first() {
         for (i, (name, _)) in first.vars.iter().enumerate() {
             out.set_item(*name, rows.iter().map(|r| r.vars.get(i).map_or(f64::NAN, |v| v.1)).collect::<Vec<_>>())?;
         }
     }
     Ok(out)
+}
+
+/// bbr's PROBE_BW entry phases for a seed (`cubiclab_cc::bbr::Bbr::entry_phases`).
+#[pyfunction]
+fn bbr_entry_phases(seed: u64, n: usize) -> Vec<u32> {
+    cubiclab_cc::bbr::Bbr::entry_phases(seed, n.min(1 << 16))
 }
 
 /// The registry: a list of (name, reference, [(param, default, min, max, integer, help)]).
@@ -266,6 +277,7 @@ fn emulate(py: Python<'_>, config: &str) -> PyResult<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(replay_csv, m)?)?;
+    m.add_function(wrap_pyfunction!(bbr_entry_phases, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;

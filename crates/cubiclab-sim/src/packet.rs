@@ -16,6 +16,11 @@ pub struct Packet {
     pub sack: u32,
     /// Bytes on the wire.
     pub size: u32,
+    /// The timestamp option, milliseconds modulo 2^16 (`tcp::rcv_window::ts_ms`). Data: the
+    /// echoed timestamp (TSecr, the last ACK's TSval). ACK: its own TSval.
+    pub ts: u16,
+    /// ACK only: the window field, in units of the receiver's window scale.
+    pub win: u16,
     /// True for an ACK, false for data.
     pub is_ack: bool,
 }

@@ -366,8 +366,9 @@ mod tests {
 
     #[test]
     fn data_and_ack_headers() {
-        let data = Packet { flow: 0, conn: 0, seq: 3, sack: NO_SACK, size: MSS + HEADER_BYTES, is_ack: false };
-        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: 3, size: 64, is_ack: true };
+        let data =
+            Packet { flow: 0, conn: 0, seq: 3, sack: NO_SACK, size: MSS + HEADER_BYTES, ts: 0, win: 0, is_ack: false };
+        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: 3, size: 64, ts: 0, win: 0, is_ack: true };
         let file = capture(&[(1_500_000_000, data), (1_520_000_000, ack)]);
         assert_eq!(&file[..4], &PCAP_MAGIC.to_le_bytes());
         let recs = records(&file);
@@ -398,8 +399,17 @@ mod tests {
         // Data at 1.5 s and 1.6 s, an ACK at 1.7 s, data at 1.8 s: the SYN echoes nothing,
         // the SYN-ACK the SYN (1500 ms), the first data the SYN-ACK (1500), the ACK the latest
         // data (1600), the data after it the ACK (1700).
-        let data = |seq| Packet { flow: 0, conn: 0, seq, sack: NO_SACK, size: MSS + HEADER_BYTES, is_ack: false };
-        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: NO_SACK, size: 64, is_ack: true };
+        let data = |seq| Packet {
+            flow: 0,
+            conn: 0,
+            seq,
+            sack: NO_SACK,
+            size: MSS + HEADER_BYTES,
+            ts: 0,
+            win: 0,
+            is_ack: false,
+        };
+        let ack = Packet { flow: 0, conn: 0, seq: 2, sack: NO_SACK, size: 64, ts: 0, win: 0, is_ack: true };
         let file = capture(&[
             (1_500_000_000, data(0)),
             (1_600_000_000, data(1)),
@@ -415,7 +425,7 @@ mod tests {
 
     #[test]
     fn only_the_selected_flows_are_captured() {
-        let p = |flow| Packet { flow, conn: 0, seq: 0, sack: NO_SACK, size: 1500, is_ack: false };
+        let p = |flow| Packet { flow, conn: 0, seq: 0, sack: NO_SACK, size: 1500, ts: 0, win: 0, is_ack: false };
         let mut w = PcapWriter::new(Vec::new(), MSS, 3, 3, Some(&[2])).unwrap();
         for f in [0, 1, 2, 2] {
             w.packet(0, &p(f));
@@ -429,7 +439,7 @@ mod tests {
 
     #[test]
     fn handshake_carries_the_window_scale_once_per_connection() {
-        let p = |conn| Packet { flow: 1, conn, seq: 0, sack: NO_SACK, size: 1500, is_ack: false };
+        let p = |conn| Packet { flow: 1, conn, seq: 0, sack: NO_SACK, size: 1500, ts: 0, win: 0, is_ack: false };
         let recs = records(&capture(&[(0, p(0)), (1, p(0)), (2, p(1))])).len();
         // Two handshakes (connections 0 and 1 of the web slot) and three packets.
         assert_eq!(recs, 7);

@@ -9,8 +9,19 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 /// The top-level keys: every refusal names one of them first (or the scenario as a whole).
-const KEYS: &[&str] =
-    &["scenario", "seed", "duration", "mss", "start_jitter", "min_rto", "bottleneck", "flows", "web", "record"];
+const KEYS: &[&str] = &[
+    "scenario",
+    "seed",
+    "duration",
+    "mss",
+    "start_jitter",
+    "min_rto",
+    "tcp_rmem",
+    "bottleneck",
+    "flows",
+    "web",
+    "record",
+];
 
 fn valid() -> Value {
     let mut sc = Scenario::dumbbell(10_000_000, 40_000_000, Limit::Packets(100), 1_000_000_000);

@@ -18,6 +18,8 @@ def cmd_reproduce(args) -> int:
         raise ValueError("name one or more entries, or --all (see --list)")
     if args.all and args.names:
         raise ValueError("give entry names or --all, not both")
+    if args.testbed_budget is not None and args.testbed_budget <= 0:
+        raise ValueError(f"--testbed-budget is {args.testbed_budget:g}; allowed: > 0 seconds")
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs is {args.jobs}; allowed: >= 1")
     mode = "quick" if args.quick else args.mode
@@ -27,12 +29,17 @@ def cmd_reproduce(args) -> int:
         outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds, out=args.out,
                              jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
                              log=None if args.quiet else sys.stderr, testbed=args.testbed,
-                             max_duration=args.max_duration)
-    except KeyboardInterrupt:
+                             max_duration=args.max_duration, testbed_budget=args.testbed_budget)
+    except (KeyboardInterrupt, SystemExit) as e:
+        # A signal during a testbed run arrives as SystemExit(128 + signal) from the run's
+        # cleanup (cubiclab.namespaces), Ctrl-C elsewhere as KeyboardInterrupt.
+        code = e.code if isinstance(e, SystemExit) else 130
+        if not (isinstance(code, int) and code > 128):
+            raise
         print("\ncubiclab: interrupted; finished simulations (and testbed runs) are cached, run the same command "
               "again to resume",
               file=sys.stderr)
-        return 130
+        return code
     for o in outcomes:
         for v in o.verdicts:
             print(f"{o.name:22s} {v.verdict:14s} {v.spec.id:30s} paper {v.spec.paper} | ours {v.ours} "
@@ -84,4 +91,8 @@ def add_parsers(sub) -> None:
                         "kernel.md gives paper / simulator / kernel per claim")
     r.add_argument("--max-duration", type=float, default=600.0, metavar="SECONDS",
                    help="with --testbed: longest run the testbed takes (default 600 s)")
+    r.add_argument("--testbed-budget", type=float, default=None, metavar="SECONDS",
+                   help="with --testbed: start no testbed run that would end more than this long after the "
+                        "first (finished runs are cached: the same command continues); entries not wholly run "
+                        "say how many of their runs are done")
     r.set_defaults(func=cmd_reproduce)

@@ -43,11 +43,13 @@ def simulate_runs(runs, cache: Path, jobs: int | None, ray: str | None, progress
 def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: int | None = None,
               out: str | Path = "cubiclab-out/reproduce", jobs: int | None = None, ray: str | None = None,
               cache: str | Path | None = None, progress: bool = True, report: bool = True,
-              log=sys.stderr, testbed: bool = False, max_duration: float = 600.0) -> list[Outcome]:
+              log=sys.stderr, testbed: bool = False, max_duration: float = 600.0,
+              testbed_budget: float | None = None) -> list[Outcome]:
     """Run the named entries (all when None) in `mode` ("full", "quick" or "tiny"; `seeds`
     runs per condition, default the mode's) and return their Outcomes; figures, data,
     verdicts and report.html go under `out`. With `testbed`, the runs are also made on the
-    real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds) and
+    real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds, all
+    within `testbed_budget` seconds of wall time if given) and
     each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
     out = Path(out)
     m = mode if isinstance(mode, Mode) else mode_named(mode, seeds)
@@ -75,7 +77,7 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
         from cubiclab.experiments import testbed_backend
 
         kernel_runs = testbed_backend.run_all([runs for _, why, runs in plans if not why], cache,
-                                              max_duration, log)
+                                              max_duration, log, budget_s=testbed_budget)
         kernel_rows = []
     outcomes = []
     for e, why, runs in plans:

@@ -19,11 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cubiclab.experiments.base import Outcome
+from cubiclab.experiments.claims import INDICATIVE, NOT_MEASURED
 from cubiclab.io import atomic_write_text
 from cubiclab.sweep import Cache, Run, SweepResult, _payload
 
 #: Above this the emulator's rate is not trusted (docs/testbed/README.md, "Accuracy").
 MAX_RATE_BPS = 1_000_000_000
+#: Seconds between two testbed runs of a reproduction, for other processes waiting for the
+#: kernel lab (see `run_all`).
+LOCK_PAUSE_S = 2.0
 
 
 @dataclass
@@ -34,16 +38,21 @@ class KernelRuns:
     cache: Cache
     refused: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
+    #: Runs not started because the time budget ran out (scenario keys).
+    pending: set = field(default_factory=set)
 
 
 def why_not(run: Run, max_duration: float) -> str | None:
     """None if the testbed can run `run`, else why not."""
+    from cubiclab.testbed.emu import peak_rate_bps
     from cubiclab.testbed.run import plan
 
     sc = run.scenario
-    rate = sc.compile()["bottleneck"]["rate"]
+    bottleneck = sc.compile()["bottleneck"]
+    rate = peak_rate_bps(bottleneck)
     if rate > MAX_RATE_BPS:
-        return f"bottleneck rate {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
+        what = "bottleneck rate" if not bottleneck.get("schedule") else "bottleneck schedule's peak rate"
+        return f"{what} {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
     try:
         plan(sc, max_duration)
     except ValueError as e:
@@ -51,11 +60,14 @@ def why_not(run: Run, max_duration: float) -> str | None:
     return None
 
 
-def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr) -> KernelRuns:
+def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr,
+            budget_s: float | None = None) -> KernelRuns:
     """Run on the testbed every run of `entries` (one list of runs per entry) not yet in its
-    cache, one after another (each needs the whole machine); an entry with a run the testbed
-    cannot take is not run at all (its analysis needs every run). Ctrl-C stops, and the next
-    call resumes."""
+    cache, one after another (each needs the whole machine), entry by entry; an entry with a
+    run the testbed cannot take is not run at all (its analysis needs every run). With
+    `budget_s`, no run starts whose planned end (its duration after the time spent so far)
+    lies beyond the budget: those are left pending. Ctrl-C stops, and the next call
+    resumes."""
     from cubiclab.testbed.run import testbed
 
     kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
@@ -71,7 +83,20 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
     if log and todo:
         print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",
               file=log)
+    t_all = time.monotonic()
     for i, (key, run) in enumerate(todo.items()):
+        if i:
+            # Each run takes the kernel-lab lock and drops it at its end; a process waiting
+            # for the lock is woken then, but this process, still on the CPU, would take it
+            # again first. A pause lets another engineer's run in between ours.
+            time.sleep(LOCK_PAUSE_S)
+        planned_s = run.scenario.compile()["duration"] / 1e9
+        if budget_s is not None and time.monotonic() - t_all + planned_s > budget_s:
+            kr.pending = set(list(todo)[i:])
+            if log:
+                print(f"cubiclab: the testbed budget of {budget_s:g} s leaves {len(kr.pending)} run(s) for the next "
+                      f"call", file=log)
+            break
         t0 = time.monotonic()
         try:
             res = testbed(run.scenario, trace=False, max_duration=max_duration)
@@ -94,12 +119,27 @@ def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> 
     refused = [kr.refused[r.key] for r in runs if r.key in kr.refused]
     if refused:
         return entry.outcome(mode, error=f"the testbed cannot run it: {refused[0]}")
+    pending = {r.key for r in runs} & kr.pending
+    if pending:
+        n = len({r.key for r in runs})
+        return entry.outcome(mode, error=f"not wholly run on the kernel yet: {n - len(pending)} of {n} testbed runs "
+                             "done within the time budget (--testbed-budget); the same command continues")
     failed = [kr.failed[r.key] for r in runs if r.key in kr.failed]
     if failed:
         return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
     if not runs:
         return entry.outcome(mode, error="it has no runs (its claims come from models, not experiments)")
     return entry.analyse(SweepResult(list(runs), kr.cache), mode, edir / "kernel")
+
+
+def verdict_label(v) -> str:
+    """A verdict as the three columns show it. Quick and tiny modes judge nothing
+    ("indicative"), so there the label carries the side of the tolerance the one value
+    falls on: without it every quick-mode claim would "agree"."""
+    if v.verdict == INDICATIVE and v.n:
+        a = v.spec.accept
+        return f"indicative: {'inside' if a.lo <= v.mean <= a.hi else 'outside'}"
+    return v.verdict
 
 
 def columns(sim: Outcome, kernel: Outcome) -> list[dict]:
@@ -109,13 +149,15 @@ def columns(sim: Outcome, kernel: Outcome) -> list[dict]:
     rows = []
     for v in sim.verdicts:
         k = by_id.get(v.spec.id)
+        measured = k is not None and NOT_MEASURED not in (v.verdict, k.verdict)
         rows.append({
             "id": v.spec.id, "quote": v.spec.quote, "paper": v.spec.paper, "tolerance": str(v.spec.accept),
-            "simulator": v.ours, "simulator_verdict": v.verdict,
+            "simulator": v.ours, "simulator_verdict": verdict_label(v),
             "kernel": k.ours if k else "n/a",
-            "kernel_verdict": k.verdict if k else (kernel.error or "not tested"),
-            # Agreement: both sides reach the same verdict.
-            "agree": None if k is None else k.verdict == v.verdict,
+            "kernel_verdict": verdict_label(k) if k else (kernel.error or "not tested"),
+            # Agreement: both sides reach the same verdict (in quick mode: the same side of
+            # the tolerance); unknown where either side measured nothing.
+            "agree": verdict_label(k) == verdict_label(v) if measured else None,
         })
     return rows
 

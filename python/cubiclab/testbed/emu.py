@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,20 @@ def command(config_path: Path) -> list[str]:
     return [sys.executable, "-c",
             "import sys; from cubiclab import _core; sys.stdout.write(_core.emulate(open(sys.argv[1]).read()))",
             str(config_path)]
+
+
+def peak_rate_bps(bottleneck: dict) -> int:
+    """The highest rate the compiled `bottleneck` asks of the emulator: its rate, or with a
+    schedule the schedule's highest step (the steps start at 0 s, so they replace the rate),
+    or a trace's densest millisecond (each opportunity carries 1500 bytes,
+    crates/cubiclab-path/src/schedule.rs)."""
+    sched = bottleneck.get("schedule")
+    if not sched:
+        return bottleneck["rate"]
+    if sched["kind"] == "steps":
+        return max(rate for _, rate in sched["steps"])
+    per_ms = max(Counter(sched["opportunities_ms"]).values())
+    return per_ms * 1500 * 8 * 1000
 
 
 def min_wait_ns(rate_bps: int) -> int:

@@ -41,7 +41,7 @@ class TunPath(Namespaces):
 
     `mtu`: of both TUN devices (the scenario's mss + 52). `route_opts`: extra route
     metrics for the sender's route to the receiver (e.g. ``{"initcwnd": 4}``).
-    `sender_sysctls`: per-namespace sysctls set in the sender's namespace.
+    `sender_sysctls`, `receiver_sysctls`: per-namespace sysctls set in that namespace.
     """
 
     mtu: int = 1500
@@ -52,6 +52,7 @@ class TunPath(Namespaces):
     tag: str = "tb"
     route_opts: dict = field(default_factory=dict)
     sender_sysctls: dict = field(default_factory=dict)
+    receiver_sysctls: dict = field(default_factory=dict)
     names: dict = field(default_factory=dict)
     roles = {"sender": "snd", "emulator": "emu", "receiver": "rcv"}
 
@@ -68,8 +69,9 @@ class TunPath(Namespaces):
             run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
             run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
             run("ip", "-n", ns, "link", "set", DEV, "up")
-        for k, v in self.sender_sysctls.items():
-            self.sysctl("sender", k, v)
+        for role, sysctls in (("sender", self.sender_sysctls), ("receiver", self.receiver_sysctls)):
+            for k, v in sysctls.items():
+                self.sysctl(role, k, v)
         if self.route_opts:
             opts = [str(x) for kv in self.route_opts.items() for x in kv]
             run("ip", "-n", self.names["sender"], "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)

@@ -272,6 +272,21 @@ impl Host {
         self.tcp.pacing_rate = rate.min(self.tcp.max_pacing_rate);
     }
 
+    /// A trace states the congestion state the ACK left (`tcp_fastretrans_alert`'s outcome):
+    /// reach it the way Linux does. Recovery is entered with `tcp_enter_recovery` (the
+    /// algorithm's ssthresh, then `set_state`), Loss with `tcp_enter_loss` (`in_flight` still
+    /// out), any other state with `tcp_set_ca_state` alone.
+    pub fn follow_state(&mut self, state: CaState, in_flight: u32, now: u64) {
+        if state == self.tcp.ca_state {
+            return;
+        }
+        match state {
+            CaState::Recovery => self.enter_recovery(now),
+            CaState::Loss => self.enter_loss(in_flight, now),
+            s => self.set_state(s, now),
+        }
+    }
+
     /// `tcp_undo_cwnd_reduction` and the return to Open of `tcp_try_undo_recovery` /
     /// `tcp_try_undo_loss`: the reduction proved spurious.
     pub fn undo(&mut self, now: u64) {

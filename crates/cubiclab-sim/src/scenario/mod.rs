@@ -51,6 +51,11 @@ pub struct Scenario {
     /// Lower bound of the retransmission timeout, ns (Linux: 200 ms).
     #[serde(rename = "min_rto")]
     pub min_rto_ns: u64,
+    /// The receivers' `net.ipv4.tcp_rmem` (min, default, max bytes): where an autotuned
+    /// receive buffer starts (default) and how far it may grow (max). Linux 6.18:
+    /// 4096 131072 33554432.
+    #[serde(default = "default_tcp_rmem")]
+    pub tcp_rmem: [u64; 3],
     pub bottleneck: Bottleneck,
     /// Long-lived flow groups.
     #[serde(default)]
@@ -166,9 +171,32 @@ pub struct FlowGroup {
     pub initial_cwnd: u32,
     /// Initial slow-start threshold, segments (default: infinite).
     pub initial_ssthresh: Option<u32>,
-    /// Receiver window, bytes (default: never limits).
-    #[serde(rename = "rwnd")]
-    pub rwnd_bytes: Option<u64>,
+    /// The receiver's window (default: a forced buffer far above the path's needs, so it
+    /// never limits; see [`Rwnd`]).
+    pub rwnd: Option<Rwnd>,
+}
+
+/// A flow's receive window: pinned, or left to Linux's autotuning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Rwnd {
+    /// The window stays at this many bytes: the receiver forces the buffer whose window
+    /// is that (`SO_RCVBUF`; the window reaches it with the first segment).
+    Bytes(u64),
+    /// "autotune": the buffer starts at `tcp_rmem[1]` and Linux grows it once per RTT
+    /// (`tcp_rcv_space_adjust`) up to `tcp_rmem[2]`.
+    Mode(RwndMode),
+}
+
+/// The named receive-window modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RwndMode {
+    Autotune,
+}
+
+fn default_tcp_rmem() -> [u64; 3] {
+    crate::tcp::rcv_window::TCP_RMEM_DEFAULT
 }
 
 /// Which way a web group's objects travel.
@@ -296,6 +324,7 @@ impl Scenario {
             mss: 1448,
             start_jitter_ns: 0,
             min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
+            tcp_rmem: default_tcp_rmem(),
             bottleneck: Bottleneck {
                 rate_bps,
                 delay_ns: rtt_ns / 4,
@@ -413,7 +442,7 @@ impl FlowGroup {
             delack_timeout_ns: 40_000_000,
             initial_cwnd: 10,
             initial_ssthresh: None,
-            rwnd_bytes: None,
+            rwnd: None,
         }
     }
 }

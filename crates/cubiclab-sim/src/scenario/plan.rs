@@ -7,10 +7,17 @@
 use cubiclab_cc::Params;
 use serde::Serialize;
 
-use super::{FlowGroup, RttDist, Scenario, WebDirection};
+use super::{FlowGroup, RttDist, Rwnd, RwndMode, Scenario, WebDirection};
 use crate::queue::Limit;
 use crate::rng::Rng;
+use crate::tcp::rcv_window::TUN_SCALING_RATIO;
 use crate::tcp::Recovery;
+
+/// The `SO_RCVBUF` whose window is `window` bytes once the first segment has set the
+/// receive path's scaling ratio: `2 x SO_RCVBUF x ratio / 256 >= window` (rounded up).
+pub fn rcvbuf_for_window(window: u64) -> u64 {
+    (window * 256).div_ceil(2 * TUN_SCALING_RATIO)
+}
 
 /// Random streams of the plan, numbered apart from each other and from the links' streams
 /// (`sim::build`), so that adding a component never shifts another's numbers.
@@ -65,12 +72,12 @@ pub struct PlannedFlow {
     /// Segments per ACK: the group's `ack_every` with delayed ACKs, else 1.
     pub ack_every: u32,
     pub delack_timeout_ns: u64,
-    /// Receiver window in segments.
-    pub rwnd_segments: u32,
-    /// The receive buffer its receiver forces (`SO_RCVBUF`, bytes): the group's `rwnd`
-    /// if set, else [`Scenario::default_rcvbuf`]. The testbed's sink asks for this, and the
-    /// simulator's receiver grows its window as Linux does in it (`tcp::rcv_window`).
-    pub rcvbuf_bytes: u64,
+    /// The receive buffer its receiver forces (`SO_RCVBUF`, bytes), or `None`: autotuned
+    /// within the scenario's `tcp_rmem` (the group's `rwnd = "autotune"`). A pinned `rwnd`
+    /// forces the buffer whose window is that; without `rwnd`, [`Scenario::default_rcvbuf`].
+    /// The testbed's sink asks for this, and the simulator's receiver sizes its window
+    /// as Linux does from it (`tcp::rcv_window`).
+    pub rcvbuf_bytes: Option<u64>,
     pub initial_cwnd: u32,
     pub initial_ssthresh: Option<u32>,
 }
@@ -101,6 +108,8 @@ pub struct PlannedSession {
 #[derive(Clone, Debug, Serialize)]
 pub struct Plan {
     pub flows: Vec<PlannedFlow>,
+    /// The receivers' `tcp_rmem` (the testbed sets it in the receiver's namespace).
+    pub tcp_rmem: [u64; 3],
     pub lanes: Vec<WebLane>,
     pub sessions: Vec<PlannedSession>,
 }
@@ -146,10 +155,14 @@ impl Scenario {
         }
         let max_rtt = flows.iter().map(|f| f.rtt_ns).chain(sessions.iter().map(|s| s.rtt_ns)).max().unwrap_or(0);
         let default_rcvbuf = self.default_rcvbuf(max_rtt);
-        for f in flows.iter_mut().filter(|f| f.rcvbuf_bytes == 0) {
-            f.rcvbuf_bytes = default_rcvbuf;
+        for (f, g) in flows.iter_mut().zip(self.flows.iter().flat_map(|g| (0..g.count).map(move |_| g))) {
+            f.rcvbuf_bytes = match g.rwnd {
+                None => Some(default_rcvbuf),
+                Some(Rwnd::Bytes(b)) => Some(rcvbuf_for_window(b)),
+                Some(Rwnd::Mode(RwndMode::Autotune)) => None,
+            };
         }
-        Plan { flows, lanes, sessions }
+        Plan { flows, tcp_rmem: self.tcp_rmem, lanes, sessions }
     }
 
     /// The receive buffer of a flow without `rwnd`: four times the largest RTT's BDP plus
@@ -180,10 +193,6 @@ impl Scenario {
 
     fn planned_flow(&self, g: &FlowGroup, group: String, start_ns: u64) -> PlannedFlow {
         let (forward_delay_ns, reverse_delay_ns) = self.loop_delays(g.rtt_ns);
-        let rwnd_segments = match g.rwnd_bytes {
-            None => 1 << 30,
-            Some(b) => (b / self.mss as u64).clamp(1, (1 << 31) - 1) as u32,
-        };
         PlannedFlow {
             group,
             algorithm: g.algorithm.clone(),
@@ -197,9 +206,8 @@ impl Scenario {
             recovery: g.recovery,
             ack_every: if g.delayed_ack { g.ack_every } else { 1 },
             delack_timeout_ns: g.delack_timeout_ns,
-            rwnd_segments,
-            // Without rwnd: the scenario's default, once every flow's RTT is known (`plan`).
-            rcvbuf_bytes: g.rwnd_bytes.map_or(0, |_| rwnd_segments as u64 * self.mss as u64),
+            // Once every flow's RTT is known (`plan`).
+            rcvbuf_bytes: None,
             initial_cwnd: g.initial_cwnd,
             initial_ssthresh: g.initial_ssthresh,
         }

@@ -58,6 +58,20 @@ impl Scenario {
         Ok(())
     }
 
+    /// `tcp_rmem`: min <= default <= max (`proc_dointvec`'s range), and a default buffer
+    /// whose first window (half of it) holds two segments, so a receiver can start.
+    fn validate_tcp_rmem(&self) -> Result<(), String> {
+        let [min, default, max] = self.tcp_rmem;
+        let least = 4 * self.mss as u64;
+        if !(1 <= min && min <= default && default <= max && max <= i32::MAX as u64) || default < least {
+            return Err(format!(
+                "tcp_rmem is {min} {default} {max}; allowed: three sizes min <= default <= max, \
+                 at most 2147483647 bytes, with default at least 4 x mss = {least} bytes"
+            ));
+        }
+        Ok(())
+    }
+
     /// Every check but the algorithm names and parameters: for the testbed, whose
     /// algorithms are the kernel's (it checks them against the kernel instead).
     pub fn validate_path_and_flows(&self) -> Result<(), String> {
@@ -69,6 +83,7 @@ impl Scenario {
         }
         positive(self.duration_ns, "duration")?;
         positive(self.record.interval_ns, "record.interval")?;
+        self.validate_tcp_rmem()?;
         if self.record.pcap.as_deref().is_some_and(|p| p.trim().is_empty()) {
             return Err("record.pcap is empty; allowed: a file path (e.g. \"run.pcap\")".into());
         }
@@ -285,8 +300,8 @@ impl Scenario {
                 return Err(format!("{at}.initial_ssthresh is {s}; allowed: an integer in [2, {}]", 1 << 30));
             }
         }
-        if g.rwnd_bytes == Some(0) {
-            return Err(format!("{at}.rwnd is 0; it must be > 0"));
+        if g.rwnd == Some(super::Rwnd::Bytes(0)) {
+            return Err(format!("{at}.rwnd is 0; allowed: \"autotune\" or a size > 0"));
         }
         Ok(())
     }

@@ -14,6 +14,7 @@ use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::scenario::{Direction, Scenario};
+use crate::tcp::rcv_window::PeerWindow;
 use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
 use crate::traffic::BoundedPareto;
 
@@ -56,7 +57,8 @@ impl Sim {
             let cfg = SenderConfig {
                 recovery: f.recovery,
                 min_rto_ns: sim.sc.min_rto_ns,
-                rwnd: f.rwnd_segments,
+                // The SYN-ACK's window, set from the receiver in `add_flow`.
+                rwnd: 0,
                 initial_cwnd: f.initial_cwnd,
                 initial_ssthresh: f.initial_ssthresh,
                 loss_probes: true,
@@ -72,7 +74,7 @@ impl Sim {
                 data_dir: Direction::Forward,
                 ack_every: f.ack_every,
                 delack_timeout: f.delack_timeout_ns,
-                rcvbuf: Some(f.rcvbuf_bytes),
+                rcvbuf: f.rcvbuf_bytes,
                 start_ns: f.start_ns,
                 web: None,
             };
@@ -85,7 +87,7 @@ impl Sim {
             let cfg = SenderConfig {
                 recovery: w.recovery,
                 min_rto_ns: sim.sc.min_rto_ns,
-                rwnd: 1 << 30,
+                rwnd: 0,
                 initial_cwnd: 10,
                 initial_ssthresh: None,
                 loss_probes: true,
@@ -142,19 +144,19 @@ impl Sim {
         bytes.div_ceil(self.sc.mss as u64).clamp(1, u32::MAX as u64 - 1) as u32
     }
 
-    fn add_flow(&mut self, alg: Algorithm, cfg: SenderConfig, app_limit: u32, slot: Slot) {
+    fn add_flow(&mut self, alg: Algorithm, mut cfg: SenderConfig, app_limit: u32, slot: Slot) {
+        let window = RcvWindow::new(slot.rcvbuf, self.sc.tcp_rmem, self.sc.mss);
+        cfg.rwnd = window.syn_window_segments();
         let mut sender = Sender::new(alg, cfg, self.sc.mss);
         sender.app_limit = app_limit;
         let (forward, reverse) = self.sc.loop_delays(slot.rtt_ns);
         let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
         self.flows.push(Flow {
             sender,
-            receiver: Receiver::new(
-                slot.ack_every,
-                slot.delack_timeout,
-                slot.rtt_ns,
-                RcvWindow::new(slot.rcvbuf, self.sc.mss),
-            ),
+            receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window),
+            peer_window: PeerWindow::new(window.wscale(), self.sc.mss),
+            ts_recent: 0,
+            reverse_delay: reverse,
             pipe_after,
             data_dir: slot.data_dir,
             conn: 0,

@@ -5,6 +5,7 @@ use super::Sim;
 use crate::engine::{Ev, Time};
 use crate::packet::{Packet, NO_SACK};
 use crate::scenario::Direction;
+use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
 use cubiclab_path::Offer;
 
@@ -59,12 +60,12 @@ impl Sim {
     #[inline]
     pub(super) fn transmit(&mut self, f: u32) {
         let size = self.sc.wire_bytes();
-        let (dir, conn) = {
+        let (dir, conn, ts) = {
             let fl = &self.flows[f as usize];
-            (fl.data_dir, fl.conn)
+            (fl.data_dir, fl.conn, fl.ts_recent)
         };
         while let Some((seq, _)) = self.flows[f as usize].sender.next_segment(self.now) {
-            self.offer(dir, Packet { flow: f, conn, seq, sack: NO_SACK, size, is_ack: false });
+            self.offer(dir, Packet { flow: f, conn, seq, sack: NO_SACK, size, ts, win: 0, is_ack: false });
         }
         self.sync_rto(f);
         self.sync_pace(f);
@@ -131,6 +132,8 @@ impl Sim {
             seq: fl.receiver.rcv_nxt,
             sack,
             size: crate::scenario::ACK_BYTES,
+            ts: ts_ms(self.now),
+            win: fl.receiver.select_window(),
             is_ack: true,
         };
         let dir = fl.data_dir.other();
@@ -141,7 +144,7 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[p.flow as usize];
         fl.arrived += 1;
-        let (delivered, action) = fl.receiver.on_data(p.seq, now);
+        let (delivered, action) = fl.receiver.on_data(p.seq, p.ts, now);
         fl.delivered_segs += delivered as u64;
         fl.total_delivered += delivered as u64;
         match action {
@@ -154,7 +157,9 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[p.flow as usize];
         let events = fl.sender.stats.loss_events;
+        fl.ts_recent = p.ts;
         fl.sender.on_ack(now, p.seq, p.sack);
+        fl.sender.update_window(p.seq, fl.peer_window.segments(p.win));
         if fl.sender.stats.loss_events != events {
             self.note_loss(p.flow, events, false);
         }

@@ -27,6 +27,7 @@ use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::rng::Rng;
 use crate::scenario::{Direction, PlannedFlow, Scenario, WebLane};
+use crate::tcp::rcv_window::{ts_ms, PeerWindow};
 use crate::tcp::{Receiver, Sender};
 use crate::traffic::BoundedPareto;
 use cubiclab_path::Link;
@@ -34,6 +35,13 @@ use cubiclab_path::Link;
 struct Flow {
     sender: Sender,
     receiver: Receiver,
+    /// The sender's reading of the receiver's window field (its scale and unit).
+    peer_window: PeerWindow,
+    /// The sender's `ts_recent`: the TSval of the last ACK, echoed on its data.
+    ts_recent: u16,
+    /// One-way delay from the receiver back to the sender, beyond the bottleneck: the
+    /// SYN-ACK left that long before the first data (its TSval is the first echoed).
+    reverse_delay: Time,
     /// The delay line (index in `Sim::pipes`) after each direction's bottleneck, by
     /// `Direction::index`: its data takes one, its ACKs the other.
     pipe_after: [u32; 2],
@@ -156,7 +164,11 @@ impl Sim {
             Ev::Rto(f) => self.on_rto_event(f),
             Ev::Pace(f) => self.on_pace_event(f),
             Ev::Start(f) => {
-                self.flows[f as usize].sender.start(self.now);
+                let fl = &mut self.flows[f as usize];
+                fl.sender.start(self.now);
+                // The first data echoes the SYN-ACK's timestamp: the receiver's first RTT
+                // sample is the handshake's.
+                fl.ts_recent = ts_ms(self.now.saturating_sub(fl.reverse_delay));
                 self.transmit(f);
             }
             Ev::Stop(f) => {
@@ -185,6 +197,11 @@ impl Sim {
     pub fn flow_counts(&self, f: u32) -> (u64, u64, u64, u64) {
         let fl = &self.flows[f as usize];
         (fl.sender.stats.segments_sent, fl.arrived, fl.total_drops, fl.random_losses)
+    }
+
+    /// The receive window of flow `f`'s receiver (its buffer, clamp and `rcv_ssthresh`).
+    pub fn receive_window(&self, f: u32) -> &crate::tcp::RcvWindow {
+        self.flows[f as usize].receiver.window()
     }
 
     pub fn cwnd(&self, f: u32) -> (u32, u32, CaState) {

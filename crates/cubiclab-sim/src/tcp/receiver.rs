@@ -48,9 +48,11 @@ pub struct Receiver {
     /// growth asks for an immediate ACK. `window0` is a new connection's.
     window: RcvWindow,
     window0: RcvWindow,
-    /// Received segments above `rcv_nxt`, as a ring of bits indexed by segment number.
+    /// Received segments above `rcv_nxt`, as a ring of bits indexed by segment number; how
+    /// many, and one past the highest (meaningful while any are held).
     ooo: Vec<u64>,
     ooo_count: u32,
+    ooo_end: u32,
     /// In-order segments not yet acknowledged.
     pending: u32,
     /// Segments per ACK when delaying (2 in Linux); 1 disables delayed ACKs.
@@ -81,6 +83,7 @@ impl Receiver {
             window0: window,
             ooo: vec![0; 16],
             ooo_count: 0,
+            ooo_end: 0,
             pending: 0,
             ack_every: ack_every.max(1),
             delack_deadline: 0,
@@ -137,10 +140,13 @@ impl Receiver {
         }
     }
 
-    /// A data segment arrived. Returns the in-order segments it delivered and the ACK to send.
+    /// A data segment arrived, echoing the timestamp `tsecr`. Returns the in-order segments
+    /// it delivered and the ACK to send.
     #[inline]
-    pub fn on_data(&mut self, seq: u32, now: Time) -> (u32, AckAction) {
+    pub fn on_data(&mut self, seq: u32, tsecr: u16, now: Time) -> (u32, AckAction) {
         self.arrived += 1;
+        // tcp_rcv_established: tcp_rcv_rtt_measure_ts for every segment.
+        self.window.measure_rtt_ts(tsecr, now);
         let ahead = seq.wrapping_sub(self.rcv_nxt) as i32;
         if ahead < 0 {
             // Duplicate of delivered data (a spurious retransmission): tcp_data_queue
@@ -153,16 +159,22 @@ impl Receiver {
             self.reserve(ahead as u32);
             if !self.bit(seq) {
                 self.set_bit(seq, true);
+                if self.ooo_count == 0 || (seq.wrapping_add(1).wrapping_sub(self.ooo_end) as i32) > 0 {
+                    self.ooo_end = seq.wrapping_add(1);
+                }
                 self.ooo_count += 1;
-                // tcp_data_queue_ofo grows the window too.
+                // tcp_data_queue_ofo grows the window and the buffer by the span held.
                 self.grow_window();
+                self.window.ofo_grow(self.rcv_nxt, self.ooo_end);
             }
             return (0, AckAction::Now { sack: seq });
         }
-        // In order: deliver it and any run of buffered segments behind it.
-        self.event_data_recv(now);
+        // In order: deliver it (tcp_queue_rcv, then tcp_event_data_recv) and any run of
+        // buffered segments behind it (tcp_ofo_queue); the application reads it all at once
+        // (tcp_recvmsg -> tcp_rcv_space_adjust).
         let start = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
+        self.event_data_recv(now);
         let filled_hole = self.ooo_count > 0;
         while self.ooo_count > 0 && self.bit(self.rcv_nxt) {
             self.set_bit(self.rcv_nxt, false);
@@ -170,6 +182,8 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
         }
         let delivered = self.rcv_nxt.wrapping_sub(start);
+        let ooo_end = if self.ooo_count > 0 { self.ooo_end } else { self.rcv_nxt };
+        self.window.space_adjust(self.rcv_nxt, ooo_end, now);
         if filled_hole {
             self.pending = 0;
             return (delivered, AckAction::Now { sack: NO_SACK });
@@ -190,7 +204,7 @@ impl Receiver {
     /// `tcp_grow_window`: a grown window is advertised at once (`icsk_ack.quick |= 1`).
     #[inline]
     fn grow_window(&mut self) {
-        if self.window.grow() {
+        if self.window.grow(self.ooo_count) {
             self.quick |= 1;
         }
     }
@@ -208,7 +222,10 @@ impl Receiver {
     /// `tcp_event_data_recv` for an in-order segment arriving at `now`.
     fn event_data_recv(&mut self, now: Time) {
         if self.ato == 0 {
-            // The first data: start the delayed-ACK engine in quick-ACK mode.
+            // The first data: the connection is established (tcp_init_buffer_space) and
+            // its first full segment measured (tcp_measure_rcv_mss); the delayed-ACK engine
+            // starts in quick-ACK mode.
+            self.window.established(now);
             self.incr_quickack(TCP_MAX_QUICKACKS);
             self.ato = self.ato_min;
         } else {
@@ -223,7 +240,19 @@ impl Receiver {
             }
         }
         self.lrcvtime = now;
+        self.window.measure_rtt_window(self.rcv_nxt, now);
         self.grow_window();
+    }
+
+    /// The window field of an ACK sent now (`tcp_select_window`).
+    #[inline]
+    pub fn select_window(&mut self) -> u16 {
+        self.window.select(self.rcv_nxt, self.ooo_count)
+    }
+
+    /// The receive window's state (for tests and recording).
+    pub fn window(&self) -> &RcvWindow {
+        &self.window
     }
 
     /// `tcp_send_delayed_ack`: how long an ACK may wait now, min(ato, max(RTT, ato_min)).
@@ -269,7 +298,7 @@ mod tests {
     fn feed(r: &mut Receiver, from: u32, to: u32, t: Time, gap: Time) -> Vec<u32> {
         let mut acked = Vec::new();
         for (k, s) in (from..to).enumerate() {
-            if let (_, AckAction::Now { .. }) = r.on_data(s, t + k as Time * gap) {
+            if let (_, AckAction::Now { .. }) = r.on_data(s, 0, t + k as Time * gap) {
                 r.acked_now();
                 acked.push(s);
             }
@@ -300,7 +329,12 @@ mod tests {
         // quick |= 1 (16 -> 17) and its ACK takes one back (tcp_dec_quickack_mode): 16
         // again, so segments 0..=724 are each ACKed. Then the 16 quick ACKs left are spent
         // on 725..=740, and from 741 on every second segment is ACKed: 742, 744, ...
-        let mut r = Receiver::new(2, 40 * MS, 100 * MS, RcvWindow::new(Some(8 << 20), 1448));
+        let mut r = Receiver::new(
+            2,
+            40 * MS,
+            100 * MS,
+            RcvWindow::new(Some(8 << 20), crate::tcp::rcv_window::TCP_RMEM_DEFAULT, 1448),
+        );
         let acked = feed(&mut r, 0, 750, 0, MS);
         let expect: Vec<u32> = (0..=740).chain([742, 744, 746, 748]).collect();
         assert_eq!(acked, expect);
@@ -327,7 +361,7 @@ mod tests {
         feed(&mut r, 0, 5, 0, MS);
         r.delack_fired();
         assert_eq!(r.delack_delay(), 50 * MS);
-        r.on_data(5, 14 * MS);
+        r.on_data(5, 0, 14 * MS);
         assert_eq!(r.ato, 60 * MS);
     }
 
@@ -336,21 +370,21 @@ mod tests {
         // 0 arrives, 1 is lost, 2..=4 arrive out of order (each SACKed at once), then 1
         // fills the hole and releases 1..=4: four segments, rcv_nxt = 5.
         let mut r = fixed(2, 100 * MS, 10);
-        r.on_data(0, 0);
+        r.on_data(0, 0, 0);
         for s in 2..=4 {
-            assert_eq!(r.on_data(s, 0), (0, AckAction::Now { sack: s }));
+            assert_eq!(r.on_data(s, 0, 0), (0, AckAction::Now { sack: s }));
         }
-        assert_eq!(r.on_data(1, 0), (4, AckAction::Now { sack: NO_SACK }));
+        assert_eq!(r.on_data(1, 0, 0), (4, AckAction::Now { sack: NO_SACK }));
         assert_eq!(r.rcv_nxt, 5);
     }
 
     #[test]
     fn ring_grows_for_far_segments() {
         let mut r = fixed(1, 100 * MS, 10);
-        r.on_data(5000, 0);
-        assert_eq!(r.on_data(0, 0).0, 1);
+        r.on_data(5000, 0, 0);
+        assert_eq!(r.on_data(0, 0, 0).0, 1);
         for s in 1..5000 {
-            r.on_data(s, 0);
+            r.on_data(s, 0, 0);
         }
         assert_eq!(r.rcv_nxt, 5001);
     }

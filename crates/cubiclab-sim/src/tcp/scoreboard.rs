@@ -99,11 +99,19 @@ impl Scoreboard {
     }
 
     /// Make room for the segments [una, nxt]; allocates only while the window grows.
+    #[inline]
     pub fn reserve(&mut self, una: u32, nxt: u32) {
         let need = nxt.wrapping_sub(una) as usize + 1;
-        if need <= self.flags.len() {
-            return;
+        if need > self.flags.len() {
+            self.grow(una, nxt, need);
         }
+    }
+
+    /// The rings doubled until `need` segments fit, [una, nxt) moved over (rare: per send
+    /// the check above is all that runs).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, una: u32, nxt: u32, need: usize) {
         let mut cap = self.flags.len();
         while cap < need {
             cap *= 2;

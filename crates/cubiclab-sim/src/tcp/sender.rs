@@ -59,7 +59,8 @@ pub enum Recovery {
 pub struct SenderConfig {
     pub recovery: Recovery,
     pub min_rto_ns: u64,
-    /// Receiver window in segments.
+    /// The receiver's window in the SYN-ACK, in segments: what may be sent before the
+    /// first ACK brings its own (`update_window`).
     pub rwnd: u32,
     pub initial_cwnd: u32,
     /// Initial ssthresh; `None` is Linux's infinite threshold.
@@ -99,6 +100,9 @@ pub struct Sender {
     frto_new_data: bool,
     /// Segments the application has handed over in total (`u32::MAX`: unlimited).
     pub app_limit: u32,
+    /// The receive window's right edge (`tcp_wnd_end`: `snd_una + snd_wnd`), in segments:
+    /// a segment below it may be sent (`tcp_snd_wnd_test`).
+    wnd_end: u32,
     /// Timer deadline (0: off) and the time of its pending heap entry (0: none).
     pub rto_deadline: Time,
     pub rto_queued: Time,
@@ -146,6 +150,7 @@ impl Sender {
         Self {
             host: Host::new(alg, tcp, rtt),
             sb: Scoreboard::new(),
+            wnd_end: cfg.rwnd,
             cfg,
             rack: Rack::default(),
             timer: XmitTimer::Rto,
@@ -210,6 +215,19 @@ impl Sender {
 
     pub fn started(&self) -> bool {
         self.started
+    }
+
+    /// An ACK for everything below `ack` carried a window of `segments` beyond it
+    /// (`tcp_ack_update_window`; the receiver never moves the right edge back).
+    #[inline]
+    pub fn update_window(&mut self, ack: u32, segments: u32) {
+        self.wnd_end = ack.wrapping_add(segments);
+    }
+
+    /// Whether the receive window lets segment `seq` out (`tcp_snd_wnd_test`).
+    #[inline]
+    fn window_allows(&self, seq: u32) -> bool {
+        before(seq, self.wnd_end)
     }
 
     #[inline]
@@ -505,8 +523,8 @@ impl Sender {
     /// `retrans_out`); then `tlp_high_seq = snd_nxt` and the RTO from now.
     fn send_probe(&mut self, now: Time) -> (u32, bool) {
         self.probe_due = false;
-        let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-        let probe = if nxt != self.app_limit && nxt.wrapping_sub(una) < self.cfg.rwnd {
+        let nxt = self.host.tcp.snd_nxt;
+        let probe = if nxt != self.app_limit && self.window_allows(nxt) {
             self.tlp.retrans = false;
             (self.send_new(now), false)
         } else {
@@ -588,8 +606,8 @@ impl Sender {
         if self.frto_new_data {
             // tcp_xmit_recovery's REXMIT_NEW: new data if the window lets any out; if none
             // could go, F-RTO ends and the lost segments are retransmitted.
-            let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-            if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && nxt.wrapping_sub(una) < self.cfg.rwnd {
+            let nxt = self.host.tcp.snd_nxt;
+            if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && self.window_allows(nxt) {
                 self.new_in_burst = true;
                 return Some((self.send_new(now), false));
             }
@@ -616,7 +634,7 @@ impl Sender {
             }
             return Some((seq, true));
         }
-        let window_ok = nxt.wrapping_sub(una) < self.cfg.rwnd;
+        let window_ok = self.window_allows(nxt);
         if nxt == self.app_limit || !window_ok {
             self.end_burst(now, false);
             return None;
