@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
-use cubiclab_cc::{Algorithm, CaState, CongestionControl, Params, ALGORITHMS};
+use cubiclab_cc::{Algorithm, CaState, Params, ALGORITHMS};
 use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::traffic::BoundedPareto;
 use cubiclab_sim::{Column, Direction, Results, Scenario, Sim};
