@@ -22,8 +22,12 @@ from cubiclab.io import atomic_dir, clean_leftovers
 SCENARIO = 'name = "run"\nduration = "{d}"\nseed = {seed}\n[[flows]]\nrtt = "40ms"\n[bottleneck]\nrate = "10Mbps"\n'
 
 # Runs `cubiclab run`, pausing inside saving when CUBICLAB_PAUSE_MARKER is set.
+# SIGINT is reset to Python's KeyboardInterrupt: a process started from a background job
+# inherits SIGINT ignored (POSIX shells do that without job control), and Python then keeps
+# it ignored, so the test would signal a process that sleeps through it.
 DRIVER = r"""
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import pandas as pd
 marker = os.environ.get("CUBICLAB_PAUSE_MARKER")
 if marker:
