@@ -188,25 +188,8 @@ impl CongestionControl for Cubic2005Fixed {
 mod tests {
     use super::*;
     use crate::replay::{Event, ReplayStart, Replayer};
-    use crate::test_support::{ack, ack_clock, ev, var};
+    use crate::test_support::{ack, ev, var, windows_after_loss};
     use crate::Algorithm;
-
-    /// A loss at `w` segments, then `secs` of an ACK clock at `rtt_us`, one segment per
-    /// ACK: the window every 100 ms.
-    fn after_loss(name: &str, w: u32, rtt_us: u64, secs: u64) -> Vec<u32> {
-        let alg = Algorithm::new(name, &Params::new()).unwrap();
-        let mut r = Replayer::new(alg, ReplayStart { cwnd: w, ssthresh: w / 2 }, 1_000_000);
-        r.step(&ack(1_000_000, 1, rtt_us));
-        r.host.tcp.cwnd = w;
-        r.step(&ev(1_000_001, Event::Loss));
-        let mut out = vec![r.host.tcp.cwnd];
-        let mut t = 1_000_001;
-        for _ in 0..secs * 10 {
-            t = ack_clock(&mut r, t, rtt_us, 1, 100_000);
-            out.push(r.host.tcp.cwnd);
-        }
-        out
-    }
 
     #[test]
     fn k_target_and_loss_in_fixed_point() {
@@ -242,8 +225,8 @@ mod tests {
         // there). The S_max clamp (16 segments per RTT here) and W_tcp (0.33 segment per
         // RTT) round by less than a segment's worth of ACKs. Either window then follows
         // its own target one segment at a time, so they differ by at most 2 segments.
-        let real = after_loss("cubic-2005", 1000, 100_000, 16);
-        let fixed = after_loss("cubic-2005-fixed", 1000, 100_000, 16);
+        let real = windows_after_loss("cubic-2005", &Params::new(), 1000, 100_000, 16, 1_000_000);
+        let fixed = windows_after_loss("cubic-2005-fixed", &Params::new(), 1000, 100_000, 16, 1_000_000);
         let worst = real.iter().zip(&fixed).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
         assert!(worst <= 2, "worst difference {worst} segments; real {real:?}\nfixed {fixed:?}");
         // The plateau: W_max = 1000 at t + RTT = K = 7.94 s, i.e. about 7.8 s after the loss.

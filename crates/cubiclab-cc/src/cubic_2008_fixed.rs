@@ -257,7 +257,7 @@ impl CongestionControl for Cubic2008Fixed {
 mod tests {
     use super::*;
     use crate::replay::{Event, ReplayStart, Replayer};
-    use crate::test_support::{ack, ack_clock, ev, var};
+    use crate::test_support::{ack, ev, var, windows_after_loss};
     use crate::Algorithm;
 
     #[test]
@@ -268,22 +268,6 @@ mod tests {
         }
         // K for W_last_max 1000, β 0.2, C 0.4: ∛(1000 · 0.5 · 2^30) = 8127.3 → 8127 (7.937 s).
         assert_eq!(cbrt_floor(1000 * (1 << 19) << 10), 8127);
-    }
-
-    /// Congestion avoidance from a loss at `w`, then `secs` of an ACK clock at `rtt_us`.
-    fn after_loss(name: &str, params: &Params, w: u32, rtt_us: u64, secs: u64) -> Vec<u32> {
-        let mut r =
-            Replayer::new(Algorithm::new(name, params).unwrap(), ReplayStart { cwnd: w, ssthresh: w / 2 }, 1_000_000);
-        r.step(&ack(1_000_000, 1, rtt_us));
-        r.host.tcp.cwnd = w;
-        r.step(&ev(1_000_001, Event::Loss));
-        let mut out = vec![r.host.tcp.cwnd];
-        let mut t = 1_000_001;
-        for _ in 0..secs * 10 {
-            t = ack_clock(&mut r, t, rtt_us, 1, 100_000);
-            out.push(r.host.tcp.cwnd);
-        }
-        out
     }
 
     #[test]
@@ -318,8 +302,8 @@ mod tests {
         // (3C(t−K)² · 2 ms ≤ 0.15 segment for |t − K| ≤ 8 s). Either window then follows its
         // own target one segment at a time, so up to the plateau and past it by 7 s the
         // windows differ by at most 2 segments (1 when this was written).
-        let real = after_loss("cubic-2008", &Params::new(), 1000, 100_000, 30);
-        let fixed = after_loss("cubic-2008-fixed", &Params::new(), 1000, 100_000, 30);
+        let real = windows_after_loss("cubic-2008", &Params::new(), 1000, 100_000, 30, 1_000_000);
+        let fixed = windows_after_loss("cubic-2008-fixed", &Params::new(), 1000, 100_000, 30, 1_000_000);
         let worst = real.iter().zip(&fixed).take(150).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
         assert!(worst <= 2, "worst difference {worst} segments; real {real:?}\nfixed {fixed:?}");
         // The plateau itself is the same: W_last_max = 1000 reached from below.

@@ -257,23 +257,8 @@ impl CongestionControl for CubicRfc9438Fixed {
 mod tests {
     use super::*;
     use crate::replay::{Event, ReplayStart, Replayer};
-    use crate::test_support::{ack, ack_clock, ev, var};
+    use crate::test_support::{ack, ev, var, windows_after_loss};
     use crate::Algorithm;
-
-    fn after_loss(name: &str, w: u32, rtt_us: u64, secs: u64) -> Vec<u32> {
-        let alg = Algorithm::new(name, &Params::new()).unwrap();
-        let mut r = Replayer::new(alg, ReplayStart { cwnd: w, ssthresh: w / 2 }, 999_999);
-        r.step(&ack(999_999, 1, rtt_us));
-        r.host.tcp.cwnd = w;
-        r.step(&ev(1_000_000, Event::Loss));
-        let mut out = vec![r.host.tcp.cwnd];
-        let mut t = 1_000_000;
-        for _ in 0..secs * 10 {
-            t = ack_clock(&mut r, t, rtt_us, 1, 100_000);
-            out.push(r.host.tcp.cwnd);
-        }
-        out
-    }
 
     #[test]
     fn k_and_w_cubic_in_fixed_point() {
@@ -304,8 +289,8 @@ mod tests {
         // (≤ 1 ms, 3C(t−K)²·1 ms ≤ 0.1 segment there); W_est's 2^-20 rounding (nothing
         // visible); each target floored (< 1 segment). Either window then follows its own
         // target one segment at a time, so they differ by at most 2 segments.
-        let real = after_loss("cubic-rfc9438", 1000, 100_000, 14);
-        let fixed = after_loss("cubic-rfc9438-fixed", 1000, 100_000, 14);
+        let real = windows_after_loss("cubic-rfc9438", &Params::new(), 1000, 100_000, 14, 999_999);
+        let fixed = windows_after_loss("cubic-rfc9438-fixed", &Params::new(), 1000, 100_000, 14, 999_999);
         let worst = real.iter().zip(&fixed).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
         assert!(worst <= 2, "worst difference {worst} segments; real {real:?}\nfixed {fixed:?}");
     }

@@ -1,8 +1,8 @@
 //! Helpers shared by the tests of the CUBIC variants: drive a `Replayer` with an ACK clock
 //! and read the algorithm's variables.
 
-use crate::replay::{Event, Replayer, TraceEvent};
-use crate::CongestionControl;
+use crate::replay::{Event, ReplayStart, Replayer, TraceEvent};
+use crate::{Algorithm, CongestionControl, Params};
 
 pub(crate) fn var(r: &Replayer, name: &str) -> f64 {
     var_of(&r.host.alg, name)
@@ -43,4 +43,22 @@ pub(crate) fn ack_clock(r: &mut Replayer, t0_us: u64, rtt_us: u64, per_ack: u32,
         t += rtt_us;
     }
     end
+}
+
+/// The window every 100 ms after a loss at `w` segments: an ACK at `t0_us` (the one RTT
+/// sample), the loss 1 us later, then `secs` of an ACK clock at `rtt_us`, one segment per
+/// ACK. How the fixed-point twins are held to their real-valued algorithms.
+pub(crate) fn windows_after_loss(name: &str, params: &Params, w: u32, rtt_us: u64, secs: u64, t0_us: u64) -> Vec<u32> {
+    let alg = Algorithm::new(name, params).unwrap();
+    let mut r = Replayer::new(alg, ReplayStart { cwnd: w, ssthresh: w / 2 }, t0_us);
+    r.step(&ack(t0_us, 1, rtt_us));
+    r.host.tcp.cwnd = w;
+    r.step(&ev(t0_us + 1, Event::Loss));
+    let mut out = vec![r.host.tcp.cwnd];
+    let mut t = t0_us + 1;
+    for _ in 0..secs * 10 {
+        t = ack_clock(&mut r, t, rtt_us, 1, 100_000);
+        out.push(r.host.tcp.cwnd);
+    }
+    out
 }
