@@ -6,6 +6,7 @@
  * (1 - beta)/C * 2^30)) with (1 - beta)/C to 2^-20, C and S_max to 2^-10, |t - K| capped at
  * 2^18, a whole-segment target, W_tcp in 2^-20 segments. */
 #include "common.h"
+#include "cbrt_floor.h"
 
 /* cubic-2005 parameters, in the order of Cubic2005::PARAMS (beta, c, smax in millionths). */
 #define P_BETA ((__u64)PARAM[0])
@@ -17,7 +18,6 @@
 #define TIME_SHIFT 10
 #define W_SHIFT 20
 #define MAX_OFFS (1ULL << 18)
-#define MAX_ROOT 2642245ULL
 
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 
@@ -30,31 +30,6 @@ struct clk_cubic2005 {
 	__u32 target;
 };
 PORT_STATE_FITS(struct clk_cubic2005);
-
-/* floor(cbrt(a)) bit by bit, 22 steps as bpf_loop callbacks (cubic_2008_fixed.rs
- * cbrt_floor): as an inline loop every step's two outcomes would multiply the verifier's
- * states. */
-struct cbrt_ctx {
-	__u64 a;
-	__u64 x;
-};
-
-static long cbrt_step(__u64 i, struct cbrt_ctx *c)
-{
-	__u64 y = c->x | (1ULL << ((21 - i) & 63));
-
-	if (y <= MAX_ROOT && y * y * y <= c->a)
-		c->x = y;
-	return 0;
-}
-
-static __always_inline __u32 cbrt_floor(__u64 a)
-{
-	struct cbrt_ctx c = { .a = a, .x = 0 };
-
-	bpf_loop(22, cbrt_step, &c, 0);
-	return (__u32)c.x;
-}
 
 static __always_inline __u64 div_ceil(__u64 a, __u64 b)
 {

@@ -5,6 +5,7 @@
  * * 2^30)) with beta/C to 2^-20, C rounded to 2^-10 and |t - K| capped at 2^18, a whole-
  * segment target, W_tcp in 2^-32 segments, whole-segment W_last_max and ssthresh. */
 #include "common.h"
+#include "cbrt_floor.h"
 
 /* cubic-2008 parameters, in the order of Cubic2008::PARAMS (beta and c in millionths). */
 #define P_BETA ((__u64)PARAM[0])
@@ -15,7 +16,6 @@
 #define MICRO 1000000ULL
 #define TIME_SHIFT 10
 #define MAX_OFFS (1ULL << 18)
-#define MAX_ROOT 2642245ULL
 /* The per-segment loop's bound (the verifier needs one); cubic_2008_fixed.rs has the same. */
 #define MAX_SEGMENTS_PER_ACK 128
 
@@ -40,30 +40,6 @@ static __always_inline void reset(struct clk_cubic2008 *ca)
 	ca->d_min = 0;
 	ca->w_tcp = 0;
 	ca->k = 0;
-}
-
-/* floor(cbrt(a)) bit by bit, 22 steps as bpf_loop callbacks: as an inline loop every
- * step's two outcomes would multiply the verifier's states (2^22). */
-struct cbrt_ctx {
-	__u64 a;
-	__u64 x;
-};
-
-static long cbrt_step(__u64 i, struct cbrt_ctx *c)
-{
-	__u64 y = c->x | (1ULL << ((21 - i) & 63));
-
-	if (y <= MAX_ROOT && y * y * y <= c->a)
-		c->x = y;
-	return 0;
-}
-
-static __always_inline __u32 cbrt_floor(__u64 a)
-{
-	struct cbrt_ctx c = { .a = a, .x = 0 };
-
-	bpf_loop(22, cbrt_step, &c, 0);
-	return (__u32)c.x;
 }
 
 /* The epoch's start (the first congestion-avoidance segment after a loss): K and origin. */

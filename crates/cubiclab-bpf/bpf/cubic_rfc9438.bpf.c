@@ -6,6 +6,7 @@
  * |t - K| capped at 2^18, W_est in 2^-20 segments. W_max is held in 32 bits here (windows
  * below 2^22 segments). */
 #include "common.h"
+#include "cbrt_floor.h"
 
 /* cubic-rfc9438 parameters, in the order of CubicRfc9438::PARAMS (beta, c in millionths). */
 #define P_BETA ((__u64)PARAM[0])
@@ -17,7 +18,6 @@
 #define Q 10
 #define W_SHIFT 20
 #define MAX_OFFS (1ULL << 18)
-#define MAX_ROOT 2642245ULL
 #define CA_EVENT_TX_START 0
 
 /* The variables a congestion event changes and undo restores (Sec 4.9). */
@@ -40,29 +40,6 @@ struct clk_rfc9438 {
 	__u32 has_saved;
 };
 PORT_STATE_FITS(struct clk_rfc9438);
-
-struct cbrt_ctx {
-	__u64 a;
-	__u64 x;
-};
-
-static long cbrt_step(__u64 i, struct cbrt_ctx *c)
-{
-	__u64 y = c->x | (1ULL << ((21 - i) & 63));
-
-	if (y <= MAX_ROOT && y * y * y <= c->a)
-		c->x = y;
-	return 0;
-}
-
-/* floor(cbrt(a)) bit by bit (cubic_2008_fixed.rs cbrt_floor), as bpf_loop callbacks. */
-static __always_inline __u32 cbrt_floor(__u64 a)
-{
-	struct cbrt_ctx c = { .a = a, .x = 0 };
-
-	bpf_loop(22, cbrt_step, &c, 0);
-	return (__u32)c.x;
-}
 
 static __always_inline __u64 c_q(void)
 {
