@@ -199,6 +199,25 @@ def test_eq6_constant_from_eq5():
     assert np.allclose(response.cubic_window_rx05(p, 0.1), response.cubic_window(p, 0.1, beta=0.2))
 
 
+def test_eq6_short_epoch_ratio_integrates_the_profile():
+    # An epoch cut at T = K (1 - x): integrate W(t) = W_max - C (K - t)^3 over [0, T] numerically
+    # (1/p = its packets, the average its time-mean) and put that p into Eq. 5. W_max = 342,
+    # C = 0.4, beta = 0.2 (K = cbrt(171) = 5.55 s), RTT 10 ms; x = 0.24 is a 4.22 s epoch.
+    c, beta, rtt, w_max = 0.4, 0.2, 0.01, 342.0
+    k = (w_max * beta / c) ** (1 / 3)
+    for x in (0.0, 0.1, 0.24, 0.5):
+        t = np.linspace(0.0, k * (1 - x), 200001)
+        w = w_max - c * (k - t) ** 3
+        mean = float(np.mean((w[1:] + w[:-1]) / 2))  # trapezoid on a uniform grid
+        p = rtt / (mean * t[-1])
+        expected = mean / float(response.cubic_window(p, rtt, c, beta, tcp_friendly=False))
+        assert math.isclose(float(response.cubic_eq6_short_epoch_ratio(x, beta)), expected, rel_tol=1e-6)
+    # Closed form at x = 0.24: ((1 - 0.05 * 1.24 * 1.0576) / 0.95)^(1/4) * 0.76^(-3/4) = 0.99588 * 1.22853
+    assert math.isclose(float(response.cubic_eq6_short_epoch_ratio(0.24)), 1.22347, rel_tol=1e-4)
+    with pytest.raises(ValueError, match="must be in \\[0, 1\\)"):
+        response.cubic_eq6_short_epoch_ratio(1.0)
+
+
 def test_eq5_against_a_numerically_integrated_epoch():
     # Independent check of Eq. 5: one deterministic epoch with W_max = 1000, C = 0.4,
     # beta = 0.2, RTT = 0.1 s. K = cbrt(1000 * 0.2 / 0.4) = 7.937 s. Integrate W(t) on [0, K]:

@@ -40,6 +40,7 @@ __all__ = [
     "cubic_window",
     "cubic_window_rx05",
     "cubic_eq6_constant",
+    "cubic_eq6_short_epoch_ratio",
     "cubic_tcp_friendly_loss_rate",
     "cubic_tcp_friendly_rtt",
     "response_table",
@@ -205,6 +206,28 @@ def cubic_window(p, rtt: float, c: float = 0.4, beta: float = 0.2, tcp_friendly:
     if tcp_friendly:
         w = np.maximum(w, aimd_window(p, 3.0 * beta / (2.0 - beta), beta))
     return w
+
+
+def cubic_eq6_short_epoch_ratio(x, beta: float = 0.2) -> np.ndarray:
+    """What Eq. 6 gets wrong when every loss comes a fraction `x` of K early: the ratio of
+    the concave profile's true average window to Eq. 5's for the loss rate that epoch gives.
+
+    Eq. 5 takes the epoch to be K, the time W(t) = W_max - C (K - t)^3 needs to climb back
+    to W_max. At packet level the loss comes on the plateau a little before W_max, after
+    T = K (1 - x). Over [0, T] the profile averages
+        W_T = W_max - C (K^4 - (K - T)^4) / (4 T) = W_max (1 - beta/4 (1 + x)(1 + x^2))
+    and sends 1/p = W_T T / RTT packets. Eq. 5 at that p, with C K^3 = beta W_max (so that
+    Eq. 5's constant times K^(3/4) is W_0^(1/4), W_0 = W_max (1 - beta/4) its full-epoch
+    average), is W_0^(1/4) (W_T (1 - x))^(3/4); hence
+        W_T / Eq. 5 = (W_T / W_0)^(1/4) (1 - x)^(-3/4),
+    1 at x = 0, and nearly (T / K)^(-3/4): the loss rate of a shorter epoch is higher, for
+    which Eq. 5 expects a smaller window. C and RTT cancel."""
+    x = np.asarray(x, dtype=float)
+    if np.any((x < 0) | (x >= 1)):
+        raise ValueError("x (the fraction of K the epoch falls short by) must be in [0, 1)")
+    beta = _beta(beta)
+    w_t = 1.0 - beta / 4.0 * (1.0 + x) * (1.0 + x * x)
+    return (w_t / (1.0 - beta / 4.0)) ** 0.25 * (1.0 - x) ** -0.75
 
 
 def cubic_window_rx05(p, rtt: float, c: float = 0.4, beta_kept: float = 0.8, tcp_friendly: bool = True) -> np.ndarray:
