@@ -211,6 +211,28 @@ def test_run_length_from_the_epoch():
     assert capped.capped and capped.duration_s == pytest.approx(60, abs=0.2) and capped.window_s >= 30
 
 
+def test_run_length_with_unequal_shares_and_a_warmup_floor():
+    # Two reno flows, 100 Mb/s, 100 ms, buffer 100% BDP: a pipe of 833.3 + 833 = 1666.3 packets.
+    # Equal halves: W = 833.2 at loss, a W/2-RTT epoch of 41.7 s. With a 10% share the
+    # flow holds 166.6 packets: 8.33 s, and ten epochs are 83.3 s. The floor lifts the
+    # warm-up (last start + slow start + convergence = 0 + 0.1 log2(16.66) + 8.33 + 8.33 x
+    # ln 0.1 / ln 0.5 = 36.4 s) to 100 s.
+    from cubiclab.scenario import Bottleneck, FlowGroup, Scenario
+
+    sc = Scenario(flows=[FlowGroup("reno", name="big", rtt="100ms"), FlowGroup("reno", name="small", rtt="100ms")],
+                  bottleneck=Bottleneck(rate="100Mbps"))
+    equal = physics.run_length(sc, max_s=1e9, max_packets=1e12, measured=("small",))
+    assert equal.epoch_s == pytest.approx(41.66, abs=0.01)
+    rl = physics.run_length(sc, max_s=1e9, max_packets=1e12, measured=("small",), shares={"small": 0.1})
+    assert rl.epoch_s == pytest.approx(8.33, abs=0.01) and rl.window_s == pytest.approx(83.3, abs=0.1)
+    assert rl.warmup_s == pytest.approx(36.4, abs=0.1)
+    floor = physics.run_length(sc, max_s=1e9, max_packets=1e12, measured=("small",), shares={"small": 0.1},
+                               min_warmup_s=100)
+    assert floor.warmup_s == 100 and floor.window_s == rl.window_s
+    with pytest.raises(ValueError, match="no flow group named nope"):
+        physics.run_length(sc, shares={"nope": 0.5})
+
+
 def test_epochs_of_the_rivals():
     # Reno: W/2 RTTs. STCP: 1/8 of W at W/100 packets per RTT = 12.5 RTTs. Cubic 2.0 at
     # W = 10000, RTT 200 ms: K = cbrt(10000 x 0.2 / 0.4) = 17.1 s; its clamp of 160 packets/s

@@ -200,15 +200,23 @@ class Experiment:
     # entry whose physics needs longer runs than the default (the plan's total cost, printed
     # by benches/catalog_wall.py, must stay inside the 60 minutes on 2 cores)
     full_budget_packets: float = 0.0
+    # {flow group: fraction of the pipe one of its flows holds at loss}, for groups the
+    # scenario does not give an equal share (physics.run_length)
+    pipe_shares: dict = {}
+    # a full-mode warm-up floor, for a claim about a transient that must be over before the
+    # measured window opens
+    full_min_warmup_s: float = 0.0
 
     # ---- what to run
     def conditions(self, mode: Mode) -> list[tuple[Scenario, dict]]:
         return []
 
     def run_length(self, sc: Scenario, mode: Mode) -> physics.RunLength:
+        full = not mode.indicative
         return physics.run_length(sc, epochs=mode.epochs, min_window_s=mode.min_window_s, max_s=mode.max_s,
-                                  max_packets=mode.max_packets if mode.indicative else
-                                  max(mode.max_packets, self.full_budget_packets), measured=self.epoch_groups)
+                                  max_packets=max(mode.max_packets, self.full_budget_packets) if full else
+                                  mode.max_packets, measured=self.epoch_groups, shares=self.pipe_shares,
+                                  min_warmup_s=self.full_min_warmup_s if full else 0.0)
 
     def table(self) -> list[ClaimSpec]:
         """Every row the entry reports: its claims and their sensitivity twins, one per

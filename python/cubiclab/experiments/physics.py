@@ -9,7 +9,9 @@ difference down to a tenth (ln 0.1 / ln(1 - beta)). Warm-up = the last start + s
 + convergence; the measured window holds `epochs` epochs of the slowest flow and as many
 random losses of the bottleneck's loss model, if it has one (at least `min_window_s`). An
 entry may name the flow groups its metrics measure: only their epochs and convergence
-count. A budget caps the length; the plan then says how many epochs it holds."""
+count; and, where the flows do not share the pipe equally, the share one flow of a group
+holds (a TCP flow beside CUBIC flows is squeezed to a small window, so its epoch is short).
+A budget caps the length; the plan then says how many epochs it holds."""
 
 from __future__ import annotations
 
@@ -137,12 +139,15 @@ def random_loss_rate(spec: dict, rate_pps: float) -> float:
 
 
 def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, max_s: float = 900.0,
-               max_packets: float = 6e7, measured: tuple[str, ...] = ()) -> RunLength:
+               max_packets: float = 6e7, measured: tuple[str, ...] = (), shares: dict | None = None,
+               min_warmup_s: float = 0.0) -> RunLength:
     """Warm-up and measured window for `sc` (see the module's docstring). `measured`: the flow
     groups whose epochs and convergence the entry's metrics measure (default every group;
-    every flow's start still counts). The length is at most `max_s` seconds and
-    `max_packets` bottleneck packets; when capped, warm-up and window keep their proportions
-    (the window at least `min_window_s`)."""
+    every flow's start still counts). `shares`: {group: fraction of the pipe (BDP + buffer)
+    one of its flows holds at loss} for groups that do not get an equal share. The warm-up
+    is at least `min_warmup_s`. The length is at most `max_s` seconds and `max_packets`
+    bottleneck packets; when capped, warm-up and window keep their proportions (the window
+    at least `min_window_s`)."""
     spec = sc.compile()
     wire = sc.mss + HEADER_BYTES
     rate_pps = spec["bottleneck"]["rate"] / 8 / wire
@@ -150,7 +155,8 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
     buffer_pkts = buf.get("packets", buf.get("bytes", 0) / wire)
     groups = list(_flows(sc))
     n = max(1, sum(g[4] for g in groups))
-    unknown = set(measured) - {g[5] for g in groups}
+    shares = shares or {}
+    unknown = (set(measured) | set(shares)) - {g[5] for g in groups}
     if unknown:
         raise ValueError(f"scenario '{sc.name}' has no flow group named {', '.join(sorted(unknown))}")
     epoch = conv = ss = last_start = 0.0
@@ -158,13 +164,13 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
         last_start = max(last_start, start)
         if measured and name not in measured:
             continue
-        w = max(2.0, (rate_pps * rtt + buffer_pkts) / n)
+        w = max(2.0, (rate_pps * rtt + buffer_pkts) * shares.get(name, 1 / n))
         e = epoch_s(alg, params, w, rtt)
         b = decrease_fraction(alg, params)
         epoch = max(epoch, e)
         conv = max(conv, e * math.log(0.1) / math.log(1 - b))
         ss = max(ss, rtt * math.log2(max(w / 10, 2.0)) + e)  # slow start, then its overshoot's epoch
-    warm = last_start + ss + conv
+    warm = max(min_warmup_s, last_start + ss + conv)
     window = max(min_window_s, epochs * epoch, epochs / random_loss_rate(spec, rate_pps))
     limit = min(max_s, max_packets / max(rate_pps, 1.0))
     capped = warm + window > limit
