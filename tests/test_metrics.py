@@ -93,6 +93,26 @@ def test_convergence_time():
     assert m.convergence_time(t, X, 0.2, start=50.0) == 0.0
 
 
+def test_convergence_time_sustained():
+    t, X = _two_flows()  # both running from t = 10, within 10% from t = 40 on (see above)
+    # A late excursion at t = 95 (9 and 1) decides "to the end of the run": 96 - 10 = 86 s.
+    late = X.copy()
+    late[95] = [9.0, 1.0]
+    assert m.convergence_time(t, late, 0.2) == pytest.approx(86.0)
+    # Held for 30 s: t = 40 opens 55 in-band samples (40-94): 40 - 10 = 30 s, as without it.
+    assert m.convergence_time(t, late, 0.2, hold=30.0) == pytest.approx(30.0)
+    # An excursion at t = 60 leaves 40-59 (20 samples of 1 s: 20 s) and 61-99 (39 s): held
+    # for 15 s the first counts (30 s), for 30 s only the second (61 - 10 = 51 s), for 40 s none.
+    early = X.copy()
+    early[60] = [7.0, 3.0]
+    assert m.convergence_time(t, early, 0.2, hold=15.0) == pytest.approx(30.0)
+    assert m.convergence_time(t, early, 0.2, hold=30.0) == pytest.approx(51.0)
+    assert math.isnan(m.convergence_time(t, early, 0.2, hold=40.0))
+    # In the band from the start on (t = 50: 50 in-band samples) for 50 s: 0; for 51 s: never.
+    assert m.convergence_time(t, X, 0.2, start=50.0, hold=50.0) == 0.0
+    assert math.isnan(m.convergence_time(t, X, 0.2, start=50.0, hold=51.0))
+
+
 def test_congestion_epochs():
     # Events at 1, 3, 7, 8 s: epochs of 2, 4 and 1 s.
     assert list(m.congestion_epochs([1, 3, 7, 8])) == [2, 4, 1]

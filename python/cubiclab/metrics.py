@@ -190,9 +190,15 @@ def _moving_average(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def convergence_time(t, x, tolerance: float = 0.2, start: float | None = None,
-                     smooth: float = 0.0, fair_share=None) -> float:
+                     smooth: float = 0.0, fair_share=None, hold: float | None = None) -> float:
     """Seconds from `start` until every flow's throughput stays within `tolerance` (0.1 or
-    0.2 in seed 002's sense: within 10 % / 20 %) of the fair share, to the end of the run.
+    0.2 in seed 002's sense: within 10 % / 20 %) of the fair share, to the end of the run;
+    with `hold` (seconds), until the first time it stays there for `hold` seconds.
+
+    "To the end of the run" makes a late excursion (two flows' shares wandering across the
+    band's edge in steady state) decide a convergence that happened long before, and the
+    answer grow with the run's length; a sustained stretch of several congestion epochs
+    says when the flows got there.
 
     `t`: sample times (s); `x`: samples as an array of shape (len(t), n_flows) (see
     `throughput_matrix`). The fair share at each sample is the mean of the flows (equal
@@ -200,8 +206,8 @@ def convergence_time(t, x, tolerance: float = 0.2, start: float | None = None,
     `fair_share` (a number, e.g. capacity / n) is given. `smooth` seconds of trailing
     moving average are applied first (seed 002 averages over an ensemble; a single run
     needs some smoothing). `start` defaults to the first sample at which every flow is
-    running (non-zero). Returns NaN if the flows never settle, 0 if they are within the
-    band from `start` on."""
+    running (non-zero). Returns NaN if the flows never settle (with `hold`: never for
+    that long), 0 if they are within the band from `start` on (for `hold` seconds)."""
     t = _arr(t, "t")
     x = np.asarray(x, dtype=float)
     if x.ndim == 1:
@@ -223,6 +229,16 @@ def convergence_time(t, x, tolerance: float = 0.2, start: float | None = None,
     after = t >= start
     ok_after = ok[after]
     t_after = t[after]
+    if hold is not None:
+        # the first sample that opens a run of in-band samples lasting `hold` seconds (to
+        # the last in-band sample of the run; a sample stands for the interval it ends)
+        opens = np.nonzero(ok_after & np.r_[True, ~ok_after[:-1]])[0]
+        bad_after = np.r_[np.nonzero(~ok_after)[0], ok_after.size]
+        for i in opens:
+            last = bad_after[np.searchsorted(bad_after, i)] - 1
+            if t_after[last] - t_after[i] + dt >= hold:
+                return float(t_after[i] - start)
+        return math.nan
     if ok_after.size == 0 or not ok_after[-1]:
         return math.nan
     bad = np.nonzero(~ok_after)[0]

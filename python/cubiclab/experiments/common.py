@@ -52,6 +52,15 @@ def shares(res, t0: float = 0.0, t1: float = math.inf) -> dict:
     return out
 
 
+def converged_after(res, ids, start: float, tol: float = 0.2, hold: float | None = None) -> float:
+    """Seconds from `start` until the flows `ids` are within `tol` of their mean (10 s
+    smoothing) to the end of the run, or with `hold` for that many seconds on end
+    (metrics.convergence_time); never counts as the run's remaining length (a lower bound)."""
+    t, X = metrics.throughput_matrix(res.flows, "throughput_bps", ids)
+    c = metrics.convergence_time(t, X, tol, start=start, smooth=10.0, hold=hold)
+    return duration_s(res) - start if math.isnan(c) else c
+
+
 def loss_times(res, flow: int, timeouts: bool = False) -> np.ndarray:
     lo = res.losses
     if lo.empty:

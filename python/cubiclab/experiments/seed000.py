@@ -15,19 +15,11 @@ from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
 from cubiclab.experiments.claims import EXTENSION, FIGURE, MODEL, SENSITIVITY, TEXT, Above, Band, Below, ClaimSpec
-from cubiclab.experiments.common import (cwnd_trace_window, flow_means, group_means, growth_per_rtt, loglog_slope,
-                                         loss_events_window, plateau_in, select_row, shares)
+from cubiclab.experiments.common import (converged_after, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
+                                         loglog_slope, loss_events_window, plateau_in, select_row, shares)
 
 CUBIC = "cubic-2008"
 HS = (CUBIC, "bic", "highspeed", "reno")  # the protocols of Figs. 8-10 (reno = TCP-SACK)
-
-
-def _converged_after(res, ids, start: float, tol: float = 0.2) -> float:
-    """Seconds from `start` until the flows `ids` stay within `tol` of their mean (10 s
-    smoothing); never within the run counts as the run's remaining length (a lower bound)."""
-    t, X = metrics.throughput_matrix(res.flows, "throughput_bps", ids)
-    c = metrics.convergence_time(t, X, tol, start=start, smooth=10.0)
-    return float(res.summary["duration_s"]) - start if math.isnan(c) else c
 
 
 # ---- Fig. 3 (the response function, computed) ----------------------------------------------
@@ -193,6 +185,9 @@ class Fig4(Experiment):
     setup = ("Two CUBIC flows over a 400 Mbps drop-tail bottleneck, RTT 246 ms, buffer 100% BDP, background web "
              "traffic both ways (15%). The second flow starts 20 s after the first (unstated in the paper).")
     variants = ("v2.2", "linux")
+    # fair for 100 s on end, six congestion epochs (K = 16 s at 246 ms), not "to the end of
+    # the run": in steady state the two shares wander across the band's edge now and then
+    HOLD_S = 100.0
     claims = (
         ClaimSpec("plateaus", "Note that the curves have plateaus around W_max which is the window size at the time of "
                   "the last packet loss event.", "Sec. 6, Fig. 4", TEXT, "plateaus",
@@ -200,8 +195,8 @@ class Fig4(Experiment):
                   "flows", "", Above(0.16, 0.08),
                   "linear growth gives 0 and a cubic epoch ending on its plateau 0.32: above half of that"),
         ClaimSpec("fair_within_200s", "two flows converges to a fair share within 200 seconds", "Sec. 6, Fig. 4", TEXT,
-                  "within 200 s", "seconds from the second flow's start until both stay within 20% of their mean "
-                  "(10 s smoothing); never = the rest of the run", "s", Below(200, 50),
+                  "within 200 s", "seconds from the second flow's start until both are within 20% of their mean "
+                  "(10 s smoothing) for 100 s on end (six epochs); never = the rest of the run", "s", Below(200, 50),
                   "the paper gives a bound ('within'), so one-sided at its value", transient=True),
     )
 
@@ -212,7 +207,7 @@ class Fig4(Experiment):
         plateau = [plateau_in(res, f, t0, t1) for f in res.totals.flow]
         start2 = float(res.totals.start_s.max())
         return {"plateau": min((p for p in plateau if np.isfinite(p)), default=math.nan),
-                "convergence_s": _converged_after(res, [0, 1], start2)}
+                "convergence_s": converged_after(res, [0, 1], start2, hold=self.HOLD_S)}
 
     def values(self, rows):
         r = rows.iloc[0]

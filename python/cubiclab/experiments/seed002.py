@@ -13,20 +13,12 @@ from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
 from cubiclab.experiments.claims import EXTENSION, FIGURE, TEXT, Above, Band, ClaimSpec
-from cubiclab.experiments.common import flow_means, group_flow_ids, loglog_slope, loss_events, select_row
+from cubiclab.experiments.common import (converged_after, flow_means, group_flow_ids, loglog_slope, loss_events,
+                                         select_row)
 from cubiclab.scenario import WebGroup
 
 CUBIC = "cubic-2.0"
 SUMMARY = "Summary"
-
-
-def _convergence(res, tol: float = 0.2) -> float:
-    """Seconds from the second flow's start until both stay within `tol` of their mean (10 s
-    smoothing); never = the rest of the run (a lower bound)."""
-    start2 = float(res.totals.start_s.max())
-    t, X = metrics.throughput_matrix(res.flows, "throughput_bps", [0, 1])
-    c = metrics.convergence_time(t, X, tol, start=start2, smooth=10.0)
-    return float(res.summary["duration_s"]) - start2 if math.isnan(c) else c
 
 
 def _web(sessions: int, mean: int, direction: str = "both", think: str = "1s") -> WebGroup:
@@ -124,7 +116,7 @@ class Convergence(Experiment):
                 for a in (CUBIC, "htcp")]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": _convergence(res)}
+        return {"convergence_s": converged_after(res, [0, 1], float(res.totals.start_s.max()))}
 
     def values(self, rows):
         cubic, htcp = select_row(rows, alg=CUBIC), select_row(rows, alg="htcp")
@@ -164,7 +156,7 @@ class FastConvergence(Experiment):
                                   "second": {"params": {"fast_convergence": fc}}}), {"fc": fc}) for fc in (1, 0)]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": _convergence(res)}
+        return {"convergence_s": converged_after(res, [0, 1], float(res.totals.start_s.max()))}
 
     def values(self, rows):
         return {"fc_faster": select_row(rows, fc=0).convergence_s - select_row(rows, fc=1).convergence_s}
