@@ -7,12 +7,18 @@
 Prints, per mode, the number of simulations and the bottleneck packets they carry (the
 simulator's cost is per packet), the entries that carry most of them, and the wall time:
 measured for the modes run, and for full mode otherwise estimated as its packets times the
-wall time per packet measured in quick mode (same machine, same cores). Each run uses a
-fresh cache, so nothing is reused between modes or from earlier calls."""
+time per packet measured in quick mode (same machine, same cores). Each run uses a fresh
+cache, so nothing is reused between modes or from earlier calls.
+
+On a shared machine the wall time says more about the other users than about cubiclab, so
+the CPU seconds are printed too: the workers' (the simulations, spread over the cores) and
+this process's (the analysis and figures, serial). On idle cores the wall time is about
+workers / cores + this process's."""
 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 
@@ -30,13 +36,22 @@ def planned(mode) -> tuple[int, dict]:
     return runs, packets
 
 
-def timed(mode, jobs: int, ray: str | None) -> float:
+def _cpu(who) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(mode, jobs: int, ray: str | None) -> tuple[float, float]:
+    """(wall seconds, the wall seconds idle cores would take: workers' CPU / jobs + ours)."""
     from cubiclab.experiments import reproduce
 
     with tempfile.TemporaryDirectory() as out:
-        t0 = time.perf_counter()
+        t0, own0, workers0 = time.perf_counter(), _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
         reproduce(None, mode=mode, out=out, jobs=jobs, ray=ray, progress=False, log=None)
-        return time.perf_counter() - t0
+        wall = time.perf_counter() - t0
+        own, workers = _cpu(resource.RUSAGE_SELF) - own0, _cpu(resource.RUSAGE_CHILDREN) - workers0
+    print(f"{mode} mode: CPU {workers:.0f} s in the workers (simulations) + {own:.0f} s here (analysis, figures)")
+    return wall, wall if ray else workers / jobs + own
 
 
 def main() -> None:
@@ -54,17 +69,19 @@ def main() -> None:
         print(f"{name}: {runs} simulations, {total / 1e6:.0f} M bottleneck packets; most: " +
               ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top))
     where = f"Ray ({args.ray})" if args.ray else f"{args.jobs} local cores"
-    quick = timed("quick", args.jobs, args.ray)
+    quick, quick_idle = timed("quick", args.jobs, args.ray)
     q_pk = sum(plans["quick"][1].values())
-    print(f"quick mode: {quick:.0f} s wall on {where} ({quick / 300:.2f} of the 5-minute budget)")
+    print(f"quick mode: {quick:.0f} s wall on {where}; {quick_idle:.0f} s on idle cores "
+          f"({quick_idle / 300:.2f} of the 5-minute budget)")
     f_pk = sum(plans["full"][1].values())
     if args.full:
-        full = timed("full", args.jobs, args.ray)
-        print(f"full mode: {full:.0f} s wall on {where} ({full / 3600:.2f} of the 60-minute budget)")
+        full, full_idle = timed("full", args.jobs, args.ray)
+        print(f"full mode: {full:.0f} s wall on {where}; {full_idle:.0f} s on idle cores "
+              f"({full_idle / 3600:.2f} of the 60-minute budget)")
     else:
-        est = f_pk * quick / q_pk
-        print(f"full mode: about {est:.0f} s wall on {where} (estimated: {f_pk / q_pk:.0f} times quick mode's "
-              f"packets at quick mode's wall time per packet; {est / 3600:.2f} of the 60-minute budget)")
+        est = f_pk * quick_idle / q_pk
+        print(f"full mode: about {est:.0f} s on {where}, idle (estimated: {f_pk / q_pk:.0f} times quick mode's "
+              f"packets at quick mode's time per packet; {est / 3600:.2f} of the 60-minute budget)")
 
 
 if __name__ == "__main__":
