@@ -257,25 +257,33 @@ def test_scenarios_are_package_data():
         base.load_scenario("nope")
 
 
-def test_cli_list_and_errors(tmp_path):
-    cmd = [sys.executable, "-m", "cubiclab.cli", "reproduce"]
-    lst = subprocess.run(cmd + ["--list"], capture_output=True, text=True)
+def test_cli_list_and_errors(tmp_path, capsys):
+    # One run as a program (the module entry point); the rest in this process, where each
+    # check costs no interpreter start and import of the scientific stack.
+    from cubiclab import cli
+
+    lst = subprocess.run([sys.executable, "-m", "cubiclab.cli", "reproduce", "--list"], capture_output=True, text=True)
     assert lst.returncode == 0 and all(n in lst.stdout for n in ENTRIES)
-    run = subprocess.run(cmd + ["s004-fig6", "--mode", "tiny", "--out", str(tmp_path), "--quiet"],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert "plus_806" in run.stdout and "paper claim: 2 indicative" in run.stdout
-    bad = subprocess.run(cmd + ["s999-nothing"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "no catalog entry 's999-nothing'" in bad.stderr
-    seeds = subprocess.run(cmd + ["s004-fig6", "--seeds", "1"], capture_output=True, text=True)
-    assert seeds.returncode == 2 and "seeds is 1" in seeds.stderr
+
+    def run(*argv):
+        code = cli.main(["reproduce", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    # s000-tcp-mode: a model entry without figures, the cheapest to run
+    code, out, err = run("s000-tcp-mode", "--mode", "tiny", "--out", str(tmp_path), "--quiet")
+    assert code == 0, err
+    assert "bic_tcp_mode_below_14" in out and "extension: 4 indicative" in out
+    code, _, err = run("s999-nothing")
+    assert code == 2 and "no catalog entry 's999-nothing'" in err
+    code, _, err = run("s000-tcp-mode", "--seeds", "1")
+    assert code == 2 and "seeds is 1" in err
     # the stability check end to end on a model entry (no simulations): nothing can flip
-    stab = subprocess.run(cmd + ["s004-fig6", "--stability", "--out", str(tmp_path / "stab"), "--quiet"],
-                          capture_output=True, text=True)
-    assert stab.returncode == 0, stab.stderr
-    assert "0 of 2 claims flip" in stab.stdout and (tmp_path / "stab" / "stability.md").is_file()
-    quick = subprocess.run(cmd + ["s004-fig6", "--stability", "--quick"], capture_output=True, text=True)
-    assert quick.returncode == 2 and "--stability reruns full mode" in quick.stderr
+    code, out, err = run("s000-tcp-mode", "--stability", "--out", str(tmp_path / "stab"), "--quiet")
+    assert code == 0, err
+    assert "0 of 4 claims flip" in out and (tmp_path / "stab" / "stability.md").is_file()
+    code, _, err = run("s000-tcp-mode", "--stability", "--quick")
+    assert code == 2 and "--stability reruns full mode" in err
 
 
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
