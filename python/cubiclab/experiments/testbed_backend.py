@@ -5,7 +5,8 @@ run again as Linux TCP through the testbed's emulator, analysed by the entry's o
 A run the testbed cannot take is named with the reason (a rate above the emulator's limit,
 an algorithm this kernel does not offer, a duration above the bound the user can raise with
 ``--max-duration``, anything else :func:`cubiclab.testbed.plan` refuses). Finished runs are
-cached apart from the simulator's (``<cache>/testbed``), under the same scenario key, so an
+cached apart from the simulator's (``<cache>/testbed``), each under a key of what the kernel
+run uses (:mod:`cubiclab.testbed.cache_key`: a rebuilt extension keeps them), so an
 interrupted reproduction resumes where it stopped. Each run has its own time bound and
 removes its namespaces on every exit path (:mod:`cubiclab.testbed.run`).
 """
@@ -32,10 +33,13 @@ LOCK_PAUSE_S = 2.0
 
 @dataclass
 class KernelRuns:
-    """The testbed's side of a reproduction: its cache and, per scenario key, why the
-    testbed cannot run it."""
+    """The testbed's side of a reproduction: its cache and, per run (by its simulator key),
+    why the testbed cannot run it, whether it failed or is pending, and its kernel-run
+    cache key."""
 
     cache: Cache
+    #: Simulator key -> the kernel run's cache key (`cache_key.kernel_run_key`).
+    kernel_key: dict = field(default_factory=dict)
     refused: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
     #: Runs not started because the time budget ran out (scenario keys).
@@ -68,6 +72,7 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
     `budget_s`, no run starts whose planned end (its duration after the time spent so far)
     lies beyond the budget: those are left pending. Ctrl-C stops, and the next call
     resumes."""
+    from cubiclab.testbed.cache_key import kernel_run_key
     from cubiclab.testbed.run import testbed
 
     kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
@@ -78,7 +83,11 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
         reasons = {r.key: why for r in runs if (why := why_not(r, max_duration))}
         kr.refused.update(reasons)
         if not reasons:
-            todo.update({r.key: r for r in runs if not kr.cache.has(r.key)})
+            for r in runs:
+                if r.key not in kr.kernel_key:
+                    kr.kernel_key[r.key] = kernel_run_key(r.scenario)
+                if not kr.cache.has(kr.kernel_key[r.key]):
+                    todo[r.key] = r
     total_s = sum(r.scenario.compile()["duration"] for r in todo.values()) / 1e9
     if log and todo:
         print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",
@@ -107,7 +116,7 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
             if log:
                 print(f"  testbed run {i + 1}/{len(todo)} failed: {type(e).__name__}: {e}", file=log)
             continue
-        kr.cache.store(key, _payload(res))
+        kr.cache.store(kr.kernel_key[key], _payload(res))
         if log:
             print(f"  testbed run {i + 1}/{len(todo)} done in {time.monotonic() - t0:.0f} s", file=log)
     return kr
@@ -129,7 +138,8 @@ def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> 
         return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
     if not runs:
         return entry.outcome(mode, error="it has no runs (its claims come from models, not experiments)")
-    return entry.analyse(SweepResult(list(runs), kr.cache), mode, edir / "kernel")
+    kernel_runs = [Run(r.scenario, r.tags, _key=kr.kernel_key[r.key]) for r in runs]
+    return entry.analyse(SweepResult(kernel_runs, kr.cache), mode, edir / "kernel")
 
 
 def verdict_label(v) -> str:
