@@ -49,6 +49,22 @@ def test_unknown_congestion_control_lists_the_kernels():
         assert name in str(e.value)
 
 
+def test_web_processes_are_waited_for_until_the_runs_end():
+    # The sender exits once its finite transfers are acknowledged, possibly long before the
+    # run's end; the web processes run until the end. Each is given the time left to the
+    # end plus WEB_EXIT_S: with the end 30 s ahead, at least 30 + 10 s (less the few
+    # microseconds this test takes), never just WEB_EXIT_S.
+    class Proc:
+        def wait(self, timeout):
+            self.timeout = timeout
+
+    procs = [Proc(), Proc()]
+    tbrun._wait_web(procs, time.monotonic_ns() + 30_000_000_000)
+    assert all(30 + tbrun.WEB_EXIT_S - 1 < p.timeout <= 30 + tbrun.WEB_EXIT_S for p in procs)
+    tbrun._wait_web(procs, time.monotonic_ns() - 5_000_000_000)  # a run whose end has passed
+    assert all(p.timeout == tbrun.WEB_EXIT_S for p in procs)
+
+
 def test_plan_follows_the_simulator_delays():
     # rtt 100 ms, bottleneck delay 10 ms one way: access = 100 - 20 = 80 ms, half each way,
     # so each direction carries 10 + 40 = 50 ms (crates/cubiclab-sim/src/sim.rs).
