@@ -65,6 +65,32 @@ def test_web_processes_are_waited_for_until_the_runs_end():
     assert all(p.timeout == tbrun.WEB_EXIT_S for p in procs)
 
 
+def test_tcp_info_samples_are_streamed_to_a_file(tmp_path, monkeypatch):
+    # The source appends its TCP_INFO samples to a CSV file in batches instead of keeping
+    # them: with batches of 2, after 5 samples 4 are on disk and 1 in memory; closing writes
+    # the last. Read back, the rows are the samples (a field the kernel's tcp_info lacks, None,
+    # reads back as NaN).
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("_bulk", tbrun.BULK)
+    bulk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bulk)
+    monkeypatch.setattr(bulk._InfoLog, "BATCH", 2)
+    width = len(bulk.INFO_COLUMNS)
+    samples = [[1000 + k, k % 2] + [k] * (width - 3) + [None if k == 4 else 7] for k in range(5)]
+    log = bulk._InfoLog(str(tmp_path / "info.csv"))
+    for row in samples:
+        log.add(row)
+    assert (log.count, len(log.rows)) == (4, 1)
+    log.close()
+    got = pd.read_csv(tmp_path / "info.csv")
+    assert list(got.columns) == bulk.INFO_COLUMNS and log.count == 5
+    assert got.iloc[:4].astype("int64").values.tolist() == samples[:4]
+    assert got.iloc[4, :-1].tolist() == samples[4][:-1] and np.isnan(got.iloc[4, -1])
+
+
 def test_plan_follows_the_simulator_delays():
     # rtt 100 ms, bottleneck delay 10 ms one way: access = 100 - 20 = 80 ms, half each way,
     # so each direction carries 10 + 40 = 50 ms (crates/cubiclab-sim/src/sim.rs).

@@ -273,7 +273,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             rcvlowat = int(min(65536, max(1, spec["bottleneck"]["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
             bulk_cfg = {
                 "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
-                "rcvlowat": rcvlowat,
+                "rcvlowat": rcvlowat, "info_file": str(work / "source-info.csv"),
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                            "bytes": f["bytes"], "sndbuf": sndbuf,
                            "rcvbuf": f["rcvbuf"]}
