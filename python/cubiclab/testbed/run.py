@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
+
 from cubiclab import _core, units
 from cubiclab import namespaces as _netns
 from cubiclab.kernel import tracing as _tracing
@@ -334,6 +336,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             emu_out = emu.stop()
             emu = None
             source_out = json.loads((work / "source.json").read_text())
+            source_out["info"] = pd.read_csv(source_out["info_file"])  # before the run's folder goes
             sink_out = json.loads((work / "sink.json").read_text())
             web_out = [json.loads((work / f"web-{role}.json").read_text()) for role in ("sender", "receiver")
                        if p.web]
