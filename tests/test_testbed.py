@@ -465,6 +465,26 @@ def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
 
 
 @needs_root
+def test_reproduce_prints_the_projected_lab_time(tmp_path, monkeypatch):
+    # Two 2 s runs of one entry: each its duration and SETUP_S (15 s) of set-up, with one
+    # LOCK_PAUSE_S (2 s) between them: 2 x (2 + 15) + 2 = 36 s = 0.6 min.
+    import io
+
+    from cubiclab.experiments import testbed_backend
+    from cubiclab.sweep import Run
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+    runs = [Run(cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                  bottleneck=cubiclab.Bottleneck(rate=rate))) for rate in ("10Mbps", "20Mbps")]
+    monkeypatch.setattr(tbrun, "testbed", lambda sc, **kw: pytest.fail("no run within a budget of 0 s"))
+    log = io.StringIO()
+    testbed_backend.run_all([runs], tmp_path, 600, log=log, budget_s=0, names=["entry-a"])
+    assert testbed_backend.lab_time_s(runs) == 36.0
+    assert "2 testbed runs, 0.1 min of run time; projected lab time 0.6 min" in log.getvalue()
+    assert "  entry-a: 2 runs, 0.6 min" in log.getvalue()
+
+
 def test_one_kernel_lab_at_a_time():
     # A second process's kernel lab waits for the first to finish, and says whose run it
     # waits for: the child takes the lock, reports it, and writes "released" only just before
