@@ -49,6 +49,48 @@ def test_unknown_congestion_control_lists_the_kernels():
         assert name in str(e.value)
 
 
+def test_web_processes_are_waited_for_until_the_runs_end():
+    # The sender exits once its finite transfers are acknowledged, possibly long before the
+    # run's end; the web processes run until the end. Each is given the time left to the
+    # end plus WEB_EXIT_S: with the end 30 s ahead, at least 30 + 10 s (less the few
+    # microseconds this test takes), never just WEB_EXIT_S.
+    class Proc:
+        def wait(self, timeout):
+            self.timeout = timeout
+
+    procs = [Proc(), Proc()]
+    tbrun._wait_web(procs, time.monotonic_ns() + 30_000_000_000)
+    assert all(30 + tbrun.WEB_EXIT_S - 1 < p.timeout <= 30 + tbrun.WEB_EXIT_S for p in procs)
+    tbrun._wait_web(procs, time.monotonic_ns() - 5_000_000_000)  # a run whose end has passed
+    assert all(p.timeout == tbrun.WEB_EXIT_S for p in procs)
+
+
+def test_tcp_info_samples_are_streamed_to_a_file(tmp_path, monkeypatch):
+    # The source appends its TCP_INFO samples to a CSV file in batches instead of keeping
+    # them: with batches of 2, after 5 samples 4 are on disk and 1 in memory; closing writes
+    # the last. Read back, the rows are the samples (a field the kernel's tcp_info lacks, None,
+    # reads back as NaN).
+    import importlib.util
+
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("_bulk", tbrun.BULK)
+    bulk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bulk)
+    monkeypatch.setattr(bulk._InfoLog, "BATCH", 2)
+    width = len(bulk.INFO_COLUMNS)
+    samples = [[1000 + k, k % 2] + [k] * (width - 3) + [None if k == 4 else 7] for k in range(5)]
+    log = bulk._InfoLog(str(tmp_path / "info.csv"))
+    for row in samples:
+        log.add(row)
+    assert (log.count, len(log.rows)) == (4, 1)
+    log.close()
+    got = pd.read_csv(tmp_path / "info.csv")
+    assert list(got.columns) == bulk.INFO_COLUMNS and log.count == 5
+    assert got.iloc[:4].astype("int64").values.tolist() == samples[:4]
+    assert got.iloc[4, :-1].tolist() == samples[4][:-1] and np.isnan(got.iloc[4, -1])
+
+
 def test_plan_follows_the_simulator_delays():
     # rtt 100 ms, bottleneck delay 10 ms one way: access = 100 - 20 = 80 ms, half each way,
     # so each direction carries 10 + 40 = 50 ms (crates/cubiclab-sim/src/sim.rs).
@@ -423,6 +465,26 @@ def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
 
 
 @needs_root
+def test_reproduce_prints_the_projected_lab_time(tmp_path, monkeypatch):
+    # Two 2 s runs of one entry: each its duration and SETUP_S (15 s) of set-up, with one
+    # LOCK_PAUSE_S (2 s) between them: 2 x (2 + 15) + 2 = 36 s = 0.6 min.
+    import io
+
+    from cubiclab.experiments import testbed_backend
+    from cubiclab.sweep import Run
+
+    if "cubic" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer cubic")
+    runs = [Run(cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")],
+                                  bottleneck=cubiclab.Bottleneck(rate=rate))) for rate in ("10Mbps", "20Mbps")]
+    monkeypatch.setattr(tbrun, "testbed", lambda sc, **kw: pytest.fail("no run within a budget of 0 s"))
+    log = io.StringIO()
+    testbed_backend.run_all([runs], tmp_path, 600, log=log, budget_s=0, names=["entry-a"])
+    assert testbed_backend.lab_time_s(runs) == 36.0
+    assert "2 testbed runs, 0.1 min of run time; projected lab time 0.6 min" in log.getvalue()
+    assert "  entry-a: 2 runs, 0.6 min" in log.getvalue()
+
+
 def test_one_kernel_lab_at_a_time():
     # A second process's kernel lab waits for the first to finish, and says whose run it
     # waits for: the child takes the lock, reports it, and writes "released" only just before

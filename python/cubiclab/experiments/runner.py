@@ -76,8 +76,9 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     if testbed:
         from cubiclab.experiments import testbed_backend
 
-        kernel_runs = testbed_backend.run_all([runs for _, why, runs in plans if not why], cache,
-                                              max_duration, log, budget_s=testbed_budget)
+        runnable = [(e.name, runs) for e, why, runs in plans if not why]
+        kernel_runs = testbed_backend.run_all([runs for _, runs in runnable], cache, max_duration, log,
+                                              budget_s=testbed_budget, names=[name for name, _ in runnable])
         kernel_rows = []
     outcomes = []
     for e, why, runs in plans:

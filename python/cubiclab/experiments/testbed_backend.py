@@ -5,7 +5,8 @@ run again as Linux TCP through the testbed's emulator, analysed by the entry's o
 A run the testbed cannot take is named with the reason (a rate above the emulator's limit,
 an algorithm this kernel does not offer, a duration above the bound the user can raise with
 ``--max-duration``, anything else :func:`cubiclab.testbed.plan` refuses). Finished runs are
-cached apart from the simulator's (``<cache>/testbed``), under the same scenario key, so an
+cached apart from the simulator's (``<cache>/testbed``), each under a key of what the kernel
+run uses (:mod:`cubiclab.testbed.cache_key`: a rebuilt extension keeps them), so an
 interrupted reproduction resumes where it stopped. Each run has its own time bound and
 removes its namespaces on every exit path (:mod:`cubiclab.testbed.run`).
 """
@@ -28,14 +29,22 @@ MAX_RATE_BPS = 1_000_000_000
 #: Seconds between two testbed runs of a reproduction, for other processes waiting for the
 #: kernel lab (see `run_all`).
 LOCK_PAUSE_S = 2.0
+#: Lab time a testbed run takes besides its duration (namespaces, emulator and traffic
+#: processes started, the run's time origin 1.5-3 s ahead, the results read back): 7-19 s
+#: in the 23 Nov 2026 kernel runs that did not wait for the lab, at load 5-13
+#: (docs/testbed/lab-time.md).
+SETUP_S = 15.0
 
 
 @dataclass
 class KernelRuns:
-    """The testbed's side of a reproduction: its cache and, per scenario key, why the
-    testbed cannot run it."""
+    """The testbed's side of a reproduction: its cache and, per run (by its simulator key),
+    why the testbed cannot run it, whether it failed or is pending, and its kernel-run
+    cache key."""
 
     cache: Cache
+    #: Simulator key -> the kernel run's cache key (`cache_key.kernel_run_key`).
+    kernel_key: dict = field(default_factory=dict)
     refused: dict = field(default_factory=dict)
     failed: dict = field(default_factory=dict)
     #: Runs not started because the time budget ran out (scenario keys).
@@ -60,29 +69,56 @@ def why_not(run: Run, max_duration: float) -> str | None:
     return None
 
 
+def lab_time_s(runs) -> float:
+    """Projected lab time of `runs` one after another: each one's duration, its set-up and
+    the pause between runs."""
+    runs = list(runs)
+    return sum(r.scenario.compile()["duration"] / 1e9 + SETUP_S for r in runs) + LOCK_PAUSE_S * max(0, len(runs) - 1)
+
+
+def _duration_text(s: float) -> str:
+    return f"{s / 3600:.1f} h" if s >= 7200 else f"{s / 60:.1f} min"
+
+
 def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr,
-            budget_s: float | None = None) -> KernelRuns:
+            budget_s: float | None = None, names: list[str] | None = None) -> KernelRuns:
     """Run on the testbed every run of `entries` (one list of runs per entry) not yet in its
     cache, one after another (each needs the whole machine), entry by entry; an entry with a
     run the testbed cannot take is not run at all (its analysis needs every run). With
     `budget_s`, no run starts whose planned end (its duration after the time spent so far)
     lies beyond the budget: those are left pending. Ctrl-C stops, and the next call
-    resumes."""
+    resumes. Before the first run it prints the projected lab time, per entry with
+    `names` (one per entry)."""
+    from cubiclab.testbed.cache_key import kernel_run_key
     from cubiclab.testbed.run import testbed
 
     kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
     todo: dict[str, Run] = {}
-    for runs in entries:
+    per_entry = []  # (name, the runs this entry adds to todo)
+    for name, runs in zip(names or [None] * len(entries), entries):
+        before = len(todo)
         # Only the run the testbed cannot take is named refused (another entry may share
         # its partners and need them); `kernel_outcome` refuses the whole entry from it.
         reasons = {r.key: why for r in runs if (why := why_not(r, max_duration))}
         kr.refused.update(reasons)
         if not reasons:
-            todo.update({r.key: r for r in runs if not kr.cache.has(r.key)})
-    total_s = sum(r.scenario.compile()["duration"] for r in todo.values()) / 1e9
+            for r in runs:
+                if r.key not in kr.kernel_key:
+                    kr.kernel_key[r.key] = kernel_run_key(r.scenario)
+                if not kr.cache.has(kr.kernel_key[r.key]):
+                    todo[r.key] = r
+        per_entry.append((name, list(todo.values())[before:]))
     if log and todo:
-        print(f"cubiclab: {len(todo)} testbed runs, {total_s / 60:.1f} min of real time (cache: {kr.cache.root})",
-              file=log)
+        total_s = sum(r.scenario.compile()["duration"] for r in todo.values()) / 1e9
+        print(f"cubiclab: {len(todo)} testbed runs, {_duration_text(total_s)} of run time; projected lab time "
+              f"{_duration_text(lab_time_s(todo.values()))} (with {SETUP_S:g} s of set-up a run; cache: "
+              f"{kr.cache.root})", file=log)
+        for name, runs in per_entry:
+            if name and runs:
+                print(f"  {name}: {len(runs)} runs, {_duration_text(lab_time_s(runs))}", file=log)
+        if budget_s is None and lab_time_s(todo.values()) > 3600:
+            print("cubiclab: --testbed-budget SECONDS runs what fits in that time; the same command continues",
+                  file=log)
     t_all = time.monotonic()
     for i, (key, run) in enumerate(todo.items()):
         if i:
@@ -107,7 +143,7 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
             if log:
                 print(f"  testbed run {i + 1}/{len(todo)} failed: {type(e).__name__}: {e}", file=log)
             continue
-        kr.cache.store(key, _payload(res))
+        kr.cache.store(kr.kernel_key[key], _payload(res))
         if log:
             print(f"  testbed run {i + 1}/{len(todo)} done in {time.monotonic() - t0:.0f} s", file=log)
     return kr
@@ -129,7 +165,8 @@ def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> 
         return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
     if not runs:
         return entry.outcome(mode, error="it has no runs (its claims come from models, not experiments)")
-    return entry.analyse(SweepResult(list(runs), kr.cache), mode, edir / "kernel")
+    kernel_runs = [Run(r.scenario, r.tags, _key=kr.kernel_key[r.key]) for r in runs]
+    return entry.analyse(SweepResult(kernel_runs, kr.cache), mode, edir / "kernel")
 
 
 def verdict_label(v) -> str:

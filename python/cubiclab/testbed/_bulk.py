@@ -7,7 +7,8 @@ Standalone (standard library only), run by ``ip netns exec``::
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
-period), ``rcvlowat`` (bytes waiting before the sink is woken) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf, rcvbuf}``
+period), ``rcvlowat`` (bytes waiting before the sink is woken), ``info_file`` (where the
+source writes its TCP_INFO samples) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf, rcvbuf}``
 (``rcvbuf`` null: the sink leaves the buffer to the kernel's autotuning)
 (times relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
@@ -18,7 +19,10 @@ cwnd-limited), samples ``TCP_INFO`` of every open socket at every tick, and ends
 at its stop time (or after its bytes are acknowledged, giving the flow completion time),
 all flows at ``end_ns``, with an abortive close (RST) so that no queued data drains after
 the run. Both print ``{"ready": true}`` once listening/started and write OUT at the end
-(or on SIGTERM). Times are CLOCK_MONOTONIC nanoseconds.
+(or on SIGTERM). The source's TCP_INFO samples go to ``info_file`` as CSV (columns
+``INFO_COLUMNS``), appended in batches as the run goes, so that a long run's samples do
+not accumulate in its memory (two flows sampled every 10 ms made ~10 MB a minute). Times
+are CLOCK_MONOTONIC nanoseconds.
 """
 
 import json
@@ -175,13 +179,40 @@ def _abort(s: socket.socket) -> None:
     s.close()
 
 
+class _InfoLog:
+    """TCP_INFO samples (rows of INFO_COLUMNS) appended to a CSV file in batches."""
+
+    BATCH = 1000
+
+    def __init__(self, path: str):
+        self.fh = open(path, "w")
+        self.fh.write(",".join(INFO_COLUMNS) + "\n")
+        self.rows = []
+        self.count = 0
+
+    def add(self, row: list) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        # A field this kernel's tcp_info lacks (None) is an empty cell: NaN when read back.
+        self.fh.write("".join(",".join("" if v is None else str(v) for v in r) + "\n" for r in self.rows))
+        self.count += len(self.rows)
+        self.rows.clear()
+
+    def close(self) -> None:
+        self.flush()
+        self.fh.close()
+
+
 def source(cfg: dict, outfile: str) -> None:
     flows = [_Flow(i, f, cfg) for i, f in enumerate(cfg["flows"])]
     chunk = b"\0" * (256 << 10)
     tick = cfg["tick_ns"]
     end = cfg["end_ns"]
     next_tick = cfg["epoch_ns"]
-    rows = []
+    info_log = _InfoLog(cfg["info_file"])
     errors = []
     print(json.dumps({"ready": True}), flush=True)
     while not _stop:
@@ -260,14 +291,14 @@ def source(cfg: dict, outfile: str) -> None:
                 if info[_UNACKED] == 0 and info[_NOTSENT] == 0:
                     f.fct_ns = now - f.start
                     f.t_done = now
-                    rows.append([now, f.i] + info)
+                    info_log.add([now, f.i] + info)
                     _abort(f.sock)
                     f.state = "done"
         if now >= next_tick:
             for f in flows:
                 if f.state in ("sending", "draining"):
                     try:
-                        rows.append([now, f.i] + tcp_info(f.sock))
+                        info_log.add([now, f.i] + tcp_info(f.sock))
                     except OSError:
                         pass
             next_tick += tick * max(1, (now - next_tick) // tick + 1)
@@ -277,14 +308,15 @@ def source(cfg: dict, outfile: str) -> None:
     for f in flows:
         if f.sock is not None and f.state != "done":
             try:
-                rows.append([now, f.i] + tcp_info(f.sock))
+                info_log.add([now, f.i] + tcp_info(f.sock))
             except OSError:
                 pass
             _abort(f.sock)
             f.t_done = now
+    info_log.close()
     out = {
-        "info_columns": INFO_COLUMNS,
-        "info": rows,
+        "info_file": cfg["info_file"],
+        "info_rows": info_log.count,
         "errors": errors,
         "flows": [dict(f.info, sent=f.sent, t_connected_ns=f.t_connected, t_done_ns=f.t_done, fct_ns=f.fct_ns)
                   for f in flows],

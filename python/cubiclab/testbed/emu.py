@@ -1,7 +1,8 @@
 """Start and stop the bottleneck emulator (crates/cubiclab-emu) as a process of its own.
 
-The emulator is the Rust function ``cubiclab._core.emulate`` run in a fresh Python
-process (or the ``cubiclab-emu`` binary that ``$CUBICLAB_EMU`` names). It runs inside
+The emulator is the ``cubiclab-emu`` binary (``$CUBICLAB_EMU`` or this tree's release
+build) or, without one, the Rust function ``cubiclab._core.emulate`` run in a fresh Python
+process (:func:`program`). It runs inside
 the emulator's namespace (so that namespace cleanup can kill it), stops when its standard
 input reaches end of file (the parent closed the pipe or died), on SIGTERM/SIGINT, or at
 its own time bound, and writes link.csv, flows.csv, events.csv and summary.txt.
@@ -19,13 +20,24 @@ from pathlib import Path
 import pandas as pd
 
 
+def program() -> Path | None:
+    """The emulator binary a testbed run starts: ``$CUBICLAB_EMU``, else this source tree's
+    release build of ``crates/cubiclab-emu`` (``cargo build --release -p cubiclab-emu``),
+    else None: the extension's ``_core.emulate`` (the same code, linked into the
+    simulator's extension). The binary comes first so that a kernel run's cache key
+    (:mod:`cubiclab.testbed.cache_key`) hashes the emulator, not the whole extension."""
+    env = os.environ.get("CUBICLAB_EMU")
+    if env:
+        return Path(env)
+    built = Path(__file__).resolve().parents[3] / "target" / "release" / "cubiclab-emu"
+    return built if built.is_file() else None
+
+
 def command(config_path: Path) -> list[str]:
-    """The command that runs the emulator on `config_path`: the extension's
-    ``_core.emulate`` in a fresh Python process, or the binary ``$CUBICLAB_EMU`` names (a
-    build of ``crates/cubiclab-emu`` to try against the extension's)."""
-    binary = os.environ.get("CUBICLAB_EMU")
+    """The command that runs the emulator on `config_path` (see :func:`program`)."""
+    binary = program()
     if binary:
-        return [binary, str(config_path)]
+        return [str(binary), str(config_path)]
     return [sys.executable, "-c",
             "import sys; from cubiclab import _core; sys.stdout.write(_core.emulate(open(sys.argv[1]).read()))",
             str(config_path)]

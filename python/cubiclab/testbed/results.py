@@ -63,7 +63,9 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
     duration = duration_ns / 1e9
 
     # ---- TCP_INFO samples
-    info = pd.DataFrame(source["info"], columns=source["info_columns"])
+    # Streamed to a file by the sender (its ``info_file``), read back by the run while its
+    # folder exists.
+    info = source["info"]
     info.insert(0, "t", (info.pop("t_ns") - epoch) / 1e9)
     info["ca_state"] = pd.Categorical.from_codes(info["ca_state"].clip(0, 4).astype(int), CA_STATES)
     info = info.sort_values(["t", "flow"], kind="stable").reset_index(drop=True)
