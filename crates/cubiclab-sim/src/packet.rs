@@ -1,5 +1,7 @@
 //! A packet: a small `Copy` value moved between queues and delay lines, never boxed.
 
+use std::collections::VecDeque;
+
 /// Most SACK blocks an ACK carries: TCP's 40 bytes of options hold the timestamps (12 with
 /// their padding) and three blocks (4 + 3 x 8), D-SACK included (Linux
 /// `tcp_established_options`).
@@ -41,43 +43,163 @@ impl SackBlocks {
     }
 }
 
+/// What a packet is, in one word: data (0), or an ACK (bit 31) that may carry a SACK
+/// option (bit 30), record `id` of its flow's [`SackOptions`] (the low 30 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind(u32);
+
+impl Kind {
+    pub const DATA: Kind = Kind(0);
+    const ACK_BIT: u32 = 1 << 31;
+    const SACK_BIT: u32 = 1 << 30;
+    pub const ACK: Kind = Kind(Self::ACK_BIT);
+
+    #[inline]
+    fn ack_with(id: SackId) -> Kind {
+        Kind(Self::ACK_BIT | Self::SACK_BIT | id.0)
+    }
+}
+
+/// The SACK option of one ACK, by its place in the flow's [`SackOptions`]: ids count
+/// modulo 2^30 (far more than ever in flight).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SackId(u32);
+
+const SACK_ID_MASK: u32 = Kind::SACK_BIT - 1;
+
+/// The SACK options of one flow's ACKs in flight, oldest first. An ACK carries only the
+/// id of its option (a packet copied through queues and delay lines stays small, and data
+/// carries no room for an option it never has); the sender takes the option on arrival.
+/// A flow's ACKs arrive in the order they were sent (every queue and delay line is FIFO),
+/// so the records before the one taken belong to ACKs that were dropped or discarded and
+/// go with it. The ring grows to the most options ever in flight, then allocates no more.
+#[derive(Debug, Default)]
+pub struct SackOptions {
+    records: VecDeque<SackBlocks>,
+    /// The id of `records[0]`.
+    front: u32,
+}
+
+impl SackOptions {
+    /// Keep the option of an ACK about to leave; its id goes in the packet.
+    #[inline]
+    pub fn push(&mut self, opt: SackBlocks) -> SackId {
+        let id = self.front.wrapping_add(self.records.len() as u32) & SACK_ID_MASK;
+        self.records.push_back(opt);
+        SackId(id)
+    }
+
+    /// The option of an ACK in flight.
+    #[inline]
+    pub fn get(&self, id: SackId) -> &SackBlocks {
+        &self.records[self.offset(id)]
+    }
+
+    /// The option of an ACK that arrived; those of older ACKs, never to arrive, go too.
+    #[inline]
+    pub fn take(&mut self, id: SackId) -> SackBlocks {
+        for _ in 0..self.offset(id) {
+            self.records.pop_front();
+        }
+        self.front = id.0.wrapping_add(1) & SACK_ID_MASK;
+        self.records.pop_front().expect("an ACK's SACK option is kept until it arrives")
+    }
+
+    /// Records between the front and `id`.
+    #[inline]
+    fn offset(&self, id: SackId) -> usize {
+        (id.0.wrapping_sub(self.front) & SACK_ID_MASK) as usize
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Index of the flow in the simulation.
     pub flow: u32,
-    /// Connection number within the flow's slot (web sessions open one per object);
-    /// packets of an earlier connection are discarded on arrival.
-    pub conn: u16,
-    /// ACK only: the window field, in units of the receiver's window scale.
-    pub win: u16,
-    /// True for an ACK, false for data.
-    pub is_ack: bool,
     /// Data: segment number. ACK: cumulative acknowledgement (next segment expected).
     pub seq: u32,
-    /// Bytes on the wire.
-    pub size: u32,
     /// The timestamp option (RFC 7323, 12 bytes counted in the header) in two halves, one
     /// per clock. `ts_snd`, the sender's milliseconds ([`crate::tcp::Sender::ts_val`]): data
     /// carries it as TSval, an ACK echoes the receiver's `ts_recent` as TSecr (0: none).
     pub ts_snd: u32,
+    /// Data, or an ACK and where its SACK option is.
+    kind: Kind,
+    /// Connection number within the flow's slot (web sessions open one per object);
+    /// packets of an earlier connection are discarded on arrival.
+    pub conn: u16,
     /// `ts`, the receiver's milliseconds modulo 2^16 (`tcp::rcv_window::ts_ms`): an ACK
     /// carries it as TSval, data echoes the last ACK's as TSecr.
     pub ts: u16,
-    /// ACK only: the SACK option.
-    pub sack: SackBlocks,
+    /// ACK only: the window field, in units of the receiver's window scale.
+    pub win: u16,
+    /// Bytes on the wire (at most 65000 + 52: the scenario's `mss` is at most 65000).
+    pub size: u16,
 }
+
+/// A packet is copied at every hop (queue, link, delay line): its size is the simulator's
+/// speed budget. 24 bytes: four words, four half-words, nothing more.
+const _: () = assert!(std::mem::size_of::<Packet>() == 24, "Packet grew: a speed budget, see packet.rs");
 
 impl Packet {
     /// A data segment with TSval `ts_snd` echoing `ts`.
     #[inline]
     pub fn data(flow: u32, conn: u16, seq: u32, size: u32, ts_snd: u32, ts: u16) -> Self {
-        Packet { flow, conn, win: 0, is_ack: false, seq, size, ts_snd, ts, sack: SackBlocks::NONE }
+        Packet { flow, conn, win: 0, kind: Kind::DATA, seq, size: size as u16, ts_snd, ts }
+    }
+
+    /// An ACK of everything below `seq` with window field `win`, TSval `ts`, TSecr
+    /// `ts_snd`, and its SACK option if it has one.
+    #[inline]
+    pub fn ack(flow: u32, conn: u16, seq: u32, win: u16, ts_snd: u32, ts: u16, sack: Option<SackId>) -> Self {
+        let kind = sack.map_or(Kind::ACK, Kind::ack_with);
+        Packet { flow, conn, win, kind, seq, size: crate::scenario::ACK_BYTES as u16, ts_snd, ts }
+    }
+
+    #[inline]
+    pub fn is_ack(&self) -> bool {
+        self.kind != Kind::DATA
+    }
+
+    /// ACK only: its SACK option's id, if it carries one.
+    #[inline]
+    pub fn sack(&self) -> Option<SackId> {
+        (self.kind.0 & Kind::SACK_BIT != 0).then_some(SackId(self.kind.0 & SACK_ID_MASK))
     }
 }
 
 impl cubiclab_path::PathPacket for Packet {
     #[inline]
     fn wire_bytes(&self) -> u32 {
-        self.size
+        self.size as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ack_finds_its_option_and_drops_those_of_lost_acks() {
+        let mut ring = SackOptions::default();
+        let ids: Vec<SackId> = (0..4).map(|k| ring.push(SackBlocks::of(&[(k, k + 1)]))).collect();
+        // The ACK carrying option 0 arrives; those with 1 and 2 were dropped; 3 arrives.
+        assert_eq!(ring.take(ids[0]).as_slice(), &[(0, 1)]);
+        assert_eq!(ring.get(ids[2]).as_slice(), &[(2, 3)]);
+        assert_eq!(ring.take(ids[3]).as_slice(), &[(3, 4)]);
+        assert!(ring.records.is_empty());
+        let ack = Packet::ack(0, 0, 5, 0, 0, 0, Some(ids[3]));
+        assert!(ack.is_ack() && !Packet::data(0, 0, 5, 1500, 0, 0).is_ack());
+        assert_eq!((ack.sack(), Packet::ack(0, 0, 5, 0, 0, 0, None).sack()), (Some(ids[3]), None));
+    }
+
+    #[test]
+    fn ids_wrap_at_2_to_the_30() {
+        let mut ring = SackOptions { records: VecDeque::new(), front: SACK_ID_MASK };
+        let last = ring.push(SackBlocks::of(&[(1, 2)]));
+        let first = ring.push(SackBlocks::of(&[(2, 3)]));
+        assert_eq!((last, first), (SackId((1 << 30) - 1), SackId(0)));
+        assert_eq!(Packet::ack(0, 0, 0, 0, 0, 0, Some(last)).kind, Kind(u32::MAX));
+        assert_eq!(ring.take(first).as_slice(), &[(2, 3)]);
+        assert_eq!(ring.front, 1);
     }
 }

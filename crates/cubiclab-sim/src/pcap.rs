@@ -94,9 +94,10 @@ impl Capture {
         Ok(Self { writer, path: path.to_path_buf(), partial, closed: false })
     }
 
+    /// Record `p`, an ACK's SACK option `sack`, leaving the bottleneck at `now`.
     #[inline]
-    pub fn packet(&mut self, now: Time, p: &Packet) {
-        self.writer.packet(now, p);
+    pub fn packet(&mut self, now: Time, p: &Packet, sack: &SackBlocks) {
+        self.writer.packet(now, p, sack);
     }
 
     /// Flush, then rename into place; the error names the file.
@@ -147,9 +148,9 @@ impl<W: Write> PcapWriter<W> {
         })
     }
 
-    /// Record `p` leaving the bottleneck at `now`.
+    /// Record `p`, an ACK's SACK option `sack`, leaving the bottleneck at `now`.
     #[inline]
-    pub fn packet(&mut self, now: Time, p: &Packet) {
+    pub fn packet(&mut self, now: Time, p: &Packet, sack: &SackBlocks) {
         if !self.selected[p.flow as usize] {
             return;
         }
@@ -160,7 +161,7 @@ impl<W: Write> PcapWriter<W> {
             self.write(now, &Header::syn(p, false));
             self.write(now, &Header::syn(p, true));
         }
-        let h = if p.is_ack {
+        let h = if p.is_ack() {
             Header {
                 to_sender: true,
                 seq: 0,
@@ -168,13 +169,13 @@ impl<W: Write> PcapWriter<W> {
                 flags: TCP_ACK,
                 sack: {
                     let mut bytes = SackBlocks::NONE;
-                    for &(a, b) in p.sack.as_slice() {
+                    for &(a, b) in sack.as_slice() {
                         bytes.push(a.wrapping_mul(self.mss), b.wrapping_mul(self.mss));
                     }
                     bytes
                 },
                 syn_options: false,
-                wire: p.size,
+                wire: p.size as u32,
                 flow: p.flow,
                 conn: p.conn,
             }
@@ -186,7 +187,7 @@ impl<W: Write> PcapWriter<W> {
                 flags: TCP_PSH_ACK,
                 sack: SackBlocks::NONE,
                 syn_options: false,
-                wire: p.size,
+                wire: p.size as u32,
                 flow: p.flow,
                 conn: p.conn,
             }
@@ -348,10 +349,10 @@ mod tests {
 
     const MSS: u32 = 1448;
 
-    fn capture(packets: &[(Time, Packet)]) -> Vec<u8> {
+    fn capture(packets: &[(Time, Packet, SackBlocks)]) -> Vec<u8> {
         let mut w = PcapWriter::new(Vec::new(), MSS, 2, 1, None).unwrap();
-        for (t, p) in packets {
-            w.packet(*t, p);
+        for (t, p, sack) in packets {
+            w.packet(*t, p, sack);
         }
         w.into_inner()
     }
@@ -376,8 +377,9 @@ mod tests {
     #[test]
     fn data_and_ack_headers() {
         let data = Packet::data(0, 0, 3, MSS + HEADER_BYTES, 0, 0);
-        let ack = Packet { is_ack: true, seq: 2, size: 64, sack: SackBlocks::of(&[(3, 4)]), ..data };
-        let file = capture(&[(1_500_000_000, data), (1_520_000_000, ack)]);
+        let ack = Packet::ack(0, 0, 2, 0, 0, 0, None);
+        let sack = SackBlocks::of(&[(3, 4)]);
+        let file = capture(&[(1_500_000_000, data, SackBlocks::NONE), (1_520_000_000, ack, sack)]);
         assert_eq!(&file[..4], &PCAP_MAGIC.to_le_bytes());
         let recs = records(&file);
         // SYN and SYN-ACK before the connection's first packet, then the two packets.
@@ -408,12 +410,13 @@ mod tests {
         // the SYN-ACK the SYN (1500 ms), the first data the SYN-ACK (1500), the ACK the latest
         // data (1600), the data after it the ACK (1700).
         let data = |seq| Packet::data(0, 0, seq, MSS + HEADER_BYTES, 0, 0);
-        let ack = Packet { is_ack: true, seq: 2, size: 64, ..data(0) };
+        let ack = Packet::ack(0, 0, 2, 0, 0, 0, None);
+        let none = SackBlocks::NONE;
         let file = capture(&[
-            (1_500_000_000, data(0)),
-            (1_600_000_000, data(1)),
-            (1_700_000_000, ack),
-            (1_800_000_000, data(2)),
+            (1_500_000_000, data(0), none),
+            (1_600_000_000, data(1), none),
+            (1_700_000_000, ack, none),
+            (1_800_000_000, data(2), none),
         ]);
         // TSecr: IPv4 20 + TCP 20, then NOP NOP, kind and length, TSval: 40 + 4 + 4 = 48; in
         // the SYNs the timestamps follow 10 bytes of other options: 40 + 10 + 2 + 4 = 56.
@@ -427,7 +430,7 @@ mod tests {
         let p = |flow| Packet::data(flow, 0, 0, 1500, 0, 0);
         let mut w = PcapWriter::new(Vec::new(), MSS, 3, 3, Some(&[2])).unwrap();
         for f in [0, 1, 2, 2] {
-            w.packet(0, &p(f));
+            w.packet(0, &p(f), &SackBlocks::NONE);
         }
         // Flow 2's handshake and its two packets.
         let file = w.into_inner();
@@ -439,10 +442,11 @@ mod tests {
     #[test]
     fn handshake_carries_the_window_scale_once_per_connection() {
         let p = |conn| Packet::data(1, conn, 0, 1500, 0, 0);
-        let recs = records(&capture(&[(0, p(0)), (1, p(0)), (2, p(1))])).len();
+        let none = SackBlocks::NONE;
+        let recs = records(&capture(&[(0, p(0), none), (1, p(0), none), (2, p(1), none)])).len();
         // Two handshakes (connections 0 and 1 of the web slot) and three packets.
         assert_eq!(recs, 7);
-        let file = capture(&[(0, p(0))]);
+        let file = capture(&[(0, p(0), SackBlocks::NONE)]);
         let syn = records(&file)[0].2;
         assert_eq!(syn[33], TCP_SYN);
         assert_eq!(be32(&syn[24..]), u32::MAX); // ISN: data starts at byte 0

@@ -40,6 +40,6 @@ impl Pipe {
     }
 
     pub fn count_flow(&self, flow: u32) -> usize {
-        self.fifo.iter().filter(|(_, p)| p.flow == flow && !p.is_ack).count()
+        self.fifo.iter().filter(|(_, p)| p.flow == flow && !p.is_ack()).count()
     }
 }

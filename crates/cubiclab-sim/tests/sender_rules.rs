@@ -502,3 +502,45 @@ fn an_ack_of_retransmitted_data_gives_an_rtt_sample_by_its_echo() {
     assert_eq!(h.s.srtt_us(), 100_000);
     assert_eq!(h.s.host.rtt.backoff, 0);
 }
+
+#[test]
+fn a_hole_filled_by_the_delayed_original_undoes_recovery() {
+    // tcp_fastretrans_alert in Recovery, on an ACK that advances snd_una:
+    // tcp_try_undo_partial. If undo_marker is set and tcp_packet_delayed (the ACK echoes a
+    // TSval older than retrans_stamp, the first retransmission's), the hole was filled by
+    // the original: with no retransmission still out (retrans_out 0), tcp_undo_cwnd_reduction
+    // (cwnd = undo_cwnd, ssthresh = max(ssthresh, prior_ssthresh)) and tcp_try_keep_open
+    // (Open: nothing SACKed or lost is left); with one still out, nothing is undone.
+    //
+    // Reno, IW 100 sent at t = 0 with TSval 1 (tcp_time_stamp_ts: 0 ms + 1). SACKs of 1..=3
+    // at 100 ms: Recovery (tcp_enter_recovery: ssthresh 100 / 2 = 50, prior_cwnd 100,
+    // prior_ssthresh = tcp_current_ssthresh = infinite; tcp_init_undo: undo_marker 0) and
+    // the fast retransmit of 0 with TSval 101 (retrans_stamp 101).
+    // At 150 ms the original 0 arrives: ACK of 4 echoing TSval 1 < 101, so
+    // tcp_packet_delayed. The cumulative ACK took the retransmission of 0 out of
+    // retrans_out (0 left): undo_cwnd = tcp_reno_undo_cwnd = max(cwnd, prior_cwnd) = 100,
+    // ssthresh back to infinite, Open. tcp_cong_control then runs in Open on that ACK
+    // (tcp_may_raise_cwnd: FLAG_DATA_ACKED): slow start (cwnd 100 < infinite) with the one
+    // segment newly delivered (0; 1..=3 were counted when SACKed): cwnd 101.
+    let (mut h, _) = Harness::new("reno", 100, None);
+    for s in 1..=3 {
+        h.ack(100, 0, Some(s));
+    }
+    assert_eq!(h.window(), (h.window().0, 50, CaState::Recovery));
+    assert_eq!(h.s.sb.retrans_out, 1);
+    h.ack_with(150, 4, &SackBlocks::NONE, 1);
+    assert_eq!(h.window(), (101, INFINITE, CaState::Open));
+
+    // The same with 4 lost too (SACKs of 1..=3 and 5..=7: RACK marks 0 and 4, both
+    // retransmitted at 100 ms). The ACK of 4 echoing TSval 1 is delayed evidence again,
+    // but the retransmission of 4 is still out (retrans_out 1): tcp_try_undo_partial
+    // returns without undoing; the reduction stays (ssthresh 50, Recovery).
+    let (mut h, _) = Harness::new("reno", 100, None);
+    for s in [1, 2, 3, 5, 6, 7] {
+        h.ack(100, 0, Some(s));
+    }
+    assert_eq!(h.s.sb.retrans_out, 2);
+    h.ack_with(150, 4, &SackBlocks::of(&[(5, 8)]), 1);
+    assert_eq!(h.s.sb.retrans_out, 1);
+    assert_eq!((h.window().1, h.window().2), (50, CaState::Recovery));
+}

@@ -75,6 +75,16 @@ impl Pacer {
         }
     }
 
+    /// One segment of an unpaced connection leaves at `now_ns`: there are no bursts to
+    /// size (nothing waits for `tcp_wstamp_ns`), only the count and the clock move. The
+    /// algorithm asks for pacing in its `init`, before the first segment, so a connection
+    /// is paced or not throughout.
+    #[inline]
+    pub fn sent_unpaced(&mut self, tcp: &mut TcpState, now_ns: u64) {
+        self.data_segs_out += 1;
+        tcp.wstamp_ns = tcp.wstamp_ns.max(now_ns);
+    }
+
     /// The sender stops (window full, nothing to send): the burst is as long as it got.
     #[inline]
     pub fn end_burst(&mut self, tcp: &mut TcpState) {
@@ -159,5 +169,9 @@ mod tests {
         p.sent(&mut t, 1, 5);
         assert_eq!(p.wait_until(&t, 5), None);
         assert_eq!(t.wstamp_ns, 5);
+        // The sender's path for unpaced connections: the count and the clock only.
+        let mut q = Pacer { data_segs_out: 10, ..Pacer::default() };
+        q.sent_unpaced(&mut t, 7);
+        assert_eq!((q.data_segs_out, q.burst_left, t.wstamp_ns), (11, 0, 7));
     }
 }

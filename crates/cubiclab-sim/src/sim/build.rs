@@ -9,7 +9,7 @@ use super::{Flow, Session, Sim};
 use cubiclab_path::Link;
 
 use crate::engine::{Ev, EventQueue, Time};
-use crate::packet::Packet;
+use crate::packet::{Packet, SackOptions};
 use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
@@ -155,6 +155,7 @@ impl Sim {
             sender,
             receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window),
             peer_window: PeerWindow::new(window.wscale(), self.sc.mss),
+            sack_options: SackOptions::default(),
             ts_recent: 0,
             reverse_delay: reverse,
             pipe_after,

@@ -3,7 +3,7 @@
 
 use super::Sim;
 use crate::engine::{Ev, Time};
-use crate::packet::Packet;
+use crate::packet::{Packet, SackBlocks};
 use crate::scenario::Direction;
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
@@ -50,7 +50,7 @@ impl Sim {
 
     #[inline]
     fn count_drop(&mut self, p: Packet) {
-        if !p.is_ack {
+        if !p.is_ack() {
             let f = &mut self.flows[p.flow as usize];
             f.drops += 1;
             f.total_drops += 1;
@@ -83,7 +83,7 @@ impl Sim {
         let mut head_drops = 0;
         self.links[link as usize].queue.drain_dropped(|d| {
             head_drops += 1;
-            if !d.is_ack {
+            if !d.is_ack() {
                 let f = &mut self.flows[d.flow as usize];
                 f.drops += 1;
                 f.total_drops += 1;
@@ -91,18 +91,19 @@ impl Sim {
         });
         self.links[link as usize].drops += head_drops;
         let fl = &mut self.flows[p.flow as usize];
-        if !p.is_ack {
+        if !p.is_ack() {
             fl.tx_bytes += p.size as u64;
         }
         if lost {
-            if !p.is_ack {
+            if !p.is_ack() {
                 fl.random_losses += 1;
             }
             return;
         }
         let id = fl.pipe_after[link as usize];
         if let Some(c) = &mut self.capture {
-            c.packet(self.now, &p);
+            let sack = p.sack().map_or(&SackBlocks::NONE, |id| fl.sack_options.get(id));
+            c.packet(self.now, &p, sack);
         }
         if let Some(t) = self.pipes[id as usize].push(self.now, p) {
             self.q.push(t, Ev::PipeOut(id));
@@ -118,7 +119,7 @@ impl Sim {
         if p.conn != self.flows[p.flow as usize].conn {
             return; // a straggler of a finished web object
         }
-        if p.is_ack {
+        if p.is_ack() {
             self.on_ack_arrival(p);
         } else {
             self.on_data_arrival(p);
@@ -128,19 +129,11 @@ impl Sim {
     pub(super) fn send_ack(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
         let sack = fl.receiver.sack_option();
+        let sack = (sack.len > 0).then(|| fl.sack_options.push(sack));
         let ts_snd = fl.receiver.ts_echo();
         fl.receiver.acked_now();
-        let ack = Packet {
-            flow: f,
-            conn: fl.conn,
-            win: fl.receiver.select_window(),
-            is_ack: true,
-            seq: fl.receiver.rcv_nxt,
-            size: crate::scenario::ACK_BYTES,
-            ts_snd,
-            ts: ts_ms(self.now),
-            sack,
-        };
+        let win = fl.receiver.select_window();
+        let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack);
         let dir = fl.data_dir.other();
         self.offer(dir, ack);
     }
@@ -163,7 +156,8 @@ impl Sim {
         let fl = &mut self.flows[p.flow as usize];
         let events = fl.sender.stats.loss_events;
         fl.ts_recent = p.ts;
-        fl.sender.on_ack(now, p.seq, &p.sack, p.ts_snd);
+        let sack = p.sack().map_or(SackBlocks::NONE, |id| fl.sack_options.take(id));
+        fl.sender.on_ack(now, p.seq, &sack, p.ts_snd);
         fl.sender.update_window(p.seq, fl.peer_window.segments(p.win));
         if fl.sender.stats.loss_events != events {
             self.note_loss(p.flow, events, false);

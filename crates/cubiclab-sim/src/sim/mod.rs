@@ -21,7 +21,7 @@ mod timers;
 use cubiclab_cc::{Algorithm, CaState};
 
 use crate::engine::{Ev, EventQueue, Time};
-use crate::packet::Packet;
+use crate::packet::{Packet, SackOptions};
 use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
@@ -37,6 +37,8 @@ struct Flow {
     receiver: Receiver,
     /// The sender's reading of the receiver's window field (its scale and unit).
     peer_window: PeerWindow,
+    /// The SACK options of its ACKs in flight (an ACK carries only an id).
+    sack_options: SackOptions,
     /// The sender's `ts_recent`: the TSval of the last ACK, echoed on its data.
     ts_recent: u16,
     /// One-way delay from the receiver back to the sender, beyond the bottleneck: the
@@ -185,7 +187,7 @@ impl Sim {
     /// for the conservation check `sent = arrived + dropped + lost + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
         let l = &self.links[Direction::Forward.index()];
-        let data_of_f = |p: &Packet| p.flow == f && !p.is_ack;
+        let data_of_f = |p: &Packet| p.flow == f && !p.is_ack();
         (l.queue.count(data_of_f)
             + l.in_service().map_or(0, |p| data_of_f(p) as usize)
             + self.pipes[self.flows[f as usize].pipe_after[Direction::Forward.index()] as usize].count_flow(f))

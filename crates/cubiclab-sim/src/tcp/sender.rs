@@ -948,8 +948,12 @@ impl Sender {
         }
         self.sent_in_burst = true;
         self.host.on_transmit(now);
-        let min_tso = self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS);
-        self.pacer.sent(&mut self.host.tcp, min_tso, now);
+        if self.host.tcp.paced {
+            let min_tso = self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS);
+            self.pacer.sent(&mut self.host.tcp, min_tso, now);
+        } else {
+            self.pacer.sent_unpaced(&mut self.host.tcp, now);
+        }
         if self.rto_deadline == 0 {
             self.rto_deadline = now + self.rto();
             self.timer = XmitTimer::Rto;
