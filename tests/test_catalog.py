@@ -15,9 +15,9 @@ import pytest
 
 from cubiclab.experiments import CATALOG, reproduce
 from cubiclab.experiments import base, physics, stability
-from cubiclab.experiments.claims import (EXTENSION, FAILS, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS, NOT_CONVERGED,
-                                         PAPER, SENSITIVITY, TEXT, Above, Band, ClaimSpec, Verdict, judge,
-                                         mean_ci)
+from cubiclab.experiments.claims import (EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
+                                         NONNEGATIVE, NOT_CONVERGED, PAPER, SENSITIVITY, TEXT, UNBOUNDED, Above, Band,
+                                         ClaimSpec, Verdict, jain, judge, mean_ci)
 
 ENTRIES = sorted(CATALOG)
 SNAPSHOT = Path(__file__).parent / "snapshots" / "claims.json"
@@ -131,6 +131,38 @@ def test_verdict_from_the_interval():
     above = _spec(Above(0.02, 0.05))
     assert judge(above, [0.04, 0.05, 0.06, 0.05, 0.05]).verdict == HOLDS
     assert judge(above, [-0.01, 0.0, 0.01, 0.0, 0.0]).verdict == FAILS
+
+
+def test_the_interval_is_clipped_to_the_metrics_bounds():
+    # Utilisations 0.97, 1, 1, 0.98, 1: mean 0.99, s = sqrt(8e-4 / 4) = 0.014142, CI
+    # 2.776 x 0.014142 / sqrt(5) = 0.017557: [0.97244, 1.00756]. No run can exceed 1, so a
+    # fraction's interval is [0.97244, 1]: inside 0.98 ± 0.02 = [0.96, 1].
+    vals = [0.97, 1.0, 1.0, 0.98, 1.0]
+    unbounded = judge(_spec(Band(0.98, 0.02)), vals)
+    assert unbounded.verdict == INCONCLUSIVE and unbounded.interval[1] == pytest.approx(1.00756, abs=1e-5)
+    v = judge(dataclasses.replace(_spec(Band(0.98, 0.02)), bounds=FRACTION), vals)
+    assert v.verdict == HOLDS and v.clipped
+    assert v.interval == pytest.approx((0.97244, 1.0), abs=1e-5)
+    assert v.ours == "0.99, 95% CI [0.972, 1] (n = 5)" and v.to_dict()["ci95_interval"][1] == 1.0
+    # clipping never moves an interval that lies inside the bounds
+    inside = judge(dataclasses.replace(_spec(Band(0.5, 0.1)), bounds=FRACTION), [0.49, 0.5, 0.51])
+    assert not inside.clipped and inside.ours.startswith("0.5 ± ")
+    # Jain's index of n flows: 1/n when one flow takes everything, 1 when all are equal
+    assert (jain(4).lo, jain(4).hi) == (0.25, 1.0) and str(jain(2)) == "[0.5, 1]"
+    assert NONNEGATIVE.clip(-0.3, 2.0) == (0.0, 2.0) and str(UNBOUNDED) == ""
+    with pytest.raises(ValueError, match="n is 0; allowed: >= 1 flows"):
+        jain(0)
+
+
+def test_bounds_are_declared_per_metric_kind():
+    # every claim whose metric is a utilisation or a share of the link, and not a difference
+    # of two, declares the fraction's bounds (one declaration, claims.FRACTION)
+    for name, e in CATALOG.items():
+        for c in e.table():
+            m = c.metric.lower()
+            if ("utilisation" in m or "share of the link" in m) and not any(
+                    w in m for w in ("minus", " - ", "difference", "over ")):
+                assert c.bounds == FRACTION, (name, c.id, c.metric)
 
 
 def test_drift_between_halves_is_not_converged():

@@ -12,7 +12,7 @@ import numpy as np
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import EXTENSION, FIGURE, TEXT, Above, Band, ClaimSpec
+from cubiclab.experiments.claims import EXTENSION, FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, ClaimSpec, jain
 from cubiclab.experiments.common import (converged_after, flow_means, group_flow_ids, loglog_slope, loss_events,
                                          select_row)
 from cubiclab.scenario import WebGroup
@@ -41,10 +41,10 @@ class Grid(Experiment):
     claims = (
         ClaimSpec("asymptotic_fairness", "Asymptotic throughput fairness.", "'Symmetric conditions (2 flows)'",
                   FIGURE, "fair asymptotically", "median over the grid of Jain's index of the two flows", "",
-                  Above(0.95, 0.02), "two flows within about ±40% of each other give 0.95"),
+                  Above(0.95, 0.02), "two flows within about ±40% of each other give 0.95", bounds=jain(2)),
         ClaimSpec("fair_with_background", "Asymptotic throughput fairness.", "'Symmetric conditions (2 flows)'",
                   FIGURE, "fair asymptotically", "lowest Jain's index over the background-load axis", "",
-                  Above(0.9, 0.02), "every background level, a looser bound for the noisier runs"),
+                  Above(0.9, 0.02), "every background level, a looser bound for the noisier runs", bounds=jain(2)),
     )
 
     def conditions(self, mode):
@@ -193,7 +193,7 @@ class Buffer(Experiment):
          "50% of link capacity.")
     claims = (
         ClaimSpec("falls_to_half", Q, SUMMARY, TEXT, "≈ 50%", "mean link utilisation at 250 Mb/s over the buffers "
-                  "below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points"),
+                  "below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points", bounds=FRACTION),
         ClaimSpec("speed_matters", Q, SUMMARY, TEXT, "lower at higher speed", "mean over the buffers below 30% BDP of "
                   "utilisation at 10 Mb/s minus at 250 Mb/s", "", Above(0.05, 0.05), "an ordering, 5 points"),
     )
@@ -312,10 +312,10 @@ class MissingDrop(Experiment):
         ClaimSpec("sustained_unfairness", "In highly unsynchronised conditions, sustained periods (extending to "
                   "hundreds of seconds) of unfairness occur.", "'Does slow convergence matter ?'", TEXT,
                   "hundreds of seconds", "longest stretch with Jain's index < 0.9, Cubic 2.0, 25 sessions", "s",
-                  Above(100.0, 50.0), "'hundreds of seconds': at least 100 s"),
+                  Above(100.0, 50.0), "'hundreds of seconds': at least 100 s", bounds=NONNEGATIVE),
         ClaimSpec("similar_to_htcp", "The associated cost of \"missing a drop\" is similar for both Cubic TCP and "
                   "HTCP.", SUMMARY, TEXT, "similar (≈ 1)", "Cubic 2.0's mean CoV of 10 s throughput over H-TCP's, 50 "
-                  "sessions", "", Band(1.0, 0.25), "'similar': within 25%"),
+                  "sessions", "", Band(1.0, 0.25), "'similar': within 25%", bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -433,7 +433,7 @@ class CompletionOrder(Experiment):
                   "different completion times depending on the order in which they are started.",
                   "'Does slow convergence matter ?'", TEXT, "very different", "completion time of the transfer "
                   "started second over the first's", "", Above(1.25, 0.1),
-                  "'very different': at least a quarter longer", transient=True),
+                  "'very different': at least a quarter longer", transient=True, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -477,7 +477,7 @@ class LongShort(Experiment):
         ClaimSpec("long_advantage", "Long-lived flows can gain a substantial throughput advantage at the expense of "
                   "shorter-lived flows.", "'Does slow convergence matter ?'", TEXT, "substantial advantage",
                   "the long flow's mean throughput over the short one's, during the short one's lifetime", "",
-                  Above(1.25, 0.1), "'substantial': at least a quarter more", transient=True),
+                  Above(1.25, 0.1), "'substantial': at least a quarter more", transient=True, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -556,7 +556,7 @@ class Friendliness(Experiment):
         ClaimSpec("friendly_at_low_bdp", Q, "'Friendliness' slide", FIGURE, "not stated",
                   "standard TCP's throughput over Cubic's at 10 Mb/s, 16 ms", "", Band(1.0, 0.25),
                   "at a BDP of 13 packets Cubic is in its TCP-friendly region: the two should share evenly",
-                  kind=EXTENSION),
+                  kind=EXTENSION, bounds=NONNEGATIVE),
         ClaimSpec("scalable_at_high_bdp", Q, "'Friendliness' slide", FIGURE, "not stated",
                   "Cubic's share of the two flows at 250 Mb/s, 200 ms, minus one half", "", Above(0.1, 0.05),
                   "outside its TCP-friendly region Cubic grows faster than standard TCP's 1 packet per RTT",
