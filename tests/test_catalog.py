@@ -265,6 +265,43 @@ def test_run_length_with_unequal_shares_and_a_warmup_floor():
         physics.run_length(sc, shares={"nope": 0.5})
 
 
+def test_seed_002_convergence_holds_six_epochs_of_the_run():
+    # The hold: six epochs of Cubic 2.0 on s002_convergence's path. 250 Mb/s of 1500-byte
+    # packets = 20833 packets/s; 200 ms: a BDP of 4167 packets and as much buffer, W = 4167
+    # each at loss; K = cbrt(W (1 - 819/1024) / (410/1024)) = cbrt(4167 x 0.2002 / 0.4004)
+    # = 12.77 s; 6 K = 76.6 s.
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from cubiclab.experiments import seed002
+
+    sc = base.load_scenario("s002_convergence")
+    assert seed002.HOLD_EPOCHS * physics.run_length(sc).epoch_s == pytest.approx(76.6, abs=0.1)
+    # Two flows sampled every 0.5 s to 320 s, the second from 30 s: 100 Mb/s against 50
+    # (outside 20% of their mean 75), equal over (100, 150] and from 200 on, 20 over (290,
+    # 300]. Smoothed over 20 samples (10 s), the second is in the band (>= 66.7, its mean with
+    # 100 within 20%) from 103.5 to 156.5 s (50 + 2.5 j >= 66.7 from j = 7 samples after 100;
+    # 100 - 2.5 j >= 66.7 up to j = 13 after 150), a 53.5 s stretch shorter than the hold, and
+    # again from 203.5 to 294 s (100 - 4 j >= 66.7 up to j = 8 after 290), 91 s: converged at
+    # 203.5 - 30 = 173.5 s. "To the end of the run" would wait for 306 s (20 + 4 j >= 66.7 from
+    # j = 12 after 300): 276 s.
+    t = np.arange(1, 641) * 0.5
+    second = np.where(t <= 30, 0.0, 50.0)
+    second[((t > 100) & (t <= 150)) | (t > 200)] = 100.0
+    second[(t > 290) & (t <= 300)] = 20.0
+    flows = pd.DataFrame({"t": np.r_[t, t], "flow": np.r_[np.zeros(t.size), np.ones(t.size)].astype(int),
+                          "throughput_bps": np.r_[np.full(t.size, 100.0), second]})
+    res = SimpleNamespace(flows=flows, totals=pd.DataFrame({"flow": [0, 1], "start_s": [0.0, 30.0]}),
+                          summary={"duration_s": 320.0})
+    assert seed002._convergence_s(SimpleNamespace(scenario=sc), res) == pytest.approx(173.5)
+    # the hold decides: a 50 s hold takes the first stretch
+    from cubiclab.experiments.common import converged_after
+
+    assert converged_after(res, [0, 1], 30.0, hold=50.0) == pytest.approx(73.5)
+
+
 def test_epochs_of_the_rivals():
     # Reno: W/2 RTTs. STCP: 1/8 of W at W/100 packets per RTT = 12.5 RTTs. Cubic 2.0 at
     # W = 10000, RTT 200 ms: K = cbrt(10000 x 0.2 / 0.4) = 17.1 s; its clamp of 160 packets/s

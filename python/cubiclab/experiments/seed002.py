@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from cubiclab import metrics
-from cubiclab.experiments import plotting
+from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
 from cubiclab.experiments.claims import EXTENSION, FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, ClaimSpec, jain
 from cubiclab.experiments.common import (converged_after, flow_means, group_flow_ids, loglog_slope, loss_events,
@@ -92,6 +92,23 @@ class Grid(Experiment):
 
 # ---- convergence ---------------------------------------------------------------------------
 
+# Converged as in seeds 000 and 001 (common.converged_after with a hold): the first time both
+# flows stay within 20% of their mean for a stretch on end, not "to the end of the run", which
+# a late excursion decides and which grows with the run's length. The stretch is six congestion
+# epochs of the run's slowest flow (physics.run_length, the epoch the run's length is planned
+# from): s000-fig4 holds 100 s = six epochs of its K = 16 s. Six epochs outlast a crossing of two
+# unconverged flows through the band (each flow's throughput rises and falls once per epoch),
+# and the planned runs can still confirm a convergence: Cubic 2.0 at 250 Mb/s, 200 ms holds for
+# 6 x 12.8 = 77 s of a 304 s run, H-TCP for 6 x 9.5 = 57 s of a 167 s run. The slides define no
+# convergence time ("flows release bandwidth more slowly"), so nothing in the quote asks for the
+# old meaning.
+HOLD_EPOCHS = 6
+
+
+def _convergence_s(run, res) -> float:
+    hold = HOLD_EPOCHS * physics.run_length(run.scenario).epoch_s
+    return converged_after(res, [0, 1], float(res.totals.start_s.max()), hold=hold)
+
 
 @register
 class Convergence(Experiment):
@@ -102,11 +119,13 @@ class Convergence(Experiment):
     setup = ("Two flows, the second starting 30 s after the first, 250 Mbps, RTT 200 ms, buffer 100% BDP, 200 "
              "bidirectional web sessions (the slides average 20 runs). Cubic 2.0 and H-TCP, whose backoff of 0.5 the "
              "slides contrast with Cubic's 0.8. Convergence time: from the second flow's start until both stay within "
-             "20% of their mean (10 s smoothing), per run.")
+             "20% of their mean (10 s smoothing) for six congestion epochs on end, per run.")
     claims = (
         ClaimSpec("slower_than_htcp", "Backoff factor of 0.8 (cf standard TCP backoff of 0.5) means that flows release "
                   "bandwidth more slowly", "'Source of slow convergence'", TEXT, "Cubic slower",
-                  "Cubic 2.0's convergence time minus H-TCP's", "s", Above(10.0, 10.0),
+                  "Cubic 2.0's convergence time minus H-TCP's (each: seconds from the second flow's start until both are "
+                  "within 20% of their mean, 10 s smoothing, for six congestion epochs of the run on end; never = the "
+                  "rest of the run)", "s", Above(10.0, 10.0),
                   "an ordering by more than a tie: 10 s", transient=True),
     )
 
@@ -116,7 +135,7 @@ class Convergence(Experiment):
                 for a in (CUBIC, "htcp")]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": converged_after(res, [0, 1], float(res.totals.start_s.max()))}
+        return {"convergence_s": _convergence_s(run, res)}
 
     def values(self, rows):
         cubic, htcp = select_row(rows, alg=CUBIC), select_row(rows, alg="htcp")
@@ -146,7 +165,8 @@ class FastConvergence(Experiment):
              "is for (seed 000 Sec. 3.7).")
     claims = (
         ClaimSpec("fc_faster", "fast_convergence=0", "extra slide", FIGURE, "faster with fast convergence",
-                  "convergence time with fast_convergence = 0 minus with 1", "s", Above(10.0, 10.0),
+                  "convergence time with fast_convergence = 0 minus with 1 (within 20% of their mean for six "
+                  "congestion epochs on end, as s002-convergence)", "s", Above(10.0, 10.0),
                   "an ordering by more than a tie: 10 s", kind=EXTENSION, transient=True),
     )
 
@@ -156,7 +176,7 @@ class FastConvergence(Experiment):
                                   "second": {"params": {"fast_convergence": fc}}}), {"fc": fc}) for fc in (1, 0)]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": converged_after(res, [0, 1], float(res.totals.start_s.max()))}
+        return {"convergence_s": _convergence_s(run, res)}
 
     def values(self, rows):
         return {"fc_faster": select_row(rows, fc=0).convergence_s - select_row(rows, fc=1).convergence_s}
