@@ -353,6 +353,11 @@ def test_cli_list_and_errors(tmp_path, capsys):
     assert "0 of 4 claims flip" in out and (tmp_path / "stab" / "stability.md").is_file()
     code, _, err = run("s000-tcp-mode", "--stability", "--quick")
     assert code == 2 and "--stability reruns full mode" in err
+    for argv, why in ((["--budget-scale", "0.5"], "--budget-scale is 0.5;"),
+                      (["--budget-scale", "nan"], "--budget-scale is nan;"),
+                      (["--budget-scale", "2", "--quick"], "--budget-scale is 2 with --mode quick;")):
+        code, _, err = run("s000-tcp-mode", *argv)
+        assert code == 2 and why in err and "allowed: a number >= 1, in full mode" in err, err
 
 
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
@@ -380,32 +385,67 @@ def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
     assert "a bug in the analysis" in (tmp_path / "report.html").read_text()
 
 
+class _Short(base.Experiment):
+    name, seed, figure, title = "zz-short", "002", "Fig. 0", "capped"
+    claims = (_spec(Band(0.5, 0.5)), dataclasses.replace(_spec(Band(0.5, 0.5), transient=True), id="t"))
+
+    def conditions(self, mode):
+        return [(base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps"), {})]
+
+    def per_run(self, run, res, t0, t1):
+        from cubiclab import metrics
+
+        return {"u": metrics.link_utilization(res.link, t0, t1)}
+
+    def values(self, rows):
+        return {"x": rows.u.iloc[0], "t": rows.u.iloc[0]}
+
+
+# Two Cubic 2.0 flows at 200 ms on 10 Mb/s (833.3 packets/s; BDP 166.7 + buffer 167 packets:
+# W = 166.8 each at loss) need K = cbrt(166.8 x 0.2002 / 0.4004) = 4.37 s per epoch; the second
+# starts at 30 s. Plan: warm-up 30 + slow start 0.2 log2(16.68) + K = 5.18 s + convergence K x
+# ln 0.1 / ln 0.8 = 45.04 s = 80.2 s, then ten epochs, 43.7 s: 123.9 s. A 6 s budget caps it (a
+# window of 2 s, under half an epoch); 123.9 / 6 = 20.65 times that budget runs it as planned.
+_SHORT_MODE = base.Mode("full", seeds=2, epochs=10, min_window_s=2, max_s=6, max_packets=1e6, coarse=True,
+                        indicative=False)
+
+
+def test_the_budget_scale_runs_capped_runs_as_planned():
+    capped = _Short().runs(_SHORT_MODE)[0]
+    assert capped.tags["capped"] and capped.scenario.compile()["duration"] == 6e9
+    assert capped.tags["planned_s"] == pytest.approx(123.9, abs=0.1)
+    assert capped.tags["scale_to_plan"] == pytest.approx(20.65, abs=0.01)
+    scaled = _Short().runs(dataclasses.replace(_SHORT_MODE, budget_scale=20.7))
+    for r in scaled:
+        assert not r.tags["capped"] and r.tags["epochs"] == pytest.approx(10, abs=0.05)
+        assert r.scenario.compile()["duration"] / 1e9 == pytest.approx(123.9, abs=0.05)
+        assert r.tags["warmup_s"] == pytest.approx(80.2, abs=0.05)
+    # a scale short of the plan lengthens the run by the scale: 6 s x 10 = 60 s
+    half = _Short().runs(dataclasses.replace(_SHORT_MODE, budget_scale=10))[0]
+    assert half.tags["capped"] and half.scenario.compile()["duration"] / 1e9 == pytest.approx(60, abs=0.05)
+    # at scale 1 the runs (their cache keys) are the unscaled mode's
+    assert [r.key for r in CATALOG["s003-cubic-tahoe"].runs(base.mode_named("full", budget_scale=1))] == [
+        r.key for r in CATALOG["s003-cubic-tahoe"].runs(base.FULL)]
+    with pytest.raises(ValueError, match="budget scale is 2 in quick mode; allowed: a number >= 1, in full mode"):
+        base.mode_named("quick", budget_scale=2)
+    with pytest.raises(ValueError, match="budget scale is 0.9 in full mode"):
+        base.mode_named("full", budget_scale=0.9)
+
+
 def test_a_window_cut_short_by_the_budget_is_not_judged(tmp_path, monkeypatch):
-    from cubiclab import metrics
-    from cubiclab.experiments.base import Experiment
-
-    class Short(Experiment):
-        name, seed, figure, title = "zz-short", "002", "Fig. 0", "capped"
-        claims = (_spec(Band(0.5, 0.5)), dataclasses.replace(_spec(Band(0.5, 0.5), transient=True), id="t"))
-
-        def conditions(self, mode):
-            return [(base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps"), {})]
-
-        def per_run(self, run, res, t0, t1):
-            return {"u": metrics.link_utilization(res.link, t0, t1)}
-
-        def values(self, rows):
-            return {"x": rows.u.iloc[0], "t": rows.u.iloc[0]}
+    class Short(_Short):
+        pass
 
     monkeypatch.setitem(CATALOG, Short.name, Short())
-    # Two Cubic 2.0 flows at 200 ms on 10 Mb/s (BDP 167 + buffer 167 packets: W = 167 each)
-    # need K = cbrt(167 x 0.2 / 0.4) = 4.4 s per epoch, and the second starts at 30 s: a
-    # 6 s budget leaves a window of 2 s, under half an epoch.
-    m = base.Mode("full", seeds=2, epochs=10, min_window_s=2, max_s=6, max_packets=1e6, coarse=True,
-                  indicative=False)
-    (o,) = reproduce(["zz-short"], mode=m, out=tmp_path, progress=False, log=None, report=False)
+    (o,) = reproduce(["zz-short"], mode=_SHORT_MODE, out=tmp_path, progress=False, log=None, report=False)
     v = {v.spec.id: v for v in o.verdicts}
     assert v["x"].verdict == NOT_CONVERGED and "too short for a steady state" in v["x"].note
+    # the scale that reaches the plan (20.65, rounded up), and the entry's CPU time there:
+    # each run's measured simulation time times 123.9 s / 6 s
+    assert "`--budget-scale 20.7` runs it as planned" in v["x"].note
+    rows = o.data["runs"]
+    projected = (rows.sim_s * 123.9 / 6).sum() / 3600
+    assert f"about {projected:.1f} CPU hours for the entry's 2 runs" in v["x"].note
     assert v["t"].verdict != NOT_CONVERGED  # a transient claim is about the run as a whole
 
 

@@ -5,6 +5,7 @@ below are their summary statements, made measurable as each row says."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -465,7 +466,7 @@ class CompletionOrder(Experiment):
         # both transfers must finish: 1 GB twice over 250 Mb/s takes 64 s at full rate
         rl = super().run_length(sc, mode)
         need = 120.0 if not mode.coarse else 30.0
-        return type(rl)(rl.warmup_s, max(rl.window_s, need), rl.epoch_s, rl.convergence_s, rl.epochs, rl.capped)
+        return dataclasses.replace(rl, window_s=max(rl.window_s, need))
 
     def per_run(self, run, res, t0, t1):
         fct = res.totals.set_index("flow").fct_s.reindex([0, 1])
