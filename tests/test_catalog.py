@@ -442,7 +442,7 @@ def test_a_window_cut_short_by_the_budget_is_not_judged(tmp_path, monkeypatch):
     assert v["x"].verdict == NOT_CONVERGED and "too short for a steady state" in v["x"].note
     # the scale that reaches the plan (20.65, rounded up), and the entry's CPU time there:
     # each run's measured simulation time times 123.9 s / 6 s
-    assert "`--budget-scale 20.7` runs it as planned" in v["x"].note
+    assert "`--budget-scale 20.7` runs it as planned (10 epochs)" in v["x"].note
     rows = o.data["runs"]
     projected = (rows.sim_s * 123.9 / 6).sum() / 3600
     assert f"about {projected:.1f} CPU hours for the entry's 2 runs" in v["x"].note

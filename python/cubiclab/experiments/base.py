@@ -359,9 +359,9 @@ class Experiment:
         k = math.ceil(10 * mine.scale_to_plan.max()) / 10
         at_k = (rows.duration_s * k / mode.budget_scale).clip(upper=rows[["planned_s", "duration_s"]].max(axis=1))
         now, then = rows.sim_s.sum(), (rows.sim_s * at_k / rows.duration_s).sum()
-        return (f"`--budget-scale {k:g}` runs it as planned: about {then / 3600:.1f} CPU hours for the entry's "
-                f"{len(rows)} runs (their measured {now / 3600:.2f} h times each run's planned length over its length "
-                "now).")
+        return (f"`--budget-scale {k:g}` runs it as planned ({mode.epochs:g} epochs): about {then / 3600:.1f} CPU "
+                f"hours for the entry's {len(rows)} runs (their measured simulation time, {now / 3600:.2f} h on the "
+                "machine that ran them, times each run's planned length over its length now).")
 
     def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
         return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()
