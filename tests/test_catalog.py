@@ -353,11 +353,17 @@ def test_cli_list_and_errors(tmp_path, capsys):
     assert "0 of 4 claims flip" in out and (tmp_path / "stab" / "stability.md").is_file()
     code, _, err = run("s000-tcp-mode", "--stability", "--quick")
     assert code == 2 and "--stability reruns full mode" in err
-    for argv, why in ((["--budget-scale", "0.5"], "--budget-scale is 0.5;"),
-                      (["--budget-scale", "nan"], "--budget-scale is nan;"),
-                      (["--budget-scale", "2", "--quick"], "--budget-scale is 2 with --mode quick;")):
-        code, _, err = run("s000-tcp-mode", *argv)
-        assert code == 2 and why in err and "allowed: a number >= 1, in full mode" in err, err
+    for argv, why in ((["--budget-scale", "0.5"], "(--budget-scale) is 0.5 in full mode;"),
+                      (["--budget-scale", "nan"], "(--budget-scale) is nan in full mode;"),
+                      (["--budget-scale", "2", "--quick"], "(--budget-scale) is 2 in quick mode;"),
+                      (["--budget-scale", "2", "--stability"], None)):
+        code, out, err = run("s000-tcp-mode", *argv, "--out", str(tmp_path / "scaled"), "--quiet")
+        if why is None:  # a valid scale: the stability check runs (a model entry: no simulations)
+            assert code == 0 and "0 of 4 claims flip" in out, err
+        else:
+            assert code == 2 and why in err and "allowed: a number >= 1, in full mode" in err, err
+    code, _, err = run("s000-tcp-mode", "--budget-scale", "2", "--testbed")
+    assert code == 2 and "--budget-scale lengthens the simulator's runs; drop --testbed" in err
 
 
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
@@ -426,9 +432,9 @@ def test_the_budget_scale_runs_capped_runs_as_planned():
     # at scale 1 the runs (their cache keys) are the unscaled mode's
     assert [r.key for r in CATALOG["s003-cubic-tahoe"].runs(base.mode_named("full", budget_scale=1))] == [
         r.key for r in CATALOG["s003-cubic-tahoe"].runs(base.FULL)]
-    with pytest.raises(ValueError, match="budget scale is 2 in quick mode; allowed: a number >= 1, in full mode"):
+    with pytest.raises(ValueError, match="is 2 in quick mode; allowed: a number >= 1, in full mode"):
         base.mode_named("quick", budget_scale=2)
-    with pytest.raises(ValueError, match="budget scale is 0.9 in full mode"):
+    with pytest.raises(ValueError, match="is 0.9 in full mode"):
         base.mode_named("full", budget_scale=0.9)
 
 

@@ -64,8 +64,8 @@ def mode_named(name: str, seeds: int | None = None, budget_scale: float | None =
     m = MODES[name]
     if budget_scale is not None:
         if m.indicative or not budget_scale >= 1:
-            raise ValueError(f"budget scale is {budget_scale:g} in {name} mode; allowed: a number >= 1, in full mode "
-                             "(it multiplies every entry's run budget)")
+            raise ValueError(f"budget scale (--budget-scale) is {budget_scale:g} in {name} mode; allowed: a number >= 1, "
+                             "in full mode (it multiplies every entry's run budget)")
         m = dataclasses.replace(m, budget_scale=float(budget_scale))
     if seeds is not None:
         if seeds < 1 or (not m.indicative and seeds < 2):
