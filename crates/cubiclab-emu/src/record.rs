@@ -90,6 +90,17 @@ struct LinkRow {
     late_max: u64,
 }
 
+/// One read from or write into a TUN device (`io.csv`): when, how many segments, the
+/// bottleneck's queue after a read, and the TCP sequence number of the first segment.
+#[derive(Clone, Copy)]
+struct Io {
+    t: u64,
+    write: bool,
+    segments: u16,
+    queue: u32,
+    seq: u32,
+}
+
 /// Counters and records of one direction; times in the records are CLOCK_MONOTONIC.
 pub struct Records {
     dir: usize,
@@ -111,10 +122,14 @@ pub struct Records {
     prev: (u64, u64, u64),
     /// The packet capture of what leaves this direction's link, if asked for.
     pub tap: Option<Tap>,
+    /// Every read and write, up to the capacity reserved at the start (`io_trace`), so
+    /// that recording never reallocates mid-run.
+    io: Vec<Io>,
+    pub io_lost: u64,
 }
 
 impl Records {
-    pub fn new(dir: usize, start: u64, nflows: usize, max_events: usize, tap: Option<Tap>) -> Self {
+    pub fn new(dir: usize, start: u64, nflows: usize, max_events: usize, tap: Option<Tap>, io_trace: usize) -> Self {
         Records {
             dir,
             start,
@@ -130,6 +145,18 @@ impl Records {
             peak_q: (0, 0),
             prev: (0, 0, 0),
             tap,
+            io: Vec::with_capacity(io_trace),
+            io_lost: 0,
+        }
+    }
+
+    /// Note a read (`write` false: `queue` is the bottleneck's queue after its segments
+    /// were offered) or a write at path time `t`.
+    pub fn io(&mut self, t: u64, write: bool, segments: u16, queue: usize, seq: u32) {
+        if self.io.len() < self.io.capacity() {
+            self.io.push(Io { t, write, segments, queue: queue as u32, seq });
+        } else if self.io.capacity() > 0 {
+            self.io_lost += 1;
         }
     }
 
@@ -236,6 +263,16 @@ pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Late
     let events = format!("t_ns,dir,flow,kind,seq,len\n{}{}", fwd.events_csv, rev.events_csv);
     for (name, text) in [("link.csv", &link), ("flows.csv", &flows), ("events.csv", &events)] {
         fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
+    if fwd.io.capacity() > 0 {
+        let mut io = String::from("t_ns,dir,write,segments,queue_packets,seq\n");
+        for r in [fwd, rev] {
+            for e in &r.io {
+                let _ =
+                    writeln!(io, "{},{},{},{},{},{}", r.start + e.t, r.dir, e.write as u8, e.segments, e.queue, e.seq);
+            }
+        }
+        fs::write(out.join("io.csv"), io).map_err(|e| format!("io.csv: {e}"))?;
     }
     let mut late = Lateness::default();
     late.merge(&fwd.late);

@@ -171,6 +171,7 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("rev_late_p99_us".into(), s(&r.rec.late.quantile_us(0.99))),
         ("polls".into(), s(&(f.polls + r.polls))),
         ("events_lost".into(), s(&(f.rec.events_lost + r.rec.events_lost))),
+        ("io_lost".into(), s(&(f.rec.io_lost + r.rec.io_lost))),
         ("scheduling".into(), f.sched.replace(' ', "_")),
         ("fwd_pcap_records".into(), s(&pcap_records[0])),
         ("rev_pcap_records".into(), s(&pcap_records[1])),
@@ -197,7 +198,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
     };
     let mut h = Half {
         dir: Direction::new(spec, schedule, cfg.seed, d as u32, &delays, default_delay),
-        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap),
+        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap, cfg.io_trace),
         reads: 0,
         rx_errors: 0,
         polls: 0,
@@ -261,7 +262,9 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             let slot = slab.insert(buf, len, header);
             let rec = &mut h.rec;
             h.dir.offer(t, slot, flow, &mut slab, |f| rec.fate(f));
-            h.rec.queue(h.dir.queue());
+            let queue = h.dir.queue();
+            h.rec.queue(queue);
+            h.rec.io(t, false, header.segments, queue.0, header.seq);
         }
         deliver(&mut h, &mut slab, start, out_fd, cfg.max_coalesce, &mut scratch);
         if mono_ns() >= next_sample {
@@ -321,6 +324,7 @@ fn deliver(h: &mut Half, slab: &mut Slab, start: u64, out_fd: RawFd, max_coalesc
             *delivered += n as u64;
         }
         *writes += 1;
+        rec.io(t, true, n, 0, s.header.segment_seq(first));
         for &due in dues {
             rec.late.add(t.saturating_sub(due));
         }

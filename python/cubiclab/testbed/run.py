@@ -189,7 +189,7 @@ def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
 
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
             max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
-            realtime: bool = True):
+            realtime: bool = True, io_trace: int = 0):
     """Run `scenario`'s flows as real kernel TCP connections through the emulated
     bottleneck and return a :class:`cubiclab.testbed.results.TestbedResults` (the
     simulator's tables plus ``info``, the TCP_INFO samples, and ``drops``, the emulator's
@@ -198,7 +198,11 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     `trace`: record cwnd/ssthresh after every ACK from ``tcp:tcp_probe`` (if tracefs is
     usable; otherwise the TCP_INFO samples stand in). `info_interval`: TCP_INFO sampling
     period. `realtime`: run the emulator under SCHED_FIFO (it sleeps when nothing is due;
-    on a busy machine this keeps its deliveries on time). The receivers' buffers are the
+    on a busy machine this keeps its deliveries on time). `keep_dir`: keep the run's files
+    there (the emulator's records in ``emu/``, the trace's records in ``trace.csv``).
+    `io_trace`: have the emulator record up to this many reads and writes per direction
+    (``emu/io.csv``: when each packet reached it, how many segments, the queue after it;
+    when each write left). The receivers' buffers are the
     flow plan's: forced with SO_RCVBUFFORCE (far above the path's BDP without `rwnd`, or the
     buffer of a pinned `rwnd`), or left to the kernel's autotuning (`rwnd = "autotune"`)
     within the scenario's `tcp_rmem`, set in the receiver's namespace. Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
@@ -243,6 +247,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 sample_ns=spec["record"]["interval"],
                 sched_fifo=10 if realtime else 0,
                 min_wait_ns=min_wait_ns(peak_rate_bps(spec["bottleneck"])),
+                io_trace=io_trace or None,
             )
             if spec["record"]["pcap"]:
                 # The emulator captures what leaves its links, as the simulator's tap does;
@@ -326,6 +331,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     raise RuntimeError(f"the sender failed: {src.stderr.read().strip()}")
                 records = tr.records() if tr is not None else None
                 trace_lost = tr.lost if tr is not None else 0
+                if keep_dir and records is not None:
+                    records.to_csv(work / "trace.csv", index=False)
             finally:
                 if tr is not None:
                     tr.__exit__(None, None, None)
