@@ -90,15 +90,30 @@ struct LinkRow {
     late_max: u64,
 }
 
-/// One read from or write into a TUN device (`io.csv`): when, how many segments, the
-/// bottleneck's queue after a read, and the TCP sequence number of the first segment.
+/// What an `io.csv` row records.
 #[derive(Clone, Copy)]
-struct Io {
-    t: u64,
-    write: bool,
-    segments: u16,
-    queue: u32,
-    seq: u32,
+pub enum IoKind {
+    /// A read from the TUN device: its segments, the bottleneck's queue after them.
+    Read,
+    /// A write into the other TUN device: its segments, how late its first segment was,
+    /// how long the write took (the receiving kernel's work runs in it).
+    Write,
+    /// The loop's wait ended (`segments`: 0 by its time-out, 1 by a packet or the control
+    /// pipe); `late`: how long after the time it was to wake (negative: woken early).
+    Wake,
+}
+
+/// One row of `io.csv`.
+#[derive(Clone, Copy)]
+pub struct Io {
+    pub t: u64,
+    pub kind: IoKind,
+    pub segments: u16,
+    pub queue: u32,
+    /// TCP sequence number of the first segment.
+    pub seq: u32,
+    pub late: i64,
+    pub dur: u64,
 }
 
 /// Counters and records of one direction; times in the records are CLOCK_MONOTONIC.
@@ -150,11 +165,10 @@ impl Records {
         }
     }
 
-    /// Note a read (`write` false: `queue` is the bottleneck's queue after its segments
-    /// were offered) or a write at path time `t`.
-    pub fn io(&mut self, t: u64, write: bool, segments: u16, queue: usize, seq: u32) {
+    /// Note a read, a write or a wake-up (its time `t` in path time).
+    pub fn io(&mut self, e: Io) {
         if self.io.len() < self.io.capacity() {
-            self.io.push(Io { t, write, segments, queue: queue as u32, seq });
+            self.io.push(e);
         } else if self.io.capacity() > 0 {
             self.io_lost += 1;
         }
@@ -265,11 +279,17 @@ pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Late
         fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
     }
     if fwd.io.capacity() > 0 {
-        let mut io = String::from("t_ns,dir,write,segments,queue_packets,seq\n");
+        let mut io = String::from("t_ns,dir,kind,segments,queue_packets,seq,late_ns,dur_ns\n");
         for r in [fwd, rev] {
             for e in &r.io {
-                let _ =
-                    writeln!(io, "{},{},{},{},{},{}", r.start + e.t, r.dir, e.write as u8, e.segments, e.queue, e.seq);
+                let kind = match e.kind {
+                    IoKind::Read => "read",
+                    IoKind::Write => "write",
+                    IoKind::Wake => "wake",
+                };
+                let (t, d) = (r.start + e.t, r.dir);
+                let (n, q, seq, late, dur) = (e.segments, e.queue, e.seq, e.late, e.dur);
+                let _ = writeln!(io, "{t},{d},{kind},{n},{q},{seq},{late},{dur}");
             }
         }
         fs::write(out.join("io.csv"), io).map_err(|e| format!("io.csv: {e}"))?;
