@@ -308,3 +308,31 @@ impl Summary {
         self.0.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_rows_stop_at_the_reserved_capacity_and_read_back() {
+        // Two rows reserved per direction: the third forward row is counted as lost, not
+        // kept (the vector never grows mid-run). Times are path times; the file adds the
+        // direction's start (1000 here).
+        let mut fwd = Records::new(0, 1000, 1, 10, None, 2);
+        let rev = Records::new(1, 1000, 1, 10, None, 2);
+        let row = |t, kind, late| Io { t, kind, segments: 3, queue: 7, seq: 42, late, dur: 5 };
+        fwd.io(row(10, IoKind::Read, 0));
+        fwd.io(row(20, IoKind::Wake, -4));
+        fwd.io(row(30, IoKind::Write, 9));
+        assert_eq!((fwd.io.len(), fwd.io_lost), (2, 1));
+        let dir = std::env::temp_dir().join(format!("cubiclab-emu-io-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        write(&dir, &fwd, &rev).unwrap();
+        let text = fs::read_to_string(dir.join("io.csv")).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            text,
+            "t_ns,dir,kind,segments,queue_packets,seq,late_ns,dur_ns\n1010,0,read,3,7,42,0,5\n1020,0,wake,3,7,42,-4,5\n"
+        );
+    }
+}
