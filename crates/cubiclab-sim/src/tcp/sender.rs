@@ -101,6 +101,12 @@ pub struct Sender {
     /// The tail loss probe outstanding, and whether one is due to leave now.
     tlp: Tlp,
     probe_due: bool,
+    /// An ACK armed the timer for a probe (`tcp_set_xmit_timer`) whose deadline is computed
+    /// at the end of the transmissions that follow (`end_burst`): new data among them
+    /// re-arms the probe there anyway (`tcp_schedule_loss_probe(sk, false)`, last in Linux
+    /// too), so the ACK's computation is skipped most of the time. True only between an
+    /// ACK and the end of the transmissions after it.
+    probe_on_ack: bool,
     /// F-RTO (`tp->frto`), and its step 2b pending: new data before retransmissions.
     frto: Frto,
     frto_new_data: bool,
@@ -195,6 +201,7 @@ impl Sender {
             timer: XmitTimer::Rto,
             tlp: Tlp::default(),
             probe_due: false,
+            probe_on_ack: false,
             frto: Frto::default(),
             frto_new_data: false,
             app_limit: u32::MAX,
@@ -439,10 +446,15 @@ impl Sender {
             // tcp_rack_mark_lost armed the reorder timer in place of the RTO.
             self.rto_deadline = now + t;
             self.timer = XmitTimer::ReoTimeout;
-        } else if advanced && !self.schedule_loss_probe(now, true) {
+        } else if advanced {
             // tcp_set_xmit_timer: a probe if one may be scheduled, else tcp_rearm_rto.
-            self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
-            self.timer = XmitTimer::Rto;
+            if self.may_schedule_loss_probe() {
+                self.probe_on_ack = true;
+                self.timer = XmitTimer::LossProbe;
+            } else {
+                self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
+                self.timer = XmitTimer::Rto;
+            }
         }
         delivered
     }
@@ -574,19 +586,32 @@ impl Sender {
     /// `advancing_rto`: the RTO would restart now (an ACK advanced `snd_una`), else it
     /// stays counted from the head's transmission. Returns whether it armed.
     fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
-        if !self.cfg.loss_probes
-            || self.cfg.recovery != Recovery::Sack
-            || self.packets_out() == 0
-            || !matches!(self.host.tcp.ca_state, CaState::Open | CaState::Cwr)
-        {
+        if !self.may_schedule_loss_probe() {
             return false;
         }
+        self.probe_on_ack = false;
         let srtt = self.host.rtt.srtt_us() * 1000;
         let rto_left = if advancing_rto { self.rto() } else { self.head_rto().saturating_sub(now) };
         let timeout = Tlp::timeout(srtt, self.packets_out(), self.cfg.min_rto_ns, rto_left);
         self.rto_deadline = now + timeout;
         self.timer = XmitTimer::LossProbe;
         true
+    }
+
+    /// Whether `tcp_schedule_loss_probe` arms a probe now: in Open (or CWR) with SACK and
+    /// data out.
+    #[inline]
+    fn may_schedule_loss_probe(&self) -> bool {
+        self.cfg.loss_probes
+            && self.cfg.recovery == Recovery::Sack
+            && self.packets_out() > 0
+            && matches!(self.host.tcp.ca_state, CaState::Open | CaState::Cwr)
+    }
+
+    /// The retransmission timer stops (the connection is done).
+    pub fn stop_timer(&mut self) {
+        self.rto_deadline = 0;
+        self.probe_on_ack = false;
     }
 
     /// When the RTO counted from the head's transmission falls due (`tcp_rto_delta_us`).
@@ -798,6 +823,7 @@ impl Sender {
         self.tlp.high_seq = Some(self.host.tcp.snd_nxt);
         self.rto_deadline = now + self.rto();
         self.timer = XmitTimer::Rto;
+        self.probe_on_ack = false;
         probe
     }
 
@@ -890,6 +916,7 @@ impl Sender {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
                 self.rto_deadline = now + self.rto();
                 self.timer = XmitTimer::Rto;
+                self.probe_on_ack = false;
             }
             return Some((seq, true));
         }
@@ -933,8 +960,11 @@ impl Sender {
         if self.sent_in_burst || cwnd_full {
             self.host.cwnd_validate(cwnd_full);
         }
-        if self.new_in_burst {
-            self.schedule_loss_probe(now, false);
+        let rearmed = self.new_in_burst && self.schedule_loss_probe(now, false);
+        if self.probe_on_ack && !rearmed {
+            // Nothing new went out: the ACK's probe, as it would have been computed then
+            // (nothing it depends on has changed since).
+            self.schedule_loss_probe(now, true);
         }
         self.sent_in_burst = false;
         self.new_in_burst = false;
@@ -954,7 +984,7 @@ impl Sender {
         } else {
             self.pacer.sent_unpaced(&mut self.host.tcp, now);
         }
-        if self.rto_deadline == 0 {
+        if self.rto_deadline == 0 && !self.probe_on_ack {
             self.rto_deadline = now + self.rto();
             self.timer = XmitTimer::Rto;
         }
