@@ -109,6 +109,12 @@ impl<P: PathPacket> Link<P> {
                 None => start + s.finish(0, size),
             };
         }
+        // In u64 whenever the numerator fits (any real packet and rate): the same quotient
+        // and remainder as in u128, without the 128-bit division routine per packet.
+        if let Some(num) = (size as u64).checked_mul(8 * 1_000_000_000).and_then(|b| b.checked_add(self.carry)) {
+            self.carry = num % self.rate_bps;
+            return start + num / self.rate_bps;
+        }
         let num = size as u128 * 8 * 1_000_000_000 + self.carry as u128;
         let r = self.rate_bps as u128;
         self.carry = (num % r) as u64;

@@ -181,6 +181,7 @@ impl Scoreboard {
     }
 
     /// The cumulative ACK moved snd_una from `una` to `new_una`.
+    #[inline]
     pub fn cum_ack(&mut self, una: u32, new_una: u32) -> Acked {
         let mut out = Acked { acked: new_una.wrapping_sub(una), ..Acked::default() };
         let mut s = una;
