@@ -48,7 +48,8 @@ impl Entry {
     /// pops the same order.
     #[inline]
     fn before(&self, o: &Entry) -> bool {
-        (self.time, self.seq) < (o.time, o.seq)
+        // One 128-bit compare: branch-free, unlike the tuple's field by field.
+        ((self.time as u128) << 64 | self.seq as u128) < ((o.time as u128) << 64 | o.seq as u128)
     }
 }
 

@@ -39,7 +39,7 @@ impl Sim {
         self.q.push(next, Ev::Object(f));
     }
 
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, dir: Direction, p: Packet) {
         match self.links[dir.index()].offer(self.now, p) {
             Offer::Started(t) => self.q.push(t, Ev::TxDone(dir.index() as u32)),

@@ -575,7 +575,7 @@ impl Sender {
     }
 
     /// `tcp_rate_skb_delivered` for segment `seq`, newly ACKed or SACKed.
-    #[inline]
+    #[inline(always)]
     fn rate_delivered(&mut self, seq: u32) {
         let (sent, tx) = self.sb.transmission(seq);
         let is_retrans = self.sb.ever_retransmitted(seq);
@@ -585,6 +585,7 @@ impl Sender {
     /// `tcp_schedule_loss_probe`: in Open with SACK and data out, arm the probe timer;
     /// `advancing_rto`: the RTO would restart now (an ACK advanced `snd_una`), else it
     /// stays counted from the head's transmission. Returns whether it armed.
+    #[inline]
     fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
         if !self.may_schedule_loss_probe() {
             return false;
@@ -930,7 +931,7 @@ impl Sender {
     }
 
     /// Send the next new segment.
-    #[inline]
+    #[inline(always)]
     fn send_new(&mut self, now: Time) -> u32 {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if self.packets_out() == 0 && self.stats.segments_sent > 0 {
@@ -954,7 +955,7 @@ impl Sender {
 
     /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
     /// is full, and a loss probe scheduled after new data (one per tail episode).
-    #[inline]
+    #[inline(always)]
     fn end_burst(&mut self, now: Time, cwnd_full: bool) {
         self.pacer.end_burst(&mut self.host.tcp);
         if self.sent_in_burst || cwnd_full {
