@@ -90,7 +90,7 @@ impl Heap {
         self.v[0]
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, e: Entry) {
         if self.root_taken {
             self.root_taken = false;
@@ -211,7 +211,7 @@ impl EventQueue {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, time: Time, ev: Ev) {
         self.seq += 1;
         self.heap.push(Entry { time, seq: self.seq, ev });
