@@ -242,11 +242,18 @@ impl Host {
         }
     }
 
+    /// Whether D-SACKs have shown every retransmission of the reduction that may still be
+    /// undone spurious (`tcp_try_undo_dsack`'s test).
+    #[inline]
+    pub fn dsack_undo_due(&self) -> bool {
+        self.undo_marker.is_some() && self.undo_retrans == 0
+    }
+
     /// `tcp_try_undo_dsack`: D-SACKs showed every retransmission spurious; undo (the
     /// caller then keeps the connection open, `tcp_try_keep_open`).
     #[inline]
     pub fn try_undo_dsack(&mut self, now: u64) -> bool {
-        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+        if self.dsack_undo_due() {
             self.undo_cwnd_reduction(now);
             self.set_state(CaState::Open, now);
             return true;

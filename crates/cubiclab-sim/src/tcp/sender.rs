@@ -423,14 +423,24 @@ impl Sender {
         {
             reo_timer = self.rack_detect_loss(now);
         }
-        let loss_ack = LossAck {
-            advanced,
-            sacked: tag.newly_sacked,
-            orig_acked: tag.orig_acked,
-            recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
-            new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
-        };
-        self.fastretrans_alert(now, una, loss_ack, tsecr);
+        if self.host.tcp.ca_state == CaState::Open
+            && self.cfg.recovery == Recovery::Sack
+            && self.sb.lost_out == 0
+            && !self.host.dsack_undo_due()
+        {
+            // Most ACKs: of tcp_fastretrans_alert in Open (no Recovery or Loss to leave,
+            // no D-SACK undo due, nothing lost) only tcp_try_to_open is left.
+            self.try_to_open();
+        } else {
+            let loss_ack = LossAck {
+                advanced,
+                sacked: tag.newly_sacked,
+                orig_acked: tag.orig_acked,
+                recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
+                new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
+            };
+            self.fastretrans_alert(now, una, loss_ack, tsecr);
+        }
 
         let newly_lost = (self.sb.lost_marked - lost_before) as u32;
         let tcp = &mut self.host.tcp;
@@ -732,11 +742,19 @@ impl Sender {
                 };
                 if loss {
                     self.start_recovery(now);
-                } else if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
-                    // tcp_try_to_open.
-                    self.host.retransmissions_done();
+                } else {
+                    self.try_to_open();
                 }
             }
+        }
+    }
+
+    /// `tcp_try_to_open`, as far as modelled here: with no retransmission left
+    /// unacknowledged, the next episode stamps anew.
+    #[inline]
+    fn try_to_open(&mut self) {
+        if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
+            self.host.retransmissions_done();
         }
     }
 
