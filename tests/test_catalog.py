@@ -15,9 +15,9 @@ import pytest
 
 from cubiclab.experiments import CATALOG, reproduce
 from cubiclab.experiments import base, physics, stability
-from cubiclab.experiments.claims import (EXTENSION, FAILS, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS, NOT_CONVERGED,
-                                         PAPER, SENSITIVITY, TEXT, Above, Band, ClaimSpec, Verdict, judge,
-                                         mean_ci)
+from cubiclab.experiments.claims import (EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
+                                         NONNEGATIVE, NOT_CONVERGED, PAPER, SENSITIVITY, TEXT, UNBOUNDED, Above, Band,
+                                         ClaimSpec, Verdict, jain, judge, mean_ci)
 
 ENTRIES = sorted(CATALOG)
 SNAPSHOT = Path(__file__).parent / "snapshots" / "claims.json"
@@ -133,6 +133,38 @@ def test_verdict_from_the_interval():
     assert judge(above, [-0.01, 0.0, 0.01, 0.0, 0.0]).verdict == FAILS
 
 
+def test_the_interval_is_clipped_to_the_metrics_bounds():
+    # Utilisations 0.97, 1, 1, 0.98, 1: mean 0.99, s = sqrt(8e-4 / 4) = 0.014142, CI
+    # 2.776 x 0.014142 / sqrt(5) = 0.017557: [0.97244, 1.00756]. No run can exceed 1, so a
+    # fraction's interval is [0.97244, 1]: inside 0.98 ± 0.02 = [0.96, 1].
+    vals = [0.97, 1.0, 1.0, 0.98, 1.0]
+    unbounded = judge(_spec(Band(0.98, 0.02)), vals)
+    assert unbounded.verdict == INCONCLUSIVE and unbounded.interval[1] == pytest.approx(1.00756, abs=1e-5)
+    v = judge(dataclasses.replace(_spec(Band(0.98, 0.02)), bounds=FRACTION), vals)
+    assert v.verdict == HOLDS and v.clipped
+    assert v.interval == pytest.approx((0.97244, 1.0), abs=1e-5)
+    assert v.ours == "0.99, 95% CI [0.972, 1] (n = 5)" and v.to_dict()["ci95_interval"][1] == 1.0
+    # clipping never moves an interval that lies inside the bounds
+    inside = judge(dataclasses.replace(_spec(Band(0.5, 0.1)), bounds=FRACTION), [0.49, 0.5, 0.51])
+    assert not inside.clipped and inside.ours.startswith("0.5 ± ")
+    # Jain's index of n flows: 1/n when one flow takes everything, 1 when all are equal
+    assert (jain(4).lo, jain(4).hi) == (0.25, 1.0) and str(jain(2)) == "[0.5, 1]"
+    assert NONNEGATIVE.clip(-0.3, 2.0) == (0.0, 2.0) and str(UNBOUNDED) == ""
+    with pytest.raises(ValueError, match="n is 0; allowed: >= 1 flows"):
+        jain(0)
+
+
+def test_bounds_are_declared_per_metric_kind():
+    # every claim whose metric is a utilisation or a share of the link, and not a difference
+    # of two, declares the fraction's bounds (one declaration, claims.FRACTION)
+    for name, e in CATALOG.items():
+        for c in e.table():
+            m = c.metric.lower()
+            if ("utilisation" in m or "share of the link" in m) and not any(
+                    w in m for w in ("minus", " - ", "difference", "over ")):
+                assert c.bounds == FRACTION, (name, c.id, c.metric)
+
+
 def test_drift_between_halves_is_not_converged():
     band = _spec(Band(1.0, 0.2))
     vals = [1.0] * 5
@@ -233,6 +265,43 @@ def test_run_length_with_unequal_shares_and_a_warmup_floor():
         physics.run_length(sc, shares={"nope": 0.5})
 
 
+def test_seed_002_convergence_holds_six_epochs_of_the_run():
+    # The hold: six epochs of Cubic 2.0 on s002_convergence's path. 250 Mb/s of 1500-byte
+    # packets = 20833 packets/s; 200 ms: a BDP of 4167 packets and as much buffer, W = 4167
+    # each at loss; K = cbrt(W (1 - 819/1024) / (410/1024)) = cbrt(4167 x 0.2002 / 0.4004)
+    # = 12.77 s; 6 K = 76.6 s.
+    from types import SimpleNamespace
+
+    import numpy as np
+    import pandas as pd
+
+    from cubiclab.experiments import seed002
+
+    sc = base.load_scenario("s002_convergence")
+    assert seed002.HOLD_EPOCHS * physics.run_length(sc).epoch_s == pytest.approx(76.6, abs=0.1)
+    # Two flows sampled every 0.5 s to 320 s, the second from 30 s: 100 Mb/s against 50
+    # (outside 20% of their mean 75), equal over (100, 150] and from 200 on, 20 over (290,
+    # 300]. Smoothed over 20 samples (10 s), the second is in the band (>= 66.7, its mean with
+    # 100 within 20%) from 103.5 to 156.5 s (50 + 2.5 j >= 66.7 from j = 7 samples after 100;
+    # 100 - 2.5 j >= 66.7 up to j = 13 after 150), a 53.5 s stretch shorter than the hold, and
+    # again from 203.5 to 294 s (100 - 4 j >= 66.7 up to j = 8 after 290), 91 s: converged at
+    # 203.5 - 30 = 173.5 s. "To the end of the run" would wait for 306 s (20 + 4 j >= 66.7 from
+    # j = 12 after 300): 276 s.
+    t = np.arange(1, 641) * 0.5
+    second = np.where(t <= 30, 0.0, 50.0)
+    second[((t > 100) & (t <= 150)) | (t > 200)] = 100.0
+    second[(t > 290) & (t <= 300)] = 20.0
+    flows = pd.DataFrame({"t": np.r_[t, t], "flow": np.r_[np.zeros(t.size), np.ones(t.size)].astype(int),
+                          "throughput_bps": np.r_[np.full(t.size, 100.0), second]})
+    res = SimpleNamespace(flows=flows, totals=pd.DataFrame({"flow": [0, 1], "start_s": [0.0, 30.0]}),
+                          summary={"duration_s": 320.0})
+    assert seed002._convergence_s(SimpleNamespace(scenario=sc), res) == pytest.approx(173.5)
+    # the hold decides: a 50 s hold takes the first stretch
+    from cubiclab.experiments.common import converged_after
+
+    assert converged_after(res, [0, 1], 30.0, hold=50.0) == pytest.approx(73.5)
+
+
 def test_epochs_of_the_rivals():
     # Reno: W/2 RTTs. STCP: 1/8 of W at W/100 packets per RTT = 12.5 RTTs. Cubic 2.0 at
     # W = 10000, RTT 200 ms: K = cbrt(10000 x 0.2 / 0.4) = 17.1 s; its clamp of 160 packets/s
@@ -284,6 +353,17 @@ def test_cli_list_and_errors(tmp_path, capsys):
     assert "0 of 4 claims flip" in out and (tmp_path / "stab" / "stability.md").is_file()
     code, _, err = run("s000-tcp-mode", "--stability", "--quick")
     assert code == 2 and "--stability reruns full mode" in err
+    for argv, why in ((["--budget-scale", "0.5"], "(--budget-scale) is 0.5 in full mode;"),
+                      (["--budget-scale", "nan"], "(--budget-scale) is nan in full mode;"),
+                      (["--budget-scale", "2", "--quick"], "(--budget-scale) is 2 in quick mode;"),
+                      (["--budget-scale", "2", "--stability"], None)):
+        code, out, err = run("s000-tcp-mode", *argv, "--out", str(tmp_path / "scaled"), "--quiet")
+        if why is None:  # a valid scale: the stability check runs (a model entry: no simulations)
+            assert code == 0 and "0 of 4 claims flip" in out, err
+        else:
+            assert code == 2 and why in err and "allowed: a number >= 1, in full mode" in err, err
+    code, _, err = run("s000-tcp-mode", "--budget-scale", "2", "--testbed")
+    assert code == 2 and "--budget-scale lengthens the simulator's runs; drop --testbed" in err
 
 
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
@@ -311,32 +391,67 @@ def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
     assert "a bug in the analysis" in (tmp_path / "report.html").read_text()
 
 
+class _Short(base.Experiment):
+    name, seed, figure, title = "zz-short", "002", "Fig. 0", "capped"
+    claims = (_spec(Band(0.5, 0.5)), dataclasses.replace(_spec(Band(0.5, 0.5), transient=True), id="t"))
+
+    def conditions(self, mode):
+        return [(base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps"), {})]
+
+    def per_run(self, run, res, t0, t1):
+        from cubiclab import metrics
+
+        return {"u": metrics.link_utilization(res.link, t0, t1)}
+
+    def values(self, rows):
+        return {"x": rows.u.iloc[0], "t": rows.u.iloc[0]}
+
+
+# Two Cubic 2.0 flows at 200 ms on 10 Mb/s (833.3 packets/s; BDP 166.7 + buffer 167 packets:
+# W = 166.8 each at loss) need K = cbrt(166.8 x 0.2002 / 0.4004) = 4.37 s per epoch; the second
+# starts at 30 s. Plan: warm-up 30 + slow start 0.2 log2(16.68) + K = 5.18 s + convergence K x
+# ln 0.1 / ln 0.8 = 45.04 s = 80.2 s, then ten epochs, 43.7 s: 123.9 s. A 6 s budget caps it (a
+# window of 2 s, under half an epoch); 123.9 / 6 = 20.65 times that budget runs it as planned.
+_SHORT_MODE = base.Mode("full", seeds=2, epochs=10, min_window_s=2, max_s=6, max_packets=1e6, coarse=True,
+                        indicative=False)
+
+
+def test_the_budget_scale_runs_capped_runs_as_planned():
+    capped = _Short().runs(_SHORT_MODE)[0]
+    assert capped.tags["capped"] and capped.scenario.compile()["duration"] == 6e9
+    assert capped.tags["planned_s"] == pytest.approx(123.9, abs=0.1)
+    assert capped.tags["scale_to_plan"] == pytest.approx(20.65, abs=0.01)
+    scaled = _Short().runs(dataclasses.replace(_SHORT_MODE, budget_scale=20.7))
+    for r in scaled:
+        assert not r.tags["capped"] and r.tags["epochs"] == pytest.approx(10, abs=0.05)
+        assert r.scenario.compile()["duration"] / 1e9 == pytest.approx(123.9, abs=0.05)
+        assert r.tags["warmup_s"] == pytest.approx(80.2, abs=0.05)
+    # a scale short of the plan lengthens the run by the scale: 6 s x 10 = 60 s
+    half = _Short().runs(dataclasses.replace(_SHORT_MODE, budget_scale=10))[0]
+    assert half.tags["capped"] and half.scenario.compile()["duration"] / 1e9 == pytest.approx(60, abs=0.05)
+    # at scale 1 the runs (their cache keys) are the unscaled mode's
+    assert [r.key for r in CATALOG["s003-cubic-tahoe"].runs(base.mode_named("full", budget_scale=1))] == [
+        r.key for r in CATALOG["s003-cubic-tahoe"].runs(base.FULL)]
+    with pytest.raises(ValueError, match="is 2 in quick mode; allowed: a number >= 1, in full mode"):
+        base.mode_named("quick", budget_scale=2)
+    with pytest.raises(ValueError, match="is 0.9 in full mode"):
+        base.mode_named("full", budget_scale=0.9)
+
+
 def test_a_window_cut_short_by_the_budget_is_not_judged(tmp_path, monkeypatch):
-    from cubiclab import metrics
-    from cubiclab.experiments.base import Experiment
-
-    class Short(Experiment):
-        name, seed, figure, title = "zz-short", "002", "Fig. 0", "capped"
-        claims = (_spec(Band(0.5, 0.5)), dataclasses.replace(_spec(Band(0.5, 0.5), transient=True), id="t"))
-
-        def conditions(self, mode):
-            return [(base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps"), {})]
-
-        def per_run(self, run, res, t0, t1):
-            return {"u": metrics.link_utilization(res.link, t0, t1)}
-
-        def values(self, rows):
-            return {"x": rows.u.iloc[0], "t": rows.u.iloc[0]}
+    class Short(_Short):
+        pass
 
     monkeypatch.setitem(CATALOG, Short.name, Short())
-    # Two Cubic 2.0 flows at 200 ms on 10 Mb/s (BDP 167 + buffer 167 packets: W = 167 each)
-    # need K = cbrt(167 x 0.2 / 0.4) = 4.4 s per epoch, and the second starts at 30 s: a
-    # 6 s budget leaves a window of 2 s, under half an epoch.
-    m = base.Mode("full", seeds=2, epochs=10, min_window_s=2, max_s=6, max_packets=1e6, coarse=True,
-                  indicative=False)
-    (o,) = reproduce(["zz-short"], mode=m, out=tmp_path, progress=False, log=None, report=False)
+    (o,) = reproduce(["zz-short"], mode=_SHORT_MODE, out=tmp_path, progress=False, log=None, report=False)
     v = {v.spec.id: v for v in o.verdicts}
     assert v["x"].verdict == NOT_CONVERGED and "too short for a steady state" in v["x"].note
+    # the scale that reaches the plan (20.65, rounded up), and the entry's CPU time there:
+    # each run's measured simulation time times 123.9 s / 6 s
+    assert "`--budget-scale 20.7` runs it as planned (10 epochs)" in v["x"].note
+    rows = o.data["runs"]
+    projected = (rows.sim_s * 123.9 / 6).sum() / 3600
+    assert f"about {projected:.1f} CPU hours for the entry's 2 runs" in v["x"].note
     assert v["t"].verdict != NOT_CONVERGED  # a transient claim is about the run as a whole
 
 

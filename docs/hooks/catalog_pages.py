@@ -36,7 +36,8 @@ def _declared(entry, verdicts: dict | None) -> list[str]:
     for c in entry.table():
         lines += [f"### `{c.id}` ({c.kind})", "", f"> {c.quote}", "",
                   f"*{c.where}, {c.source}.* Paper: **{c.paper}**. We measure {c.metric}"
-                  + (f" ({c.unit})" if c.unit else "") + f"; agreement: {c.accept} ({c.accept.sided}).", "",
+                  + (f" ({c.unit})" if c.unit else "") + f"; agreement: {c.accept} ({c.accept.sided})"
+                  + (f"; the metric lies in {c.bounds}." if str(c.bounds) else "."), "",
                   c.rationale, ""]
         if c.contradiction:
             lines += [f"Where it contradicts: {c.contradiction}", ""]

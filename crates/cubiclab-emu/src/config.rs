@@ -64,6 +64,9 @@ pub struct Config {
     pub pcap: Option<String>,
     /// Capture only these flows (indices into `flows`); default: every packet.
     pub pcap_flows: Option<Vec<u16>>,
+    /// Record up to this many reads and writes per direction in io.csv (0: none): when
+    /// packets reached the emulator and left it, for finding bursts.
+    pub io_trace: usize,
 }
 
 /// A link as JSON (`LinkSpec`'s serde layout), checked as the scenario checks it.
@@ -100,7 +103,7 @@ impl Config {
     /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
     /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
     /// max_coalesce, min_wait_ns, pcap (a file), pcap_flows (flow indices, in the order of
-    /// the `flow` lines).
+    /// the `flow` lines), io_trace (records per direction).
     pub fn parse(text: &str) -> Result<Config, String> {
         let link = |buffer| LinkSpec {
             rate_bps: 0,
@@ -135,6 +138,7 @@ impl Config {
             min_wait_ns: 0,
             pcap: None,
             pcap_flows: None,
+            io_trace: 0,
         };
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -188,6 +192,7 @@ impl Config {
                 "max_coalesce" => c.max_coalesce = int(v)?.clamp(1, 64) as u32,
                 "min_wait_ns" => c.min_wait_ns = int(v)?.min(1_000_000),
                 "pcap" => c.pcap = Some(v.into()),
+                "io_trace" => c.io_trace = int(v)?.min(50_000_000) as usize,
                 "pcap_flows" => {
                     let sel = v.split_whitespace().map(int).collect::<Result<Vec<u64>, _>>()?;
                     if let Some(f) = sel.iter().find(|&&f| f >= NO_FLOW as u64) {
@@ -229,9 +234,10 @@ mod tests {
     #[test]
     fn config_parses() {
         let c = Config::parse(&format!(
-            "{BASE}fwd_link {{\"rate_bps\": 10000000, \"buffer\": {{\"bytes\": 30000}}, \"queue\": \"codel\", \"settings\": {{}}, \"loss\": {{\"model\": \"bernoulli\", \"p\": 0.01}}, \"packet_bytes\": 1500}}\nflow 47000 20000000 20000000\n"
+            "{BASE}fwd_link {{\"rate_bps\": 10000000, \"buffer\": {{\"bytes\": 30000}}, \"queue\": \"codel\", \"settings\": {{}}, \"loss\": {{\"model\": \"bernoulli\", \"p\": 0.01}}, \"packet_bytes\": 1500}}\nflow 47000 20000000 20000000\nio_trace 5000\n"
         ))
         .unwrap();
+        assert_eq!(c.io_trace, 5000);
         assert_eq!(c.fwd.buffer, Limit::Bytes(30000));
         assert_eq!(c.fwd.loss, LossSpec::Bernoulli { p: 0.01 });
         assert_eq!((c.fwd.queue, c.fwd.settings.codel), (QueueDiscipline::CoDel, CoDelSpec::default()));

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::config::Config;
 use crate::path::{Direction, Slab, NO_FLOW};
 use crate::pcap::{self, Tap};
-use crate::record::{self, Records, Summary};
+use crate::record::{self, Io, IoKind, Records, Summary};
 use crate::sys::{self, mono_ns, STOP};
 use crate::tun::{self, Header, MAX_PACKET};
 
@@ -171,6 +171,7 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("rev_late_p99_us".into(), s(&r.rec.late.quantile_us(0.99))),
         ("polls".into(), s(&(f.polls + r.polls))),
         ("events_lost".into(), s(&(f.rec.events_lost + r.rec.events_lost))),
+        ("io_lost".into(), s(&(f.rec.io_lost + r.rec.io_lost))),
         ("scheduling".into(), f.sched.replace(' ', "_")),
         ("fwd_pcap_records".into(), s(&pcap_records[0])),
         ("rev_pcap_records".into(), s(&pcap_records[1])),
@@ -197,7 +198,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
     };
     let mut h = Half {
         dir: Direction::new(spec, schedule, cfg.seed, d as u32, &delays, default_delay),
-        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap),
+        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap, cfg.io_trace),
         reads: 0,
         rx_errors: 0,
         polls: 0,
@@ -261,7 +262,10 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             let slot = slab.insert(buf, len, header);
             let rec = &mut h.rec;
             h.dir.offer(t, slot, flow, &mut slab, |f| rec.fate(f));
-            h.rec.queue(h.dir.queue());
+            let queue = h.dir.queue();
+            h.rec.queue(queue);
+            let (segments, queue, seq) = (header.segments, queue.0 as u32, header.seq);
+            h.rec.io(Io { t, kind: IoKind::Read, segments, queue, seq, late: 0, dur: 0 });
         }
         deliver(&mut h, &mut slab, start, out_fd, cfg.max_coalesce, &mut scratch);
         if mono_ns() >= next_sample {
@@ -287,6 +291,17 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
         h.polls += 1;
         // SAFETY: pfds and ts are valid for the call; fd -1 is ignored by ppoll.
         let r = unsafe { libc::ppoll(pfds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        let woke = mono_ns();
+        let segments = (r > 0) as u16;
+        h.rec.io(Io {
+            t: woke - start,
+            kind: IoKind::Wake,
+            segments,
+            queue: 0,
+            seq: 0,
+            late: woke as i64 - next as i64,
+            dur: 0,
+        });
         if r > 0 && pfds[1].revents != 0 {
             // Both directions watch the control pipe; only its end (the parent closed it
             // or died) stops them.
@@ -321,6 +336,8 @@ fn deliver(h: &mut Half, slab: &mut Slab, start: u64, out_fd: RawFd, max_coalesc
             *delivered += n as u64;
         }
         *writes += 1;
+        let (seq, late, dur) = (s.header.segment_seq(first), t as i64 - dues[0] as i64, mono_ns() - start - t);
+        rec.io(Io { t, kind: IoKind::Write, segments: n, queue: 0, seq, late, dur });
         for &due in dues {
             rec.late.add(t.saturating_sub(due));
         }

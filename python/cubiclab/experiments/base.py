@@ -31,7 +31,10 @@ class Mode:
     grids; `indicative`: verdicts are never holds / does not hold; `figure_formats`: the
     figures' files. `stretch` multiplies every
     run's planned warm-up and window, `seed_offset` shifts its seeds (1 + offset, ...): the
-    stability check's reruns (experiments/stability.py)."""
+    stability check's reruns (experiments/stability.py). `budget_scale` (full mode, >= 1)
+    multiplies every entry's run budget (`max_s` and the packets, the entry's own
+    `full_budget_packets` included), so that runs the budget capped lengthen toward the plan
+    (`cubiclab reproduce --budget-scale`); at 1 every run is what the catalog's cache holds."""
 
     name: str
     seeds: int
@@ -43,6 +46,7 @@ class Mode:
     indicative: bool
     stretch: float = 1.0
     seed_offset: int = 0
+    budget_scale: float = 1.0
     figure_formats: tuple[str, ...] = ("svg", "png")
 
 
@@ -54,10 +58,15 @@ TINY = Mode("tiny", seeds=1, epochs=1, min_window_s=2, max_s=6, max_packets=1e5,
 MODES = {m.name: m for m in (FULL, QUICK, TINY)}
 
 
-def mode_named(name: str, seeds: int | None = None) -> Mode:
+def mode_named(name: str, seeds: int | None = None, budget_scale: float | None = None) -> Mode:
     if name not in MODES:
         raise ValueError(f"mode is {name!r}; allowed: {', '.join(MODES)}")
     m = MODES[name]
+    if budget_scale is not None:
+        if m.indicative or not budget_scale >= 1:
+            raise ValueError(f"budget scale (--budget-scale) is {budget_scale:g} in {name} mode; allowed: a number >= 1, "
+                             "in full mode (it multiplies every entry's run budget)")
+        m = dataclasses.replace(m, budget_scale=float(budget_scale))
     if seeds is not None:
         if seeds < 1 or (not m.indicative and seeds < 2):
             raise ValueError(f"seeds is {seeds}; allowed: >= 2 in full mode (a confidence interval), >= 1 otherwise")
@@ -213,9 +222,10 @@ class Experiment:
 
     def run_length(self, sc: Scenario, mode: Mode) -> physics.RunLength:
         full = not mode.indicative
-        return physics.run_length(sc, epochs=mode.epochs, min_window_s=mode.min_window_s, max_s=mode.max_s,
-                                  max_packets=max(mode.max_packets, self.full_budget_packets) if full else
-                                  mode.max_packets, measured=self.epoch_groups, shares=self.pipe_shares,
+        packets = max(mode.max_packets, self.full_budget_packets) if full else mode.max_packets
+        return physics.run_length(sc, epochs=mode.epochs, min_window_s=mode.min_window_s,
+                                  max_s=mode.max_s * mode.budget_scale, max_packets=packets * mode.budget_scale,
+                                  measured=self.epoch_groups, shares=self.pipe_shares,
                                   min_warmup_s=self.full_min_warmup_s if full else 0.0)
 
     def table(self) -> list[ClaimSpec]:
@@ -238,9 +248,13 @@ class Experiment:
             rl = self.run_length(sc, mode)
             warm, window = rl.warmup_s * mode.stretch, rl.window_s * mode.stretch
             base = vary(sc, duration=f"{warm + window:g}s")
+            # what the budget must be scaled by for this run to last as planned (the budget
+            # scales its limit, rl.limit_s, linearly), and the planned length at this stretch
+            plan = {"planned_s": rl.planned_s * mode.stretch,
+                    "scale_to_plan": mode.budget_scale * rl.planned_s / rl.limit_s}
             for k in range(1 + mode.seed_offset, mode.seeds + 1 + mode.seed_offset):
                 out.append(Run(vary(base, seed=k), {**tags, "warmup_s": warm, "epochs": round(rl.epochs * mode.stretch, 1),
-                                                    "capped": rl.capped}))
+                                                    "capped": rl.capped, **plan}))
         return out
 
     # ---- what to measure
@@ -278,7 +292,7 @@ class Experiment:
         for run, res in sweep.items():
             t0, t1 = float(run.tags["warmup_s"]), float(res.summary["duration_s"])
             mid = (t0 + t1) / 2
-            head = {**run.tags, "seed": run.seed}
+            head = {**run.tags, "seed": run.seed, "duration_s": t1, "sim_s": float(res.summary.get("wall_s") or 0.0)}
             for w, (a, b) in (("all", (t0, t1)), ("first", (t0, mid)), ("second", (mid, t1))):
                 frames[w].append({**head, **self.per_run(run, res, a, b)})
             # transient claims (convergence, completion times) are about the whole run
@@ -298,7 +312,7 @@ class Experiment:
                 v.verdict, v.note = NOT_CONVERGED, (
                     f"the measured window of its longest-epoch condition holds {short:g} congestion epochs of the "
                     f"slowest flow (the plan asks {mode.epochs:g}; the run budget capped it): too short for a steady "
-                    f"state, not judged (ours would be {v.ours})")
+                    f"state, not judged (ours would be {v.ours}). " + self._budget_advice(c, frames["all"], mode))
             if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE) or (
                     mode.indicative and "outside" in v.note):
                 v.note = (v.note + " " if v.note else "") + "In its runs: " + describe(self._diag_for(c, diag))
@@ -334,6 +348,20 @@ class Experiment:
         for k, v in self.claim_runs.get(spec.id.split("@")[0], {}).items():
             d = d[d[k] == v]
         return d
+
+    def _budget_advice(self, spec: ClaimSpec, rows: pd.DataFrame, mode: Mode) -> str:
+        """The budget scale that runs every capped run of `spec` as planned, and the CPU time
+        of the whole entry at that scale: each run's measured simulation time (the worker's
+        clock, `summary.wall_s`: its CPU time on an idle core, more on a busy machine) times
+        its length at that scale over its length now, the simulator's cost being per
+        bottleneck packet and a run's packets proportional to its length."""
+        mine = self._claim_rows(spec, rows)
+        k = math.ceil(10 * mine.scale_to_plan.max()) / 10
+        at_k = (rows.duration_s * k / mode.budget_scale).clip(upper=rows[["planned_s", "duration_s"]].max(axis=1))
+        now, then = rows.sim_s.sum(), (rows.sim_s * at_k / rows.duration_s).sum()
+        return (f"`--budget-scale {k:g}` runs it as planned ({mode.epochs:g} epochs): about {then / 3600:.1f} CPU "
+                f"hours for the entry's {len(rows)} runs (their measured simulation time, {now / 3600:.2f} h on the "
+                "machine that ran them, times each run's planned length over its length now).")
 
     def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
         return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, register, vary
-from cubiclab.experiments.claims import EXTENSION, TEXT, Above, Below, ClaimSpec
+from cubiclab.experiments.claims import EXTENSION, NONNEGATIVE, TEXT, Above, Below, ClaimSpec
 from cubiclab.experiments.common import group_means, select_row
 
 CAO = "Cao et al., IMC 2019 (outside the seeds), abstract"
@@ -73,7 +73,7 @@ class BbrCubicBuffers(Experiment):
                   "despite its high retransmissions, whereas existing loss-based algorithms are better suited for deep "
                   "buffers.", CAO, TEXT, "BBR retransmits more", "BBR's retransmissions per delivered segment over "
                   "CUBIC's at 0.1 BDP", "", Above(2.0, 1.0), "'high retransmissions': at least twice CUBIC's",
-                  kind=EXTENSION),
+                  kind=EXTENSION, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -135,7 +135,7 @@ class BbrVsNCubic(Experiment):
                   "independent of the number of competing loss-based (CUBIC) flows.", WARE, TEXT,
                   "far above a fair share at N = 16", "BBR's fraction of the link against 16 CUBIC flows over its "
                   "fair share 1/17", "", Above(2.0, 0.5), "a consequence: a flat share is many fair shares when N is "
-                  "large", kind=EXTENSION),
+                  "large", kind=EXTENSION, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -225,16 +225,17 @@ class BbrRandomLoss(Experiment):
         ClaimSpec("bbr_flat", "Finally, we demonstrate the existence of a loss rate \"cliff point\" beyond which "
                   "BBR's goodput drops abruptly.", CAO, TEXT, "flat below the cliff", "BBR's goodput at 2% random "
                   "loss over its goodput without loss", "", Above(0.8, 0.05), "below the cliff point BBR ignores "
-                  "random loss: it keeps at least 80% of its lossless goodput"),
+                  "random loss: it keeps at least 80% of its lossless goodput", bounds=NONNEGATIVE),
         ClaimSpec("cubic_collapses", "We find that BBR is well suited for networks with shallow buffers, despite its "
                   "high retransmissions, whereas existing loss-based algorithms are better suited for deep buffers.",
                   CAO, TEXT, "CUBIC collapses under loss", "CUBIC's goodput at 2% random loss over its goodput "
                   "without loss", "", Below(0.3, 0.05), "a loss-based window at 2% loss is a few packets: below 30% "
-                  "of the link (the Mathis rate, 1.22 MSS / (RTT sqrt p), is 2.5 Mbps here)", kind=EXTENSION),
+                  "of the link (the Mathis rate, 1.22 MSS / (RTT sqrt p), is 2.5 Mbps here)", kind=EXTENSION,
+                  bounds=NONNEGATIVE),
         ClaimSpec("bbr_cliff", "Finally, we demonstrate the existence of a loss rate \"cliff point\" beyond which "
                   "BBR's goodput drops abruptly.", CAO, TEXT, "a cliff", "BBR's goodput at 30% random loss over its "
                   "goodput at 10%", "", Below(0.5, 0.1), "'drops abruptly': less than half between 10% and 30% "
-                  "(Linux BBR v1 treats more than 20% loss as a policer, LT_LOSS_THRESH = 50/256)"),
+                  "(Linux BBR v1 treats more than 20% loss as a policer, LT_LOSS_THRESH = 50/256)", bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):

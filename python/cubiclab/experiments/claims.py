@@ -6,7 +6,8 @@ measure, what counts as agreement (`Band` two-sided where the paper gives a magn
 `Above`/`Below` one-sided for orderings, with a margin) and why. `judge` turns one value per
 seed into a `Verdict`:
 
-- holds: the 95% confidence interval of the mean lies inside the accepted region;
+- holds: the 95% confidence interval of the mean (clipped to the metric's natural bounds,
+  `Bounds`: a utilisation cannot exceed 1) lies inside the accepted region;
 - does not hold: it lies wholly outside;
 - inconclusive: it straddles the boundary;
 - not converged: the metric still drifts between the first and the second half of the
@@ -86,9 +87,42 @@ class Below:
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """The values a kind of metric can take at all. A Student-t interval is symmetric about
+    the mean, so near a natural bound it reaches values no run can give (a utilisation of
+    0.99 ± 0.013 spans [0.977, 1.003]); `judge` clips the interval to these bounds."""
+
+    lo: float = -math.inf
+    hi: float = math.inf
+
+    def clip(self, lo: float, hi: float) -> tuple[float, float]:
+        return max(lo, self.lo), min(hi, self.hi)
+
+    def __str__(self) -> str:
+        if self == UNBOUNDED:
+            return ""
+        return f"[{_num(self.lo)}, {_num(self.hi)}]"
+
+
+# The metric kinds, each declared once; a claim names the kind of its metric.
+UNBOUNDED = Bounds()
+FRACTION = Bounds(0.0, 1.0)  # a utilisation, a share of the link or of a group, a fraction of time
+NONNEGATIVE = Bounds(0.0, math.inf)  # a ratio of throughputs or windows, a CoV, a duration
+
+
+def jain(n: int) -> Bounds:
+    """Jain's index of `n` flows, (sum x)^2 / (n sum x^2): 1/n when one flow takes all, 1
+    when all are equal."""
+    if n < 1:
+        raise ValueError(f"Jain's index: n is {n}; allowed: >= 1 flows")
+    return Bounds(1.0 / n, 1.0)
+
+
+@dataclass(frozen=True)
 class ClaimSpec:
     """One row of an entry's claims table. `transient`: the metric describes a transient
-    (a convergence time), so it has no steady-state halves to compare."""
+    (a convergence time), so it has no steady-state halves to compare. `bounds`: the natural
+    bounds of the metric's kind (FRACTION, NONNEGATIVE, jain(n); UNBOUNDED for differences)."""
 
     id: str
     quote: str
@@ -102,6 +136,7 @@ class ClaimSpec:
     kind: str = PAPER
     contradiction: str = ""
     transient: bool = False
+    bounds: Bounds = UNBOUNDED
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -114,7 +149,7 @@ class ClaimSpec:
         return {"id": self.id, "kind": self.kind, "where": self.where, "source": self.source, "quote": self.quote,
                 "paper": self.paper, "metric": self.metric, "unit": self.unit, "tolerance": str(self.accept),
                 "sided": self.accept.sided, "rationale": self.rationale, "contradiction": self.contradiction,
-                "transient": self.transient}
+                "transient": self.transient, "bounds": str(self.bounds)}
 
 
 # Two-sided 97.5% quantiles of Student's t for 1-30 degrees of freedom (standard tables).
@@ -159,6 +194,16 @@ class Verdict:
     note: str = ""
 
     @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% confidence interval of the mean, clipped to the metric's bounds."""
+        return self.spec.bounds.clip(self.mean - self.ci, self.mean + self.ci)
+
+    @property
+    def clipped(self) -> bool:
+        lo, hi = self.interval
+        return math.isfinite(self.ci) and (lo > self.mean - self.ci or hi < self.mean + self.ci)
+
+    @property
     def ours(self) -> str:
         if self.n == 0:
             return "n/a"
@@ -167,11 +212,15 @@ class Verdict:
             return f"{_num(self.mean)}{u} (computed)"
         if self.n == 1 or not math.isfinite(self.ci):
             return f"{_num(self.mean)}{u} (n = {self.n})"
+        if self.clipped:
+            lo, hi = self.interval
+            return f"{_num(self.mean)}{u}, 95% CI [{_num(lo)}, {_num(hi)}] (n = {self.n})"
         return f"{_num(self.mean)} ± {_num(self.ci)}{u} (n = {self.n})"
 
     def to_dict(self) -> dict:
         return {**self.spec.row(), "values": [float(v) for v in self.values], "mean": self.mean, "ci95": self.ci,
-                "n": self.n, "drift": self.drift, "drift_ci95": self.drift_ci, "ours": self.ours,
+                "ci95_interval": list(self.interval), "n": self.n, "drift": self.drift, "drift_ci95": self.drift_ci,
+                "ours": self.ours,
                 "verdict": self.verdict, "note": self.note}
 
 
@@ -205,7 +254,7 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
         v.note = (f"the metric moves by {_num(v.drift)} ± {_num(v.drift_ci)} from the first to the second half of the "
                   f"measured window, more than the claim's scale {_num(a.scale)}: not judged")
         return v
-    lo, hi = m - ci, m + ci
+    lo, hi = v.interval
     if a.lo <= lo and hi <= a.hi:
         v.verdict = HOLDS
     elif hi < a.lo or lo > a.hi:

@@ -23,10 +23,14 @@ def cmd_reproduce(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs is {args.jobs}; allowed: >= 1")
     mode = "quick" if args.quick else args.mode
+    if args.budget_scale is not None and args.testbed:
+        raise ValueError("--budget-scale lengthens the simulator's runs; drop --testbed (its runs are capped by "
+                         "--max-duration)")
     if args.stability:
         return _stability(args, mode)
     try:
-        outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds, out=args.out,
+        outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds,
+                             budget_scale=args.budget_scale, out=args.out,
                              jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
                              log=None if args.quiet else sys.stderr, testbed=args.testbed,
                              max_duration=args.max_duration, testbed_budget=args.testbed_budget)
@@ -54,7 +58,8 @@ def _stability(args, mode: str) -> int:
 
     if mode != "full" or args.testbed:
         raise ValueError("--stability reruns full mode on the simulator; drop --mode/--quick/--testbed")
-    rows = stability(None if args.all else args.names, seeds=args.seeds, out=args.out, jobs=args.jobs, ray=args.ray,
+    rows = stability(None if args.all else args.names, seeds=args.seeds, budget_scale=args.budget_scale, out=args.out,
+                     jobs=args.jobs, ray=args.ray,
                      cache=args.cache, progress=not args.quiet, log=None if args.quiet else sys.stderr)
     for r in rows:
         if r["changes"]:
@@ -76,6 +81,10 @@ def add_parsers(sub) -> None:
                         "(indicative); tiny: seconds, to check the pipeline")
     r.add_argument("--quick", action="store_true", help="same as --mode quick")
     r.add_argument("--seeds", type=int, default=None, help="runs per point (full mode: default 5, at least 2)")
+    r.add_argument("--budget-scale", type=float, default=None, metavar="K",
+                   help="full mode: multiply every entry's run budget (bottleneck packets and seconds a run may "
+                        "last) by K >= 1, so that runs the default budget capped lengthen toward the plan's "
+                        "congestion epochs; each capped claim's note gives the K it needs and the CPU time")
     r.add_argument("--list", action="store_true", help="show the catalog")
     r.add_argument("--stability", action="store_true",
                    help="rerun the entries (full mode) at twice the duration and with other seeds, and list every "

@@ -52,10 +52,11 @@ def shares(res, t0: float = 0.0, t1: float = math.inf) -> dict:
     return out
 
 
-def converged_after(res, ids, start: float, tol: float = 0.2, hold: float | None = None) -> float:
+def converged_after(res, ids, start: float, hold: float, tol: float = 0.2) -> float:
     """Seconds from `start` until the flows `ids` are within `tol` of their mean (10 s
-    smoothing) to the end of the run, or with `hold` for that many seconds on end
-    (metrics.convergence_time); never counts as the run's remaining length (a lower bound)."""
+    smoothing) for `hold` seconds on end (metrics.convergence_time): the catalog's one
+    definition of convergence (staying in the band "to the end of the run" grows with the
+    run's length); never counts as the run's remaining length (a lower bound)."""
     t, X = metrics.throughput_matrix(res.flows, "throughput_bps", ids)
     c = metrics.convergence_time(t, X, tol, start=start, smooth=10.0, hold=hold)
     return duration_s(res) - start if math.isnan(c) else c

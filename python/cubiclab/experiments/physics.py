@@ -32,6 +32,8 @@ class RunLength:
     convergence_s: float
     epochs: float  # congestion epochs of the slowest flow inside the measured window
     capped: bool
+    planned_s: float = math.nan  # warm-up + window the physics asks, before the budget
+    limit_s: float = math.inf  # the budget: the longest run it allows
 
     @property
     def duration_s(self) -> float:
@@ -173,8 +175,10 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
     warm = max(min_warmup_s, last_start + ss + conv)
     window = max(min_window_s, epochs * epoch, epochs / random_loss_rate(spec, rate_pps))
     limit = min(max_s, max_packets / max(rate_pps, 1.0))
-    capped = warm + window > limit
+    planned = warm + window
+    capped = planned > limit
     if capped:  # keep the proportions, but never a window shorter than min_window_s
         window = max(min_window_s, limit * window / (warm + window))
         warm = max(0.0, limit - window)
-    return RunLength(round(warm, 1), round(window, 1), epoch, conv, window / epoch if epoch else math.inf, capped)
+    return RunLength(round(warm, 1), round(window, 1), epoch, conv, window / epoch if epoch else math.inf, capped,
+                     planned, limit)

@@ -41,18 +41,19 @@ def simulate_runs(runs, cache: Path, jobs: int | None, ray: str | None, progress
 
 
 def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: int | None = None,
+              budget_scale: float | None = None,
               out: str | Path = "cubiclab-out/reproduce", jobs: int | None = None, ray: str | None = None,
               cache: str | Path | None = None, progress: bool = True, report: bool = True,
               log=sys.stderr, testbed: bool = False, max_duration: float = 600.0,
               testbed_budget: float | None = None) -> list[Outcome]:
     """Run the named entries (all when None) in `mode` ("full", "quick" or "tiny"; `seeds`
-    runs per condition, default the mode's) and return their Outcomes; figures, data,
-    verdicts and report.html go under `out`. With `testbed`, the runs are also made on the
+    runs per condition, default the mode's; full mode's run budget times `budget_scale`)
+    and return their Outcomes; figures, data, verdicts and report.html go under `out`. With `testbed`, the runs are also made on the
     real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds, all
     within `testbed_budget` seconds of wall time if given) and
     each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
     out = Path(out)
-    m = mode if isinstance(mode, Mode) else mode_named(mode, seeds)
+    m = mode if isinstance(mode, Mode) else mode_named(mode, seeds, budget_scale)
     cache = Path(cache) if cache else default_cache(out)
     exps = select(names)
     plans, all_runs = [], []

@@ -14,7 +14,8 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
-from cubiclab.experiments.claims import EXTENSION, FIGURE, MODEL, SENSITIVITY, TEXT, Above, Band, Below, ClaimSpec
+from cubiclab.experiments.claims import (EXTENSION, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
+                                         Band, Below, ClaimSpec, jain)
 from cubiclab.experiments.common import (converged_after, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
                                          loglog_slope, loss_events_window, plateau_in, select_row, shares)
 
@@ -38,16 +39,18 @@ class Fig3(Experiment):
     claims = (
         ClaimSpec("tcp_window", Q, "Sec. 5, Fig. 3(a)", TEXT, "1200 packets",
                   "Mathis window sqrt(3/2 / p) at p = 1e-6", "packets", Band(1200, 25),
-                  "sqrt(1.5e6) = 1224.7: the paper rounds to two figures, so ± 25"),
+                  "sqrt(1.5e6) = 1224.7: the paper rounds to two figures, so ± 25", bounds=NONNEGATIVE),
         ClaimSpec("tcp_rate", "If the packet size is 1500 bytes, then TCP can achieve an average rate of 1.44 Gbps",
                   "Sec. 5", TEXT, "1.44 Gbps", "window x 1500 B x 8 / 10 ms", "Gbps", Band(1.44, 0.03),
-                  "1224.7 x 12000 / 0.01 = 1.47 Gbps; the paper's 1.44 uses its rounded 1200: ± 0.03"),
+                  "1224.7 x 12000 / 0.01 = 1.47 Gbps; the paper's 1.44 uses its rounded 1200: ± 0.03",
+                  bounds=NONNEGATIVE),
         ClaimSpec("cubic_equals_tcp", "In this case, CUBIC achieves exactly the same rate as Standard TCP",
                   "Sec. 5", TEXT, "ratio 1", "CUBIC's average window / TCP's at RTT 10 ms, p = 1e-6", "",
-                  Band(1.0, 0.01), "'exactly': the TCP-friendly floor (Eq. 4) binds, up to rounding"),
+                  Band(1.0, 0.01), "'exactly': the TCP-friendly floor (Eq. 4) binds, up to rounding",
+                  bounds=NONNEGATIVE),
         ClaimSpec("hstcp_10x", "whereas HSTCP is about ten times more aggressive than Standard TCP", "Sec. 5", TEXT,
                   "≈ 10", "HSTCP's window / TCP's at p = 1e-6", "", Band(10.0, 1.5),
-                  "'about ten': one significant figure, ± 15%"),
+                  "'about ten': one significant figure, ± 15%", bounds=NONNEGATIVE),
         ClaimSpec("friendlier_at_short_rtt", "CUBIC is more friendly to TCP than HSTCP, especially in networks with a "
                   "short RTT where TCP performs reasonably well", "Sec. 5, Fig. 3(a)-(b)", FIGURE,
                   "HSTCP/CUBIC larger at 10 ms than at 100 ms",
@@ -81,7 +84,7 @@ def _eq6_claim(bw: int, rtt: int) -> ClaimSpec:
                      "± 10% for a fluid model run on integer windows; at packet level the loss comes on the plateau "
                      "about a packet below W_max, (1/C)^(1/3) ≈ 1.4 s before K, so Eq. 6 is off by about "
                      "(1 - 1.4 s / K)^(-3/4): inside ± 10% only for K above about 11 s",
-                     kind=EXTENSION)
+                     kind=EXTENSION, bounds=NONNEGATIVE)
 
 
 @register
@@ -193,11 +196,12 @@ class Fig4(Experiment):
                   "the last packet loss event.", "Sec. 6, Fig. 4", TEXT, "plateaus",
                   "fraction of epoch time flat and within 20% of W_max (metrics.plateau_fraction), smaller of the two "
                   "flows", "", Above(0.16, 0.08),
-                  "linear growth gives 0 and a cubic epoch ending on its plateau 0.32: above half of that"),
+                  "linear growth gives 0 and a cubic epoch ending on its plateau 0.32: above half of that",
+                  bounds=FRACTION),
         ClaimSpec("fair_within_200s", "two flows converges to a fair share within 200 seconds", "Sec. 6, Fig. 4", TEXT,
                   "within 200 s", "seconds from the second flow's start until both are within 20% of their mean "
                   "(10 s smoothing) for 100 s on end (six epochs); never = the rest of the run", "s", Below(200, 50),
-                  "the paper gives a bound ('within'), so one-sided at its value", transient=True),
+                  "the paper gives a bound ('within'), so one-sided at its value", transient=True, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -239,7 +243,7 @@ class Fig5(Experiment):
         ClaimSpec("fair_at_8ms", "Figure 5 (a) confirms that one CUBIC flow runs in the TCP-friendly mode and shares "
                   "the bandwidth fair with the other TCP-SACK flow", "Sec. 6, Fig. 5(a)", TEXT, "fair (ratio ≈ 1)",
                   "throughput ratio CUBIC / SACK at 8 ms", "", Band(1.0, 0.2),
-                  "two flows with Jain's index >= 0.99 have a ratio within [0.8, 1.25]"),
+                  "two flows with Jain's index >= 0.99 have a ratio within [0.8, 1.25]", bounds=NONNEGATIVE),
         ClaimSpec("tcp_mode_at_8ms", "Under the short-RTT (8ms) network where even TCP-SACK can use the full bandwidth "
                   "of the path, CUBIC operates in the TCP-friendly mode.", "Sec. 6, Fig. 5(a)", TEXT, "linear (0.5)",
                   "median epoch shape of the CUBIC flow at 8 ms", "", Band(0.5, 0.1),
@@ -301,21 +305,23 @@ class Fig6(Experiment):
                                                        "cubic_fair")}}
     claims = (
         ClaimSpec("utilization", _FIG6, "Sec. 6, Fig. 6", TEXT, "≈ 95%", "the eight flows' share of the link", "",
-                  Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA),
+                  Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA,
+                  bounds=FRACTION),
         ClaimSpec("cubic_share", _FIG6, "Sec. 6, Fig. 6", TEXT, "≈ 72%", "the four CUBIC flows' share of the link", "",
-                  Band(0.72, 0.05), "'about 72%': ± 5 points", contradiction=_FIG6_CONTRA),
+                  Band(0.72, 0.05), "'about 72%': ± 5 points", contradiction=_FIG6_CONTRA, bounds=FRACTION),
         ClaimSpec("sack_share", _FIG6, "Sec. 6, Fig. 6", TEXT, "≈ 23%", "the four SACK flows' share of the link", "",
-                  Band(0.23, 0.05), "± 5 points as for CUBIC's", contradiction=_FIG6_CONTRA),
+                  Band(0.23, 0.05), "± 5 points as for CUBIC's", contradiction=_FIG6_CONTRA, bounds=FRACTION),
         ClaimSpec("cubic_fraction", _FIG6, "Sec. 6, Fig. 6", TEXT, "72 / (72 + 23) = 0.76",
                   "CUBIC's part of what the eight flows get", "", Band(0.758, 0.05),
                   "the split between the protocols does not depend on how the contradiction is resolved; ± 0.05",
-                  contradiction=_FIG6_CONTRA),
+                  contradiction=_FIG6_CONTRA, bounds=FRACTION),
         ClaimSpec("cubic_fair", "We observe that four flows of CUBIC converge to a fair share nicely within a short "
                   "period of time.", "Sec. 6, Fig. 6", TEXT, "fair share", "Jain's index of the four CUBIC flows' "
-                  "mean throughputs", "", Above(0.95, 0.02), "four flows within about ±20% of each other give 0.95"),
+                  "mean throughputs", "", Above(0.95, 0.02), "four flows within about ±20% of each other give 0.95",
+                  bounds=jain(4)),
         ClaimSpec("cubic_fraction_no_background", _FIG6, "Sec. 6, Fig. 6", TEXT, "0.76",
                   "CUBIC's part of the eight flows' throughput, without background traffic", "", Band(0.758, 0.05),
-                  "does the background traffic explain the split?", kind=SENSITIVITY),
+                  "does the background traffic explain the split?", kind=SENSITIVITY, bounds=FRACTION),
     )
 
     def conditions(self, mode):
@@ -390,7 +396,7 @@ class Fig8(Experiment):
                   "'the best': ahead of every other protocol by more than a tie, 0.02 of the index"),
         ClaimSpec("hs_utilise", "CUBIC, BIC-TCP, and HSTCP utilize the link regardless of RTTs", "Sec. 6.2, Fig. 8(b)",
                   TEXT, "full utilisation", "lowest link utilisation of the three over all RTTs", "", Above(0.9, 0.05),
-                  "'utilize the link' with 15% background: at least 90% busy"),
+                  "'utilize the link' with 15% background: at least 90% busy", bounds=FRACTION),
         ClaimSpec("sack_underutilises", "while TCP-SACK suffers under-utilization with larger RTTs",
                   "Sec. 6.2, Fig. 8(b)", TEXT, "under-utilisation at large RTT",
                   "SACK's utilisation at 16 ms minus at 324 ms", "", Above(0.05, 0.05),
@@ -453,7 +459,7 @@ class Fig9(Experiment):
                   "an ordering by more than a tie: 0.02 of the ratio"),
         ClaimSpec("hstcp_utilise", "even though two HSTCP flows fully utilize the link regardless of their RTT ratio",
                   "Sec. 6.3, Fig. 9(b)", TEXT, "full utilisation", "HSTCP's lowest link utilisation over the RTT ratios",
-                  "", Above(0.9, 0.05), "'fully' with 15% background: at least 90% busy"),
+                  "", Above(0.9, 0.05), "'fully' with 15% background: at least 90% busy", bounds=FRACTION),
     )
 
     def conditions(self, mode):
@@ -505,11 +511,11 @@ class Fig10a(Experiment):
     claims = (
         ClaimSpec("sack_80pct_at_160ms", "With 400Mbps and 160ms RTT, 8 TCP-SACK flows achieve around 80% of the link "
                   "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 80%", "the eight SACK flows' share of the link at "
-                  "160 ms", "", Band(0.80, 0.05), "'around 80%': ± 5 points"),
+                  "160 ms", "", Band(0.80, 0.05), "'around 80%': ± 5 points", bounds=FRACTION),
         ClaimSpec("hs_full", "CUBIC, BIC-TCP, and HSTCP fully utilize the link, thanks to their scalable window growth "
                   "functions.", "Sec. 6.4, Fig. 10(a)", TEXT, "full", "lowest link utilisation (background included) "
                   "of the runs with CUBIC, BIC or HSTCP, at 160 ms", "", Above(0.9, 0.05),
-                  "'fully': at least 90% busy"),
+                  "'fully': at least 90% busy", bounds=FRACTION),
         ClaimSpec("share_grows_with_rtt", "All the tested high-speed protocols grab more bandwidth share from TCP-SACK "
                   "as RTT increases.", "Sec. 6.4, Fig. 10(a)", TEXT, "increasing", "smallest over CUBIC, BIC, HSTCP of "
                   "(share at 160 ms - share at 10 ms)", "", Above(0.02, 0.05), "an ordering, margin 2 points"),

@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics, units
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import FIGURE, TEXT, Above, Band, Below, ClaimSpec
+from cubiclab.experiments.claims import FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, Below, ClaimSpec
 from cubiclab.experiments.common import converged_after, group_flow_ids, group_means, plateau_in, shares
 
 CUBIC = "cubic-2005"
@@ -58,18 +58,19 @@ class Fig3_4(Experiment):
         ClaimSpec("plateaus", "Note that the curves have plateaus around Wmax which is the window size at the time of "
                   "the last packet loss event.", "Sec. II-D, Fig. 3", TEXT, "plateaus", "fraction of epoch time flat "
                   "and within 20% of W_max, smaller of the two CUBIC flows", "", Above(0.16, 0.08),
-                  "linear growth gives 0, a cubic epoch ending on its plateau 0.32: above half of that"),
+                  "linear growth gives 0, a cubic epoch ending on its plateau 0.32: above half of that",
+                  bounds=FRACTION),
         ClaimSpec("utilization", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 98%", "link utilisation (background included)", "",
-                  Band(0.98, 0.02), "'around 98%': ± 2 points (it cannot exceed 100%)"),
+                  Band(0.98, 0.02), "'around 98%': ± 2 points (it cannot exceed 100%)", bounds=FRACTION),
         ClaimSpec("cubic_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 78%", "the two CUBIC flows' share of the link", "",
-                  Band(0.78, 0.05), "'about 78%': ± 5 points"),
+                  Band(0.78, 0.05), "'about 78%': ± 5 points", bounds=FRACTION),
         ClaimSpec("tcp_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 11%", "the two TCP flows' share of the link", "",
-                  Band(0.11, 0.04), "two significant figures of a small share: ± 4 points"),
+                  Band(0.11, 0.04), "two significant figures of a small share: ± 4 points", bounds=FRACTION),
         ClaimSpec("converge_220s", "We observe that the two flows of CUBIC converge to a fair share nicely around 220 "
                   "seconds.", "Sec. II-D, Fig. 4", TEXT, "≈ 220 s", "seconds from the second CUBIC flow's start until "
                   "both are within 20% of their mean (10 s smoothing) for 100 s on end (nine epochs); never = the "
                   "rest of the run", "s",
-                  Band(220, 55), "'around 220 seconds': two-sided, ± 25%", transient=True),
+                  Band(220, 55), "'around 220 seconds': two-sided, ± 25%", transient=True, bounds=NONNEGATIVE),
     )
 
     # Run length. The CUBIC flows converge "around 220 seconds": the window opens after 300 s.
@@ -127,7 +128,7 @@ class FriendlyRegion(Experiment):
     claims = (
         ClaimSpec("boundary_100ms", Q, "Sec. II-C", TEXT, "p > 1.44e-4", "loss rate where Eq. 5 meets TCP's window at "
                   "RTT 100 ms", "", Band(1.44e-4, 0.36e-4), "the printed number, ± 25% (one significant figure of "
-                  "its coefficient)", contradiction=CONTRA),
+                  "its coefficient)", contradiction=CONTRA, bounds=NONNEGATIVE),
         ClaimSpec("larger_region_than_hstcp", "Compared to HSTCP where it is TCP friendly when the loss rate is larger "
                   "than 0.001, CUBIC has a larger area of the TCP friendly region.", "Sec. II-C", TEXT,
                   "CUBIC's boundary below HSTCP's 0.001", "log10(0.001 / CUBIC's boundary at 100 ms)", "decades",
@@ -159,11 +160,13 @@ class Exp1_2(Experiment):
     claims = (
         ClaimSpec("cubic_htcp_friendly_10ms", "CUBIC and HTCP consistently give good TCP friendliness.",
                   "Exp. 1, Fig. 5", TEXT, "good at every bandwidth", "lowest ratio of CUBIC and HTCP over bandwidths at "
-                  "10 ms", "", Above(0.8, 0.1), "'good': a TCP flow gets at least 80% of a high-speed flow"),
+                  "10 ms", "", Above(0.8, 0.1), "'good': a TCP flow gets at least 80% of a high-speed flow",
+                  bounds=NONNEGATIVE),
         ClaimSpec("others_drop_10ms", "As the bottleneck bandwidth increases from 100Mbps to 1Gbps, the ratios for "
                   "BIC, HSTCP and STCP drop dramatically indicating unfair use of bandwidth with respect to TCP.",
                   "Exp. 1, Fig. 5", TEXT, "drop dramatically", "largest over BIC, HSTCP, STCP of ratio(1 Gbps) / "
-                  "ratio(100 Mbps) at 10 ms", "", Below(0.5, 0.1), "'dramatically': at least halved"),
+                  "ratio(100 Mbps) at 10 ms", "", Below(0.5, 0.1), "'dramatically': at least halved",
+                  bounds=NONNEGATIVE),
         ClaimSpec("stcp_worst_10ms", "Scalable TCP shows the worst TCP friendliness in these tests followed by BIC and "
                   "HSTCP.", "Exp. 1, Fig. 5", TEXT, "STCP worst", "lowest ratio of the others minus STCP's at 1 Gbps, "
                   "10 ms", "", Above(0.05, 0.05), "an ordering by more than a tie: 0.05 of the ratio"),
@@ -173,7 +176,7 @@ class Exp1_2(Experiment):
                   "an ordering by more than a tie: 0.05 of the ratio"),
         ClaimSpec("tcp_full_bandwidth", "Under all these environments, regular TCP can still use the full bandwidth.",
                   "Exp. 1", TEXT, "full bandwidth", "lowest link utilisation of the 10 ms runs", "", Above(0.9, 0.05),
-                  "'full': at least 90% busy"),
+                  "'full': at least 90% busy", bounds=FRACTION),
         ClaimSpec("ratio_drops_100ms", "As the bandwidth gets larger than 20 Mbps, the ratio drops quite rapidly.",
                   "Exp. 2, Fig. 6", TEXT, "drops", "smallest over the protocols of ratio(20 Mbps) - ratio(1 Gbps) at "
                   "100 ms", "", Above(0.1, 0.05), "'quite rapidly': at least 0.1 over the range"),

@@ -5,14 +5,15 @@ below are their summary statements, made measurable as each row says."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 from cubiclab import metrics
-from cubiclab.experiments import plotting
+from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import EXTENSION, FIGURE, TEXT, Above, Band, ClaimSpec
+from cubiclab.experiments.claims import EXTENSION, FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, ClaimSpec, jain
 from cubiclab.experiments.common import (converged_after, flow_means, group_flow_ids, loglog_slope, loss_events,
                                          select_row)
 from cubiclab.scenario import WebGroup
@@ -41,10 +42,10 @@ class Grid(Experiment):
     claims = (
         ClaimSpec("asymptotic_fairness", "Asymptotic throughput fairness.", "'Symmetric conditions (2 flows)'",
                   FIGURE, "fair asymptotically", "median over the grid of Jain's index of the two flows", "",
-                  Above(0.95, 0.02), "two flows within about ±40% of each other give 0.95"),
+                  Above(0.95, 0.02), "two flows within about ±40% of each other give 0.95", bounds=jain(2)),
         ClaimSpec("fair_with_background", "Asymptotic throughput fairness.", "'Symmetric conditions (2 flows)'",
                   FIGURE, "fair asymptotically", "lowest Jain's index over the background-load axis", "",
-                  Above(0.9, 0.02), "every background level, a looser bound for the noisier runs"),
+                  Above(0.9, 0.02), "every background level, a looser bound for the noisier runs", bounds=jain(2)),
     )
 
     def conditions(self, mode):
@@ -92,6 +93,23 @@ class Grid(Experiment):
 
 # ---- convergence ---------------------------------------------------------------------------
 
+# Converged as in seeds 000 and 001 (common.converged_after with a hold): the first time both
+# flows stay within 20% of their mean for a stretch on end, not "to the end of the run", which
+# a late excursion decides and which grows with the run's length. The stretch is six congestion
+# epochs of the run's slowest flow (physics.run_length, the epoch the run's length is planned
+# from): s000-fig4 holds 100 s = six epochs of its K = 16 s. Six epochs outlast a crossing of two
+# unconverged flows through the band (each flow's throughput rises and falls once per epoch),
+# and the planned runs can still confirm a convergence: Cubic 2.0 at 250 Mb/s, 200 ms holds for
+# 6 x 12.8 = 77 s of a 304 s run, H-TCP for 6 x 9.5 = 57 s of a 167 s run. The slides define no
+# convergence time ("flows release bandwidth more slowly"), so nothing in the quote asks for the
+# old meaning.
+HOLD_EPOCHS = 6
+
+
+def _convergence_s(run, res) -> float:
+    hold = HOLD_EPOCHS * physics.run_length(run.scenario).epoch_s
+    return converged_after(res, [0, 1], float(res.totals.start_s.max()), hold=hold)
+
 
 @register
 class Convergence(Experiment):
@@ -102,11 +120,13 @@ class Convergence(Experiment):
     setup = ("Two flows, the second starting 30 s after the first, 250 Mbps, RTT 200 ms, buffer 100% BDP, 200 "
              "bidirectional web sessions (the slides average 20 runs). Cubic 2.0 and H-TCP, whose backoff of 0.5 the "
              "slides contrast with Cubic's 0.8. Convergence time: from the second flow's start until both stay within "
-             "20% of their mean (10 s smoothing), per run.")
+             "20% of their mean (10 s smoothing) for six congestion epochs on end, per run.")
     claims = (
         ClaimSpec("slower_than_htcp", "Backoff factor of 0.8 (cf standard TCP backoff of 0.5) means that flows release "
                   "bandwidth more slowly", "'Source of slow convergence'", TEXT, "Cubic slower",
-                  "Cubic 2.0's convergence time minus H-TCP's", "s", Above(10.0, 10.0),
+                  "Cubic 2.0's convergence time minus H-TCP's (each: seconds from the second flow's start until both are "
+                  "within 20% of their mean, 10 s smoothing, for six congestion epochs of the run on end; never = the "
+                  "rest of the run)", "s", Above(10.0, 10.0),
                   "an ordering by more than a tie: 10 s", transient=True),
     )
 
@@ -116,7 +136,7 @@ class Convergence(Experiment):
                 for a in (CUBIC, "htcp")]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": converged_after(res, [0, 1], float(res.totals.start_s.max()))}
+        return {"convergence_s": _convergence_s(run, res)}
 
     def values(self, rows):
         cubic, htcp = select_row(rows, alg=CUBIC), select_row(rows, alg="htcp")
@@ -146,7 +166,8 @@ class FastConvergence(Experiment):
              "is for (seed 000 Sec. 3.7).")
     claims = (
         ClaimSpec("fc_faster", "fast_convergence=0", "extra slide", FIGURE, "faster with fast convergence",
-                  "convergence time with fast_convergence = 0 minus with 1", "s", Above(10.0, 10.0),
+                  "convergence time with fast_convergence = 0 minus with 1 (within 20% of their mean for six "
+                  "congestion epochs on end, as s002-convergence)", "s", Above(10.0, 10.0),
                   "an ordering by more than a tie: 10 s", kind=EXTENSION, transient=True),
     )
 
@@ -156,7 +177,7 @@ class FastConvergence(Experiment):
                                   "second": {"params": {"fast_convergence": fc}}}), {"fc": fc}) for fc in (1, 0)]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": converged_after(res, [0, 1], float(res.totals.start_s.max()))}
+        return {"convergence_s": _convergence_s(run, res)}
 
     def values(self, rows):
         return {"fc_faster": select_row(rows, fc=0).convergence_s - select_row(rows, fc=1).convergence_s}
@@ -193,7 +214,7 @@ class Buffer(Experiment):
          "50% of link capacity.")
     claims = (
         ClaimSpec("falls_to_half", Q, SUMMARY, TEXT, "≈ 50%", "mean link utilisation at 250 Mb/s over the buffers "
-                  "below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points"),
+                  "below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points", bounds=FRACTION),
         ClaimSpec("speed_matters", Q, SUMMARY, TEXT, "lower at higher speed", "mean over the buffers below 30% BDP of "
                   "utilisation at 10 Mb/s minus at 250 Mb/s", "", Above(0.05, 0.05), "an ordering, 5 points"),
     )
@@ -312,10 +333,10 @@ class MissingDrop(Experiment):
         ClaimSpec("sustained_unfairness", "In highly unsynchronised conditions, sustained periods (extending to "
                   "hundreds of seconds) of unfairness occur.", "'Does slow convergence matter ?'", TEXT,
                   "hundreds of seconds", "longest stretch with Jain's index < 0.9, Cubic 2.0, 25 sessions", "s",
-                  Above(100.0, 50.0), "'hundreds of seconds': at least 100 s"),
+                  Above(100.0, 50.0), "'hundreds of seconds': at least 100 s", bounds=NONNEGATIVE),
         ClaimSpec("similar_to_htcp", "The associated cost of \"missing a drop\" is similar for both Cubic TCP and "
                   "HTCP.", SUMMARY, TEXT, "similar (≈ 1)", "Cubic 2.0's mean CoV of 10 s throughput over H-TCP's, 50 "
-                  "sessions", "", Band(1.0, 0.25), "'similar': within 25%"),
+                  "sessions", "", Band(1.0, 0.25), "'similar': within 25%", bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -433,7 +454,7 @@ class CompletionOrder(Experiment):
                   "different completion times depending on the order in which they are started.",
                   "'Does slow convergence matter ?'", TEXT, "very different", "completion time of the transfer "
                   "started second over the first's", "", Above(1.25, 0.1),
-                  "'very different': at least a quarter longer", transient=True),
+                  "'very different': at least a quarter longer", transient=True, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -445,7 +466,7 @@ class CompletionOrder(Experiment):
         # both transfers must finish: 1 GB twice over 250 Mb/s takes 64 s at full rate
         rl = super().run_length(sc, mode)
         need = 120.0 if not mode.coarse else 30.0
-        return type(rl)(rl.warmup_s, max(rl.window_s, need), rl.epoch_s, rl.convergence_s, rl.epochs, rl.capped)
+        return dataclasses.replace(rl, window_s=max(rl.window_s, need))
 
     def per_run(self, run, res, t0, t1):
         fct = res.totals.set_index("flow").fct_s.reindex([0, 1])
@@ -477,7 +498,7 @@ class LongShort(Experiment):
         ClaimSpec("long_advantage", "Long-lived flows can gain a substantial throughput advantage at the expense of "
                   "shorter-lived flows.", "'Does slow convergence matter ?'", TEXT, "substantial advantage",
                   "the long flow's mean throughput over the short one's, during the short one's lifetime", "",
-                  Above(1.25, 0.1), "'substantial': at least a quarter more", transient=True),
+                  Above(1.25, 0.1), "'substantial': at least a quarter more", transient=True, bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):
@@ -556,7 +577,7 @@ class Friendliness(Experiment):
         ClaimSpec("friendly_at_low_bdp", Q, "'Friendliness' slide", FIGURE, "not stated",
                   "standard TCP's throughput over Cubic's at 10 Mb/s, 16 ms", "", Band(1.0, 0.25),
                   "at a BDP of 13 packets Cubic is in its TCP-friendly region: the two should share evenly",
-                  kind=EXTENSION),
+                  kind=EXTENSION, bounds=NONNEGATIVE),
         ClaimSpec("scalable_at_high_bdp", Q, "'Friendliness' slide", FIGURE, "not stated",
                   "Cubic's share of the two flows at 250 Mb/s, 200 ms, minus one half", "", Above(0.1, 0.05),
                   "outside its TCP-friendly region Cubic grows faster than standard TCP's 1 packet per RTT",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, register, vary
-from cubiclab.experiments.claims import TEXT, Above, Band, ClaimSpec
+from cubiclab.experiments.claims import NONNEGATIVE, TEXT, Above, Band, ClaimSpec
 from cubiclab.experiments.common import group_means, select_row
 
 LINKS = {"low": "2.64Mbps", "high": "50Mbps"}
@@ -27,16 +27,17 @@ class CubicTahoe(Experiment):
                   "big_queue_worse": {"link": "high", "who": "cubic"}}
     claims = (
         ClaimSpec("alone_low", "While Tahoe sees a 10.42kbps throughput, CUBIC sees 14.56kbps.", "Results", TEXT,
-                  "×1.40", "CUBIC alone over Tahoe alone, low-BDP link", "", Band(1.40, 0.28), "a ratio, ± 20%"),
+                  "×1.40", "CUBIC alone over Tahoe alone, low-BDP link", "", Band(1.40, 0.28), "a ratio, ± 20%",
+                  bounds=NONNEGATIVE),
         ClaimSpec("together_low", "Here we see the Tahoe performance drop to 6.15kbps, and the CUBIC performance "
                   "increase to 17.50kbps.", "How fair is it?", TEXT, "×2.85", "CUBIC over Tahoe sharing the low-BDP "
-                  "link", "", Band(2.85, 0.57), "a ratio, ± 20%"),
+                  "link", "", Band(2.85, 0.57), "a ratio, ± 20%", bounds=NONNEGATIVE),
         ClaimSpec("together_high", "Here, we see that Tahoe doesn't do very well, getting 6.63kbps, while CUBIC gets "
                   "37.7kbps!", "How fair is it?", TEXT, "×5.7", "CUBIC over Tahoe sharing the high-BDP link", "",
-                  Band(5.7, 1.14), "a ratio, ± 20%"),
+                  Band(5.7, 1.14), "a ratio, ± 20%", bounds=NONNEGATIVE),
         ClaimSpec("better_together", "It's interesting that CUBIC increases relative to how it performed by itself!",
                   "How fair is it?", TEXT, "×1.20 (17.50 / 14.56)", "CUBIC's goodput sharing the low-BDP link over "
-                  "alone", "", Band(1.20, 0.24), "a ratio, ± 20%"),
+                  "alone", "", Band(1.20, 0.24), "a ratio, ± 20%", bounds=NONNEGATIVE),
         ClaimSpec("big_queue_worse", "the high BDP example in this post suggests that a big queue size can actually "
                   "cause CUBIC to perform *worse*.", "Next Up", TEXT, "worse with a big queue", "CUBIC's goodput alone "
                   "on the high-BDP link with a 100% BDP buffer over with 400%, minus 1", "", Above(0.02, 0.02),
@@ -44,7 +45,7 @@ class CubicTahoe(Experiment):
         ClaimSpec("queue_delay_grows", "a big queue can mask the fact that the sender's window is too big, and the "
                   "growing queue can cause round-trip times to increase.", "Next Up", TEXT, "RTT grows",
                   "mean queueing delay with a 400% BDP buffer over the base RTT, CUBIC alone on the high-BDP link", "",
-                  Above(0.5, 0.25), "the RTT grows by at least half"),
+                  Above(0.5, 0.25), "the RTT grows by at least half", bounds=NONNEGATIVE),
     )
 
     def conditions(self, mode):

@@ -10,7 +10,7 @@ import pandas as pd
 
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, register, vary
-from cubiclab.experiments.claims import EXTENSION, MODEL, TEXT, Band, Above, Below, ClaimSpec
+from cubiclab.experiments.claims import EXTENSION, FRACTION, MODEL, TEXT, Band, Above, Below, ClaimSpec
 from cubiclab.models import figures as F
 
 BAO = "C = 100 Mb/s, RTT = 100 ms, alpha = 1 Mb/s^3, beta = 0.5 (kept), N = 100 unless varied"
@@ -90,7 +90,7 @@ class Fig5(Experiment):
                   "an ordering, 5 points of throughput"),
         ClaimSpec("never_one", "Results show that even when λ is very small, the normalized average throughput will "
                   "not attain 1.", "Sec. III-B, Fig. 5", TEXT, "< 1", "largest normalized throughput", "",
-                  Below(0.999, 0.001), "congestion losses alone keep it below 1"),
+                  Below(0.999, 0.001), "congestion losses alone keep it below 1", bounds=FRACTION),
     )
 
     def compute(self, mode, outdir):
@@ -211,7 +211,8 @@ class Packet(Experiment):
                                  "results agree with each other.", "Sec. III-A, Fig. 4", MODEL, f"model {m:.3f}",
                                  f"packet-level normalized throughput at lambda = {lam:g}/s", "",
                                  Band(round(m, 3), round(min(0.05, 0.25 * m), 3)),
-                                 "the model's value ± 0.05, never more than a quarter of it", kind=EXTENSION))
+                                 "the model's value ± 0.05, never more than a quarter of it", kind=EXTENSION,
+                                 bounds=FRACTION))
         return tuple(out)
 
     def conditions(self, mode):

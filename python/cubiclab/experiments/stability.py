@@ -62,16 +62,17 @@ def markdown(rows: list[dict], reruns_: list[str]) -> str:
             f"{sum(r['changes'] for r in rows)} change verdict at all.\n\n" + head + body)
 
 
-def stability(names: list[str] | None = None, seeds: int | None = None, out: str | Path = "cubiclab-out/stability",
+def stability(names: list[str] | None = None, seeds: int | None = None, budget_scale: float | None = None,
+              out: str | Path = "cubiclab-out/stability",
               jobs: int | None = None, ray: str | None = None, cache: str | Path | None = None,
               progress: bool = True, log=sys.stderr) -> list[dict]:
     """Run the named entries (all when None) in full mode as planned, at twice the duration
-    and with other seeds; write stability.json and stability.md under `out` and return the
+    and with other seeds (full mode's run budget times `budget_scale`); write stability.json and stability.md under `out` and return the
     comparison rows (`compare`). The planned runs share `cache` with `cubiclab reproduce`."""
     out = Path(out)
     cache = Path(cache) if cache else out / "cache"
     outcomes = {}
-    for rerun, m in reruns(mode_named("full", seeds)).items():
+    for rerun, m in reruns(mode_named("full", seeds, budget_scale)).items():
         if log:
             print(f"cubiclab stability: {rerun}", file=log)
         outcomes[rerun] = reproduce(names, mode=m, out=out / rerun.replace(" ", "-"), jobs=jobs, ray=ray, cache=cache,

@@ -7,7 +7,8 @@ Standalone (standard library only), run by ``ip netns exec``::
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
-period), ``rcvlowat`` (bytes waiting before the sink is woken), ``info_file`` (where the
+period), ``rcvlowat`` (bytes waiting before the sink is woken), ``sink_fifo`` (the sink's
+SCHED_FIFO priority, 0 for none), ``info_file`` (where the
 source writes its TCP_INFO samples) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf, rcvbuf}``
 (``rcvbuf`` null: the sink leaves the buffer to the kernel's autotuning)
 (times relative to the epoch; ``stop_ns``/``bytes`` may be null).
@@ -87,6 +88,13 @@ def tcp_info(s: socket.socket) -> list:
 
 def sink(cfg: dict, outfile: str) -> None:
     flows = cfg["flows"]
+    if cfg.get("sink_fifo"):
+        # The receiver ACKs every second segment only while less than SO_RCVLOWAT is unread
+        # or its window's right edge advances (``__tcp_ack_snd_check``); the window here is
+        # the buffer's free space, so until the sink reads, the receiver falls silent and
+        # then ACKs everything at once. Above the emulator's priority the sink reads as soon
+        # as it is woken, not after the emulator's threads, which run the kernels' TCP.
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(cfg["sink_fifo"])))
     listeners = {}
     for i, f in enumerate(flows):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

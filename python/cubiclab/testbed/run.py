@@ -40,6 +40,11 @@ MAX_WEB_SESSIONS = 2000
 #: How long a web process may take to exit after the run's end (it resets what is open at
 #: once, then writes its records).
 WEB_EXIT_S = 10
+#: SCHED_FIFO priorities of the emulator and, above it, the sink (with ``realtime``): the
+#: sink wakes once per SO_RCVLOWAT of data and reads at once, so the receiving kernel's
+#: ACKs do not wait for the emulator's threads (docs/agreement/README.md, a05).
+EMU_FIFO = 10
+SINK_FIFO = 20
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 
@@ -189,7 +194,7 @@ def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
 
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
             max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
-            realtime: bool = True):
+            realtime: bool = True, io_trace: int = 0):
     """Run `scenario`'s flows as real kernel TCP connections through the emulated
     bottleneck and return a :class:`cubiclab.testbed.results.TestbedResults` (the
     simulator's tables plus ``info``, the TCP_INFO samples, and ``drops``, the emulator's
@@ -198,7 +203,11 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     `trace`: record cwnd/ssthresh after every ACK from ``tcp:tcp_probe`` (if tracefs is
     usable; otherwise the TCP_INFO samples stand in). `info_interval`: TCP_INFO sampling
     period. `realtime`: run the emulator under SCHED_FIFO (it sleeps when nothing is due;
-    on a busy machine this keeps its deliveries on time). The receivers' buffers are the
+    on a busy machine this keeps its deliveries on time), and the sink above it. `keep_dir`: keep the run's files
+    there (the emulator's records in ``emu/``, the trace's records in ``trace.csv``).
+    `io_trace`: have the emulator record up to this many reads and writes per direction
+    (``emu/io.csv``: when each packet reached it, how many segments, the queue after it;
+    when each write left). The receivers' buffers are the
     flow plan's: forced with SO_RCVBUFFORCE (far above the path's BDP without `rwnd`, or the
     buffer of a pinned `rwnd`), or left to the kernel's autotuning (`rwnd = "autotune"`)
     within the scenario's `tcp_rmem`, set in the receiver's namespace. Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
@@ -241,8 +250,9 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
                 sample_ns=spec["record"]["interval"],
-                sched_fifo=10 if realtime else 0,
+                sched_fifo=EMU_FIFO if realtime else 0,
                 min_wait_ns=min_wait_ns(peak_rate_bps(spec["bottleneck"])),
+                io_trace=io_trace or None,
             )
             if spec["record"]["pcap"]:
                 # The emulator captures what leaves its links, as the simulator's tap does;
@@ -276,6 +286,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             bulk_cfg = {
                 "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
                 "rcvlowat": rcvlowat, "info_file": str(work / "source-info.csv"),
+                "sink_fifo": SINK_FIFO if realtime else 0,
                 "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                            "bytes": f["bytes"], "sndbuf": sndbuf,
                            "rcvbuf": f["rcvbuf"]}
@@ -326,6 +337,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     raise RuntimeError(f"the sender failed: {src.stderr.read().strip()}")
                 records = tr.records() if tr is not None else None
                 trace_lost = tr.lost if tr is not None else 0
+                if keep_dir and records is not None:
+                    records.to_csv(work / "trace.csv", index=False)
             finally:
                 if tr is not None:
                     tr.__exit__(None, None, None)
