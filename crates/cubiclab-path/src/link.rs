@@ -31,6 +31,10 @@ pub struct Link<P> {
     busy: Option<P>,
     /// Remainder of bits·1e9 / rate, carried so serialization times are exact on average.
     carry: u64,
+    /// The last packet's serialization: (size, rate, whole nanoseconds of size·8·1e9 / rate,
+    /// remainder). Most packets on a link have the size of the one before, so the division
+    /// runs only when the size (or the rate) changes.
+    serialization: (u32, u64, u64, u64),
     /// Bytes that finished serialization (for utilisation).
     pub tx_bytes: u64,
     /// Congestion drops (buffer full, or the queue discipline).
@@ -69,6 +73,7 @@ impl<P: PathPacket> Link<P> {
             queue,
             busy: None,
             carry: 0,
+            serialization: (0, 0, 0, 0),
             tx_bytes: 0,
             drops: 0,
             loss,
@@ -109,13 +114,24 @@ impl<P: PathPacket> Link<P> {
                 None => start + s.finish(0, size),
             };
         }
-        let num = size as u128 * 8 * 1_000_000_000 + self.carry as u128;
-        let r = self.rate_bps as u128;
-        self.carry = (num % r) as u64;
-        start + (num / r) as Time
+        let rate = self.rate_bps;
+        if (self.serialization.0, self.serialization.1) != (size, rate) {
+            let bits_ns = size as u128 * 8 * 1_000_000_000;
+            self.serialization = (size, rate, (bits_ns / rate as u128) as u64, (bits_ns % rate as u128) as u64);
+        }
+        // (bits_ns + carry) / rate = q + (r + carry) / rate, and with r and carry below the
+        // rate the second term is 0 or 1: the same quotient and remainder as dividing.
+        let (_, _, q, r) = self.serialization;
+        if self.carry >= rate - r {
+            self.carry -= rate - r;
+            start + q + 1
+        } else {
+            self.carry += r;
+            start + q
+        }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn offer(&mut self, now: Time, p: P) -> Offer {
         if self.busy.is_none() {
             self.busy = Some(p);
@@ -204,6 +220,23 @@ mod tests {
         let (_, _, t2) = l.tx_done(t1);
         let (_, _, t3) = l.tx_done(t2.unwrap());
         assert_eq!(t3.unwrap(), 5_142_857);
+    }
+
+    #[test]
+    fn serialization_of_mixed_sizes_divides_exactly() {
+        // Back to back, sizes changing now and then (data and ACKs), at an awkward rate: each
+        // packet ends where sum(bits) * 1e9 / rate, rounded down, says.
+        let rate = 999_999_937;
+        let mut l = droptail(rate, Limit::Packets(10));
+        let (mut now, mut bits_ns) = (0u64, 0u128);
+        for k in 0..2000u32 {
+            let size = [1500, 1500, 64, 1500, 577, 64][(k % 6) as usize] + k % 2;
+            bits_ns += size as u128 * 8 * 1_000_000_000;
+            let Offer::Started(t) = l.offer(now, pkt(size)) else { panic!("the link is idle") };
+            assert_eq!(t as u128, bits_ns / rate as u128);
+            l.tx_done(t);
+            now = t;
+        }
     }
 
     #[test]

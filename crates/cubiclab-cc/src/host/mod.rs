@@ -115,6 +115,7 @@ impl Host {
 
     /// `tcp_ack`: `snd_una` moves to `una`; when it advanced, `icsk_retransmits = 0`
     /// (so a later timeout in Loss computes a fresh ssthresh). Returns whether it advanced.
+    #[inline]
     pub fn ack_snd_una(&mut self, una: u32) -> bool {
         let advanced = before(self.tcp.snd_una, una);
         if advanced {
@@ -125,6 +126,7 @@ impl Host {
     }
 
     /// `tcp_ack_update_rtt` with a valid sample: `tcp_rtt_estimator`, `tcp_set_rto`.
+    #[inline]
     pub fn rtt_sample(&mut self, rtt_us: u64) {
         self.rtt.sample(rtt_us, self.tcp.snd_una, self.tcp.snd_nxt);
         self.tcp.srtt_us = self.rtt.srtt_us() as u32;
@@ -132,6 +134,7 @@ impl Host {
 
     /// `tcp_update_rtt_min`, with the RTT of the newest packet delivered (`ca_rtt_us`; 0
     /// counts as one jiffy): the windowed minimum over `tcp_min_rtt_wlen`.
+    #[inline]
     pub fn update_rtt_min(&mut self, ca_rtt_us: u64, now: u64) {
         let rtt = if ca_rtt_us == 0 { (NS_PER_JIFFY / 1000) as u32 } else { ca_rtt_us.min(u32::MAX as u64) as u32 };
         let t = (now / NS_PER_JIFFY) as u32;
@@ -139,6 +142,7 @@ impl Host {
     }
 
     /// `tcp_clean_rtx_queue`'s call of `pkts_acked`.
+    #[inline]
     pub fn pkts_acked(&mut self, sample: &AckSample, now: u64) {
         self.alg.pkts_acked(&mut self.tcp, sample, now);
     }
@@ -213,14 +217,16 @@ impl Host {
     /// with the ACK's echo `tsecr`, back to Open either way) and `tcp_end_cwnd_reduction`
     /// (cwnd = ssthresh unless undone, `CA_EVENT_COMPLETE_CWR`); Loss ends with
     /// `tcp_try_undo_recovery` alone (the window keeps what slow start rebuilt).
+    #[inline]
     pub fn try_leave_recovery(&mut self, tsecr: u32, now: u64) -> RecoveryEnd {
-        if before(self.tcp.snd_una, self.high_seq) {
+        if !matches!(self.tcp.ca_state, CaState::Recovery | CaState::Loss) || before(self.tcp.snd_una, self.high_seq) {
             return RecoveryEnd::Stay;
         }
+        self.leave_recovery(tsecr, now)
+    }
+
+    fn leave_recovery(&mut self, tsecr: u32, now: u64) -> RecoveryEnd {
         let state = self.tcp.ca_state;
-        if !matches!(state, CaState::Recovery | CaState::Loss) {
-            return RecoveryEnd::Stay;
-        }
         let undone = self.may_undo(tsecr);
         if undone {
             self.undo_cwnd_reduction(now);
@@ -236,10 +242,18 @@ impl Host {
         }
     }
 
+    /// Whether D-SACKs have shown every retransmission of the reduction that may still be
+    /// undone spurious (`tcp_try_undo_dsack`'s test).
+    #[inline]
+    pub fn dsack_undo_due(&self) -> bool {
+        self.undo_marker.is_some() && self.undo_retrans == 0
+    }
+
     /// `tcp_try_undo_dsack`: D-SACKs showed every retransmission spurious; undo (the
     /// caller then keeps the connection open, `tcp_try_keep_open`).
+    #[inline]
     pub fn try_undo_dsack(&mut self, now: u64) -> bool {
-        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+        if self.dsack_undo_due() {
             self.undo_cwnd_reduction(now);
             self.set_state(CaState::Open, now);
             return true;
@@ -330,6 +344,7 @@ impl Host {
     /// (`tcp_cwnd_reduction`); otherwise, if the ACK advanced `snd_una` over new data
     /// (`tcp_may_raise_cwnd`: `FLAG_DATA_ACKED`), the algorithm's `cong_avoid` with the
     /// segments newly delivered, judged cwnd-limited as `tcp_is_cwnd_limited` says.
+    #[inline]
     pub fn cong_control(&mut self, ack: PrrAck, rs: &RateSample, in_flight: u32, now: u64) {
         if self.alg.has_cong_control() {
             self.tcp.in_flight = in_flight;
@@ -354,6 +369,7 @@ impl Host {
     /// ssthresh), 120% after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`). CUBIC's
     /// HyStart reads it for its ACK-train threshold. An algorithm with `cong_control` sets
     /// its own rate.
+    #[inline]
     pub fn update_pacing_rate(&mut self) {
         if self.alg.has_cong_control() {
             return;

@@ -68,6 +68,7 @@ impl RateEstimator {
     /// `tcp_rate_skb_sent`: the stamp for a packet leaving at `sent_us` with `packets_out`
     /// packets (before this one) unacknowledged. With nothing in flight, the send phase and
     /// the delivery clock restart here, so that the first ACK measures only this flight.
+    #[inline]
     pub fn skb_sent(&mut self, tcp: &mut TcpState, packets_out: u32, sent_us: u64) -> TxStamp {
         if packets_out == 0 {
             self.first_tx_mstamp_us = sent_us;
@@ -89,6 +90,7 @@ impl RateEstimator {
     }
 
     /// An ACK begins (`tcp_ack` zeroes its `struct rate_sample`).
+    #[inline]
     pub fn begin_ack(&mut self) {
         self.prior_mstamp_us = None;
         self.last_end_seq = 0;
@@ -100,6 +102,7 @@ impl RateEstimator {
     /// `tcp_skb_sent_after`), becomes the sample's start. The transport offers a packet once:
     /// the kernel zeroes a SACKed packet's `delivered_mstamp` so that the cumulative ACK
     /// that later covers it skips it.
+    #[inline]
     pub fn skb_delivered(&mut self, d: Delivered) {
         let sent_after = d.sent_us > self.first_tx_mstamp_us
             || (d.sent_us == self.first_tx_mstamp_us && after(d.end_seq, self.last_end_seq));
@@ -121,6 +124,7 @@ impl RateEstimator {
     /// hands to `cong_control`. The sample is invalid (`delivered = interval_us = -1`) without
     /// a timed packet, and its interval is -1 when shorter than the minimum RTT (an ACK
     /// compressed below what the path can do).
+    #[inline]
     pub fn gen(
         &mut self,
         tcp: &mut TcpState,

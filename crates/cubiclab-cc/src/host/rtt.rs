@@ -66,6 +66,7 @@ impl RttEstimator {
     /// `tcp_ack_update_rtt` with a valid sample `m_us` (Karn: from a segment never
     /// retransmitted) on an ACK that leaves `snd_una`, with `snd_nxt` the next to send:
     /// `tcp_rtt_estimator`, `tcp_set_rto`, and the backoff cleared (RFC 6298 5.7).
+    #[inline]
     pub fn sample(&mut self, m_us: u64, snd_una: u32, snd_nxt: u32) {
         let m = m_us as i64;
         if self.srtt_us8 != 0 {

@@ -35,11 +35,11 @@ impl Sim {
         let s = &mut self.web[w as usize];
         let think = self.sc.web[self.lanes[s.lane as usize].web_group].think_mean_ns as f64;
         let next = self.now + s.rng.exponential(think) as Time;
-        self.flows[f as usize].sender.rto_deadline = 0;
+        self.flows[f as usize].sender.stop_timer();
         self.q.push(next, Ev::Object(f));
     }
 
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, dir: Direction, p: Packet) {
         match self.links[dir.index()].offer(self.now, p) {
             Offer::Started(t) => self.q.push(t, Ev::TxDone(dir.index() as u32)),

@@ -126,6 +126,8 @@ impl Sim {
     /// [`Sim::run_until`], stopping early after `max_events` events (simulated time then
     /// stays at the last event's): a bound on the wall time of one call whatever the
     /// scenario, so that a caller can check for Ctrl-C between calls.
+    // Never inlined: benches/sim_speed.py counts the instructions inside this symbol.
+    #[inline(never)]
     pub fn run_until_or_events(&mut self, until: Time, max_events: u64) -> bool {
         let until = until.min(self.sc.duration_ns);
         for _ in 0..max_events {

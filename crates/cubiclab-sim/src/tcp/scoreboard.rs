@@ -181,6 +181,7 @@ impl Scoreboard {
     }
 
     /// The cumulative ACK moved snd_una from `una` to `new_una`.
+    #[inline]
     pub fn cum_ack(&mut self, una: u32, new_una: u32) -> Acked {
         let mut out = Acked { acked: new_una.wrapping_sub(una), ..Acked::default() };
         let mut s = una;
@@ -243,7 +244,16 @@ impl Scoreboard {
 
     /// Retransmissions sent before `delivered_tx` (the transmission time of a segment just
     /// delivered) and still unacknowledged are lost. Returns how many were marked.
+    #[inline]
     pub fn detect_lost_retransmits(&mut self, delivered_tx: Time) -> u32 {
+        // Most ACKs find no retransmission outstanding: no call then.
+        if self.retx_fifo.is_empty() {
+            return 0;
+        }
+        self.mark_lost_retransmits(delivered_tx)
+    }
+
+    fn mark_lost_retransmits(&mut self, delivered_tx: Time) -> u32 {
         let mut marked = 0;
         while let Some(&(seq, t)) = self.retx_fifo.front() {
             if t >= delivered_tx {
@@ -375,6 +385,7 @@ impl Scoreboard {
     }
 
     /// Forget retransmissions below `una` (acknowledged) at the head of the FIFO.
+    #[inline]
     pub fn trim_retransmits(&mut self, una: u32) {
         while let Some(&(seq, _)) = self.retx_fifo.front() {
             if after_eq(seq, una) {

@@ -101,6 +101,12 @@ pub struct Sender {
     /// The tail loss probe outstanding, and whether one is due to leave now.
     tlp: Tlp,
     probe_due: bool,
+    /// An ACK armed the timer for a probe (`tcp_set_xmit_timer`) whose deadline is computed
+    /// at the end of the transmissions that follow (`end_burst`): new data among them
+    /// re-arms the probe there anyway (`tcp_schedule_loss_probe(sk, false)`, last in Linux
+    /// too), so the ACK's computation is skipped most of the time. True only between an
+    /// ACK and the end of the transmissions after it.
+    probe_on_ack: bool,
     /// F-RTO (`tp->frto`), and its step 2b pending: new data before retransmissions.
     frto: Frto,
     frto_new_data: bool,
@@ -195,6 +201,7 @@ impl Sender {
             timer: XmitTimer::Rto,
             tlp: Tlp::default(),
             probe_due: false,
+            probe_on_ack: false,
             frto: Frto::default(),
             frto_new_data: false,
             app_limit: u32::MAX,
@@ -416,14 +423,24 @@ impl Sender {
         {
             reo_timer = self.rack_detect_loss(now);
         }
-        let loss_ack = LossAck {
-            advanced,
-            sacked: tag.newly_sacked,
-            orig_acked: tag.orig_acked,
-            recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
-            new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
-        };
-        self.fastretrans_alert(now, una, loss_ack, tsecr);
+        if self.host.tcp.ca_state == CaState::Open
+            && self.cfg.recovery == Recovery::Sack
+            && self.sb.lost_out == 0
+            && !self.host.dsack_undo_due()
+        {
+            // Most ACKs: of tcp_fastretrans_alert in Open (no Recovery or Loss to leave,
+            // no D-SACK undo due, nothing lost) only tcp_try_to_open is left.
+            self.try_to_open();
+        } else {
+            let loss_ack = LossAck {
+                advanced,
+                sacked: tag.newly_sacked,
+                orig_acked: tag.orig_acked,
+                recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
+                new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
+            };
+            self.fastretrans_alert(now, una, loss_ack, tsecr);
+        }
 
         let newly_lost = (self.sb.lost_marked - lost_before) as u32;
         let tcp = &mut self.host.tcp;
@@ -439,10 +456,15 @@ impl Sender {
             // tcp_rack_mark_lost armed the reorder timer in place of the RTO.
             self.rto_deadline = now + t;
             self.timer = XmitTimer::ReoTimeout;
-        } else if advanced && !self.schedule_loss_probe(now, true) {
+        } else if advanced {
             // tcp_set_xmit_timer: a probe if one may be scheduled, else tcp_rearm_rto.
-            self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
-            self.timer = XmitTimer::Rto;
+            if self.may_schedule_loss_probe() {
+                self.probe_on_ack = true;
+                self.timer = XmitTimer::LossProbe;
+            } else {
+                self.rto_deadline = if self.packets_out() > 0 { now + self.rto() } else { 0 };
+                self.timer = XmitTimer::Rto;
+            }
         }
         delivered
     }
@@ -563,7 +585,7 @@ impl Sender {
     }
 
     /// `tcp_rate_skb_delivered` for segment `seq`, newly ACKed or SACKed.
-    #[inline]
+    #[inline(always)]
     fn rate_delivered(&mut self, seq: u32) {
         let (sent, tx) = self.sb.transmission(seq);
         let is_retrans = self.sb.ever_retransmitted(seq);
@@ -573,20 +595,34 @@ impl Sender {
     /// `tcp_schedule_loss_probe`: in Open with SACK and data out, arm the probe timer;
     /// `advancing_rto`: the RTO would restart now (an ACK advanced `snd_una`), else it
     /// stays counted from the head's transmission. Returns whether it armed.
+    #[inline]
     fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
-        if !self.cfg.loss_probes
-            || self.cfg.recovery != Recovery::Sack
-            || self.packets_out() == 0
-            || !matches!(self.host.tcp.ca_state, CaState::Open | CaState::Cwr)
-        {
+        if !self.may_schedule_loss_probe() {
             return false;
         }
+        self.probe_on_ack = false;
         let srtt = self.host.rtt.srtt_us() * 1000;
         let rto_left = if advancing_rto { self.rto() } else { self.head_rto().saturating_sub(now) };
         let timeout = Tlp::timeout(srtt, self.packets_out(), self.cfg.min_rto_ns, rto_left);
         self.rto_deadline = now + timeout;
         self.timer = XmitTimer::LossProbe;
         true
+    }
+
+    /// Whether `tcp_schedule_loss_probe` arms a probe now: in Open (or CWR) with SACK and
+    /// data out.
+    #[inline]
+    fn may_schedule_loss_probe(&self) -> bool {
+        self.cfg.loss_probes
+            && self.cfg.recovery == Recovery::Sack
+            && self.packets_out() > 0
+            && matches!(self.host.tcp.ca_state, CaState::Open | CaState::Cwr)
+    }
+
+    /// The retransmission timer stops (the connection is done).
+    pub fn stop_timer(&mut self) {
+        self.rto_deadline = 0;
+        self.probe_on_ack = false;
     }
 
     /// When the RTO counted from the head's transmission falls due (`tcp_rto_delta_us`).
@@ -706,11 +742,19 @@ impl Sender {
                 };
                 if loss {
                     self.start_recovery(now);
-                } else if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
-                    // tcp_try_to_open.
-                    self.host.retransmissions_done();
+                } else {
+                    self.try_to_open();
                 }
             }
+        }
+    }
+
+    /// `tcp_try_to_open`, as far as modelled here: with no retransmission left
+    /// unacknowledged, the next episode stamps anew.
+    #[inline]
+    fn try_to_open(&mut self) {
+        if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
+            self.host.retransmissions_done();
         }
     }
 
@@ -798,6 +842,7 @@ impl Sender {
         self.tlp.high_seq = Some(self.host.tcp.snd_nxt);
         self.rto_deadline = now + self.rto();
         self.timer = XmitTimer::Rto;
+        self.probe_on_ack = false;
         probe
     }
 
@@ -890,6 +935,7 @@ impl Sender {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
                 self.rto_deadline = now + self.rto();
                 self.timer = XmitTimer::Rto;
+                self.probe_on_ack = false;
             }
             return Some((seq, true));
         }
@@ -903,7 +949,7 @@ impl Sender {
     }
 
     /// Send the next new segment.
-    #[inline]
+    #[inline(always)]
     fn send_new(&mut self, now: Time) -> u32 {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if self.packets_out() == 0 && self.stats.segments_sent > 0 {
@@ -927,14 +973,17 @@ impl Sender {
 
     /// End of a `tcp_write_xmit`: `tcp_cwnd_validate` if it sent something or the window
     /// is full, and a loss probe scheduled after new data (one per tail episode).
-    #[inline]
+    #[inline(always)]
     fn end_burst(&mut self, now: Time, cwnd_full: bool) {
         self.pacer.end_burst(&mut self.host.tcp);
         if self.sent_in_burst || cwnd_full {
             self.host.cwnd_validate(cwnd_full);
         }
-        if self.new_in_burst {
-            self.schedule_loss_probe(now, false);
+        let rearmed = self.new_in_burst && self.schedule_loss_probe(now, false);
+        if self.probe_on_ack && !rearmed {
+            // Nothing new went out: the ACK's probe, as it would have been computed then
+            // (nothing it depends on has changed since).
+            self.schedule_loss_probe(now, true);
         }
         self.sent_in_burst = false;
         self.new_in_burst = false;
@@ -954,7 +1003,7 @@ impl Sender {
         } else {
             self.pacer.sent_unpaced(&mut self.host.tcp, now);
         }
-        if self.rto_deadline == 0 {
+        if self.rto_deadline == 0 && !self.probe_on_ack {
             self.rto_deadline = now + self.rto();
             self.timer = XmitTimer::Rto;
         }
