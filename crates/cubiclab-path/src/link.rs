@@ -24,6 +24,15 @@ pub struct LinkSpec {
     pub packet_bytes: u32,
 }
 
+/// size·8·1e9 / rate of one packet size at one rate, as whole nanoseconds and remainder.
+#[derive(Clone, Copy, Default)]
+struct Serialization {
+    size: u32,
+    rate: u64,
+    whole_ns: u64,
+    remainder: u64,
+}
+
 pub struct Link<P> {
     pub rate_bps: u64,
     pub queue: Queue<P>,
@@ -31,10 +40,9 @@ pub struct Link<P> {
     busy: Option<P>,
     /// Remainder of bits·1e9 / rate, carried so serialization times are exact on average.
     carry: u64,
-    /// The last packet's serialization: (size, rate, whole nanoseconds of size·8·1e9 / rate,
-    /// remainder). Most packets on a link have the size of the one before, so the division
-    /// runs only when the size (or the rate) changes.
-    serialization: (u32, u64, u64, u64),
+    /// The last packet's serialization. Most packets on a link have the size of the one
+    /// before, so the division runs only when the size (or the rate) changes.
+    serialization: Serialization,
     /// Bytes that finished serialization (for utilisation).
     pub tx_bytes: u64,
     /// Congestion drops (buffer full, or the queue discipline).
@@ -73,7 +81,7 @@ impl<P: PathPacket> Link<P> {
             queue,
             busy: None,
             carry: 0,
-            serialization: (0, 0, 0, 0),
+            serialization: Serialization::default(),
             tx_bytes: 0,
             drops: 0,
             loss,
@@ -115,13 +123,18 @@ impl<P: PathPacket> Link<P> {
             };
         }
         let rate = self.rate_bps;
-        if (self.serialization.0, self.serialization.1) != (size, rate) {
+        if (self.serialization.size, self.serialization.rate) != (size, rate) {
             let bits_ns = size as u128 * 8 * 1_000_000_000;
-            self.serialization = (size, rate, (bits_ns / rate as u128) as u64, (bits_ns % rate as u128) as u64);
+            self.serialization = Serialization {
+                size,
+                rate,
+                whole_ns: (bits_ns / rate as u128) as u64,
+                remainder: (bits_ns % rate as u128) as u64,
+            };
         }
         // (bits_ns + carry) / rate = q + (r + carry) / rate, and with r and carry below the
         // rate the second term is 0 or 1: the same quotient and remainder as dividing.
-        let (_, _, q, r) = self.serialization;
+        let Serialization { whole_ns: q, remainder: r, .. } = self.serialization;
         if self.carry >= rate - r {
             self.carry -= rate - r;
             start + q + 1
