@@ -18,6 +18,8 @@
 //!   limits unless `rwnd` is set, which the capture does not show). The scale travels in a
 //!   SYN and SYN-ACK written just before each connection's first packet: the simulator
 //!   has no handshakes, Wireshark needs them to know the scale;
+//! - flags: ACK on every packet after the handshake, PSH on the data segments the sender
+//!   marks (the last of each full TSO packet, `Segment::push`);
 //! - only headers are captured (the payload is not simulated); each record's original
 //!   length and the IP total length are the packet's size on the wire, so tools count
 //!   bytes right. The TCP checksum is 0 (it would cover the payload); the IP one is real.
@@ -184,7 +186,7 @@ impl<W: Write> PcapWriter<W> {
                 to_sender: false,
                 seq: p.seq.wrapping_mul(self.mss),
                 ack: 0,
-                flags: TCP_PSH_ACK,
+                flags: if p.is_pushed() { TCP_PSH_ACK } else { TCP_ACK },
                 sack: SackBlocks::NONE,
                 syn_options: false,
                 wire: p.size as u32,
