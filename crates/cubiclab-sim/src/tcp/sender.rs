@@ -331,6 +331,8 @@ impl Sender {
 
     /// Process an ACK of `cum` with SACK blocks `sack` echoing timestamp `tsecr` (0: none).
     /// Returns the number of segments newly delivered to the receiver.
+    // Inlined into its one caller in the event loop (a saving of its entry and exit per ACK).
+    #[inline(always)]
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, tsecr: u32) -> u32 {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if before(cum, una) || before(nxt, cum) {
