@@ -488,6 +488,8 @@ impl CongestionControl for Cubic {
     }
 
     /// `cubictcp_cong_avoid()`.
+    // Inlined into the algorithm dispatch (`registry.rs`): a call per ACK otherwise.
+    #[inline(always)]
     fn cong_avoid(&mut self, tcp: &mut TcpState, mut acked: u32, now_ns: u64) {
         if !tcp.cwnd_limited {
             return;
@@ -529,6 +531,8 @@ impl CongestionControl for Cubic {
     // undo_cwnd: tcp_reno_undo_cwnd, the trait default.
 
     /// `cubictcp_acked()`: track `delay_min` and run HyStart in slow start.
+    // Inlined into the algorithm dispatch (`registry.rs`): a call per ACK otherwise.
+    #[inline(always)]
     fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, now_ns: u64) {
         if sample.rtt_us < 0 {
             return;
