@@ -66,8 +66,9 @@ impl SackBlocks {
     }
 }
 
-/// What a packet is, in one word: data (0), or an ACK (bit 31) that may carry a SACK
-/// option (bit 30), record `id` of its flow's [`SackOptions`] (the low 30 bits).
+/// What a packet is, in one word: data (bit 31 clear; bit 0 its PSH flag), or an ACK
+/// (bit 31) that may carry a SACK option (bit 30), record `id` of its flow's
+/// [`SackOptions`] (the low 30 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kind(u32);
 
@@ -75,6 +76,7 @@ impl Kind {
     pub const DATA: Kind = Kind(0);
     const ACK_BIT: u32 = 1 << 31;
     const SACK_BIT: u32 = 1 << 30;
+    const PSH_BIT: u32 = 1;
     pub const ACK: Kind = Kind(Self::ACK_BIT);
 
     #[inline]
@@ -190,9 +192,23 @@ impl Packet {
         Packet { flow, conn, win, kind, seq, size, ts_snd, ts }
     }
 
+    /// The same data segment with the PSH flag set (where: `Segment::push`).
+    #[inline]
+    pub fn pushed(mut self) -> Self {
+        debug_assert!(!self.is_ack(), "PSH is for data (an ACK's low bits are its SACK id)");
+        self.kind.0 |= Kind::PSH_BIT;
+        self
+    }
+
+    /// Data only: whether it carries the PSH flag.
+    #[inline]
+    pub fn is_pushed(&self) -> bool {
+        self.kind.0 == Kind::PSH_BIT
+    }
+
     #[inline]
     pub fn is_ack(&self) -> bool {
-        self.kind != Kind::DATA
+        self.kind.0 & Kind::ACK_BIT != 0
     }
 
     /// ACK only: its SACK option's id, if it carries one.
@@ -224,6 +240,10 @@ mod tests {
         assert!(ring.records.is_empty());
         let ack = Packet::ack(0, 0, 5, 0, 0, 0, Some(ids[3]), 1);
         assert!(ack.is_ack() && !Packet::data(0, 0, 5, 1500, 0, 0).is_ack());
+        // PSH marks data only; an ACK whose SACK id is odd is not a pushed segment.
+        let pushed = Packet::data(0, 0, 5, 1500, 0, 0).pushed();
+        assert!(pushed.is_pushed() && !pushed.is_ack() && !Packet::data(0, 0, 5, 1500, 0, 0).is_pushed());
+        assert!(!Packet::ack(0, 0, 5, 0, 0, 0, Some(SackId(1)), 1).is_pushed());
         assert_eq!((ack.sack(), Packet::ack(0, 0, 5, 0, 0, 0, None, 0).sack()), (Some(ids[3]), None));
     }
 

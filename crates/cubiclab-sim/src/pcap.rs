@@ -22,6 +22,8 @@
 //!   buffer when forced) written just before each connection's first packet, with the
 //!   unscaled first windows of both sides: the simulator has no handshakes, Wireshark
 //!   needs them to know the scales;
+//! - flags: ACK on every packet after the handshake, PSH on the data segments the sender
+//!   marks (the last of each full TSO packet, `Segment::push`);
 //! - only headers are captured (the payload is not simulated); each record's original
 //!   length and the IP total length are the packet's size on the wire, so tools count
 //!   bytes right (an ACK's is its headers: 52 bytes and its SACK option, as the
@@ -233,7 +235,7 @@ impl<W: Write> PcapWriter<W> {
                 to_sender: false,
                 seq: p.seq.wrapping_mul(self.mss),
                 ack: 0,
-                flags: TCP_PSH_ACK,
+                flags: if p.is_pushed() { TCP_PSH_ACK } else { TCP_ACK },
                 window: self.sender_window,
                 sack: SackBlocks::NONE,
                 wscale: None,

@@ -69,7 +69,7 @@ impl Harness {
 
     /// Everything the window allows now: (segment, is a retransmission).
     fn send(&mut self) -> Vec<(u32, bool)> {
-        std::iter::from_fn(|| self.s.next_segment(self.now)).collect()
+        std::iter::from_fn(|| self.s.next_segment(self.now).map(|s| (s.seq, s.retransmit))).collect()
     }
 
     /// An ACK at `t_ms`: cumulative `cum`, a SACK block of the one segment `sack`, no
@@ -543,4 +543,40 @@ fn a_hole_filled_by_the_delayed_original_undoes_recovery() {
     h.ack_with(150, 4, &SackBlocks::of(&[(5, 8)]), 1);
     assert_eq!(h.s.sb.retrans_out, 1);
     assert_eq!((h.window().1, h.window().2), (50, CaState::Recovery));
+}
+
+/// What one transmission sends: (segment, carries PSH).
+fn send_marking_push(s: &mut Sender, now: Time) -> Vec<(u32, bool)> {
+    std::iter::from_fn(|| s.next_segment(now).map(|s| (s.seq, s.push))).collect()
+}
+
+#[test]
+fn psh_ends_each_full_tso_packet() {
+    // New data leaves in TSO packets of tcp_tso_autosize segments and the last segment of
+    // each full packet carries PSH (as measured on the testbed's kernel sender, see
+    // Sender::ends_tso_packet). The ACK of 0..=1 at 20 ms: slow start, cwnd 10 + 2 = 12, srtt
+    // 20 ms; tcp_update_pacing_rate: 200% x 12 x 1448 B / 20 ms = 1 737 600 B/s;
+    // tcp_tso_autosize: 1 737 600 >> 10 = 1696 bytes, no min_rtt bonus (20 000 us >> 9 =
+    // 39 shifts out gso_max_size), 1696 / 1448 = 1 segment, raised to tcp_min_tso_segs 2.
+    // In flight 8 of 12: segments 10..=13 go as two packets, PSH on 11 and 13. A SACK of 3
+    // at 21 ms acknowledges nothing new, so cwnd stays 12 (tcp_may_raise_cwnd wants
+    // FLAG_DATA_ACKED with the default reordering of 3), in flight 11: segment 14 goes in a
+    // packet cut short by the window, without PSH.
+    let cfg = SenderConfig {
+        recovery: Recovery::Sack,
+        min_rto_ns: 200 * MS,
+        rwnd: 1 << 20,
+        initial_cwnd: 10,
+        initial_ssthresh: None,
+        loss_probes: true,
+        frto: true,
+    };
+    let mut s = Sender::new(Algorithm::new("cubic", &Params::new()).unwrap(), cfg, 1448);
+    s.start(0);
+    let first = send_marking_push(&mut s, 0);
+    assert_eq!(first.len(), 10);
+    s.on_ack(20 * MS, 2, &SackBlocks::NONE, 0);
+    assert_eq!(send_marking_push(&mut s, 20 * MS), [(10, false), (11, true), (12, false), (13, true)]);
+    s.on_ack(21 * MS, 2, &SackBlocks::of(&[(3, 4)]), 0);
+    assert_eq!(send_marking_push(&mut s, 21 * MS), [(14, false)]);
 }

@@ -66,8 +66,9 @@ impl Sim {
             (fl.data_dir, fl.conn, fl.ts_recent)
         };
         let ts_snd = Sender::ts_val(self.now);
-        while let Some((seq, _)) = self.flows[f as usize].sender.next_segment(self.now) {
-            self.offer(dir, Packet::data(f, conn, seq, size, ts_snd, ts));
+        while let Some(s) = self.flows[f as usize].sender.next_segment(self.now) {
+            let p = Packet::data(f, conn, s.seq, size, ts_snd, ts);
+            self.offer(dir, if s.push { p.pushed() } else { p });
         }
         self.sync_rto(f);
         self.sync_pace(f);
@@ -143,7 +144,7 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[p.flow as usize];
         fl.arrived += 1;
-        let (delivered, action) = fl.receiver.on_data(p.seq, p.ts_snd, p.ts, now);
+        let (delivered, action) = fl.receiver.on_data(p.seq, p.ts_snd, p.ts, p.is_pushed(), now);
         fl.delivered_segs += delivered as u64;
         fl.total_delivered += delivered as u64;
         match action {

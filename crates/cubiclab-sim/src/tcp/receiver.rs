@@ -10,7 +10,10 @@
 //! `quick |= 1`, see `rcv_window`): while the window grows, every segment is ACKed. `ato`
 //! follows the arrival gaps (`tcp_event_data_recv`), doubles when the delayed-ACK timer
 //! fires (`tcp_delack_timer_handler`) and the timer waits at most max(RTT, `ato_min`)
-//! (`tcp_send_delayed_ack`). Out-of-order arrivals and hole fills are acknowledged at once.
+//! (`tcp_send_delayed_ack`). Out-of-order arrivals and hole fills are acknowledged at once,
+//! and so is a full-sized segment with PSH (Linux 6.6+: `tcp_measure_rcv_mss` sets
+//! ICSK_ACK_PUSHED, and `__tcp_cleanup_rbuf` ACKs once the application has read it all,
+//! which the application here does at once).
 //!
 //! Not modelled: SACK compression (Linux sends the first three duplicate ACKs for one
 //! `rcv_nxt` at once, then at most one per min(1 ms, RTT/20) with up to three blocks; the
@@ -183,9 +186,10 @@ impl Receiver {
     }
 
     /// A data segment `seq` arrived with TSval `tsval` (the sender's clock) echoing
-    /// `tsecr` (ours). Returns the in-order segments it delivered and the ACK to send.
+    /// `tsecr` (ours), with the PSH flag if `psh`. Returns the in-order segments it
+    /// delivered and the ACK to send.
     #[inline]
-    pub fn on_data(&mut self, seq: u32, tsval: u32, tsecr: u16, now: Time) -> (u32, AckAction) {
+    pub fn on_data(&mut self, seq: u32, tsval: u32, tsecr: u16, psh: bool, now: Time) -> (u32, AckAction) {
         self.arrived += 1;
         // tcp_rcv_established: tcp_rcv_rtt_measure_ts for every segment.
         self.window.measure_rtt_ts(tsecr, now);
@@ -251,7 +255,10 @@ impl Receiver {
         }
         self.pending += 1;
         // __tcp_ack_snd_check: more than one full segment unacknowledged, or quick-ACK mode.
-        if self.pending >= self.ack_every || self.quick > 0 {
+        // Or a full-sized segment with PSH (Linux 6.6+: tcp_measure_rcv_mss sets
+        // ICSK_ACK_PUSHED for it), read at once by the application with nothing left in the
+        // receive queue (no out-of-order data here): __tcp_cleanup_rbuf ACKs now.
+        if self.pending >= self.ack_every || self.quick > 0 || psh {
             self.pending = 0;
             (delivered, AckAction::Now)
         } else {
@@ -436,7 +443,7 @@ mod tests {
     fn feed(r: &mut Receiver, from: u32, to: u32, t: Time, gap: Time) -> Vec<u32> {
         let mut acked = Vec::new();
         for (k, s) in (from..to).enumerate() {
-            if let (_, AckAction::Now) = r.on_data(s, 0, 0, t + k as Time * gap) {
+            if let (_, AckAction::Now) = r.on_data(s, 0, 0, false, t + k as Time * gap) {
                 r.acked_now();
                 acked.push(s);
             }
@@ -457,6 +464,22 @@ mod tests {
         let mut r = fixed(2, 100 * MS, 10);
         assert_eq!(feed(&mut r, 0, 12, 0, MS), [0, 1, 2, 3, 4, 6, 8, 10]);
         assert_eq!(r.delack_delay(), 40 * MS);
+    }
+
+    #[test]
+    fn a_pushed_segment_is_acked_at_once() {
+        // After the 5 quick ACKs (segments 0..=4, as above), segment 5 waits for a second
+        // one (__tcp_ack_snd_check). A full-sized segment with PSH does not: Linux 6.6+'s
+        // tcp_measure_rcv_mss sets ICSK_ACK_PUSHED, and __tcp_cleanup_rbuf, run when the
+        // application reads it (the queue then empty), sends the ACK. Segment 6 (no PSH)
+        // waits again; 7 makes two unacknowledged and is ACKed as before.
+        let mut r = fixed(2, 100 * MS, 10);
+        assert_eq!(feed(&mut r, 0, 5, 0, MS), [0, 1, 2, 3, 4]);
+        assert_eq!(r.on_data(5, 0, 0, false, 5 * MS), (1, AckAction::Delay));
+        assert_eq!(r.on_data(6, 0, 0, true, 6 * MS), (1, AckAction::Now));
+        r.acked_now();
+        assert_eq!(r.on_data(7, 0, 0, false, 7 * MS), (1, AckAction::Delay));
+        assert_eq!(r.on_data(8, 0, 0, false, 8 * MS), (1, AckAction::Now));
     }
 
     #[test]
@@ -499,7 +522,7 @@ mod tests {
         feed(&mut r, 0, 5, 0, MS);
         r.delack_fired();
         assert_eq!(r.delack_delay(), 50 * MS);
-        r.on_data(5, 0, 0, 14 * MS);
+        r.on_data(5, 0, 0, false, 14 * MS);
         assert_eq!(r.ato, 60 * MS);
     }
 
@@ -508,12 +531,12 @@ mod tests {
         // 0 arrives, 1 is lost, 2..=4 arrive out of order (each SACKed at once), then 1
         // fills the hole and releases 1..=4: four segments, rcv_nxt = 5.
         let mut r = fixed(2, 100 * MS, 10);
-        r.on_data(0, 0, 0, 0);
+        r.on_data(0, 0, 0, false, 0);
         for s in 2..=4 {
-            assert_eq!(r.on_data(s, 0, 0, 0), (0, AckAction::Now));
+            assert_eq!(r.on_data(s, 0, 0, false, 0), (0, AckAction::Now));
             assert_eq!(r.sack_option(), SackBlocks::of(&[(2, s + 1)]));
         }
-        assert_eq!(r.on_data(1, 0, 0, 0), (4, AckAction::Now));
+        assert_eq!(r.on_data(1, 0, 0, false, 0), (4, AckAction::Now));
         assert_eq!(r.sack_option(), SackBlocks::NONE);
         assert_eq!(r.rcv_nxt, 5);
     }
@@ -526,14 +549,14 @@ mod tests {
         // touches [4,5) and [6,7), which move to the front as [4,7) (tcp_sack_maybe_coalesce).
         // Segment 1 fills the first hole: rcv_nxt 3, tcp_sack_remove drops [2,3).
         let mut r = fixed(2, 100 * MS, 50);
-        r.on_data(0, 0, 0, 0);
+        r.on_data(0, 0, 0, false, 0);
         for s in [2, 4, 6, 8] {
-            r.on_data(s, 0, 0, 0);
+            r.on_data(s, 0, 0, false, 0);
         }
         assert_eq!(r.sack_option(), SackBlocks::of(&[(8, 9), (6, 7), (4, 5)]));
-        r.on_data(5, 0, 0, 0);
+        r.on_data(5, 0, 0, false, 0);
         assert_eq!(r.sack_option(), SackBlocks::of(&[(4, 7), (8, 9), (2, 3)]));
-        r.on_data(1, 0, 0, 0);
+        r.on_data(1, 0, 0, false, 0);
         assert_eq!(r.rcv_nxt, 3);
         assert_eq!(r.sack_option(), SackBlocks::of(&[(4, 7), (8, 9)]));
     }
@@ -547,15 +570,15 @@ mod tests {
         // D-SACK because the first block lies inside the second.
         let mut r = fixed(2, 100 * MS, 50);
         for s in 0..3 {
-            r.on_data(s, 0, 0, 0);
+            r.on_data(s, 0, 0, false, 0);
         }
-        assert_eq!(r.on_data(1, 0, 0, 0), (0, AckAction::Now));
+        assert_eq!(r.on_data(1, 0, 0, false, 0), (0, AckAction::Now));
         assert_eq!(r.sack_option(), SackBlocks::of(&[(1, 2)]));
         assert_eq!(r.sack_option(), SackBlocks::NONE);
-        r.on_data(5, 0, 0, 0);
-        r.on_data(6, 0, 0, 0);
-        r.on_data(9, 0, 0, 0);
-        assert_eq!(r.on_data(6, 0, 0, 0), (0, AckAction::Now));
+        r.on_data(5, 0, 0, false, 0);
+        r.on_data(6, 0, 0, false, 0);
+        r.on_data(9, 0, 0, false, 0);
+        assert_eq!(r.on_data(6, 0, 0, false, 0), (0, AckAction::Now));
         assert_eq!(r.sack_option(), SackBlocks::of(&[(6, 7), (5, 7), (9, 10)]));
     }
 
@@ -567,22 +590,22 @@ mod tests {
         // (ts 30, a retransmission) is: echo 30. So an ACK of a retransmission echoes the
         // retransmission, and one of a late original its original time (Eifel).
         let mut r = fixed(2, 100 * MS, 50);
-        r.on_data(0, 10, 0, 0);
+        r.on_data(0, 10, 0, false, 0);
         r.acked_now();
-        r.on_data(2, 12, 0, 0);
+        r.on_data(2, 12, 0, false, 0);
         r.acked_now();
         assert_eq!(r.ts_echo(), 10);
-        r.on_data(1, 30, 0, 0);
+        r.on_data(1, 30, 0, false, 0);
         assert_eq!(r.ts_echo(), 30);
     }
 
     #[test]
     fn ring_grows_for_far_segments() {
         let mut r = fixed(1, 100 * MS, 10);
-        r.on_data(5000, 0, 0, 0);
-        assert_eq!(r.on_data(0, 0, 0, 0).0, 1);
+        r.on_data(5000, 0, 0, false, 0);
+        assert_eq!(r.on_data(0, 0, 0, false, 0).0, 1);
         for s in 1..5000 {
-            r.on_data(s, 0, 0, 0);
+            r.on_data(s, 0, 0, false, 0);
         }
         assert_eq!(r.rcv_nxt, 5001);
     }
