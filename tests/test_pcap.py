@@ -88,8 +88,11 @@ def test_acks_are_consistent(run):
         # The cumulative ACK never goes back and never covers data that has not crossed.
         assert last_ack[flow] <= tcp.ack <= sent_end[flow]
         last_ack[flow] = tcp.ack
-        if dpkt.tcp.TCP_OPT_SACK in opts:
-            raw = opts[dpkt.tcp.TCP_OPT_SACK]
+        raw = opts.get(dpkt.tcp.TCP_OPT_SACK, b"")
+        # Linux's pure ACK (tcp_options_write): 52 bytes with the timestamps, and with n SACK
+        # blocks NOP NOP kind length + 8 n more; the simulator sends it at that size.
+        assert ip.len == 52 + (4 + len(raw) if raw else 0)
+        if raw:
             blocks = [(int.from_bytes(raw[i:i + 4], "big"), int.from_bytes(raw[i + 4:i + 8], "big"))
                       for i in range(0, len(raw), 8)]
             assert 1 <= len(blocks) <= 3
@@ -107,11 +110,59 @@ def test_acks_are_consistent(run):
         assert delivered - RATE * RTT_S / 8 <= last_ack[flow] <= delivered
 
 
-def test_handshake_tells_the_window_scale(run):
+def handshake(packets, flow):
+    """(window scale, window) of a flow's SYN and of its SYN-ACK."""
+    syns = [ip.data for _, ip in packets if flow_of(ip) == flow and ip.data.flags & dpkt.tcp.TH_SYN]
+    assert len(syns) == 2
+    return [(dict(dpkt.tcp.parse_opts(t.opts))[dpkt.tcp.TCP_OPT_WSCALE][0], t.win) for t in syns]
+
+
+def ack_windows(packets, flow, scale):
+    """(acknowledged byte, window in bytes) of each ACK of a flow (the window field << the
+    SYN-ACK's scale)."""
+    return [(ip.data.ack, ip.data.win << scale) for _, ip in packets
+            if flow_of(ip) == flow and ip.src[1] == 2 and not ip.data.flags & dpkt.tcp.TH_SYN]
+
+
+def test_handshake_and_acks_tell_the_advertised_window(run):
     _, packets = run
-    syns = [ip.data for _, ip in packets if ip.data.flags & dpkt.tcp.TH_SYN]
-    assert len(syns) == 4  # SYN and SYN-ACK per flow
-    assert all(dict(dpkt.tcp.parse_opts(t.opts))[dpkt.tcp.TCP_OPT_WSCALE] == b"\x0e" for t in syns)
+    for flow in (0, 1):
+        # The SYN: the sender's default socket (Linux 6.18's tcp_rmem[2] 32 MiB): scale
+        # ilog2(32 MiB) - 15 = 10, window 65 536 rounded down to advmss 1460 = 64 240.
+        # The SYN-ACK: the receiver's forced buffer (no rwnd: 4 x (BDP + buffer) raised to
+        # 8 MiB); the listener's lock limits the scale to its full space: ilog2(8 MiB) - 15
+        # = 8; its first window 8 388 264 B, at most 65 535 unscaled.
+        assert handshake(packets, flow) == [(10, 64_240), (8, 65_535)]
+        # tcp_select_window: the window grows from 8 388 264 B (8 391 168 in units of 256)
+        # by two segments per segment to 2 x 8 MiB x 160 / 256 = 10 485 760 B (rcv_window's
+        # test), which the run reaches (it delivers far more than the 725 segments that
+        # takes). Its right edge never moves back; with segments held out of order the
+        # window itself shrinks as the edge holds and the ACK advances.
+        acks = ack_windows(packets, flow, 8)
+        edges = [ack + win for ack, win in acks]
+        assert all(a <= b for a, b in zip(edges, edges[1:]))
+        wins = [win for _, win in acks]
+        assert wins[0] == 8_391_168 and max(wins) == 10_485_760
+    data = [ip.data.win for _, ip in packets if ip.src[1] == 1 and not ip.data.flags & dpkt.tcp.TH_SYN]
+    # The sender receives no data: its window stays at tcp_init_buffer_space's
+    # min(64 240, 65 536 - 1460) = 64 076, aligned up to 1024: 64 512 = 63 << 10.
+    assert set(data) == {63}
+
+
+def test_a_pinned_window_is_advertised_without_a_scale(tmp_path):
+    # rwnd = 64 KiB: SO_RCVBUF 52 429, full space 52 429 < 2^16, so the SYN-ACK announces
+    # scale 0 and its first window 36 x 1448 = 52 128 B; once the first segment set the
+    # scaling ratio the window is 65 536 B, which __tcp_select_window without a scale rounds
+    # down to whole segments: 45 x 1448 = 65 160 B in every ACK after the first few.
+    path = tmp_path / "pinned.pcap"
+    sc = Scenario(duration="2s", seed=3, bottleneck=Bottleneck(rate="20Mbps"),
+                  flows=[FlowGroup("cubic", rtt="40ms", rwnd="64KiB")], record=Record(pcap=str(path)))
+    cubiclab.simulate(sc)
+    with open(path, "rb") as f:
+        packets = [(ts, dpkt.ip.IP(buf)) for ts, buf in dpkt.pcap.Reader(f)]
+    assert handshake(packets, 0) == [(10, 64_240), (0, 52_128)]
+    wins = [win for _, win in ack_windows(packets, 0, 0)]
+    assert wins[0] >= 52_128 and wins[-1] == 65_160 and max(wins) == 65_160
 
 
 def test_pcap_flows_captures_only_the_chosen_flows(tmp_path):

@@ -7,6 +7,29 @@ use std::collections::VecDeque;
 /// `tcp_established_options`).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
+/// Bytes the SACK option of `blocks` blocks adds to an ACK, as Linux lays it out
+/// (`tcp_options_write`): one word of NOP, NOP, kind 5 and length, then 8 bytes per block
+/// (`tcp_established_options` counts `TCPOLEN_SACK_BASE_ALIGNED` 4 + 8 per block); none
+/// without blocks. So 0, 12, 20, 28: a pure ACK of 52, 64, 72 or 80 bytes.
+pub const fn sack_option_bytes(blocks: u8) -> u32 {
+    if blocks == 0 {
+        0
+    } else {
+        4 + 8 * blocks as u32
+    }
+}
+
+/// An ACK's size on the wire by its number of SACK blocks (a table: one load per ACK).
+const ACK_WIRE_BYTES: [u16; MAX_SACK_BLOCKS + 1] = {
+    let mut t = [0; MAX_SACK_BLOCKS + 1];
+    let mut n = 0;
+    while n <= MAX_SACK_BLOCKS {
+        t[n] = (crate::scenario::ACK_BYTES + sack_option_bytes(n as u8)) as u16;
+        n += 1;
+    }
+    t
+};
+
 /// The SACK option of an ACK: up to three blocks of segments `[start, end)`, the most
 /// recently changed first; a D-SACK, when there is one, is block 0 (RFC 2883).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -150,11 +173,23 @@ impl Packet {
     }
 
     /// An ACK of everything below `seq` with window field `win`, TSval `ts`, TSecr
-    /// `ts_snd`, and its SACK option if it has one.
+    /// `ts_snd`, and its SACK option if it has one, of `blocks` blocks (which set the
+    /// ACK's size on the wire).
     #[inline]
-    pub fn ack(flow: u32, conn: u16, seq: u32, win: u16, ts_snd: u32, ts: u16, sack: Option<SackId>) -> Self {
+    #[allow(clippy::too_many_arguments)]
+    pub fn ack(
+        flow: u32,
+        conn: u16,
+        seq: u32,
+        win: u16,
+        ts_snd: u32,
+        ts: u16,
+        sack: Option<SackId>,
+        blocks: u8,
+    ) -> Self {
         let kind = sack.map_or(Kind::ACK, Kind::ack_with);
-        Packet { flow, conn, win, kind, seq, size: crate::scenario::ACK_BYTES as u16, ts_snd, ts }
+        let size = ACK_WIRE_BYTES[blocks as usize & MAX_SACK_BLOCKS];
+        Packet { flow, conn, win, kind, seq, size, ts_snd, ts }
     }
 
     /// The same data segment with the PSH flag set (where: `Segment::push`).
@@ -203,13 +238,32 @@ mod tests {
         assert_eq!(ring.get(ids[2]).as_slice(), &[(2, 3)]);
         assert_eq!(ring.take(ids[3]).as_slice(), &[(3, 4)]);
         assert!(ring.records.is_empty());
-        let ack = Packet::ack(0, 0, 5, 0, 0, 0, Some(ids[3]));
+        let ack = Packet::ack(0, 0, 5, 0, 0, 0, Some(ids[3]), 1);
         assert!(ack.is_ack() && !Packet::data(0, 0, 5, 1500, 0, 0).is_ack());
         // PSH marks data only; an ACK whose SACK id is odd is not a pushed segment.
         let pushed = Packet::data(0, 0, 5, 1500, 0, 0).pushed();
         assert!(pushed.is_pushed() && !pushed.is_ack() && !Packet::data(0, 0, 5, 1500, 0, 0).is_pushed());
-        assert!(!Packet::ack(0, 0, 5, 0, 0, 0, Some(SackId(1))).is_pushed());
-        assert_eq!((ack.sack(), Packet::ack(0, 0, 5, 0, 0, 0, None).sack()), (Some(ids[3]), None));
+        assert!(!Packet::ack(0, 0, 5, 0, 0, 0, Some(SackId(1)), 1).is_pushed());
+        assert_eq!((ack.sack(), Packet::ack(0, 0, 5, 0, 0, 0, None, 0).sack()), (Some(ids[3]), None));
+    }
+
+    #[test]
+    fn an_acks_size_follows_its_sack_blocks() {
+        // Linux's pure ACK with timestamps: IPv4 20 + TCP 20 + NOP NOP TS(10) = 52 bytes, the
+        // HEADER_BYTES of data (no link header is counted on either). tcp_options_write
+        // adds the SACK option as NOP NOP kind length (4) + 8 per block
+        // (tcp_established_options: TCPOLEN_SACK_BASE_ALIGNED + n x TCPOLEN_SACK_PERBLOCK):
+        // 52 + 12 = 64, 52 + 20 = 72, 52 + 28 = 80 (the options then fill TCP's 40 bytes).
+        let mut ring = SackOptions::default();
+        let sizes: Vec<u16> = (0..=MAX_SACK_BLOCKS as u8)
+            .map(|n| {
+                let sack = (n > 0).then(|| ring.push(SackBlocks::NONE));
+                Packet::ack(0, 0, 0, 0, 0, 0, sack, n).size
+            })
+            .collect();
+        assert_eq!(sizes, [52, 64, 72, 80]);
+        assert_eq!(crate::scenario::ACK_BYTES, crate::scenario::HEADER_BYTES);
+        assert_eq!(12 + sack_option_bytes(MAX_SACK_BLOCKS as u8), 40, "TCP's option space, full");
     }
 
     #[test]
@@ -218,7 +272,7 @@ mod tests {
         let last = ring.push(SackBlocks::of(&[(1, 2)]));
         let first = ring.push(SackBlocks::of(&[(2, 3)]));
         assert_eq!((last, first), (SackId((1 << 30) - 1), SackId(0)));
-        assert_eq!(Packet::ack(0, 0, 0, 0, 0, 0, Some(last)).kind, Kind(u32::MAX));
+        assert_eq!(Packet::ack(0, 0, 0, 0, 0, 0, Some(last), 1).kind, Kind(u32::MAX));
         assert_eq!(ring.take(first).as_slice(), &[(2, 3)]);
         assert_eq!(ring.front, 1);
     }

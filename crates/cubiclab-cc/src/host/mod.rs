@@ -199,6 +199,24 @@ impl Host {
         self.retrans_stamp = 0;
     }
 
+    /// `tcp_try_to_open`, as far as modelled (no ECE, no Disorder): unless a retransmission
+    /// is still unacknowledged (`tcp_any_retrans_done`), `retrans_stamp` is cleared.
+    #[inline]
+    pub fn try_to_open(&mut self, any_retrans_done: bool) {
+        if !any_retrans_done {
+            self.retransmissions_done();
+        }
+    }
+
+    /// Whether `tcp_fastretrans_alert` comes down to [`Host::try_to_open`] alone: in Open,
+    /// with no D-SACK undo due (`tcp_try_undo_dsack` does nothing) and `lost` false
+    /// (`tcp_time_to_recover`: with RACK, whether any segment is marked lost), there is no
+    /// state to leave or enter. Most ACKs are such; a sender may then skip the rest.
+    #[inline]
+    pub fn alert_only_tries_to_open(&self, lost: bool) -> bool {
+        self.tcp.ca_state == CaState::Open && !lost && !self.dsack_undo_due()
+    }
+
     /// `tcp_enter_recovery` with `tcp_init_undo` and `tcp_init_cwnd_reduction`:
     /// `prior_ssthresh`, `high_seq = snd_nxt`, the algorithm's `ssthresh`, PRR from zero,
     /// then `set_state(Recovery)`. `retrans_out`: retransmissions in flight.
@@ -462,5 +480,45 @@ impl Host {
             self.tcp.cwnd = cwnd.max(restart);
         }
         self.alg.cwnd_event(&mut self.tcp, CaEvent::TxStart, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::rtt::TCP_RTO_MIN_US;
+    use crate::Params;
+
+    fn host() -> Host {
+        let alg = Algorithm::new("reno", &Params::new()).unwrap();
+        Host::new(alg, TcpState { cwnd: 10, ..TcpState::default() }, RttEstimator::new(TCP_RTO_MIN_US, 1))
+    }
+
+    #[test]
+    fn the_alert_is_only_try_to_open_in_open_with_nothing_lost_and_no_undo_due() {
+        // tcp_fastretrans_alert in Open: tcp_try_undo_dsack acts only when undo_retrans
+        // reached 0 with an undo_marker; then tcp_time_to_recover (RACK: lost_out > 0)
+        // enters Recovery, else tcp_try_to_open. Outside Open there is a state to leave.
+        let mut h = host();
+        assert!(h.alert_only_tries_to_open(false));
+        assert!(!h.alert_only_tries_to_open(true));
+        h.undo_marker = Some(0);
+        h.undo_retrans = 0;
+        assert!(!h.alert_only_tries_to_open(false));
+        h.undo_retrans = 1;
+        assert!(h.alert_only_tries_to_open(false));
+        h.tcp.ca_state = CaState::Recovery;
+        assert!(!h.alert_only_tries_to_open(false));
+    }
+
+    #[test]
+    fn try_to_open_clears_the_retransmission_stamp_once_none_is_left() {
+        // tcp_try_to_open: `if (!tcp_any_retrans_done(sk)) tp->retrans_stamp = 0;`.
+        let mut h = host();
+        h.on_retransmit(1234);
+        h.try_to_open(true);
+        assert_eq!(h.retrans_stamp, 1234);
+        h.try_to_open(false);
+        assert_eq!(h.retrans_stamp, 0);
     }
 }

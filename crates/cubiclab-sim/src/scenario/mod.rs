@@ -19,7 +19,7 @@ use cubiclab_cc::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use plan::{Direction, Plan, PlannedFlow, PlannedSession, WebLane};
+pub use plan::{rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedSession, WebLane};
 pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
@@ -30,9 +30,10 @@ use cubiclab_path::{LinkSpec, RateSchedule, ScheduleSpec};
 /// IPv4 + TCP + timestamp option: a segment of `mss` payload bytes is `mss + 52` on the wire
 /// (1448 + 52 = 1500).
 pub const HEADER_BYTES: u32 = 52;
-/// Bytes of a pure ACK on the wire, whatever its SACK blocks (Linux's are 52 + 12 with one
-/// block, + 8 per further block: 64-80; only a congested reverse path would tell).
-pub const ACK_BYTES: u32 = 64;
+/// Bytes of a pure ACK without SACK blocks on the wire: the same IPv4 + TCP + timestamp
+/// option as data, no payload (the smallest packet a run sends). Its SACK option adds
+/// [`crate::packet::sack_option_bytes`].
+pub const ACK_BYTES: u32 = HEADER_BYTES;
 
 /// A whole run: the bottleneck, the long-lived flow groups, background web sessions and
 /// what to record.

@@ -10,7 +10,7 @@ use cubiclab_path::Link;
 
 use crate::engine::{Ev, EventQueue, Time};
 use crate::packet::{Packet, SackOptions};
-use crate::pcap::Capture;
+use crate::pcap::{Announce, Capture};
 use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::scenario::{Direction, Scenario};
@@ -121,10 +121,11 @@ impl Sim {
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
         if let Some(path) = &sim.sc.record.pcap {
+            let receivers = sim.flows.iter().map(|f| Announce::of(f.receiver.window())).collect();
             let capture = Capture::create(
                 Path::new(path),
                 sim.sc.mss,
-                sim.flows.len(),
+                receivers,
                 sim.planned.len(),
                 sim.sc.record.pcap_flows.as_deref(),
             )?;

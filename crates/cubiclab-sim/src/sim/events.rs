@@ -130,11 +130,12 @@ impl Sim {
     pub(super) fn send_ack(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
         let sack = fl.receiver.sack_option();
-        let sack = (sack.len > 0).then(|| fl.sack_options.push(sack));
+        let blocks = sack.len;
+        let sack = (blocks > 0).then(|| fl.sack_options.push(sack));
         let ts_snd = fl.receiver.ts_echo();
         fl.receiver.acked_now();
         let win = fl.receiver.select_window();
-        let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack);
+        let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks);
         let dir = fl.data_dir.other();
         self.offer(dir, ack);
     }

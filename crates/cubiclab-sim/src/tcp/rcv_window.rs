@@ -62,6 +62,7 @@ pub struct RcvWindow {
     window_clamp: u64,
     rcv_ssthresh: u64,
     rcv_wscale: u32,
+    rounding: Rounding,
     /// The window last advertised (`rcv_wnd`) and `rcv_nxt` when it was (`rcv_wup`).
     rcv_wnd: u64,
     rcv_wup: u32,
@@ -84,6 +85,24 @@ pub struct RcvWindow {
     last_tsecr: u16,
     rtt_seq: u32,
     rtt_time: Time,
+}
+
+/// How `__tcp_select_window` rounds a window: up to a multiple of the scale's unit
+/// (`granule` 2^wscale, `up` one less), or without a scale down to whole segments
+/// (`granule` the MSS, `up` 0).
+#[derive(Clone, Copy, Debug)]
+struct Rounding {
+    granule: u64,
+    up: u64,
+}
+
+impl Rounding {
+    fn new(wscale: u32, mss: u64) -> Self {
+        match wscale {
+            0 => Rounding { granule: mss.max(1), up: 0 },
+            s => Rounding { granule: 1 << s, up: (1 << s) - 1 },
+        }
+    }
 }
 
 /// `tcp_win_from_space`.
@@ -118,11 +137,16 @@ impl RcvWindow {
         let ratio = DEFAULT_SCALING_RATIO;
         // tcp_openreq_init_rwin -> tcp_select_initial_window with the listener's
         // tcp_full_space: the window rounded down to whole segments; the scale fits the
-        // largest buffer the socket could reach (tcp_rmem[2], rmem_max).
+        // largest buffer the socket could reach (tcp_rmem[2], rmem_max), within the
+        // window clamp, which a listener with a forced buffer (SOCK_RCVBUF_LOCK) sets to
+        // its full space: a forced buffer's scale fits that buffer alone.
         let full_space = win_from_space(sk_rcvbuf, ratio);
         let rcv_wnd = if full_space > mss { full_space / mss * mss } else { full_space };
-        let scale_space = full_space.max(tcp_rmem[2]).max(RMEM_MAX);
-        let rcv_wscale = (scale_space.ilog2().saturating_sub(15)).min(TCP_MAX_WSCALE);
+        let scale_space = match rcvbuf {
+            Some(_) => full_space,
+            None => full_space.max(tcp_rmem[2]).max(RMEM_MAX),
+        };
+        let rcv_wscale = (scale_space.max(1).ilog2().saturating_sub(15)).min(TCP_MAX_WSCALE);
         let mut window_clamp = 65_535u64 << rcv_wscale;
         // tcp_init_buffer_space: the clamp comes down to the full space, less one segment
         // reserved for the application (tcp_app_win 31); rcv_ssthresh under it; rcvq_space
@@ -143,6 +167,7 @@ impl RcvWindow {
             window_clamp,
             rcv_ssthresh,
             rcv_wscale,
+            rounding: Rounding::new(rcv_wscale, mss),
             rcv_wnd,
             rcv_wup: 0,
             space: rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND * mss),
@@ -163,21 +188,42 @@ impl RcvWindow {
     /// The window an ACK offers while nothing is held out of order, after `rcv_ssthresh`,
     /// the buffer or the ratio changed.
     fn refresh_target(&mut self) {
-        let unit = 1u64 << self.rcv_wscale;
         let w = win_from_space(self.sk_rcvbuf, self.scaling_ratio).min(self.rcv_ssthresh);
-        self.target = (w + unit - 1) & !(unit - 1);
-        self.target_field = (self.target.min(65_535 << self.rcv_wscale) >> self.rcv_wscale) as u16;
+        self.target = self.round(w);
+        self.target_field = self.field(self.target);
+    }
+
+    /// `__tcp_select_window`'s rounding of the free space `w`: up to the scale's unit, or
+    /// without a scale down to whole segments (the window then stays within one segment
+    /// of the free space; the sender counts whole segments either way). One formula for
+    /// both, with the [`Rounding`] fixed when the scale was chosen.
+    #[inline]
+    fn round(&self, w: u64) -> u64 {
+        (w + self.rounding.up) / self.rounding.granule * self.rounding.granule
+    }
+
+    /// `tcp_select_window`'s 16-bit field for a window of `w` bytes: at most 65535 units
+    /// of the scale.
+    #[inline]
+    fn field(&self, w: u64) -> u16 {
+        (w.min(65_535 << self.rcv_wscale) >> self.rcv_wscale) as u16
     }
 
     /// The window in the SYN-ACK (`tcp_make_synack`: unscaled, at most 65535 bytes), in
     /// whole segments: all the sender may send before the first ACK.
     pub fn syn_window_segments(&self) -> u32 {
-        (self.rcv_wnd.min(65_535) / self.mss) as u32
+        (self.syn_window() as u64 / self.mss) as u32
     }
 
     /// The window scale this receiver announced (`rcv_wscale`).
     pub fn wscale(&self) -> u32 {
         self.rcv_wscale
+    }
+
+    /// The window field of its SYN or SYN-ACK (`tcp_transmit_skb`, `tcp_make_synack`: the
+    /// first window, unscaled, at most 65535 bytes).
+    pub fn syn_window(&self) -> u16 {
+        self.rcv_wnd.min(65_535) as u16
     }
 
     /// The connection is established at `now` with the first data (`tcp_init_buffer_space`
@@ -353,8 +399,7 @@ impl RcvWindow {
                     break 'w 0;
                 }
             }
-            let w = free.min(self.rcv_ssthresh);
-            (w + unit - 1) & !(unit - 1)
+            self.round(free.min(self.rcv_ssthresh))
         };
         let offered = (self.rcv_wup as u64 * self.mss + self.rcv_wnd).saturating_sub(rcv_nxt as u64 * self.mss);
         // (In segments counted from 0 modulo 2^32 the products above stay exact for any
@@ -364,7 +409,7 @@ impl RcvWindow {
         }
         self.rcv_wnd = new_win;
         self.rcv_wup = rcv_nxt;
-        (new_win.min(65_535 << self.rcv_wscale) >> self.rcv_wscale) as u16
+        self.field(new_win)
     }
 
     /// The window last advertised (`rcv_wnd`, bytes).
@@ -490,6 +535,41 @@ mod tests {
         // which the sender reads as 80 << 10 / 1448 = 56 segments.
         assert_eq!(w.select(10, 0), 80);
         assert_eq!(PeerWindow::new(10, 1448).segments(80), 56);
+    }
+
+    #[test]
+    fn window_scale_fits_tcp_rmem_max_or_the_forced_buffer() {
+        // tcp_select_initial_window: ilog2(min(max(full space, tcp_rmem[2], rmem_max),
+        // window_clamp)) - 15, within [0, 14]. Autotuned, the clamp is open: Linux 6.18's
+        // tcp_rmem[2] 32 MiB gives 25 - 15 = 10; the 6 MiB of kernels before "tcp: increase
+        // tcp_rmem[2] to 32 MB" 22 - 15 = 7 (rmem_max 4 MiB is below either).
+        let autotuned = |max| RcvWindow::new(None, [4096, 131_072, max], 1448).wscale();
+        assert_eq!((autotuned(32 << 20), autotuned(6 << 20)), (10, 7));
+        // Forced (tcp_openreq_init_rwin: a listener with SOCK_RCVBUF_LOCK clamps the window
+        // to its full space, half of 2 x SO_RCVBUF before the first segment): SO_RCVBUF
+        // 8 MiB -> ilog2(8 MiB) - 15 = 8; the plan's largest, 256 MiB -> 13; a pinned 64 KiB
+        // window's 52 429 -> 15 - 15 = 0, no scale.
+        let forced = |rcvbuf| RcvWindow::new(Some(rcvbuf), TCP_RMEM_DEFAULT, 1448).wscale();
+        assert_eq!((forced(8 << 20), forced(256 << 20), forced(52_429)), (8, 13, 0));
+    }
+
+    #[test]
+    fn a_pinned_window_is_advertised_in_its_own_scale() {
+        // rwnd 1 MiB: SO_RCVBUF 1 048 576 x 256 / 320 = 838 861, full space 838 861, scale
+        // ilog2(838 861) - 15 = 4. After the first segment the clamp is 2 x 838 861 x 160 /
+        // 256 = 1 048 576 and rcv_ssthresh climbs to it; the field tops out at 65 535 units
+        // of 16 = 1 048 560 B (tcp_select_window's cap): 724 segments, as 1 MiB would give.
+        let mut w = RcvWindow::new(Some(838_861), TCP_RMEM_DEFAULT, 1448);
+        w.established(0);
+        while w.grow(0) {}
+        assert_eq!((w.wscale(), w.clamp(), w.select(1, 0)), (4, 1_048_576, 65_535));
+        assert_eq!(PeerWindow::new(4, 1448).segments(65_535), 724);
+        // rwnd 64 KiB: SO_RCVBUF 52 429, no scale; the window 65 536 is advertised rounded
+        // down to whole segments (__tcp_select_window without a scale): 45 x 1448 = 65 160.
+        let mut w = RcvWindow::new(Some(52_429), TCP_RMEM_DEFAULT, 1448);
+        w.established(0);
+        while w.grow(0) {}
+        assert_eq!((w.wscale(), w.clamp(), w.select(1, 0)), (0, 65_536, 65_160));
     }
 
     #[test]

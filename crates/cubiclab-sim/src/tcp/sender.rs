@@ -441,13 +441,9 @@ impl Sender {
         {
             reo_timer = self.rack_detect_loss(now);
         }
-        if self.host.tcp.ca_state == CaState::Open
-            && self.cfg.recovery == Recovery::Sack
-            && self.sb.lost_out == 0
-            && !self.host.dsack_undo_due()
-        {
-            // Most ACKs: of tcp_fastretrans_alert in Open (no Recovery or Loss to leave,
-            // no D-SACK undo due, nothing lost) only tcp_try_to_open is left.
+        if self.cfg.recovery == Recovery::Sack && self.host.alert_only_tries_to_open(self.sb.lost_out > 0) {
+            // Most ACKs: the host's rule says the alert is tcp_try_to_open alone, so its
+            // summary of the ACK need not be built (with NewReno, duplicate ACKs decide).
             self.try_to_open();
         } else {
             let loss_ack = LossAck {
@@ -767,13 +763,11 @@ impl Sender {
         }
     }
 
-    /// `tcp_try_to_open`, as far as modelled here: with no retransmission left
-    /// unacknowledged, the next episode stamps anew.
+    /// [`Host::try_to_open`] with the scoreboard's `tcp_any_retrans_done`.
     #[inline]
     fn try_to_open(&mut self) {
-        if !self.sb.any_retrans_done(self.host.tcp.snd_una) {
-            self.host.retransmissions_done();
-        }
+        let any_retrans = self.sb.any_retrans_done(self.host.tcp.snd_una);
+        self.host.try_to_open(any_retrans);
     }
 
     /// `tcp_undo_cwnd_reduction(sk, true)` after `tcp_try_undo_loss`: nothing is lost any
