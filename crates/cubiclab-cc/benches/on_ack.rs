@@ -17,7 +17,7 @@ fn on_ack(c: &mut Criterion) {
             b.iter(|| {
                 now += 20_000; // 50k ACKs per second
                 n += 1;
-                if n % 10_000 == 0 {
+                if n.is_multiple_of(10_000) {
                     tcp.ssthresh = alg.ssthresh(&tcp, now);
                     tcp.cwnd = tcp.ssthresh;
                 }

@@ -330,6 +330,9 @@ impl Bbr {
     }
 
     /// `bbr_bdp`: ceil(bw * min_rtt * gain), or the initial window before any RTT sample.
+    // The kernel's own rounding, `(x + BW_UNIT - 1) / BW_UNIT`, kept as written (not
+    // `div_ceil`) so that the expression reads against the source line by line.
+    #[allow(clippy::manual_div_ceil)]
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
         if self.min_rtt_us == u32::MAX {
             return TCP_INIT_CWND;

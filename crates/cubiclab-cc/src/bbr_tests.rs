@@ -62,7 +62,7 @@ impl Path {
     }
 
     /// Through STARTUP (full bw at ACK 304) and DRAIN into PROBE_BW.
-    fn to_probe_bw(&mut self) {
+    fn drive_to_probe_bw(&mut self) {
         self.acks(304);
         self.in_flight = Some(110);
         self.ack(RTT_US, 0);
@@ -133,7 +133,7 @@ fn probe_bw_enters_at_a_random_phase_but_never_the_draining_one() {
 #[test]
 fn probe_bw_cwnd_is_two_bdp_plus_the_budgets() {
     let mut p = Path::new();
-    p.to_probe_bw();
+    p.drive_to_probe_bw();
     let extra = |p: &Path| crate::test_support::var_of(&p.bbr, "extra_acked") as u32;
     // Each phase lasts one min_rtt (100 ACKs); run until the cruising phase 2.
     while p.bbr.cycle_idx() != 2 {
@@ -161,7 +161,7 @@ fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
     // end of DRAIN; every later sample is 10.5 ms. The filter expires when
     // jiffies > 30 + 10 * 1000, at t = 10.031 s: ACK 100310.
     let mut p = Path::new();
-    p.to_probe_bw();
+    p.drive_to_probe_bw();
     while p.acks < 100_309 {
         p.ack(10_500, 0);
     }
@@ -188,7 +188,7 @@ fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
 #[test]
 fn recovery_conserves_packets_then_restores_the_saved_window() {
     let mut p = Path::new();
-    p.to_probe_bw();
+    p.drive_to_probe_bw();
     p.acks(300);
     let cwnd = p.tcp.cwnd;
     // tcp_enter_recovery: ssthresh hook saves cwnd and leaves ssthresh (182) as it is.
@@ -212,7 +212,7 @@ fn a_policer_is_detected_from_two_lossy_intervals_of_equal_rate() {
     // 50/256) and the same delivery rate in two intervals of >= 4 rounds, lt_bw is their
     // average: 10,000 packets/s = 1 packet per 100 us, i.e. 2^24 / 100 = 167772.
     let mut p = Path::new();
-    p.to_probe_bw();
+    p.drive_to_probe_bw();
     p.ack(RTT_US, 1);
     for _interval in 0..2 {
         // 4 rounds of 101 ACKs, one of them lossy per 4 delivered.

@@ -267,7 +267,7 @@ mod tests {
             assert!(x * x * x <= a && (x + 1).checked_pow(3).is_none_or(|c| c > a), "a {a}: {x}");
         }
         // K for W_last_max 1000, β 0.2, C 0.4: ∛(1000 · 0.5 · 2^30) = 8127.3 → 8127 (7.937 s).
-        assert_eq!(cbrt_floor(1000 * (1 << 19) << 10), 8127);
+        assert_eq!(cbrt_floor((1000 * (1 << 19)) << 10), 8127);
     }
 
     #[test]

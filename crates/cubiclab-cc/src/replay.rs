@@ -253,6 +253,7 @@ impl Replayer {
     }
 
     /// `tcp_ack` for one ACK; `rate` carries the trace's delivery-rate sample.
+    #[allow(clippy::too_many_arguments)] // the parsed ACK's values, each its own argument
     fn ack(
         &mut self,
         ev: &TraceEvent,
@@ -542,7 +543,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         let event = match name {
             "ack" => {
                 let acked = num(get(c_acked), "acked", lineno)?.unwrap_or(1);
-                let cwnd_limited = num::<u8>(get(c_lim), "cwnd_limited", lineno)?.map_or(true, |v| v != 0);
+                let cwnd_limited = num::<u8>(get(c_lim), "cwnd_limited", lineno)?.is_none_or(|v| v != 0);
                 match rate(&f, lineno)? {
                     Some(rate) => Event::RateAck { acked, rtt_us: rtt_us()?, cwnd_limited, rate },
                     None => Event::Ack {

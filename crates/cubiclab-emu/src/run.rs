@@ -40,20 +40,6 @@ fn next_on_grid(epoch: u64, now: u64, step: u64) -> u64 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_fall_on_the_epochs_grid() {
-        // Grid 100 + k 30: after 175 comes 190; before the epoch, the grid extends back
-        // (100 - 30 k): after 45 comes 70.
-        assert_eq!(next_on_grid(100, 175, 30), 190);
-        assert_eq!(next_on_grid(100, 45, 30), 70);
-        assert_eq!(next_on_grid(100, 100, 30), 130);
-    }
-}
-
 /// Take `epoch N` lines from the control descriptor's bytes.
 fn read_control(bytes: &[u8]) {
     for line in String::from_utf8_lossy(bytes).lines() {
@@ -343,4 +329,18 @@ fn deliver(h: &mut Half, slab: &mut Slab, start: u64, out_fd: RawFd, max_coalesc
         }
         slab.release(slot, n);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_fall_on_the_epochs_grid() {
+        // Grid 100 + k 30: after 175 comes 190; before the epoch, the grid extends back
+        // (100 - 30 k): after 45 comes 70.
+        assert_eq!(next_on_grid(100, 175, 30), 190);
+        assert_eq!(next_on_grid(100, 45, 30), 70);
+        assert_eq!(next_on_grid(100, 100, 30), 130);
+    }
 }

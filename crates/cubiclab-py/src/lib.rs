@@ -86,9 +86,12 @@ fn bbr_entry_phases(seed: u64, n: usize) -> Vec<u32> {
     cubiclab_cc::bbr::Bbr::entry_phases(seed, n.min(1 << 16))
 }
 
-/// The registry: a list of (name, reference, [(param, default, min, max, integer, help)]).
+/// One parameter as Python sees it: (name, default, min, max, integer, help).
+type ParamRow = (&'static str, f64, f64, f64, bool, &'static str);
+
+/// The registry: a list of (name, reference, [parameter rows]).
 #[pyfunction]
-fn algorithms() -> Vec<(&'static str, &'static str, Vec<(&'static str, f64, f64, f64, bool, &'static str)>)> {
+fn algorithms() -> Vec<(&'static str, &'static str, Vec<ParamRow>)> {
     ALGORITHMS
         .iter()
         .map(|a| {

@@ -108,7 +108,7 @@ impl Rounding {
 /// `tcp_win_from_space`.
 #[inline]
 fn win_from_space(space: u64, ratio: u64) -> u64 {
-    space * ratio >> 8
+    (space * ratio) >> 8
 }
 
 /// `tcp_space_from_win`.
@@ -394,7 +394,7 @@ impl RcvWindow {
         let mut free = self.tcp_space(ooo);
         let mut new_win = 'w: {
             if free < full >> 1 {
-                free = free & !(unit - 1);
+                free &= !(unit - 1);
                 if free < allowed >> 4 || free < self.mss.min(full) {
                     break 'w 0;
                 }

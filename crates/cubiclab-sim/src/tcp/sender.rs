@@ -741,7 +741,7 @@ impl Sender {
                     self.rack.undone_by_dsack();
                     self.rack.force_detection();
                     // tcp_try_keep_open; a loss still evident starts a new Recovery.
-                    return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+                    self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
                 }
             }
             CaState::Loss => {}
