@@ -87,20 +87,19 @@ pub struct RcvWindow {
     rtt_time: Time,
 }
 
-/// How `__tcp_select_window` rounds a window: up to a multiple of the scale's unit
-/// (`granule` 2^wscale, `up` one less), or without a scale down to whole segments
-/// (`granule` the MSS, `up` 0).
+/// How `__tcp_select_window` rounds a window: with a scale, up to a multiple of its unit
+/// 2^wscale (`mask` = unit - 1); without one, down to whole segments.
 #[derive(Clone, Copy, Debug)]
-struct Rounding {
-    granule: u64,
-    up: u64,
+enum Rounding {
+    UpToUnit { mask: u64 },
+    DownToSegments { mss: u64 },
 }
 
 impl Rounding {
     fn new(wscale: u32, mss: u64) -> Self {
         match wscale {
-            0 => Rounding { granule: mss.max(1), up: 0 },
-            s => Rounding { granule: 1 << s, up: (1 << s) - 1 },
+            0 => Rounding::DownToSegments { mss: mss.max(1) },
+            s => Rounding::UpToUnit { mask: (1 << s) - 1 },
         }
     }
 }
@@ -199,7 +198,12 @@ impl RcvWindow {
     /// both, with the [`Rounding`] fixed when the scale was chosen.
     #[inline]
     fn round(&self, w: u64) -> u64 {
-        (w + self.rounding.up) / self.rounding.granule * self.rounding.granule
+        // A mask where there is a scale (every run but a window pinned below 80 KiB): the
+        // division is left to the unscaled case, off the usual per-ACK path.
+        match self.rounding {
+            Rounding::UpToUnit { mask } => (w + mask) & !mask,
+            Rounding::DownToSegments { mss } => w / mss * mss,
+        }
     }
 
     /// `tcp_select_window`'s 16-bit field for a window of `w` bytes: at most 65535 units

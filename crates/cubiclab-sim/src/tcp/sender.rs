@@ -991,17 +991,21 @@ impl Sender {
     #[inline(always)]
     fn ends_tso_packet(&mut self) -> bool {
         if self.tso_left == 0 {
-            // tcp_tso_segs: the algorithm's min_tso_segs, else the sysctl's. Only BBR has
-            // one, and BBR paces: an unpaced sender skips the call.
-            let min_tso = if self.host.tcp.paced {
-                self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS)
-            } else {
-                TCP_MIN_TSO_SEGS
-            };
-            self.tso_left = tso_segs(&self.host.tcp, min_tso).max(1);
+            self.tso_left = tso_segs(&self.host.tcp, self.min_tso_segs()).max(1);
         }
         self.tso_left -= 1;
         self.tso_left == 0
+    }
+
+    /// `tcp_tso_segs`' floor: the algorithm's `min_tso_segs`, else the sysctl's
+    /// `tcp_min_tso_segs`. Only BBR has one, and BBR paces: an unpaced sender skips the call.
+    #[inline(always)]
+    fn min_tso_segs(&self) -> u32 {
+        if self.host.tcp.paced {
+            self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS)
+        } else {
+            TCP_MIN_TSO_SEGS
+        }
     }
 
     /// `tcp_rate_skb_sent`: stamp segment `seq`, leaving now (before `snd_nxt` moves).
@@ -1040,7 +1044,7 @@ impl Sender {
         self.sent_in_burst = true;
         self.host.on_transmit(now);
         if self.host.tcp.paced {
-            let min_tso = self.host.alg.min_tso_segs(&self.host.tcp).unwrap_or(TCP_MIN_TSO_SEGS);
+            let min_tso = self.min_tso_segs();
             self.pacer.sent(&mut self.host.tcp, min_tso, now);
         } else {
             self.pacer.sent_unpaced(&mut self.host.tcp, now);
