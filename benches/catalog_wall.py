@@ -31,8 +31,7 @@ def planned(mode) -> tuple[int, dict]:
     for name, e in CATALOG.items():
         rs = e.runs(mode)
         runs += len({r.key for r in rs})
-        packets[name] = sum(r.scenario.compile()["bottleneck"]["rate"] / 12000 * r.scenario.compile()["duration"] / 1e9
-                            for r in rs)
+        packets[name] = sum(r.scenario.bottleneck_packets() for r in rs)
     return runs, packets
 
 

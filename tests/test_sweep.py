@@ -30,6 +30,35 @@ def test_key_is_the_compiled_scenario_and_seed():
     assert run_key(a) == run_key(small(rate="50000kbps"))
 
 
+def test_bottleneck_packets_is_rate_times_duration_over_the_wire_size():
+    # 50 Mbit/s / 8 / (1448 + 52 B on the wire) = 4166.67 packets/s; x 5 s = 20833.3.
+    assert small().bottleneck_packets() == pytest.approx(50e6 / 8 / 1500 * 5)
+    # A smaller MSS means more, smaller packets: 50e6 / 8 / (536 + 52) x 5 s.
+    assert small().replace(mss=536).bottleneck_packets() == pytest.approx(50e6 / 8 / 588 * 5)
+
+
+def test_progress_weighs_runs_by_their_work():
+    from cubiclab import sweep
+
+    # Two runs to do besides one cached: a small one (1 unit of work) and a big one (9).
+    bar = sweep._Progress(3, 1, enabled=False, work={"small": 1.0, "big": 9.0})
+    assert bar.seconds_left(0.0) != bar.seconds_left(0.0)  # NaN: nothing finished yet
+    bar.tick("small")
+    # 1 unit took 10 s, 9 units are left: 90 s. Counting runs would say 1 run x 10 s = 10 s.
+    assert bar.seconds_left(10.0) == pytest.approx(90.0)
+    bar.tick("big")
+    assert (bar.done, bar.seconds_left(20.0)) == (3, 0.0)
+
+
+def test_progress_without_work_counts_runs():
+    from cubiclab import sweep
+
+    bar = sweep._Progress(4, 0, enabled=False)
+    bar.tick()
+    # 1 of 4 runs in 10 s: 3 x 10 s left.
+    assert bar.seconds_left(10.0) == pytest.approx(30.0)
+
+
 def test_sweep_runs_caches_and_aggregates(tmp_path):
     runs = ensemble(small(), range(1, 4), rate=50) + ensemble(small(rate="80Mbps"), range(1, 4), rate=80)
     runs.append(Run(small(), {"rate": 50, "dup": True}))  # the same simulation as runs[0]

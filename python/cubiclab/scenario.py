@@ -288,6 +288,13 @@ class Scenario:
                        "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows)},
         }
 
+    def bottleneck_packets(self) -> float:
+        """Full-sized packets the bottleneck carries in the run at line rate (rate x duration
+        / wire size). The simulator's cost is per packet, so this is a run's planned work:
+        progress estimates and the catalog's benchmark weigh runs by it."""
+        spec = self.compile()
+        return spec["bottleneck"]["rate"] / 8 / (self.mss + HEADER_BYTES) * spec["duration"] / 1e9
+
     def to_json(self) -> str:
         """The compiled scenario as the JSON the Rust schema reads."""
         spec = self.compile()
