@@ -366,6 +366,17 @@ def test_cli_list_and_errors(tmp_path, capsys):
     assert code == 2 and "--budget-scale lengthens the simulator's runs; drop --testbed" in err
 
 
+def test_a_model_entry_explains_its_verdict_with_computed_numbers(tmp_path):
+    from cubiclab.experiments.base import mode_named
+
+    out = CATALOG["s001-friendly-region"].analyse(None, mode_named("full", None, None), tmp_path)
+    note = {v.spec.id: v.note for v in out.verdicts}["boundary_100ms"]
+    # Eq. 5 = sqrt(3/(2p)) at p* = C (4 - beta) / (4 beta) RTT^3 / 2.25:
+    # 0.4 x 4.75 x 1e-3 / 2.25 = 8.44e-4, 5.9 times the printed 1.44e-4; with beta = 0.8,
+    # (4 - 0.8) / 3.2 = 1: 0.4 x 1e-3 / 2.25 = 1.78e-4.
+    assert "p = 0.000844" in note and "5.9 times the printed 0.000144" in note and "at 0.000178" in note
+
+
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
     from cubiclab.experiments.base import Experiment
 

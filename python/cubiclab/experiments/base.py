@@ -269,7 +269,8 @@ class Experiment:
 
     def explain(self, spec: ClaimSpec, rows: pd.DataFrame) -> str:
         """An entry's own sentence about `spec`, computed from the rows (one per run) of the
-        runs that measure it; empty when the shared diagnostics say all there is."""
+        runs that measure it, or for a model entry from its one row of computed claim values;
+        empty when the shared diagnostics say all there is."""
         return ""
 
     def compute(self, mode: Mode, outdir: Path) -> tuple[dict, dict, list]:
@@ -284,8 +285,13 @@ class Experiment:
     def _analyse(self, sweep: SweepResult | None, mode: Mode, outdir: Path) -> Outcome:
         if sweep is None or not sweep.runs:
             vals, data, figs = self.compute(mode, outdir)
-            verdicts = [judge(c, [vals.get(c.id, math.nan)], indicative=mode.indicative, exact=True)
-                        for c in self.table()]
+            verdicts = []
+            for c in self.table():
+                v = judge(c, [vals.get(c.id, math.nan)], indicative=mode.indicative, exact=True)
+                own = self.explain(c, pd.DataFrame([vals]))
+                if own:
+                    v.note = (v.note + " " if v.note else "") + own
+                verdicts.append(v)
             return self.outcome(mode, data=data, figures=figs, verdicts=verdicts)
         frames = {"all": [], "first": [], "second": []}
         diags = []

@@ -144,6 +144,20 @@ class FriendlyRegion(Experiment):
         b = float(p[rtts == 0.1][0])
         return {"boundary_100ms": b, "larger_region_than_hstcp": math.log10(1e-3 / b)}, {"region": d}, []
 
+    def explain(self, spec, rows):
+        from cubiclab.models.response import cubic_tcp_friendly_loss_rate
+
+        if spec.id != "boundary_100ms":
+            return ""
+        b = float(rows.boundary_100ms.iloc[0])
+        # the closest to the printed number of the derivations in the model's docstring:
+        # beta = 0.8 (the window kept) taken for the decrease
+        misread = float(cubic_tcp_friendly_loss_rate(0.1, c=0.4, beta=0.8))
+        return (f"Eq. 5 (C = 0.4, beta = 0.2) meets TCP's sqrt(3/(2p)) at p = {b:.3g} for RTT 100 ms, "
+                f"{b / spec.accept.center:.2g} times the printed {spec.accept.center:g}; read with beta = 0.8 as the "
+                f"decrease it meets it at {misread:.3g}, the closest of the derivations tried "
+                f"(cubiclab.models.response.cubic_tcp_friendly_loss_rate).")
+
 
 @register
 class Exp1_2(Experiment):
