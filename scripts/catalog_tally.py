@@ -2,13 +2,14 @@
 
     cubiclab reproduce --all --out OUT                       # the run (full mode)
     cubiclab reproduce NAMES --stability --out STAB          # optional: the stability check
-    python3 scripts/catalog_tally.py OUT [--stability STAB ...] [--time TIME.txt] > docs/catalog-tally.md
+    python3 scripts/catalog_tally.py OUT [--stability STAB ...] [--time TIME.txt] [--against OLD] > docs/catalog-tally.md
 
 Counts verdicts per kind (paper claims apart from sensitivity rows and extensions), then
 lists every claim: the paper's sentence, the paper's value, ours (mean ± 95% CI over
 seeds, with units), the tolerance, the verdict and the note (measured diagnostics where it
 does not hold). With `--time`, the run's CPU and wall time from `/usr/bin/time -v`; with
-`--stability`, the table that `--stability` wrote."""
+`--stability`, the table that `--stability` wrote; with `--against`, every claim whose verdict
+differs from that of an earlier run's output folder OLD (another build of the simulator, say)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,29 @@ def cpu_and_wall(time_txt: Path) -> str:
             f"shared machine; on 2 idle cores that is about {cpu / 2 / 60:.0f} minutes of wall time.")
 
 
-def page(docs: list[dict], stability: list[Path], time_txt: Path | None) -> str:
+def against(docs: list[dict], old: list[dict]) -> list[str]:
+    """The claims whose verdict differs between `old` and `docs`, as a Markdown section; a
+    flip (holds against does not hold) is marked, as in the stability table."""
+    before = {(d["name"], c["id"]): c for d in old for c in d["claims"]}
+    rows, n, flips = [], 0, 0
+    for d in docs:
+        for c in d["claims"]:
+            b = before.get((d["name"], c["id"]))
+            if b is None:
+                continue
+            n += 1
+            if b["verdict"] == c["verdict"]:
+                continue
+            flip = {b["verdict"], c["verdict"]} == {"holds", "does not hold"}
+            flips += flip
+            rows.append(f"| {d['name']} | {c['id']} | {c['kind']} | {_cell(c['tolerance'])} | {b['verdict']}: "
+                        f"{_cell(b['ours'])} | {c['verdict']}: {_cell(c['ours'])} | {'**yes**' if flip else ''} |")
+    return ["## Against the earlier run", "",
+            f"{len(rows)} of {n} claims in both runs change verdict; {flips} flip between holds and does not hold.",
+            "", "| entry | claim | kind | tolerance | earlier | now | flips |", "|---" * 7 + "|", *rows, ""]
+
+
+def page(docs: list[dict], stability: list[Path], time_txt: Path | None, old: list[dict] | None = None) -> str:
     counts = {k: Counter() for k in KINDS}
     for d in docs:
         for c in d["claims"]:
@@ -67,6 +90,8 @@ def page(docs: list[dict], stability: list[Path], time_txt: Path | None) -> str:
                   "(`cubiclab reproduce NAMES --stability`); a flip is a claim that holds in one and does not hold in "
                   "another.", ""]
         lines += [(s / "stability.md").read_text() for s in stability]
+    if old is not None:
+        lines += against(docs, old)
     lines += ["## Every claim", "", "| entry | claim | kind | paper (quoted) | paper's value | ours | tolerance | "
               "verdict | note |", "|---" * 9 + "|"]
     for d in docs:
@@ -83,8 +108,11 @@ def main() -> None:
     ap.add_argument("--stability", type=Path, action="append", default=[],
                     help="the --out folder of a `--stability` run (repeat for several)")
     ap.add_argument("--time", type=Path, default=None, help="a /usr/bin/time -v report of the run")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="an earlier run's output folder: list the claims whose verdict differs")
     args = ap.parse_args()
-    print(page(load(args.out), args.stability, args.time), end="")
+    print(page(load(args.out), args.stability, args.time, None if args.against is None else load(args.against)),
+          end="")
 
 
 if __name__ == "__main__":

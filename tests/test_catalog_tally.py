@@ -1,0 +1,37 @@
+"""scripts/catalog_tally.py on output folders written here, whose verdicts are known."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("catalog_tally", ROOT / "scripts" / "catalog_tally.py")
+catalog_tally = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(catalog_tally)
+
+
+def _out(folder: Path, verdicts: dict) -> Path:
+    """An output folder with one entry "e" whose claims have the given verdicts."""
+    (folder / "e").mkdir(parents=True)
+    claims = [{"id": k, "kind": "paper claim", "quote": "q", "where": "Fig. 1", "paper": "p", "ours": f"{i} (n = 5)",
+               "tolerance": "> 0", "unit": "", "verdict": v, "note": ""} for i, (k, v) in enumerate(verdicts.items())]
+    (folder / "e" / "claims.json").write_text(json.dumps({"name": "e", "mode": "full", "claims": claims}))
+    return folder
+
+
+def test_tally_counts_verdicts_per_kind(tmp_path):
+    docs = catalog_tally.load(_out(tmp_path, {"a": "holds", "b": "holds", "c": "inconclusive"}))
+    page = catalog_tally.page(docs, [], None)
+    # 2 hold, 0 do not hold, 1 inconclusive, 0 not converged, 0 indicative, 0 not measured, 3 in all
+    assert "| paper claim | 2 | 0 | 1 | 0 | 0 | 0 | 3 |" in page
+
+
+def test_against_lists_changes_and_marks_flips(tmp_path):
+    old = catalog_tally.load(_out(tmp_path / "old", {"a": "holds", "b": "holds", "c": "inconclusive", "d": "holds"}))
+    new = catalog_tally.load(_out(tmp_path / "new", {"a": "holds", "b": "does not hold", "c": "holds", "x": "holds"}))
+    lines = catalog_tally.against(new, old)
+    # a, b and c are in both runs (d and x in one only); b and c changed, and only b flipped.
+    assert "2 of 3 claims in both runs change verdict; 1 flip between holds and does not hold." in lines
+    rows = [r for r in lines if r.startswith("| e |")]
+    assert [r.split(" | ")[1] for r in rows] == ["b", "c"]
+    assert rows[0].endswith("| **yes** |") and rows[1].endswith("|  |")
