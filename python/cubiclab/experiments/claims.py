@@ -120,6 +120,13 @@ def jain(n: int) -> Bounds:
     return Bounds(1.0 / n, 1.0)
 
 
+def then(note: str, more: str) -> str:
+    """`note` followed by the sentence `more`, with the full stop between them."""
+    if not note:
+        return more
+    return f"{note}{'' if note.endswith('.') else '.'} {more}"
+
+
 def cite(quote: str, source: str) -> str:
     """A claim's sentence in quotation marks, or as it is when `source` is RECALLED."""
     return quote if source == RECALLED else f"“{quote}”"
@@ -283,10 +290,10 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
         v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
     spread = max(vals) - min(vals)
     if n >= 2 and not exact and spread < ONE_TRAJECTORY * a.scale:
-        v.note = (v.note + "; " if v.note else "") + (
-            f"its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's scale {_num(a.scale)}: "
+        v.note = then(v.note, 
+            f"Its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's scale {_num(a.scale)}: "
             "what they vary (the flows' start times) does not change it, so the interval is one trajectory's, not a "
-            "sample's")
+            "sample's.")
     return v
 
 
