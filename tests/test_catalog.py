@@ -304,11 +304,25 @@ def test_seed_002_convergence_holds_six_epochs_of_the_run():
                           "throughput_bps": np.r_[np.full(t.size, 100.0), second]})
     res = SimpleNamespace(flows=flows, totals=pd.DataFrame({"flow": [0, 1], "start_s": [0.0, 30.0]}),
                           summary={"duration_s": 320.0})
-    assert seed002._convergence_s(SimpleNamespace(scenario=sc), res) == pytest.approx(173.5)
+    assert seed002._convergence_s(sc, res) == (pytest.approx(173.5), False)
+    # never in the band: the rest of the run after the second start, 320 - 30 = 290 s, flagged
+    level = res.flows.assign(throughput_bps=np.where(res.flows.flow == 1, 20.0, 100.0))
+    assert seed002._convergence_s(sc, SimpleNamespace(**{**vars(res), "flows": level})) == (290.0, True)
     # the hold decides: a 50 s hold takes the first stretch
     from cubiclab.experiments.common import converged_after
 
     assert converged_after(res, [0, 1], 30.0, hold=50.0) == pytest.approx(73.5)
+
+
+def test_seed_002_convergence_runs_both_algorithms_on_cubics_clock():
+    # H-TCP's own plan would be shorter (its epochs are); both run Cubic 2.0's length, so
+    # a run that never converges counts the same rest of the run for either.
+    runs = CATALOG["s002-convergence"].runs(base.FULL)
+    lengths = {r.tags["alg"]: r.scenario.duration for r in runs}
+    assert lengths["htcp"] == lengths["cubic-2.0"]
+    sc = base.load_scenario("s002_convergence")
+    own = physics.run_length(base.vary(sc, groups={"first": {"algorithm": "htcp"}, "second": {"algorithm": "htcp"}}))
+    assert own.duration_s < float(lengths["htcp"].rstrip("s"))
 
 
 def test_epochs_of_the_rivals():
