@@ -400,6 +400,17 @@ def test_a_model_entry_explains_its_verdict_with_computed_numbers(tmp_path):
     assert "p = 0.000844" in note and "5.9 times the printed 0.000144" in note and "at 0.000178" in note
 
 
+def test_a_random_model_is_judged_as_an_ensemble(tmp_path):
+    from cubiclab.experiments.base import mode_named
+
+    # s004-fig4's validator is random: one value per validator seed (3 here), a real interval;
+    # s001-friendly-region's boundary is a formula: one exact value.
+    (v,) = CATALOG["s004-fig4"].analyse(None, mode_named("full", 3), tmp_path / "a").verdicts
+    assert v.n == 3 and len(set(v.values)) == 3 and v.ci > 0
+    v = CATALOG["s001-friendly-region"].analyse(None, mode_named("full", 3), tmp_path / "b").verdicts[0]
+    assert (v.n, v.ci) == (1, 0.0)
+
+
 def test_a_broken_entry_does_not_sink_the_report(tmp_path, monkeypatch):
     from cubiclab.experiments.base import Experiment
 

@@ -274,7 +274,8 @@ class Experiment:
         return ""
 
     def compute(self, mode: Mode, outdir: Path) -> tuple[dict, dict, list]:
-        """Model entries: (claim values, data tables, figures)."""
+        """Model entries: (claim values, data tables, figures). A claim's value is a number
+        (a deterministic computation) or a list of one number per seed (a random one)."""
         raise TypeError(f"catalog entry '{self.name}' has neither runs nor a model computation")
 
     # ---- the pipeline
@@ -287,8 +288,12 @@ class Experiment:
             vals, data, figs = self.compute(mode, outdir)
             verdicts = []
             for c in self.table():
-                v = judge(c, [vals.get(c.id, math.nan)], indicative=mode.indicative, exact=True)
-                own = self.explain(c, pd.DataFrame([vals]))
+                # a deterministic computation gives one exact value; a random one (a
+                # validator's runs) one value per seed, judged as an ensemble
+                got = vals.get(c.id, math.nan)
+                many = isinstance(got, (list, tuple))
+                v = judge(c, got if many else [got], indicative=mode.indicative, exact=not many)
+                own = self.explain(c, pd.DataFrame({k: [x] for k, x in vals.items()}))
                 if own:
                     v.note = then(v.note, own)
                 verdicts.append(v)

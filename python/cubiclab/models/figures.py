@@ -95,11 +95,13 @@ def plot_ha_fig3(path, data: pd.DataFrame | None = None) -> Path:
 # ---- seed 004, Figs. 3-7 ------------------------------------------------------------------
 
 
-def bao_fig3_data(n_states=(100, 1000), ks=None, seeds: int = 5, loss_rate: float = 1.0) -> pd.DataFrame:
+def bao_fig3_data(n_states=(100, 1000), ks=None, seeds: int = 5, loss_rate: float = 1.0,
+                  by_seed: bool = False) -> pd.DataFrame:
     """RMS error (Eq. 22) against K for each N, averaged over `seeds` runs (seed 0..seeds-1).
 
     One run of max(ks) events per seed; the error at K uses its first K events.
-    Columns: n_states, K, rms (mean), rms_std."""
+    Columns: n_states, K, rms (mean), rms_std; with `by_seed`, one row per seed instead:
+    n_states, K, seed, rms."""
     ks = np.unique(np.logspace(2, 5, 13).astype(int)) if ks is None else np.asarray(ks, dtype=int)
     runs = [simulate_chain(**BAO, loss_rate=loss_rate, n_events=int(ks.max()), seed=s) for s in range(seeds)]
     rows = []
@@ -107,7 +109,10 @@ def bao_fig3_data(n_states=(100, 1000), ks=None, seeds: int = 5, loss_rate: floa
         pi = markov_model(**BAO, loss_rate=loss_rate, n_states=n).pi
         for k in ks:
             errs = [rms_error(pi, r.distribution(n, int(k))) for r in runs]
-            rows.append({"n_states": n, "K": int(k), "rms": float(np.mean(errs)), "rms_std": float(np.std(errs))})
+            if by_seed:
+                rows += [{"n_states": n, "K": int(k), "seed": s, "rms": float(e)} for s, e in enumerate(errs)]
+            else:
+                rows.append({"n_states": n, "K": int(k), "rms": float(np.mean(errs)), "rms_std": float(np.std(errs))})
     return pd.DataFrame(rows)
 
 
@@ -126,16 +131,22 @@ def plot_bao_fig3(path, data: pd.DataFrame | None = None) -> Path:
     return save(fig, path)
 
 
-def bao_fig4_data(lams=None, n_states: int = 100, n_events: int = 1000, seeds: int = 1) -> pd.DataFrame:
+def bao_fig4_data(lams=None, n_states: int = 100, n_events: int = 1000, seeds: int = 1,
+                  by_seed: bool = False) -> pd.DataFrame:
     """Analytical (Eq. 21) and simulated normalized throughput against lambda.
-    Columns: loss_rate, analytical, simulated (mean over seeds)."""
+    Columns: loss_rate, analytical, simulated (mean over seeds); with `by_seed`, one row per
+    seed instead, with a seed column."""
     lams = np.logspace(-2, 1, 13) if lams is None else np.asarray(lams, dtype=float)
     rows = []
     for lam in lams:
-        sim = np.mean(
-            [simulate_chain(**BAO, loss_rate=lam, n_events=n_events, seed=s).normalized_throughput for s in range(seeds)]
-        )
-        rows.append({"loss_rate": lam, "analytical": _x(loss_rate=lam, n_states=n_states), "simulated": float(sim)})
+        analytical = _x(loss_rate=lam, n_states=n_states)
+        sims = [simulate_chain(**BAO, loss_rate=lam, n_events=n_events, seed=s).normalized_throughput
+                for s in range(seeds)]
+        if by_seed:
+            rows += [{"loss_rate": lam, "seed": s, "analytical": analytical, "simulated": float(x)}
+                     for s, x in enumerate(sims)]
+        else:
+            rows.append({"loss_rate": lam, "analytical": analytical, "simulated": float(np.mean(sims))})
     return pd.DataFrame(rows)
 
 
