@@ -1,0 +1,380 @@
+"""The seed entries' claim metrics (python/cubiclab/experiments/seed000.py .. seed004.py),
+computed on hand-made rows: each entry's per-seed claim values from the rows of its runs
+(the columns its per_run produces, the tags its conditions set), through the pipeline's own
+per-seed step (Experiment._seed_values), with the right answers derived by hand; and the
+per_run measurements that are the entry's own (beyond cubiclab.metrics, which
+tests/test_metrics.py covers) on tiny constructed results. Never whether a claim holds."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from cubiclab.experiments import CATALOG
+
+NAN = float("nan")
+CUBIC0, CUBIC1, CUBIC2 = "cubic-2008", "cubic-2005", "cubic-2.0"  # the papers' CUBICs: seeds 000, 001, 002
+
+
+def seed_values(name: str, rows: list[dict], variant_rows: dict | None = None) -> dict:
+    """The claim values of `name` for one seed, as the pipeline computes them: `rows` (one
+    per run, the paper's runs) get the columns every run's row carries (base.Experiment.
+    _analyse) and go through Experiment._seed_values; `variant_rows` = {variant: rows}
+    adds the sensitivity runs. Returns {claim id: value} (one seed: one value each)."""
+    e = CATALOG[name]
+    head = {"seed": 1, "warmup_s": 10.0, "epochs": 10.0, "capped": False, "planned_s": 100.0, "scale_to_plan": 1.0,
+            "duration_s": 100.0, "sim_s": 1.0}
+    frame = [{**head, "variant": "paper", **r} for r in rows]
+    for variant, vr in (variant_rows or {}).items():
+        frame += [{**head, "variant": variant, **r} for r in vr]
+    per_seed = e._seed_values(pd.DataFrame(frame))
+    assert all(len(v) == 1 for v in per_seed.values()), per_seed
+    return {k: v[0] for k, v in per_seed.items()}
+
+
+def paper_ids(name: str) -> set:
+    return {c.id for c in CATALOG[name].claims}
+
+
+def check(name: str, rows: list[dict], expected: dict):
+    v = seed_values(name, rows)
+    assert set(v) == set(expected)
+    assert v == pytest.approx(expected, nan_ok=True)
+
+
+# ---- seed 000 --------------------------------------------------------------------------------
+
+
+FIG5_ROWS = [{"rtt": 8, "ratio": 0.95, "epoch_shape": 0.52}, {"rtt": 82, "ratio": 1.6, "epoch_shape": 0.7}]
+
+
+def test_s000_fig5_ratios_and_epoch_shapes():
+    # 8 ms: the ratio 0.95 and the shape 0.52 as they are; 82 ms: 1.6 - 1 = 0.6 ahead, shape 0.7.
+    assert set(paper_ids("s000-fig5")) == {"fair_at_8ms", "tcp_mode_at_8ms", "cubic_more_at_82ms",
+                                           "cubic_growth_at_82ms"}
+    check("s000-fig5", FIG5_ROWS, {"fair_at_8ms": 0.95, "tcp_mode_at_8ms": 0.52, "cubic_more_at_82ms": 0.6,
+                                   "cubic_growth_at_82ms": 0.7})
+
+
+def test_sensitivity_twins_come_from_their_variants_runs_one_value_per_seed():
+    # Fig. 5 with the v2.2 and linux variants and two seeds: each twin (id@variant) is computed
+    # from its own variant's rows, one value per seed in seed order; the paper's ids from the
+    # paper's rows only.
+    e = CATALOG["s000-fig5"]
+    rows = []
+    for seed, bump in ((2, 0.1), (1, 0.0)):  # seed 2 first: the values still come in seed order
+        for variant, r8 in (("paper", 1.0), ("v2.2", 0.8), ("linux", 0.5)):
+            rows += [{"seed": seed, "variant": variant, "rtt": 8, "ratio": r8 + bump, "epoch_shape": 0.5},
+                     {"seed": seed, "variant": variant, "rtt": 82, "ratio": 2.0, "epoch_shape": 0.9}]
+    v = e._seed_values(pd.DataFrame(rows))
+    assert v["fair_at_8ms"] == pytest.approx([1.0, 1.1])
+    assert v["fair_at_8ms@v2.2"] == pytest.approx([0.8, 0.9])
+    assert v["fair_at_8ms@linux"] == pytest.approx([0.5, 0.6])
+    assert v["cubic_more_at_82ms@linux"] == pytest.approx([1.0, 1.0])
+    assert set(v) == {c.id for c in e.table()}
+
+
+FIG6_ROWS = [{"background": True, "cubic": 0.6, "sack": 0.2, "other": 0.15, "utilization": 0.95, "jain": 0.97},
+             {"background": False, "cubic": 0.7, "sack": 0.3, "other": 0.0, "utilization": 1.0, "jain": 0.9}]
+
+
+def test_s000_fig6_shares_with_and_without_background():
+    # With background: the eight flows 0.6 + 0.2 = 0.8 (not the link's 0.95, which counts the
+    # background), CUBIC 0.6, SACK 0.2, CUBIC's part 0.6 / 0.8 = 0.75, Jain 0.97; without
+    # background CUBIC's part 0.7 / (0.7 + 0.3) = 0.7.
+    check("s000-fig6", FIG6_ROWS, {"utilization": 0.8, "cubic_share": 0.6, "sack_share": 0.2, "cubic_fraction": 0.75,
+                                   "cubic_fair": 0.97, "cubic_fraction_no_background": 0.7})
+
+
+def test_s000_fig6_reads_the_background_run_not_the_quiet_one():
+    # Broken on purpose: the two runs' tags swapped, so the quiet run's 0.7 would be CUBIC's share.
+    swapped = [{**r, "background": not r["background"]} for r in FIG6_ROWS]
+    assert seed_values("s000-fig6", swapped)["cubic_share"] == pytest.approx(0.7)
+
+
+def _two_flow_rows(table: dict, rtt_key: dict) -> list[dict]:
+    """Rows of the two-flow entries (Figs. 8, 9): {alg: {rtt: {column: value}}}."""
+    return [{"alg": a, **rtt_key(r), **cols} for a, by_rtt in table.items() for r, cols in by_rtt.items()]
+
+
+FIG8 = {  # alg: {rtt: (fairness, utilisation)}
+    CUBIC0: {16: (0.90, 0.97), 324: (0.80, 0.93)},
+    "bic": {16: (0.95, 0.96), 324: (0.85, 0.94)},
+    "reno": {16: (0.99, 0.97), 324: (0.50, 0.60)},
+    "highspeed": {16: (0.70, 0.98), 324: (0.60, 0.92)},
+}
+
+
+def fig8_rows(table=FIG8):
+    return _two_flow_rows({a: {r: {"fairness": f, "utilization": u, "tput_first": 1e8, "tput_second": 1e8}
+                               for r, (f, u) in by.items()} for a, by in table.items()},
+                          lambda r: {"rtt": r, "rtt_first": r, "rtt_second": r})
+
+
+def test_s000_fig8_fairness_and_utilisation():
+    # Fairness averaged over the RTTs: CUBIC 0.85, BIC 0.90, SACK 0.745, HSTCP 0.65:
+    # min(CUBIC, BIC) - max(SACK, HSTCP) = 0.85 - 0.745 = 0.105. At 16 ms SACK's 0.99 against
+    # the best other, BIC's 0.95: 0.04. Lowest utilisation of CUBIC, BIC, HSTCP over both RTTs:
+    # HSTCP's 0.92 at 324 ms. SACK's utilisation 0.97 at 16 ms - 0.60 at 324 ms = 0.37.
+    check("s000-fig8", fig8_rows(), {"cubic_bic_fairer": 0.105, "sack_fairest_at_16ms": 0.04, "hs_utilise": 0.92,
+                                     "sack_underutilises": 0.37})
+
+
+def test_s000_fig8_averages_over_rtts_rather_than_taking_one():
+    # Broken on purpose: SACK's fairness at 324 ms raised to 0.99 moves its mean to 0.99 and the
+    # ordering to 0.85 - 0.99 = -0.14 (a metric reading 16 ms alone would not move).
+    table = {**FIG8, "reno": {16: (0.99, 0.97), 324: (0.99, 0.60)}}
+    assert seed_values("s000-fig8", fig8_rows(table))["cubic_bic_fairer"] == pytest.approx(-0.14)
+
+
+# Fig. 9: the 162 ms flow's throughput over the other's at RTT ratio 1 (162 / 162) and 10
+# (162 / 16.2): 1 and r. The log-log slope is then log10(r) / log10(10) = log10(r).
+FIG9_RATIO_AT_10 = {"reno": 0.1, CUBIC0: 0.2, "highspeed": 0.01, "bic": 0.05}
+
+
+def fig9_rows(at_10=FIG9_RATIO_AT_10):
+    rows = []
+    for a, r in at_10.items():
+        rows.append({"alg": a, "rtt_first": 162, "rtt_second": 162.0, "tput_first": 1e8, "tput_second": 1e8,
+                     "fairness": 1.0, "utilization": 0.95})
+        rows.append({"alg": a, "rtt_first": 162, "rtt_second": 16.2, "tput_first": r * 1e8, "tput_second": 1e8,
+                     "fairness": r, "utilization": 0.91 if a == "highspeed" else 0.80})
+    # a third point on SACK's line 1 / ratio: RTT ratio 3 (162 / 54), throughput ratio 1/3
+    rows.append({"alg": "reno", "rtt_first": 162, "rtt_second": 54.0, "tput_first": 1e8 / 3, "tput_second": 1e8,
+                 "fairness": 1 / 3, "utilization": 0.9})
+    return rows
+
+
+def test_s000_fig9_slopes_and_ratios():
+    # Slopes: SACK log10(0.1) = -1 (its three points on one line), CUBIC log10(0.2) = -0.699,
+    # so CUBIC - SACK = log10(2) = 0.301; HSTCP log10(0.01) = -2, |-2 - (-1)| = 1. At RTT ratio
+    # 10: CUBIC 0.2 - SACK 0.1 = 0.1; the lowest of the others, HSTCP's 0.01, minus BIC's 0.05 =
+    # -0.04. HSTCP's lowest utilisation: 0.91.
+    check("s000-fig9", fig9_rows(), {"sack_inverse_rtt": -1.0, "cubic_slope_like_sack": math.log10(2),
+                                     "cubic_above_sack": 0.1, "hstcp_other_slope": 1.0, "bic_lowest": -0.04,
+                                     "hstcp_utilise": 0.91})
+
+
+def test_s000_fig9_ratio_is_the_long_rtt_flow_over_the_other():
+    # Broken on purpose: SACK's flows the other way round at RTT ratio 10 (ratio 10, not 0.1)
+    # turn its slope to +1.
+    rows = fig9_rows()
+    for r in rows:
+        if r["alg"] == "reno":
+            r["tput_first"], r["tput_second"] = r["tput_second"], r["tput_first"]
+    assert seed_values("s000-fig9", rows)["sack_inverse_rtt"] == pytest.approx(1.0)
+
+
+FIG10A = {  # alg: {rtt: (hs_share, sack_share, utilisation)}
+    "reno": {10: (0.40, 0.42, 0.97), 160: (0.38, 0.39, 0.90)},
+    CUBIC0: {10: (0.45, 0.40, 0.98), 160: (0.55, 0.30, 0.97)},
+    "bic": {10: (0.50, 0.35, 0.98), 160: (0.70, 0.20, 0.99)},
+    "highspeed": {10: (0.48, 0.37, 0.80), 160: (0.60, 0.25, 0.93)},
+}
+
+
+def test_s000_fig10a_shares():
+    # With SACK as the "protocol" all eight flows are SACK: 0.38 + 0.39 = 0.77 at 160 ms.
+    # Utilisation at 160 ms (HSTCP's 0.80 at 10 ms does not count): min(0.97, 0.99, 0.93) = 0.93.
+    # Share growth 10 -> 160 ms: CUBIC 0.10, BIC 0.20, HSTCP 0.12: 0.10. SACK's share against
+    # CUBIC minus the larger against BIC or HSTCP: 0.40 - 0.37 = 0.03 at 10 ms, 0.30 - 0.25 =
+    # 0.05 at 160 ms: the smaller, 0.03.
+    rows = [{"alg": a, "rtt": r, "hs_share": h, "sack_share": s, "utilization": u, "friendly_ratio": s / h}
+            for a, by in FIG10A.items() for r, (h, s, u) in by.items()]
+    check("s000-fig10a", rows, {"sack_80pct_at_160ms": 0.77, "hs_full": 0.93, "share_grows_with_rtt": 0.10,
+                                "cubic_gives_room": 0.03})
+
+
+FIG10BC = {  # rtt: {alg: friendly ratio at 20, 50, 400 Mbps}
+    10: {CUBIC0: (1.10, 1.20, 0.90), "bic": (0.90, 0.70, 0.30), "highspeed": (1.00, 0.80, 0.50),
+         "reno": (1.0, 1.0, 1.0)},
+    100: {CUBIC0: (0.50, 0.30, 0.10), "bic": (0.60, 0.35, 0.05), "highspeed": (0.70, 0.50, 0.20),
+          "reno": (1.0, 1.0, 1.0)},
+}
+
+
+def fig10bc_rows(table=FIG10BC):
+    return [{"alg": a, "rtt": rtt, "bw": b, "friendly_ratio": x, "hs_share": 0.4, "sack_share": 0.4,
+             "utilization": 0.95} for rtt, by in table.items() for a, xs in by.items() for b, x in zip((20, 50, 400), xs)]
+
+
+def test_s000_fig10bc_friendliness_ratios():
+    # 10 ms: CUBIC's largest ratio 1.20 - 1 = 0.20; lowest - highest bandwidth: BIC 0.90 - 0.30 =
+    # 0.60, HSTCP 1.00 - 0.50 = 0.50: 0.50. 100 ms: drops CUBIC 0.40, BIC 0.55, HSTCP 0.50: 0.40;
+    # below 100 Mbps HSTCP - max(CUBIC, BIC): 0.70 - 0.60 = 0.10 at 20, 0.50 - 0.35 = 0.15 at 50:
+    # mean 0.125.
+    check("s000-fig10bc", fig10bc_rows(), {"cubic_friendlier_than_sack": 0.20, "bic_hstcp_scalable_10ms": 0.50,
+                                           "ratio_drops_100ms": 0.40, "cubic_bic_vs_hstcp_100ms": 0.125})
+
+
+def test_s000_fig10bc_keeps_the_two_rtts_apart():
+    # Broken on purpose: the 100 ms runs tagged 10 ms as well give two runs per point at 10 ms;
+    # the entry must refuse rather than mix them.
+    rows = [{**r, "rtt": 10} for r in fig10bc_rows()]
+    with pytest.raises(ValueError):
+        seed_values("s000-fig10bc", rows)
+
+
+def test_s000_fig4_and_eq6_read_their_rows():
+    # One run: its plateau fraction and convergence time as they are.
+    check("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0}], {"plateaus": 0.3, "fair_within_200s": 150.0})
+    # Eq. 6: each point's ratio from the run tagged with its bandwidth and RTT.
+    rows = [{"bw": b, "rtt": r, "ratio": x} for (b, r), x in zip(((100, 100), (400, 100), (400, 10)), (1.1, 1.2, 1.3))]
+    check("s000-eq6", rows, {"eq6_100mbps_100ms": 1.1, "eq6_400mbps_100ms": 1.2, "eq6_400mbps_10ms": 1.3})
+
+
+# ---- seed 001 --------------------------------------------------------------------------------
+
+
+def test_s001_fig3_4_reads_its_run():
+    check("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15, "convergence_s": 180.0}],
+          {"plateaus": 0.3, "utilization": 0.97, "cubic_share": 0.7, "tcp_share": 0.15, "converge_220s": 180.0})
+
+
+EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
+    10: {CUBIC1: (0.95, 0.90, 0.85), "htcp": (0.90, 0.92, 0.88), "bic": (0.50, 0.60, 0.20),
+         "highspeed": (0.70, 0.80, 0.30), "scalable": (0.25, 0.40, 0.10)},
+    100: {CUBIC1: (0.80, 0.60, 0.40), "bic": (0.50, 0.30, 0.10), "highspeed": (0.60, 0.40, 0.20),
+          "scalable": (0.30, 0.20, 0.10), "htcp": (0.70, 0.50, 0.30)},
+}
+
+
+def exp12_rows(table=EXP12):
+    rows = [{"alg": a, "rtt": rtt, "bw": b, "ratio": x, "utilization": 0.95}
+            for rtt, by in table.items() for a, xs in by.items() for b, x in zip((20, 100, 1000), xs)]
+    rows[3]["utilization"] = 0.91  # HTCP at 10 ms, 20 Mbps: the lowest of the 10 ms runs
+    rows[-1]["utilization"] = 0.5  # HTCP at 100 ms: not a 10 ms run
+    return rows
+
+
+def test_s001_exp1_2_friendly_ratios():
+    # 10 ms: lowest of CUBIC and HTCP 0.85. Ratio(1 Gbps) / ratio(100 Mbps): BIC 0.2 / 0.6 = 1/3,
+    # HSTCP 0.3 / 0.8 = 0.375, STCP 0.1 / 0.4 = 0.25: the largest 0.375. At 1 Gbps the lowest
+    # other (BIC's 0.20) minus STCP's 0.10 = 0.10. Ratio(100) - ratio(20): BIC 0.10, STCP 0.15:
+    # 0.10. Lowest 10 ms utilisation 0.91 (the 100 ms run's 0.5 does not count). 100 ms:
+    # ratio(20) - ratio(1000): 0.4, 0.4, 0.4, 0.2, 0.4: 0.2; mean ratios CUBIC 0.6, BIC 0.3,
+    # HSTCP 0.4, STCP 0.2, HTCP 0.5: 0.6 - 0.5 = 0.1.
+    check("s001-exp1-2", exp12_rows(), {"cubic_htcp_friendly_10ms": 0.85, "others_drop_10ms": 0.375,
+                                        "stcp_worst_10ms": 0.10, "bic_stcp_worse_at_20": 0.10,
+                                        "tcp_full_bandwidth": 0.91, "ratio_drops_100ms": 0.2,
+                                        "cubic_best_100ms": 0.1})
+
+
+EXP3 = {20: {CUBIC1: 0.03, "bic": 0.05, "highspeed": 0.04, "scalable": 0.06, "htcp": 0.08},
+        200: {CUBIC1: 0.05, "bic": 0.02, "highspeed": 0.03, "scalable": 0.04, "htcp": 0.06}}
+
+
+def test_s001_exp3_cov_orderings():
+    # 20% BDP: median of the others' CoV (0.04, 0.05, 0.06, 0.08) = 0.055 - CUBIC's 0.03 = 0.025;
+    # min(STCP 0.06, HTCP 0.08) - 0.03 = 0.03. 200%: median (0.02, 0.03, 0.04, 0.06) = 0.035 -
+    # 0.05 = -0.015; min(0.04, 0.06) - 0.05 = -0.01.
+    rows = [{"alg": a, "buffer": b, "cov_1s": c, "utilization": 0.95} for b, by in EXP3.items() for a, c in by.items()]
+    check("s001-exp3", rows, {"cubic_stable_20": 0.025, "stcp_htcp_unstable_20": 0.03, "cubic_stable_200": -0.015,
+                              "stcp_htcp_unstable_200": -0.01})
+
+
+def test_s001_exp3_coarse_grid():
+    # The coarse grid (CUBIC, STCP, HTCP at 20% BDP): the median of the others is the mean of
+    # STCP's 0.06 and HTCP's 0.08, 0.07 - 0.03 = 0.04; the 200% claims are not measured.
+    rows = [{"alg": a, "buffer": 20, "cov_1s": EXP3[20][a], "utilization": 0.95} for a in (CUBIC1, "scalable", "htcp")]
+    check("s001-exp3", rows, {"cubic_stable_20": 0.04, "stcp_htcp_unstable_20": 0.03})
+
+
+# ---- seed 002 --------------------------------------------------------------------------------
+
+
+def test_s002_grid_fairness():
+    # No background: median of Jain's 0.99, 0.97, 0.80, 0.96 = (0.96 + 0.97) / 2 = 0.965; with
+    # background the lowest, 0.91.
+    rows = [{"bw": 10, "rtt": 16, "buffer": b, "sessions": 0, "mean_size": 0, "jain": j, "utilization": 0.9}
+            for b, j in ((10, 0.99), (100, 0.97), (20, 0.80), (50, 0.96))]
+    rows += [{"bw": 250, "rtt": 100, "buffer": 100, "sessions": s, "mean_size": 100, "jain": j, "utilization": 0.9}
+             for s, j in ((25, 0.95), (200, 0.91))]
+    check("s002-grid", rows, {"asymptotic_fairness": 0.965, "fair_with_background": 0.91})
+
+
+@pytest.mark.parametrize("name, rows, expected", [
+    # Cubic 2.0 converges in 150 s, H-TCP in 90 s: 60 s slower.
+    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0}, {"alg": "htcp", "convergence_s": 90.0}],
+     {"slower_than_htcp": 60.0}),
+    # without fast convergence 200 s, with it 150 s: 50 s.
+    ("s002-fast-convergence", [{"fc": 1, "convergence_s": 150.0}, {"fc": 0, "convergence_s": 200.0}],
+     {"fc_faster": 50.0}),
+    # the 200 ms flow's share 0.30 when it starts first, 0.55 when second: |0.30 - 0.55| = 0.25.
+    ("s002-rtt-unfairness", [{"order": "long_first", "long_share": 0.30}, {"order": "short_first", "long_share": 0.55}],
+     {"start_dependent": 0.25}),
+    ("s002-low-cwnd", [{"order": "long_first", "long_share": 0.70}, {"order": "short_first", "long_share": 0.55}],
+     {"start_dependent": 0.15}),
+    # 60 s for the transfer started second against 40 s for the first: 1.5.
+    ("s002-completion-order", [{"fct_first": 40.0, "fct_second": 60.0}], {"order_matters": 1.5}),
+    # the long flow 150 Mb/s against the short one's 100 Mb/s: 1.5; a short flow that got
+    # nothing gives no ratio.
+    ("s002-long-short", [{"long_bps": 150e6, "short_bps": 100e6}], {"long_advantage": 1.5}),
+    ("s002-long-short", [{"long_bps": 150e6, "short_bps": 0.0}], {"long_advantage": NAN}),
+    # utilisation 0.9 with the fixed code, 0.4 with the bug: 0.5.
+    ("s002-scaling-bug", [{"bug": 0, "utilization": 0.9}, {"bug": 1, "utilization": 0.4}], {"bug_matters": 0.5}),
+    # 10 Mb/s: TCP 4 over Cubic 5 = 0.8; 250 Mb/s: Cubic 150 of 200 = 0.75, minus 1/2 = 0.25.
+    ("s002-friendliness", [{"bw": 10, "cubic_bps": 5e6, "tcp_bps": 4e6}, {"bw": 250, "cubic_bps": 150e6,
+                                                                           "tcp_bps": 50e6}],
+     {"friendly_at_low_bdp": 0.8, "scalable_at_high_bdp": 0.25}),
+    # Cubic 2.0, 25 sessions: its longest unfair stretch, 120 s; 50 sessions: CoV 0.30 over
+    # H-TCP's 0.25 = 1.2 (the 25-session CoVs do not enter).
+    ("s002-missing-drop", [{"alg": a, "sessions": n, "longest_unfair_s": s, "cov_10s": c} for a, n, s, c in (
+        (CUBIC2, 25, 120.0, 0.9), (CUBIC2, 50, 30.0, 0.30), ("htcp", 25, 200.0, 0.1), ("htcp", 50, 10.0, 0.25))],
+     {"sustained_unfairness": 120.0, "similar_to_htcp": 1.2}),
+])
+def test_s002_differences_and_ratios(name, rows, expected):
+    assert set(expected) == paper_ids(name)
+    check(name, rows, expected)
+
+
+def test_s002_buffer_utilisation_below_30pct_bdp():
+    # Buffers below 30% BDP are 5 and 20: at 250 Mb/s (0.5 + 0.6) / 2 = 0.55 (100%'s 0.99 left
+    # out); at 10 Mb/s (0.90 + 0.95) / 2 = 0.925; 0.925 - 0.55 = 0.375.
+    rows = [{"bw": bw, "buffer": b, "utilization": u} for bw, us in ((250, (0.5, 0.6, 0.99)), (10, (0.9, 0.95, 1.0)))
+            for b, u in zip((5, 20, 100), us)]
+    check("s002-buffer", rows, {"falls_to_half": 0.55, "speed_matters": 0.375})
+
+
+def epochs_rows(epochs: dict) -> list[dict]:
+    return [{"bw": bw, "bdp_packets": bw * 1e6 * 0.2 / 12000, "epoch_s": e} for bw, e in epochs.items()]
+
+
+def test_s002_epochs_slope_of_the_two_largest_bdps_per_variant():
+    # Paper runs: epochs 16 s and 32 s at 500 and 1000 Mb/s (BDPs 8333 and 16667 packets): slope
+    # log 2 / log 2 = 1 (the 250 Mb/s point, 1 s, would pull a fit over all three far below).
+    # Linux runs: 10 s and 10 x 2^(1/3) s: slope 1/3, reported as the linux twin only.
+    v = seed_values("s002-epochs", epochs_rows({250: 1.0, 500: 16.0, 1000: 32.0}),
+                    {"linux": epochs_rows({250: 1.0, 500: 10.0, 1000: 10.0 * 2 ** (1 / 3)})})
+    assert v == pytest.approx({"linear_at_high_bdp": 1.0, "linear_at_high_bdp@linux": 1 / 3})
+
+
+# ---- seeds 003 and 004 -----------------------------------------------------------------------
+
+
+def tahoe_rows() -> list[dict]:
+    def row(link, who, buffer, cubic, tahoe, queue=0.01):
+        return {"link": link, "who": who, "buffer": buffer, "cubic_bps": cubic, "tahoe_bps": tahoe,
+                "queue_delay_s": queue}
+
+    return [row("low", "cubic", 100, 2.0e6, NAN), row("low", "tahoe", 100, NAN, 1.6e6),
+            row("low", "together", 100, 1.5e6, 0.5e6), row("high", "cubic", 100, 45e6, NAN),
+            row("high", "tahoe", 100, NAN, 30e6), row("high", "together", 100, 40e6, 5e6),
+            row("high", "cubic", 400, 40e6, NAN, queue=0.132)]
+
+
+def test_s003_cubic_tahoe_ratios():
+    # Low link: CUBIC alone 2.0 / Tahoe alone 1.6 = 1.25; together 1.5 / 0.5 = 3; CUBIC together
+    # over alone 1.5 / 2.0 = 0.75. High link together 40 / 5 = 8. CUBIC alone on the high link,
+    # 100% BDP over 400%: 45 / 40 - 1 = 0.125; 400%'s queueing delay 0.132 s over the 88 ms base
+    # RTT = 1.5.
+    check("s003-cubic-tahoe", tahoe_rows(), {"alone_low": 1.25, "together_low": 3.0, "together_high": 8.0,
+                                             "better_together": 0.75, "big_queue_worse": 0.125,
+                                             "queue_delay_grows": 1.5})
+
+
+def test_s004_packet_one_value_per_loss_rate():
+    # Each loss rate's normalized throughput as it is, under the id the claims table names.
+    rows = [{"loss_rate": lam, "sim": x} for lam, x in ((0.01, 0.9), (0.1, 0.8), (1.0, 0.5))]
+    assert paper_ids("s004-packet") == {"agree_0.01", "agree_0.1", "agree_1"}
+    check("s004-packet", rows, {"agree_0.01": 0.9, "agree_0.1": 0.8, "agree_1": 0.5})
