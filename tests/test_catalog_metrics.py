@@ -6,6 +6,7 @@ per_run measurements that are the entry's own (beyond cubiclab.metrics, which
 tests/test_metrics.py covers) on tiny constructed results. Never whether a claim holds."""
 
 import math
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -378,3 +379,175 @@ def test_s004_packet_one_value_per_loss_rate():
     rows = [{"loss_rate": lam, "sim": x} for lam, x in ((0.01, 0.9), (0.1, 0.8), (1.0, 0.5))]
     assert paper_ids("s004-packet") == {"agree_0.01", "agree_0.1", "agree_1"}
     check("s004-packet", rows, {"agree_0.01": 0.9, "agree_0.1": 0.8, "agree_1": 0.5})
+
+
+# ---- per_run: the entries' own measurements on tiny constructed results -----------------------
+
+
+def results(flows: list[dict], totals: list[dict], link: list[dict] | None = None, losses: list[dict] | None = None,
+            cwnd: list[dict] | None = None, rate_bps: float = 100e6, duration_s: float = 100.0) -> SimpleNamespace:
+    """A stand-in for cubiclab.results.Results with the tables (and columns) per_run reads."""
+    return SimpleNamespace(
+        flows=pd.DataFrame(flows), totals=pd.DataFrame(totals),
+        link=pd.DataFrame(link or [{"t": 1.0, "utilization": 1.0, "queue_bytes": 0.0}]),
+        losses=pd.DataFrame(losses or [], columns=["t", "flow", "cwnd", "timeout"]),
+        cwnd=pd.DataFrame(cwnd or [], columns=["t", "flow", "cwnd"]),
+        summary={"rate_bps": rate_bps, "duration_s": duration_s})
+
+
+def samples(flow: int, group: str, ts, column: str, values) -> list[dict]:
+    return [{"t": float(t), "flow": flow, "group": group, column: float(v)} for t, v in zip(ts, values)]
+
+
+def test_s000_eq6_per_run_whole_epochs_loss_rate_and_k():
+    # Losses of flow 0 at 1, 3 and 5 s (windows 90, 110, 200) in the window (0, 10]; a timeout
+    # at 4 s and a loss at 12 s do not count. Whole epochs: (1, 5], two of them, 2 s each.
+    # Packets between: samples at 2..5 s of 3 Mb/s, 1 s each: 4 x 3e6 / 12000 = 1000, so
+    # p = 2 / 1000 = 0.002. Mean srtt (90 + 110) / 2 ms = 0.1 s; Eq. 6 (C 0.4, beta 0.2):
+    # (0.4 x 3.8 / 0.8)^(1/4) (0.1 / 0.002)^(3/4) = 1.9^(1/4) x 50^(3/4) = 22.07 packets; mean
+    # window (20 + 22 + 24 + 26) / 4 = 23. K from the windows at loss but the last: (100 x 0.2
+    # / 0.4)^(1/3) = 50^(1/3) s.
+    ts = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    flows = [{"t": t, "flow": 0, "group": "cubic", "throughput_bps": 3e6, "cwnd": w, "srtt_ms": s}
+             for t, w, s in zip(ts, (99, 20, 22, 24, 26, 99), (500, 90, 110, 90, 110, 500))]
+    losses = [{"t": t, "flow": 0, "cwnd": w, "timeout": to}
+              for t, w, to in ((1.0, 90, False), (3.0, 110, False), (4.0, 5, True), (5.0, 200, False),
+                               (12.0, 300, False))]
+    res = results(flows, [{"flow": 0, "group": "cubic", "start_s": 0.0, "fct_s": NAN}], losses=losses)
+    eq6 = 1.9 ** 0.25 * 50 ** 0.75
+    out = CATALOG["s000-eq6"].per_run(None, res, 0.0, 10.0)
+    assert out == pytest.approx({"ratio": 23 / eq6, "mean_cwnd": 23.0, "p": 0.002, "epoch_s": 2.0,
+                                 "k_s": 50 ** (1 / 3)})
+    # one loss in the window: no whole epoch, nothing measured
+    assert all(math.isnan(v) for v in CATALOG["s000-eq6"].per_run(None, res, 2.0, 4.5).values())
+
+
+def test_s000_fig5_per_run_ratio_and_the_cubic_flows_epoch_shape():
+    # CUBIC (flow 0) 150 Mb/s against SACK's 100: 1.5. Flow 0's window climbs linearly, 55 to 95
+    # over the samples at 1..9 s after each loss (0, 10, 20 s): trough 55 at 1 s, midpoint 5.5 s
+    # (window 75), 95 just before the loss: (75 - 55) / (95 - 55) = 0.5 in both epochs. SACK's
+    # own epochs (concave: it jumps to 95 at once) would give 1, so the shape is flow 0's.
+    flows = samples(0, "cubic", [1, 2], "throughput_bps", [150e6, 150e6]) + samples(1, "sack", [1, 2],
+                                                                                    "throughput_bps", [100e6, 100e6])
+    cwnd = [{"t": a + k, "flow": 0, "cwnd": 50 + 5 * k} for a in (0, 10) for k in range(1, 10)]
+    cwnd += [{"t": a + k, "flow": 1, "cwnd": 55 if k == 1 else 95} for a in (0, 10) for k in range(1, 10)]
+    losses = [{"t": t, "flow": f, "cwnd": 100, "timeout": False} for t in (0.0, 10.0, 20.0) for f in (0, 1)]
+    res = results(flows, [{"flow": 0, "group": "cubic"}, {"flow": 1, "group": "sack"}], losses=losses, cwnd=cwnd)
+    assert CATALOG["s000-fig5"].per_run(None, res, -1.0, 25.0) == pytest.approx({"ratio": 1.5, "epoch_shape": 0.5})
+
+
+def _eight_flows(hs: str, hs_bps, sack_bps, rate_bps: float, utilization: float):
+    flows = [{"t": 1.0, "flow": i, "group": hs, "throughput_bps": b} for i, b in enumerate(hs_bps)]
+    flows += [{"t": 1.0, "flow": 4 + i, "group": "sack", "throughput_bps": b} for i, b in enumerate(sack_bps)]
+    totals = [{"flow": r["flow"], "group": r["group"], "start_s": 0.0} for r in flows]
+    return results(flows, totals, link=[{"t": 1.0, "utilization": utilization, "queue_bytes": 0.0}],
+                   rate_bps=rate_bps)
+
+
+def test_s000_fig6_per_run_shares_and_the_cubic_flows_jain_index():
+    # 400 Mb/s: CUBIC 30 + 30 + 10 + 10 = 80 Mb/s = 0.2, SACK 4 x 5 = 20 Mb/s = 0.05, the link
+    # 40% busy, so 0.4 - 0.25 = 0.15 was background. Jain of the CUBIC flows only: 80^2 / (4 x
+    # (900 + 900 + 100 + 100)) = 0.8 (the SACK flows' equal 5s would raise it).
+    res = _eight_flows("cubic", [30e6, 30e6, 10e6, 10e6], [5e6] * 4, 400e6, 0.4)
+    assert CATALOG["s000-fig6"].per_run(None, res, 0.0, 2.0) == pytest.approx(
+        {"cubic": 0.2, "sack": 0.05, "other": 0.15, "utilization": 0.4, "jain": 0.8})
+
+
+def test_s000_fig10_per_run_shares_and_per_flow_friendliness():
+    # 400 Mb/s: the protocol's four flows 50 Mb/s each (0.5 of the link), SACK's 25 each (0.25):
+    # SACK's mean flow over the protocol's, 25 / 50 = 0.5.
+    res = _eight_flows("hs", [50e6] * 4, [25e6] * 4, 400e6, 0.9)
+    want = {"hs_share": 0.5, "sack_share": 0.25, "utilization": 0.9, "friendly_ratio": 0.5}
+    assert CATALOG["s000-fig10a"].per_run(None, res, 0.0, 2.0) == pytest.approx(want)
+    assert CATALOG["s000-fig10bc"].per_run(None, res, 0.0, 2.0) == pytest.approx(want)
+
+
+def test_s000_two_flow_per_run_counts_a_silent_flow_as_zero():
+    # The second flow has no sample in the window (it starts later): 0 b/s, fairness 0 / 80 = 0.
+    res = results(samples(0, "first", [1, 2], "throughput_bps", [80e6, 80e6]) +
+                  samples(1, "second", [5], "throughput_bps", [80e6]),
+                  [{"flow": 0, "group": "first"}, {"flow": 1, "group": "second"}],
+                  link=[{"t": t, "utilization": u, "queue_bytes": 0.0} for t, u in ((1, 0.5), (2, 0.7), (5, 1.0))])
+    assert CATALOG["s000-fig8"].per_run(None, res, 0.0, 2.0) == pytest.approx(
+        {"tput_first": 80e6, "tput_second": 0.0, "fairness": 0.0, "utilization": 0.6})
+
+
+def test_s001_exp3_per_run_mean_cov_of_the_high_speed_flows():
+    # 1 s samples, window (0, 4]: flow 0 (hs) 1, 3, 1, 3 Mb/s: mean 2, population std 1, CoV 0.5;
+    # flow 1 (hs) constant: 0; mean 0.25. The SACK flow's swings and the sample at t = 0 stay out.
+    flows = (samples(0, "hs", range(5), "throughput_bps", [9e6, 1e6, 3e6, 1e6, 3e6]) +
+             samples(1, "hs", range(5), "throughput_bps", [9e6, 2e6, 2e6, 2e6, 2e6]) +
+             samples(2, "sack", range(5), "throughput_bps", [9e6, 1e6, 9e6, 1e6, 9e6]))
+    res = results(flows, [{"flow": f, "group": g} for f, g in ((0, "hs"), (1, "hs"), (2, "sack"))],
+                  link=[{"t": t, "utilization": 0.9, "queue_bytes": 0.0} for t in range(5)])
+    assert CATALOG["s001-exp3"].per_run(None, res, 0.0, 4.0) == pytest.approx({"cov_1s": 0.25, "utilization": 0.9})
+
+
+def test_s002_missing_drop_longest_unfair_stretch_and_cov():
+    # 1 s samples over (0, 70]: seven 10 s bins. Long flows 0-2; per bin (flow 0, 1, 2) is
+    # (1, 1, 1) (Jain 1) or (3, 1, 1) (Jain 25 / 33 = 0.76 < 0.9) in the pattern F U F U U U F:
+    # the longest unfair stretch is three bins, 30 s. Flow 0's bin means 1,3,1,3,3,3,1: mean 15/7,
+    # population std sqrt(48/49) = 4 sqrt(3) / 7, CoV 4 sqrt(3) / 15; flows 1 and 2 are constant
+    # (0): mean CoV 4 sqrt(3) / 45. Flow 3 (the web group) would make every bin unfair.
+    pattern = "FUFUUUF"
+    ts = range(1, 71)
+    flows = samples(0, "long", ts, "throughput_bps", [3e6 if pattern[(t - 1) // 10] == "U" else 1e6 for t in ts])
+    flows += samples(1, "long", ts, "throughput_bps", [1e6] * 70) + samples(2, "long", ts, "throughput_bps", [1e6] * 70)
+    flows += samples(3, "web", ts, "throughput_bps", [50e6] * 70)
+    res = results(flows, [{"flow": f, "group": "long" if f < 3 else "web"} for f in range(4)])
+    assert CATALOG["s002-missing-drop"].per_run(None, res, 0.0, 70.0) == pytest.approx(
+        {"longest_unfair_s": 30.0, "cov_10s": 4 * math.sqrt(3) / 45})
+
+
+@pytest.mark.parametrize("order, long_share", [("long_first", 0.75), ("short_first", 0.25)])
+def test_s002_rtt_unfairness_per_run_follows_the_long_flow(order, long_share):
+    # Flow 0 3 Mb/s, flow 1 1 Mb/s: the 200 ms flow is flow 0 when it starts first (3 / 4 =
+    # 0.75), flow 1 when it starts second (1 / 4 = 0.25).
+    res = results(samples(0, "first", [1, 2], "throughput_bps", [3e6, 3e6]) +
+                  samples(1, "second", [1, 2], "throughput_bps", [1e6, 1e6]),
+                  [{"flow": 0, "group": "first"}, {"flow": 1, "group": "second"}])
+    run = SimpleNamespace(tags={"order": order})
+    assert CATALOG["s002-rtt-unfairness"].per_run(run, res, 0.0, 2.0) == pytest.approx({"long_share": long_share})
+
+
+def test_s002_epochs_per_run_bdp_and_median_epoch():
+    # 500 Mb/s x 200 ms / 12000 bits = 8333.3 packets. Congestion events at 5, 15, 35, 65, 120 s
+    # and a timeout at 38 s (not a congestion event): in (10, 100] 15, 35, 65, epochs 20 and 30 s,
+    # median 25.
+    losses = [{"t": t, "flow": 0, "cwnd": 100, "timeout": t == 38.0} for t in (5.0, 15.0, 35.0, 38.0, 65.0, 120.0)]
+    res = results(samples(0, "cubic", [1], "throughput_bps", [1e6]), [{"flow": 0, "group": "cubic"}], losses=losses)
+    out = CATALOG["s002-epochs"].per_run(SimpleNamespace(tags={"bw": 500}), res, 10.0, 100.0)
+    assert out == pytest.approx({"bdp_packets": 500e6 * 0.2 / 12000, "epoch_s": 25.0})
+
+
+def test_s002_long_short_per_run_over_the_short_transfers_lifetime():
+    # The short transfer runs from 60 s for 20 s: (60, 80]. The long flow 150 Mb/s there (its
+    # 250 Mb/s before 60 s does not count), the short one 100 Mb/s.
+    flows = samples(0, "first", [50, 70, 80, 90], "throughput_bps", [250e6, 150e6, 150e6, 250e6])
+    flows += samples(1, "second", [70, 80], "throughput_bps", [100e6, 100e6])
+    res = results(flows, [{"flow": 0, "group": "first", "start_s": 0.0, "fct_s": NAN},
+                          {"flow": 1, "group": "second", "start_s": 60.0, "fct_s": 20.0}])
+    assert CATALOG["s002-long-short"].per_run(None, res, 0.0, 100.0) == pytest.approx(
+        {"long_bps": 150e6, "short_bps": 100e6})
+
+
+def test_s003_per_run_goodputs_and_queueing_delay():
+    # 50 Mb/s; CUBIC's goodput 40 Mb/s, Tahoe's 5 (their wire throughputs do not count); queue
+    # 687,500 bytes on average in (0, 2] (the sample at t = 0 is outside): 5.5e6 bits / 50e6 b/s
+    # = 0.11 s. A run without Tahoe has no Tahoe goodput.
+    flows = [{"t": 1.0, "flow": 0, "group": "cubic", "goodput_bps": 40e6, "throughput_bps": 45e6},
+             {"t": 1.0, "flow": 1, "group": "tahoe", "goodput_bps": 5e6, "throughput_bps": 6e6}]
+    link = [{"t": t, "utilization": 1.0, "queue_bytes": q} for t, q in ((0.0, 9e9), (1.0, 600000.0), (2.0, 775000.0))]
+    e = CATALOG["s003-cubic-tahoe"]
+    res = results(flows, [{"flow": 0, "group": "cubic"}, {"flow": 1, "group": "tahoe"}], link=link, rate_bps=50e6)
+    assert e.per_run(None, res, 0.0, 2.0) == pytest.approx({"cubic_bps": 40e6, "tahoe_bps": 5e6, "queue_delay_s": 0.11})
+    alone = results(flows[:1], [{"flow": 0, "group": "cubic"}], link=link, rate_bps=50e6)
+    assert math.isnan(e.per_run(None, alone, 0.0, 2.0)["tahoe_bps"])
+
+
+def test_s004_packet_per_run_goodput_over_payload_capacity():
+    # 100 Mb/s carries 1448 payload bytes per 1500-byte packet: 96.53 Mb/s of goodput at most;
+    # (70 + 74.8) / 2 = 72.4 Mb/s of goodput is 72.4 / 96.53 = 0.75.
+    flows = samples(0, "cubic", [0, 1, 2], "goodput_bps", [99e6, 70e6, 74.8e6])
+    res = results(flows, [{"flow": 0, "group": "cubic"}], rate_bps=100e6)
+    assert CATALOG["s004-packet"].per_run(None, res, 0.0, 2.0) == pytest.approx({"sim": 0.75})
