@@ -551,3 +551,53 @@ def test_s004_packet_per_run_goodput_over_payload_capacity():
     flows = samples(0, "cubic", [0, 1, 2], "goodput_bps", [99e6, 70e6, 74.8e6])
     res = results(flows, [{"flow": 0, "group": "cubic"}], rate_bps=100e6)
     assert CATALOG["s004-packet"].per_run(None, res, 0.0, 2.0) == pytest.approx({"sim": 0.75})
+
+
+def _two_cubic_flows_with_tcp(tcp: bool):
+    """Two CUBIC flows (the second starting at 20 s) and, with `tcp`, two TCP flows: 1 s
+    samples to 300 s, and cwnd traces in (100, 125] of a cubic epoch profile (flow 0) and a
+    linear one (flow 1)."""
+    ts = range(1, 301)
+    flows = samples(0, "cubic", ts, "throughput_bps", [100e6 if t <= 60 else 50e6 for t in ts])
+    flows += samples(1, "cubic", range(21, 301), "throughput_bps", [10e6 if t <= 60 else 50e6 for t in range(21, 301)])
+    totals = [{"flow": 0, "group": "cubic", "start_s": 0.0}, {"flow": 1, "group": "cubic", "start_s": 20.0}]
+    if tcp:
+        for f in (2, 3):  # far from the CUBIC flows' mean: inside the convergence band they would never converge
+            flows += samples(f, "tcp", ts, "throughput_bps", [10e6] * 300)
+            totals.append({"flow": f, "group": "tcp", "start_s": 0.0})
+    cwnd, losses = [], []
+    for a in (105.0, 115.0):
+        for k in range(1, 100):
+            s = k / 100  # 0.1 s samples over the 10 s epoch
+            cwnd.append({"t": a + 10 * s, "flow": 0, "cwnd": 100 - 40 * (1 - s) ** 3})
+            cwnd.append({"t": a + 10 * s, "flow": 1, "cwnd": 60 + 40 * s})
+    losses = [{"t": t, "flow": f, "cwnd": 100.0, "timeout": False} for t in (105.0, 115.0, 125.0) for f in (0, 1)]
+    link = [{"t": float(t), "utilization": 0.7, "queue_bytes": 0.0} for t in ts]
+    return results(flows, totals, link=link, losses=losses, cwnd=cwnd, rate_bps=200e6, duration_s=300.0)
+
+
+# Convergence of the two CUBIC flows from the second one's start (20 s, not the first's 0 s):
+# up to 60 s they send 100 and 10 Mb/s, then 50 each. With 10 s of trailing average, m samples
+# after 60 s flow 0 is at 100 - 5m, flow 1 at 10 + 4m, their mean (110 - m) / 2; flow 0 is
+# within 20% of it when 45 - 4.5m <= 11 - 0.1m, m >= 7.7: from 68 s on (to the end, 232 s >=
+# the 100 s hold): 68 - 20 = 48 s. Plateaus: the cubic profile 100 - 40 (1 - s)^3 is flat
+# (moves by less than 3% of its rise over a tenth of the epoch) for 1 - s < sqrt(0.1), a
+# fraction 0.316 of the epoch (metrics.plateau_fraction); the linear one never: 0. The
+# smaller of the two flows: 0.
+CONVERGED_S, PLATEAU_CUBIC = 48.0, math.sqrt(0.1)
+
+
+def test_s000_fig4_per_run_smaller_plateau_and_convergence_from_the_second_start():
+    res = _two_cubic_flows_with_tcp(tcp=False)
+    assert CATALOG["s000-fig4"].per_run(None, res, 100.0, 300.0) == pytest.approx(
+        {"plateau": 0.0, "convergence_s": CONVERGED_S})
+    # without the linear flow's losses its plateau is not measured: the cubic flow's is the one
+    res.losses = res.losses[res.losses.flow == 0]
+    assert CATALOG["s000-fig4"].per_run(None, res, 100.0, 300.0)["plateau"] == pytest.approx(PLATEAU_CUBIC, abs=0.01)
+
+
+def test_s001_fig3_4_per_run_shares_plateau_and_convergence_of_the_cubic_flows():
+    # Over (100, 300] on 200 Mb/s: CUBIC 2 x 50 = 100 Mb/s = 0.5, TCP 2 x 10 = 0.1, the link 70%
+    # busy. Convergence and plateaus as s000-fig4's, of the CUBIC flows only.
+    assert CATALOG["s001-fig3-4"].per_run(None, _two_cubic_flows_with_tcp(tcp=True), 100.0, 300.0) == pytest.approx(
+        {"plateau": 0.0, "utilization": 0.7, "cubic": 0.5, "tcp": 0.1, "convergence_s": CONVERGED_S})
