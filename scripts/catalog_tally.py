@@ -19,7 +19,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from cubiclab.experiments.claims import cite
+
 KINDS = ("paper claim", "sensitivity", "extension")
+OUTSIDE = " (outside the seeds)"
 VERDICTS = ("holds", "does not hold", "inconclusive", "not converged", "indicative", "not measured")
 
 
@@ -69,18 +72,20 @@ def against(docs: list[dict], old: list[dict]) -> list[str]:
 
 
 def page(docs: list[dict], stability: list[Path], time_txt: Path | None, old: list[dict] | None = None) -> str:
-    counts = {k: Counter() for k in KINDS}
+    # claims of papers outside the seeds (the x-bbr entries) apart from the seeds' own
+    counts = {f"{k}{where}": Counter() for k in KINDS for where in ("", OUTSIDE)}
     for d in docs:
         for c in d["claims"]:
-            counts[c["kind"]][c["verdict"]] += 1
+            counts[c["kind"] + (OUTSIDE if d.get("seed") == "outside" else "")][c["verdict"]] += 1
     modes = sorted({d["mode"] for d in docs})
     lines = ["# Catalog tally", "",
              f"`cubiclab reproduce --all` in {', '.join(modes)} mode: {len(docs)} entries. Verdicts per kind: paper "
              "claims apart from sensitivity rows (another CUBIC in place of the paper's, or a changed condition) and "
              "extensions (claims the papers imply but do not state, or our own checks).", "",
              "| kind | " + " | ".join(VERDICTS) + " | total |", "|---" * (len(VERDICTS) + 2) + "|"]
-    for k in KINDS:
-        lines.append(f"| {k} | " + " | ".join(str(counts[k][v]) for v in VERDICTS) + f" | {sum(counts[k].values())} |")
+    for k, n in counts.items():
+        if n or OUTSIDE not in k:
+            lines.append(f"| {k} | " + " | ".join(str(n[v]) for v in VERDICTS) + f" | {sum(n.values())} |")
     errors = [d for d in docs if d.get("error")]
     lines += [""] + [f"- {d['name']} failed: {_cell(d['error'])}" for d in errors] + ([""] if errors else [])
     if time_txt:
@@ -96,7 +101,8 @@ def page(docs: list[dict], stability: list[Path], time_txt: Path | None, old: li
               "verdict | note |", "|---" * 9 + "|"]
     for d in docs:
         for c in d["claims"]:
-            lines.append(f"| {d['name']} | {c['id']} | {c['kind']} | “{_cell(c['quote'])}” ({_cell(c['where'])}) | "
+            lines.append(f"| {d['name']} | {c['id']} | {c['kind']} | {_cell(cite(c['quote'], c.get('source', '')))} "
+                         f"({_cell(c['where'])}) | "
                          f"{_cell(c['paper'])} | {_cell(c['ours'])} | {_cell(c['tolerance'])}"
                          f"{' ' + c['unit'] if c['unit'] else ''} | {c['verdict']} | {_cell(c['note'])} |")
     return "\n".join(lines) + "\n"

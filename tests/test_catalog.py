@@ -133,6 +133,15 @@ def test_verdict_from_the_interval():
     assert judge(above, [-0.01, 0.0, 0.01, 0.0, 0.0]).verdict == FAILS
 
 
+def test_seeds_that_move_nothing_are_called_one_trajectory():
+    band = _spec(Band(1.0, 0.2))
+    # spread 0.0019 < 1% of the scale 0.2 (0.002): the seeds sampled nothing, and the note says so.
+    v = judge(band, [1.0, 1.0019, 1.0, 1.001, 1.0])
+    assert v.verdict == HOLDS and "move it by 0.0019" in v.note and "one trajectory's" in v.note
+    # spread 0.0021 >= 0.002: an ensemble's interval, no such note.
+    assert judge(band, [1.0, 1.0021, 1.0, 1.001, 1.0]).note == ""
+
+
 def test_the_interval_is_clipped_to_the_metrics_bounds():
     # Utilisations 0.97, 1, 1, 0.98, 1: mean 0.99, s = sqrt(8e-4 / 4) = 0.014142, CI
     # 2.776 x 0.014142 / sqrt(5) = 0.017557: [0.97244, 1.00756]. No run can exceed 1, so a

@@ -10,12 +10,13 @@ catalog_tally = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(catalog_tally)
 
 
-def _out(folder: Path, verdicts: dict) -> Path:
-    """An output folder with one entry "e" whose claims have the given verdicts."""
-    (folder / "e").mkdir(parents=True)
+def _out(folder: Path, verdicts: dict, name: str = "e", seed: str = "000") -> Path:
+    """An output folder with one entry `name` whose claims have the given verdicts."""
+    (folder / name).mkdir(parents=True)
     claims = [{"id": k, "kind": "paper claim", "quote": "q", "where": "Fig. 1", "paper": "p", "ours": f"{i} (n = 5)",
                "tolerance": "> 0", "unit": "", "verdict": v, "note": ""} for i, (k, v) in enumerate(verdicts.items())]
-    (folder / "e" / "claims.json").write_text(json.dumps({"name": "e", "mode": "full", "claims": claims}))
+    (folder / name / "claims.json").write_text(json.dumps({"name": name, "seed": seed, "mode": "full",
+                                                          "claims": claims}))
     return folder
 
 
@@ -24,6 +25,15 @@ def test_tally_counts_verdicts_per_kind(tmp_path):
     page = catalog_tally.page(docs, [], None)
     # 2 hold, 0 do not hold, 1 inconclusive, 0 not converged, 0 indicative, 0 not measured, 3 in all
     assert "| paper claim | 2 | 0 | 1 | 0 | 0 | 0 | 3 |" in page
+    assert "outside the seeds" not in page
+
+
+def test_papers_outside_the_seeds_are_counted_apart(tmp_path):
+    _out(tmp_path, {"a": "holds"})
+    _out(tmp_path, {"b": "does not hold", "c": "holds"}, name="x", seed="outside")
+    page = catalog_tally.page(catalog_tally.load(tmp_path), [], None)
+    assert "| paper claim | 1 | 0 | 0 | 0 | 0 | 0 | 1 |" in page
+    assert "| paper claim (outside the seeds) | 1 | 1 | 0 | 0 | 0 | 0 | 2 |" in page
 
 
 def test_against_lists_changes_and_marks_flips(tmp_path):

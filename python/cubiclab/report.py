@@ -93,7 +93,7 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
             for v in o.verdicts:
                 s = v.spec
                 flag = f"<br><b>The paper contradicts itself:</b> {e(s.contradiction)}" if s.contradiction else ""
-                parts.append(f"<tr><td>“{e(s.quote)}” ({e(s.where)}, {e(s.source)}){flag}<br><small>Measured: "
+                parts.append(f"<tr><td>{e(s.cited)} ({e(s.where)}, {e(s.source)}){flag}<br><small>Measured: "
                              f"{e(s.metric)}. Why this tolerance: {e(s.rationale)}</small></td><td>{e(s.kind)}</td>"
                              f"<td>{e(s.paper)}</td><td>{e(v.ours)}</td><td>{e(str(s.accept))} {e(s.unit)} "
                              f"({e(s.accept.sided)})</td><td class='v {_CLASS[v.verdict]}'>{e(v.verdict)}</td>"

@@ -173,3 +173,28 @@ fn cubic_alone_follows_the_cubic_curve_between_losses() {
     }
     assert!(saw_plateau_below_w, "fast convergence never lowered the plateau");
 }
+
+#[test]
+fn tahoe_restarts_from_one_segment_after_a_fast_retransmit() {
+    // RFC 5681 without fast recovery: a loss found by duplicate ACKs halves ssthresh and sets
+    // the window to the loss window, one segment, from which slow start climbs again.
+    // 50 Mbit/s, 88 ms (seed 003's high-BDP link): BDP = 50e6 / 12000 x 0.088 = 366
+    // packets, buffer one BDP. The first loss comes in slow start, the window near 2 x 732.
+    let sc = one_flow("tahoe", 50_000_000, 88 * MS, 30);
+    let r = Sim::new(sc).unwrap().run();
+    let c = &r.cwnd.cwnd;
+    let cut = c.windows(2).position(|w| w[1] < w[0]).expect("a loss");
+    assert_eq!(c[cut + 1], 1, "window after the first loss (was {})", c[cut]);
+    // Every loss restarts from one: as many restarts as congestion events.
+    let restarts = c.windows(2).filter(|w| w[1] == 1 && w[0] > 1).count() as u64;
+    assert_eq!(restarts, r.totals.loss_events[0]);
+    // Going back N resends at most the window at each loss: the retransmissions stay below
+    // the sum of the windows at loss (a window kept at the old size resent its whole
+    // flight into a full queue again and again: 180 000 retransmissions in 30 s).
+    let at_loss: u64 = c.windows(2).filter(|w| w[1] == 1 && w[0] > 1).map(|w| w[0] as u64).sum();
+    assert!(
+        r.totals.retransmits[0] <= at_loss,
+        "{} retransmissions, windows at loss sum to {at_loss}",
+        r.totals.retransmits[0]
+    );
+}

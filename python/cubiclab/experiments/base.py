@@ -16,7 +16,7 @@ import pandas as pd
 
 from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
-                                         SENSITIVITY, ClaimSpec, judge)
+                                         SENSITIVITY, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -290,7 +290,7 @@ class Experiment:
                 v = judge(c, [vals.get(c.id, math.nan)], indicative=mode.indicative, exact=True)
                 own = self.explain(c, pd.DataFrame([vals]))
                 if own:
-                    v.note = (v.note + " " if v.note else "") + own
+                    v.note = then(v.note, own)
                 verdicts.append(v)
             return self.outcome(mode, data=data, figures=figs, verdicts=verdicts)
         frames = {"all": [], "first": [], "second": []}
@@ -321,10 +321,10 @@ class Experiment:
                     f"state, not judged (ours would be {v.ours}). " + self._budget_advice(c, frames["all"], mode))
             if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE) or (
                     mode.indicative and "outside" in v.note):
-                v.note = (v.note + " " if v.note else "") + "In its runs: " + describe(self._diag_for(c, diag))
+                v.note = then(v.note, "In its runs: " + describe(self._diag_for(c, diag)))
             own = self.explain(c, self._claim_rows(c, frames["all"]))
             if own:
-                v.note = (v.note + " " if v.note else "") + own
+                v.note = then(v.note, own)
             verdicts.append(v)
         figs = self.plot(frames["all"], sweep, outdir)
         capped = frames["all"][frames["all"].capped.astype(bool)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, register, vary
-from cubiclab.experiments.claims import EXTENSION, NONNEGATIVE, TEXT, Above, Below, ClaimSpec
+from cubiclab.experiments.claims import EXTENSION, NONNEGATIVE, RECALLED, TEXT, Above, Below, ClaimSpec
 from cubiclab.experiments.common import group_means, select_row
 
 CAO = "Cao et al., IMC 2019 (outside the seeds), abstract"
@@ -127,12 +127,12 @@ class BbrVsNCubic(Experiment):
     claim_runs = {"share_flat": {}, "share_above_fair": {"n_cubic": 16}}
     claims = (
         ClaimSpec("share_flat", "BBR's share of the bottleneck is set by its in-flight cap and is nearly independent "
-                  "of the number of competing loss-based (CUBIC) flows.", WARE, TEXT, "nearly flat in N",
+                  "of the number of competing loss-based (CUBIC) flows.", WARE, RECALLED, "nearly flat in N",
                   "largest minus smallest of BBR's fraction of the link over N", "", Below(0.15, 0.05),
                   "'nearly independent': BBR's fraction moves by less than 15 points from 1 to 16 CUBIC flows (a fair "
                   "share would fall from 50% to 6%)"),
         ClaimSpec("share_above_fair", "BBR's share of the bottleneck is set by its in-flight cap and is nearly "
-                  "independent of the number of competing loss-based (CUBIC) flows.", WARE, TEXT,
+                  "independent of the number of competing loss-based (CUBIC) flows.", WARE, RECALLED,
                   "far above a fair share at N = 16", "BBR's fraction of the link against 16 CUBIC flows over its "
                   "fair share 1/17", "", Above(2.0, 0.5), "a consequence: a flat share is many fair shares when N is "
                   "large", kind=EXTENSION, bounds=NONNEGATIVE),
@@ -177,12 +177,12 @@ class BbrRttUnfairness(Experiment):
     claim_runs = {"long_rtt_wins_deep": {"buffer_bdp": 4.0}, "long_rtt_wins_one_bdp": {"buffer_bdp": 1.0}}
     claims = (
         ClaimSpec("long_rtt_wins_deep", "BBR flows with a longer RTT get a larger share of the bottleneck than "
-                  "competing BBR flows with a shorter RTT, especially with large buffers.", HOCK, TEXT,
+                  "competing BBR flows with a shorter RTT, especially with large buffers.", HOCK, RECALLED,
                   "the 50 ms flow ahead", "the 50 ms flow's share of the two flows' goodput with four BDPs of buffer, "
                   "minus one half", "", Above(0.1, 0.05), "an ordering, by at least 10 points (loss-based flows "
                   "would favour the 10 ms flow instead)"),
         ClaimSpec("long_rtt_wins_one_bdp", "BBR flows with a longer RTT get a larger share of the bottleneck than "
-                  "competing BBR flows with a shorter RTT, especially with large buffers.", HOCK, TEXT,
+                  "competing BBR flows with a shorter RTT, especially with large buffers.", HOCK, RECALLED,
                   "(weaker with one BDP)", "the 50 ms flow's share with one BDP of buffer, minus one half", "",
                   Above(0.0, 0.05), "the direction only: the paper says the effect is strongest in large buffers",
                   kind=EXTENSION),

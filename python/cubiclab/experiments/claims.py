@@ -25,6 +25,8 @@ import numpy as np
 PAPER, SENSITIVITY, EXTENSION = "paper claim", "sensitivity", "extension"
 KINDS = (PAPER, SENSITIVITY, EXTENSION)
 TEXT, FIGURE, MODEL = "stated in text", "read off figure", "computed from the paper's model"
+# a finding of a paper outside the seeds, worded from memory without its text at hand: not a quote
+RECALLED = "recalled, not quoted"
 
 HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED = (
     "holds", "does not hold", "inconclusive", "not converged", "indicative", "not measured")
@@ -118,6 +120,18 @@ def jain(n: int) -> Bounds:
     return Bounds(1.0 / n, 1.0)
 
 
+def then(note: str, more: str) -> str:
+    """`note` followed by the sentence `more`, with the full stop between them."""
+    if not note:
+        return more
+    return f"{note}{'' if note.endswith('.') else '.'} {more}"
+
+
+def cite(quote: str, source: str) -> str:
+    """A claim's sentence in quotation marks, or as it is when `source` is RECALLED."""
+    return quote if source == RECALLED else f"“{quote}”"
+
+
 @dataclass(frozen=True)
 class ClaimSpec:
     """One row of an entry's claims table. `transient`: the metric describes a transient
@@ -141,8 +155,14 @@ class ClaimSpec:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind is {self.kind!r}; allowed: {', '.join(KINDS)}")
-        if self.source not in (TEXT, FIGURE, MODEL):
-            raise ValueError(f"claim {self.id}: source is {self.source!r}; allowed: {TEXT!r}, {FIGURE!r}, {MODEL!r}")
+        if self.source not in (TEXT, FIGURE, MODEL, RECALLED):
+            raise ValueError(f"claim {self.id}: source is {self.source!r}; allowed: {TEXT!r}, {FIGURE!r}, {MODEL!r}, "
+                             f"{RECALLED!r}")
+
+    @property
+    def cited(self) -> str:
+        """The paper's sentence as a report prints it: in quotation marks unless recalled."""
+        return cite(self.quote, self.source)
 
     def row(self) -> dict:
         """The row as the snapshot and the report show it."""
@@ -224,6 +244,12 @@ class Verdict:
                 "verdict": self.verdict, "note": self.note}
 
 
+# Seeds that move a value by less than this fraction of its claim's scale sample nothing: the
+# scenario has no randomness that reaches the metric (one flow alone, say), and the verdict
+# says so rather than pass a zero-width interval off as an ensemble's.
+ONE_TRAJECTORY = 0.01
+
+
 def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = False,
           exact: bool = False) -> Verdict:
     """The verdict of `spec` from one value per seed (`values`) and, unless the claim is
@@ -262,6 +288,12 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
     else:
         v.verdict = INCONCLUSIVE
         v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
+    spread = max(vals) - min(vals)
+    if n >= 2 and not exact and spread < ONE_TRAJECTORY * a.scale:
+        v.note = then(v.note, 
+            f"Its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's scale {_num(a.scale)}: "
+            "what they vary (the flows' start times) does not change it, so the interval is one trajectory's, not a "
+            "sample's.")
     return v
 
 

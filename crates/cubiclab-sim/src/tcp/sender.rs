@@ -778,7 +778,12 @@ impl Sender {
     }
 
     /// A loss found outside Recovery: `tcp_enter_recovery`, or for an algorithm without fast
-    /// recovery (Tahoe) a restart as after a timeout.
+    /// recovery (Tahoe) a restart from one segment (RFC 5681's loss window), as after a
+    /// timeout that finds nothing in flight. Follows the RFC, not Linux (which has no
+    /// Tahoe): every segment not SACKed is taken for lost, however recently it was sent, so
+    /// `tcp_enter_loss`'s in-flight + 1 is one segment and the rest go back N. Marking
+    /// only RACK-expired segments, as a Linux timeout does, would keep the window of the
+    /// segments sent within the last RTT: a whole window, as the window it halves.
     fn start_recovery(&mut self, now: Time) {
         self.stats.loss_events += 1;
         self.stats.last_loss_cwnd = self.host.tcp.cwnd;
@@ -791,15 +796,16 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_timeout_mark_lost`: the head, and every segment not SACKed whose RACK
-    /// timer expired (sent more than the latest delivered segment's RTT ago).
-    fn timeout_mark_lost(&mut self, now: Time) {
+    /// Linux `tcp_timeout_mark_lost`: the head, and every segment not SACKed sent at or
+    /// before `sent_by` (for a timeout, more than the latest delivered segment's RTT ago:
+    /// its RACK timer expired).
+    fn timeout_mark_lost(&mut self, sent_by: Time) {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if self.cfg.recovery == Recovery::NewReno {
             // tcp_reset_reno_sack: the duplicate ACKs counted so far stand for nothing now.
             self.sb.sacked_out = 0;
         }
-        self.sb.timeout_mark_lost(una, nxt, now.saturating_sub(self.rack.rtt));
+        self.sb.timeout_mark_lost(una, nxt, sent_by);
     }
 
     /// The retransmission timer fired at `now` (the caller checked the deadline): as
@@ -890,7 +896,7 @@ impl Sender {
             self.stats.loss_events += 1;
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         }
-        self.timeout_mark_lost(now);
+        self.timeout_mark_lost(now.saturating_sub(self.rack.rtt));
         let sack_frto = self.cfg.frto && self.cfg.recovery == Recovery::Sack;
         self.frto.on_enter_loss(sack_frto, self.host.tcp.ca_state, self.host.retransmits);
         self.frto_new_data = false;
