@@ -743,3 +743,27 @@ def test_s004_invariance_not_trivial_compares_a_ratio_8_times_smaller(monkeypatc
     calls, _ = _invariance_calls(monkeypatch)
     c, r, a = calls[3]
     assert c * r / a == pytest.approx(10.0 / 8)
+
+
+def _two_flows_3_and_1() -> SimpleNamespace:
+    """Flow 0 at 3 Mb/s and flow 1 at 1 Mb/s over (0, 2], the link 90% busy there (and idle
+    at t = 0, outside); flow 0 completed in 40 s, flow 1 never."""
+    return results(samples(0, "first", [0, 1, 2], "throughput_bps", [9e6, 3e6, 3e6]) +
+                   samples(1, "second", [0, 1, 2], "throughput_bps", [9e6, 1e6, 1e6]),
+                   [{"flow": 0, "group": "first", "start_s": 0.0, "fct_s": 40.0},
+                    {"flow": 1, "group": "second", "start_s": 0.0, "fct_s": NAN}],
+                   link=[{"t": t, "utilization": u, "queue_bytes": 0.0} for t, u in ((0, 0.0), (1, 0.9), (2, 0.9))])
+
+
+@pytest.mark.parametrize("name, expected", [
+    # Jain of (3, 1): 4^2 / (2 x 10) = 0.8
+    ("s002-grid", {"jain": 0.8, "utilization": 0.9}),
+    ("s002-buffer", {"utilization": 0.9}),
+    ("s002-scaling-bug", {"utilization": 0.9}),
+    # flow 0 is Cubic (the scenario's first group), flow 1 the legacy TCP
+    ("s002-friendliness", {"cubic_bps": 3e6, "tcp_bps": 1e6}),
+    # a transfer that never completed has no completion time
+    ("s002-completion-order", {"fct_first": 40.0, "fct_second": NAN}),
+])
+def test_s002_per_run_reads(name, expected):
+    assert CATALOG[name].per_run(None, _two_flows_3_and_1(), 0.0, 2.0) == pytest.approx(expected, nan_ok=True)
