@@ -767,3 +767,46 @@ def _two_flows_3_and_1() -> SimpleNamespace:
 ])
 def test_s002_per_run_reads(name, expected):
     assert CATALOG[name].per_run(None, _two_flows_3_and_1(), 0.0, 2.0) == pytest.approx(expected, nan_ok=True)
+
+
+# ---- explanations built from the rows --------------------------------------------------------
+
+
+def test_s000_fig6_explains_the_contradiction_with_the_runs_numbers():
+    e = CATALOG["s000-fig6"]
+    rows = pd.DataFrame(FIG6_ROWS[:1])
+    spec = next(c for c in e.claims if c.id == "cubic_share")
+    # background 0.15 of the link, the link 0.95 busy, the eight flows 0.6 + 0.2 = 0.8
+    assert e.explain(spec, rows) == (
+        "In these runs the background traffic took 15% of the link and the link was 95% busy, the eight flows 80%; "
+        "the paper's 72% + 23% with its 15% of background would be 110%.")
+    assert e.explain(next(c for c in e.claims if c.id == "cubic_fair"), rows) == ""  # no contradiction declared
+
+
+def test_s000_eq6_explains_the_short_epoch_with_its_numbers():
+    # Epochs T = 8 s against K = 10 s: the loss comes C (K - T)^3 = 0.4 x 8 = 3.2 packets below
+    # W_max, 2 s early, x = (K - T) / K = 0.2. The profile's average over the epoch against Eq. 6
+    # at that epoch's loss rate (cubic_eq6_short_epoch_ratio's derivation): W_T / W_max = 1 -
+    # beta / 4 (1 + x)(1 + x^2) = 0.9376, W_0 / W_max = 1 - beta / 4 = 0.95, (0.9376 / 0.95)^(1/4)
+    # (1 - x)^(-3/4) = 1.178. Ours: the rows' mean ratio (1.15 + 1.17) / 2 = 1.160. Within ± 0.1
+    # while that ratio <= 1.1, x <= 0.1215 (bisection below): K above 2 s / 0.1215 = 16.5 s,
+    # W_max above 0.4 x 16.5^3 / 0.2 = 8926 packets (the entry's 1e-4 grid of x: within 0.5%).
+    def ratio(x, beta=0.2):
+        return ((1 - beta / 4 * (1 + x) * (1 + x * x)) / (1 - beta / 4)) ** 0.25 * (1 - x) ** -0.75
+
+    lo, hi = 0.0, 0.99
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if ratio(mid) <= 1.1 else (lo, mid)
+    e = CATALOG["s000-eq6"]
+    rows = pd.DataFrame({"epoch_s": [8.0, 8.0, NAN], "k_s": [10.0, 10.0, NAN], "ratio": [1.15, 1.17, NAN]})
+    note = e.explain(e.claims[0], rows)  # the run without two losses (NaN) is left out
+    assert "T = 8.00 s where Eq. 6 assumes K = 10.00 s" in note
+    assert "still 3.2 packets below W_max, 2.00 s before it gets there" in note
+    assert f"is {ratio(0.2):.3f} (ours 1.160)" in note and f"{ratio(0.2):.3f}" == "1.178"
+    assert f"only for K above {2 / lo:.0f} s" in note
+    w_max = float(note.split("W_max above ")[1].split(" packets")[0])
+    assert w_max == pytest.approx(0.4 * (2 / lo) ** 3 / 0.2, rel=0.005)
+    # epochs longer than K (the loss after W_max): no shortfall to explain, only the two times
+    longer = pd.DataFrame({"epoch_s": [12.0], "k_s": [10.0], "ratio": [0.95]})
+    assert e.explain(e.claims[0], longer) == "Its congestion epochs last 12.00 s, Eq. 6's K is 10.00 s."
