@@ -332,10 +332,11 @@ def test_s002_differences_and_ratios(name, rows, expected):
 
 
 def test_s002_buffer_utilisation_below_30pct_bdp():
-    # Buffers below 30% BDP are 5 and 20: at 250 Mb/s (0.5 + 0.6) / 2 = 0.55 (100%'s 0.99 left
-    # out); at 10 Mb/s (0.90 + 0.95) / 2 = 0.925; 0.925 - 0.55 = 0.375.
-    rows = [{"bw": bw, "buffer": b, "utilization": u} for bw, us in ((250, (0.5, 0.6, 0.99)), (10, (0.9, 0.95, 1.0)))
-            for b, u in zip((5, 20, 100), us)]
+    # Buffers below 30% BDP are 5 and 20 (30 itself is not below): at 250 Mb/s (0.5 + 0.6) / 2 =
+    # 0.55 (30%'s 0.9 and 100%'s 0.99 left out); at 10 Mb/s (0.90 + 0.95) / 2 = 0.925; 0.925 -
+    # 0.55 = 0.375.
+    by_bw = {250: (0.5, 0.6, 0.9, 0.99), 10: (0.9, 0.95, 0.97, 1.0)}
+    rows = [{"bw": bw, "buffer": b, "utilization": u} for bw, us in by_bw.items() for b, u in zip((5, 20, 30, 100), us)]
     check("s002-buffer", rows, {"falls_to_half": 0.55, "speed_matters": 0.375})
 
 
