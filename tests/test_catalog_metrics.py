@@ -111,11 +111,6 @@ def test_s000_fig6_reads_the_background_run_not_the_quiet_one():
     assert seed_values("s000-fig6", swapped)["cubic_share"] == pytest.approx(0.7)
 
 
-def _two_flow_rows(table: dict, rtt_key: dict) -> list[dict]:
-    """Rows of the two-flow entries (Figs. 8, 9): {alg: {rtt: {column: value}}}."""
-    return [{"alg": a, **rtt_key(r), **cols} for a, by_rtt in table.items() for r, cols in by_rtt.items()]
-
-
 FIG8 = {  # alg: {rtt: (fairness, utilisation)}
     CUBIC0: {16: (0.90, 0.97), 324: (0.80, 0.93)},
     "bic": {16: (0.95, 0.96), 324: (0.85, 0.94)},
@@ -125,9 +120,8 @@ FIG8 = {  # alg: {rtt: (fairness, utilisation)}
 
 
 def fig8_rows(table=FIG8):
-    return _two_flow_rows({a: {r: {"fairness": f, "utilization": u, "tput_first": 1e8, "tput_second": 1e8}
-                               for r, (f, u) in by.items()} for a, by in table.items()},
-                          lambda r: {"rtt": r, "rtt_first": r, "rtt_second": r})
+    return [{"alg": a, "rtt": r, "rtt_first": r, "rtt_second": r, "fairness": f, "utilization": u,
+             "tput_first": 1e8, "tput_second": 1e8} for a, by in table.items() for r, (f, u) in by.items()]
 
 
 def test_s000_fig8_fairness_and_utilisation():
@@ -151,9 +145,9 @@ def test_s000_fig8_averages_over_rtts_rather_than_taking_one():
 FIG9_RATIO_AT_10 = {"reno": 0.1, CUBIC0: 0.2, "highspeed": 0.01, "bic": 0.05}
 
 
-def fig9_rows(at_10=FIG9_RATIO_AT_10):
+def fig9_rows():
     rows = []
-    for a, r in at_10.items():
+    for a, r in FIG9_RATIO_AT_10.items():
         rows.append({"alg": a, "rtt_first": 162, "rtt_second": 162.0, "tput_first": 1e8, "tput_second": 1e8,
                      "fairness": 1.0, "utilization": 0.95})
         rows.append({"alg": a, "rtt_first": 162, "rtt_second": 16.2, "tput_first": r * 1e8, "tput_second": 1e8,
@@ -213,10 +207,10 @@ FIG10BC = {  # rtt: {alg: friendly ratio at FIG10BC_BWS Mbps}
 }
 
 
-def fig10bc_rows(table=FIG10BC):
+def fig10bc_rows():
     return [{"alg": a, "rtt": rtt, "bw": b, "friendly_ratio": x, "hs_share": 0.4, "sack_share": 0.4,
              "utilization": 0.95}
-            for rtt, by in table.items() for a, xs in by.items() for b, x in zip(FIG10BC_BWS, xs)]
+            for rtt, by in FIG10BC.items() for a, xs in by.items() for b, x in zip(FIG10BC_BWS, xs)]
 
 
 def test_s000_fig10bc_friendliness_ratios():
@@ -260,9 +254,9 @@ EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
 }
 
 
-def exp12_rows(table=EXP12):
+def exp12_rows():
     rows = [{"alg": a, "rtt": rtt, "bw": b, "ratio": x, "utilization": 0.95}
-            for rtt, by in table.items() for a, xs in by.items() for b, x in zip((20, 100, 1000), xs)]
+            for rtt, by in EXP12.items() for a, xs in by.items() for b, x in zip((20, 100, 1000), xs)]
     rows[3]["utilization"] = 0.91  # HTCP at 10 ms, 20 Mbps: the lowest of the 10 ms runs
     rows[-1]["utilization"] = 0.5  # HTCP at 100 ms: not a 10 ms run
     return rows
