@@ -381,11 +381,13 @@ def tahoe_rows() -> list[dict]:
 
 def test_s003_cubic_tahoe_ratios():
     # Low link: CUBIC alone 2.0 / Tahoe alone 1.6 = 1.25; together 1.5 / 0.5 = 3; CUBIC together
-    # over alone 1.5 / 2.0 = 0.75. High link together 40 / 5 = 8. CUBIC alone on the high link,
+    # over alone 1.5 / 2.0 = 0.75; Tahoe together over alone 0.5 / 1.6 = 0.3125. High link
+    # together 40 / 5 = 8. CUBIC alone on the high link,
     # 100% BDP over 400%: 45 / 40 - 1 = 0.125; 400%'s queueing delay 0.132 s over the 88 ms base
     # RTT = 1.5.
     check("s003-cubic-tahoe", tahoe_rows(), {"alone_low": 1.25, "together_low": 3.0, "together_high": 8.0,
-                                             "better_together": 0.75, "big_queue_worse": 0.125,
+                                             "better_together": 0.75, "tahoe_drops_together": 0.3125,
+                                             "big_queue_worse": 0.125,
                                              "queue_delay_grows": 1.5})
 
 
@@ -654,10 +656,13 @@ def test_s000_tcp_mode_growth_rows(monkeypatch, tmp_path):
 def test_s001_friendly_region_boundary():
     # Eq. 5 = sqrt(3 / (2p)) raised to the 4th power: C (4 - beta) / (4 beta) RTT^3 / p^3 =
     # 9 / (4 p^2), p* = C (4 - beta) RTT^3 / (9 beta) = 0.4 x 3.8 x 0.001 / 1.8 = 8.444e-4 at
-    # 100 ms; log10(0.001 / 8.444e-4) = 0.0734 decades below HSTCP's 0.001.
+    # 100 ms; log10(0.001 / 8.444e-4) = 0.0734 decades below HSTCP's 0.001. The additive
+    # increase alpha = 3 (1 - beta) / (1 + beta) at beta = 0.8 kept: 3 x 0.2 / 1.8 = 1/3 (the
+    # text prints 0.5).
     vals, _, _ = CATALOG["s001-friendly-region"].compute(base.TINY, None)
     p = 0.4 * 3.8 * 0.1 ** 3 / (9 * 0.2)
-    assert vals == pytest.approx({"boundary_100ms": p, "larger_region_than_hstcp": math.log10(1e-3 / p)})
+    assert vals == pytest.approx({"boundary_100ms": p, "larger_region_than_hstcp": math.log10(1e-3 / p),
+                                  "additive_increase_08": 1 / 3})
 
 
 def _stand_in(monkeypatch, data: str, plot: str, make):
