@@ -681,7 +681,8 @@ def test_s004_fig3_rms_reductions(monkeypatch, tmp_path):
     d = pd.concat([one.assign(seed=0), one.assign(seed=1, rms=one.rms * 10)])
     _stand_in(monkeypatch, "bao_fig3_data", "plot_bao_fig3", lambda **kw: d)
     vals, _, _ = CATALOG["s004-fig3"].compute(base.TINY, tmp_path)
-    assert vals == {"rms_falls_with_k": [pytest.approx(-1.0)] * 2, "rms_falls_with_n": [pytest.approx(math.log10(0.4))] * 2}
+    assert vals == {"rms_falls_with_k": [pytest.approx(-1.0)] * 2,
+                    "rms_falls_with_n": [pytest.approx(math.log10(0.4))] * 2}
 
 
 def test_s004_fig4_largest_disagreement(monkeypatch, tmp_path):

@@ -290,10 +290,9 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
         v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
     spread = max(vals) - min(vals)
     if n >= 2 and not exact and spread < ONE_TRAJECTORY * a.scale:
-        v.note = then(v.note, 
-            f"Its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's scale {_num(a.scale)}: "
-            "what they vary (the flows' start times) does not change it, so the interval is one trajectory's, not a "
-            "sample's.")
+        v.note = then(v.note, f"Its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's "
+                      f"scale {_num(a.scale)}: what they vary (the flows' start times) does not change it, so the "
+                      "interval is one trajectory's, not a sample's.")
     return v
 
 

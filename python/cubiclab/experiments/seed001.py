@@ -133,10 +133,11 @@ class FriendlyRegion(Experiment):
                   "than 0.001, CUBIC has a larger area of the TCP friendly region.", "Sec. II-C", TEXT,
                   "CUBIC's boundary below HSTCP's 0.001", "log10(0.001 / CUBIC's boundary at 100 ms)", "decades",
                   Above(0.0, 0.1), "'larger region': a smaller boundary loss rate"),
-        ClaimSpec("additive_increase_08", "To achieve the same average sending rate as TCP with an arbitrary β, we "
-                  "need α equal to 3 ( (1 − β ) /(1 + β ) ) . If we set β to 0.8, the additive increase factor is 0.5.",
-                  "Sec. II-C", TEXT, "α = 0.5", "α = 3 (1 − β) / (1 + β) at β = 0.8, the formula the sentence gives",
-                  "segments per RTT", Band(0.5, 0.05), "one significant figure: ± 0.05",
+        ClaimSpec("additive_increase_08", "To achieve the same average sending rate as TCP with an arbitrary β, "
+                  "we need α equal to 3 ( (1 − β ) /(1 + β ) ) . If we set β to 0.8, the additive increase factor "
+                  "is 0.5.", "Sec. II-C", TEXT, "α = 0.5",
+                  "α = 3 (1 − β) / (1 + β) at β = 0.8, the formula the sentence gives", "segments per RTT",
+                  Band(0.5, 0.05), "one significant figure: ± 0.05",
                   contradiction="3 (1 − 0.8) / (1 + 0.8) = 1/3, not the 0.5 printed after it; cubic-2005 follows the "
                   "formula (1/3)", bounds=NONNEGATIVE),
     )

@@ -35,9 +35,9 @@ class Grid(Experiment):
     seed = "002"
     figure = "measurement grid"
     title = "Two like Cubic flows over the grid of bandwidth x RTT x buffer, and the background-load axis"
-    setup = ("Two Cubic 2.0 flows with the same RTT (symmetric conditions), the second starting 30 s after the first, "
-             "so that the fairness measured after the warm-up is reached, not set by two flows starting alike. Grid: 1, "
-             "10, 250, 500 "
+    setup = ("Two Cubic 2.0 flows with the same RTT (symmetric conditions), the second starting 30 s after the "
+             "first, so that the fairness measured after the warm-up is reached, not set by two flows starting alike. "
+             "Grid: 1, 10, 250, 500 "
              "Mb/s x RTT 16 and 200 ms x buffer 10% and 100% BDP (buffers below two packets raised to two), no "
              "background; and at 250 Mb/s, 100 ms, 100% BDP: 25, 50 or 200 web sessions of Pareto sizes (shape 1.2) "
              "with means 1, 10 or 100 packets. Fairness: Jain's index of the two flows over the measured window.")
@@ -128,10 +128,10 @@ class Convergence(Experiment):
     figure = "slow convergence"
     title = "Convergence of two flows with staggered starts, 250 Mbps, 200 ms, 200 web sessions"
     setup = ("Two flows, the second starting 30 s after the first, 250 Mbps, RTT 200 ms, buffer 100% BDP, 200 "
-             "bidirectional web sessions (the slides average 20 runs). Cubic 2.0 against H-TCP as the backoff of 0.5 the "
-             "slide names for standard TCP: H-TCP backs off by RTTmin/RTTmax, 0.5 with a one-BDP buffer, and grows "
-             "fast enough to converge within the run, where standard TCP's congestion epoch here (4167 RTTs) lasts over "
-             "800 s. Both run as long as Cubic 2.0's plan. Convergence time: from the second flow's start until both stay within "
+             "bidirectional web sessions (the slides average 20 runs). Cubic 2.0 against H-TCP as the backoff of 0.5 "
+             "the slide names for standard TCP: H-TCP backs off by RTTmin/RTTmax, 0.5 with a one-BDP buffer, and "
+             "grows fast enough to converge within the run, where standard TCP's congestion epoch here (4167 RTTs) "
+             "lasts over 800 s. Both run as long as Cubic 2.0's plan. Convergence time: from the second flow's start until both stay within "
              "20% of their mean (10 s smoothing) for six congestion epochs on end, per run.")
     claims = (
         ClaimSpec("slower_than_htcp", "Backoff factor of 0.8 (cf standard TCP backoff of 0.5) means that flows release "
