@@ -164,10 +164,10 @@ class Convergence(Experiment):
 
     def explain(self, spec, rows):
         n = rows.groupby("alg").never.agg(["sum", "size"])
-        said = [f"{int(n.loc[a, 'sum'])} of {int(n.loc[a, 'size'])} {label} runs" for a, label in
-                ((CUBIC, "Cubic 2.0"), ("htcp", "H-TCP")) if a in n.index]
         if not n["sum"].sum():
             return ""
+        said = [f"{int(n.loc[a, 'sum'])} of {int(n.loc[a, 'size'])} {label} runs" for a, label in
+                ((CUBIC, "Cubic 2.0"), ("htcp", "H-TCP")) if a in n.index]
         return (f"Never held the band: {' and '.join(said)}, each counted as the rest of its run (up to "
                 f"{rows[rows.never.astype(bool)].convergence_s.max():.0f} s), a lower bound.")
 
