@@ -68,8 +68,8 @@ impl SackBlocks {
 
 /// What a packet is, in one word: data (bit 31 clear; bit 0 its PSH flag), or an ACK
 /// (bit 31) that may carry a SACK option (bit 30), record `id` of its flow's
-/// [`SackOptions`] (the low 24 bits); either way, bits 24-27 count the hops of its route it
-/// has crossed (bits 28-29 are free).
+/// [`SackOptions`] (the low 24 bits); either way, bits 24-27 count the hops of its route
+/// still ahead after the one it is on (bits 28-29 are free).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kind(u32);
 
@@ -213,17 +213,25 @@ impl Packet {
         self.kind.0 & (Kind::ACK_BIT | Kind::PSH_BIT) == Kind::PSH_BIT
     }
 
-    /// How many hops of its route it has crossed (the link it is on, or the delay line
-    /// after that link: 0 for the first).
+    /// How many hops of its route are still ahead after the one it is on (the link it is
+    /// on, or the delay line after that link): 0 on the last, so that arriving at the end
+    /// of a route is one test of the packet, not a look at the route.
     #[inline]
-    pub fn hop(&self) -> usize {
+    pub fn hops_left(&self) -> usize {
         ((self.kind.0 & Kind::HOP_MASK) >> Kind::HOP_SHIFT) as usize
     }
 
-    /// The same packet on the next hop of its route (fewer than `MAX_HOPS`: routes are checked).
+    /// The same packet about to cross the first hop of a route of `hops` (1 to `MAX_HOPS`).
+    #[inline]
+    pub fn routed(mut self, hops: u32) -> Self {
+        self.kind.0 |= (hops - 1) << Kind::HOP_SHIFT;
+        self
+    }
+
+    /// The same packet on the next hop of its route (not on its last: see [`Packet::hops_left`]).
     #[inline]
     pub fn next_hop(mut self) -> Self {
-        self.kind.0 += 1 << Kind::HOP_SHIFT;
+        self.kind.0 -= 1 << Kind::HOP_SHIFT;
         self
     }
 
@@ -270,16 +278,19 @@ mod tests {
 
     #[test]
     fn the_hop_count_leaves_the_rest_of_the_kind_alone() {
-        // Fifteen hops on (the most a 16-link route takes) the PSH flag, the ACK bit and the
-        // SACK id read as before.
+        // On a route of 16 links (the most), 15 hops ahead and then none: the PSH flag, the
+        // ACK bit and the SACK id read as before all along.
         let mut ring = SackOptions::default();
         let id = ring.push(SackBlocks::NONE);
         let (mut data, mut ack) =
             (Packet::data(0, 0, 5, 1500, 0, 0).pushed(), Packet::ack(0, 0, 5, 0, 0, 0, Some(id), 1));
+        (data, ack) = (data.routed(16), ack.routed(16));
+        assert_eq!((data.hops_left(), ack.hops_left()), (15, 15));
+        assert!(data.is_pushed() && !data.is_ack() && ack.is_ack() && !ack.is_pushed());
         for _ in 0..crate::scenario::MAX_HOPS - 1 {
             (data, ack) = (data.next_hop(), ack.next_hop());
         }
-        assert_eq!((data.hop(), ack.hop()), (15, 15));
+        assert_eq!((data.hops_left(), ack.hops_left()), (0, 0));
         assert!(data.is_pushed() && !data.is_ack() && ack.is_ack() && !ack.is_pushed());
         assert_eq!(ack.sack(), Some(id));
     }

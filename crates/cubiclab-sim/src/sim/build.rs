@@ -157,8 +157,7 @@ impl Sim {
         cfg.rwnd = window.syn_window_segments();
         let mut sender = Sender::new(alg, cfg, self.sc.mss);
         sender.app_limit = app_limit;
-        let data_route = self.add_route(slot.data_hops);
-        let ack_route = self.add_route(slot.ack_hops);
+        let routes = [self.add_route(slot.data_hops), self.add_route(slot.ack_hops)];
         let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {
             sender,
@@ -167,8 +166,7 @@ impl Sim {
             sack_options: SackOptions::default(),
             ts_recent: 0,
             reverse_delay: reverse,
-            data_route,
-            ack_route,
+            routes,
             data_dir: slot.data_dir,
             conn: 0,
             start_ns: slot.start_ns,
@@ -187,13 +185,11 @@ impl Sim {
         });
     }
 
-    /// A route's hops, with the delay line after each, in the hop table.
+    /// A route's hops, with the delay line after each, in the hop table (last hop first).
     fn add_route(&mut self, hops: &[PlannedHop]) -> Route {
+        let pipes: Vec<u32> = hops.iter().map(|h| self.pipe_for(h.delay_ns)).collect();
         let first = self.hops.len() as u32;
-        for h in hops {
-            let pipe = self.pipe_for(h.delay_ns);
-            self.hops.push(Hop { link: h.link, pipe });
-        }
+        self.hops.extend(hops.iter().zip(pipes).rev().map(|(h, pipe)| Hop { link: h.link, pipe }));
         Route { first, len: hops.len() as u32 }
     }
 

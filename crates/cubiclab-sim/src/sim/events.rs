@@ -38,7 +38,7 @@ impl Sim {
         self.q.push(next, Ev::Object(f));
     }
 
-    /// Offer `p` to link direction `link` (the one its route's hop `p.hop()` names).
+    /// Offer `p` to link direction `link` (the one its route's hop names).
     #[inline(always)]
     fn offer(&mut self, link: u32, p: Packet) {
         match self.links[link as usize].offer(self.now, p) {
@@ -61,13 +61,14 @@ impl Sim {
     #[inline]
     pub(super) fn transmit(&mut self, f: u32) {
         let size = self.sc.wire_bytes();
-        let (link, conn, ts) = {
+        let (route, conn, ts) = {
             let fl = &self.flows[f as usize];
-            (self.hops[fl.data_route.at(0)].link, fl.conn, fl.ts_recent)
+            (fl.routes[0], fl.conn, fl.ts_recent)
         };
+        let link = self.hops[route.start()].link;
         let ts_snd = Sender::ts_val(self.now);
         while let Some(s) = self.flows[f as usize].sender.next_segment(self.now) {
-            let p = Packet::data(f, conn, s.seq, size, ts_snd, ts);
+            let p = Packet::data(f, conn, s.seq, size, ts_snd, ts).routed(route.len);
             self.offer(link, if s.push { p.pushed() } else { p });
         }
         self.sync_rto(f);
@@ -101,8 +102,7 @@ impl Sim {
             }
             return;
         }
-        let route = if p.is_ack() { fl.ack_route } else { fl.data_route };
-        let id = self.hops[route.at(p.hop())].pipe;
+        let id = self.hops[fl.routes[p.is_ack() as usize].at(p.hops_left())].pipe;
         // The capture is of the first link, both ways (the bottleneck of a dumbbell).
         if let (Some(c), 0..=1) = (&mut self.capture, link) {
             let sack = p.sack().map_or(&SackBlocks::NONE, |id| fl.sack_options.get(id));
@@ -123,10 +123,9 @@ impl Sim {
         if p.conn != fl.conn {
             return; // a straggler of a finished web object
         }
-        let route = if p.is_ack() { fl.ack_route } else { fl.data_route };
-        if !route.is_last(p.hop()) {
+        if p.hops_left() != 0 {
             let p = p.next_hop();
-            let link = self.hops[route.at(p.hop())].link;
+            let link = self.hops[fl.routes[p.is_ack() as usize].at(p.hops_left())].link;
             self.offer(link, p);
             return;
         }
@@ -145,8 +144,10 @@ impl Sim {
         let ts_snd = fl.receiver.ts_echo();
         fl.receiver.acked_now();
         let win = fl.receiver.select_window();
-        let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks);
-        let link = self.hops[fl.ack_route.at(0)].link;
+        let route = fl.routes[1];
+        let ack =
+            Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks).routed(route.len);
+        let link = self.hops[route.start()].link;
         self.offer(link, ack);
     }
 

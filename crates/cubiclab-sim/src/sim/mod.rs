@@ -3,8 +3,8 @@
 //! Path of a data packet: sender → each link of its route in turn (buffer, serialization,
 //! random loss), each followed by a delay line (the link's propagation; after the last,
 //! also the flow's access delay) → receiver. ACKs go back the same way over their own route.
-//! A packet carries its flow and how many hops it has crossed; the flow's route says where
-//! it goes next. Flows with the same delay after a hop share a delay line, so the event heap
+//! A packet carries its flow and how many hops of its route are still ahead; the flow's
+//! route says where it goes next. Flows with the same delay after a hop share a delay line, so the event heap
 //! grows with the number of distinct delays, not with the number of flows.
 //!
 //! Long-lived flows come first (indices 0..n, in plan order); background web sessions
@@ -45,9 +45,8 @@ struct Flow {
     /// One-way delay from the receiver back to the sender, beyond the bottleneck: the
     /// SYN-ACK left that long before the first data (its TSval is the first echoed).
     reverse_delay: Time,
-    /// Its data's route and its ACKs' (in `Sim::hops`).
-    data_route: Route,
-    ack_route: Route,
+    /// Its data's route and its ACKs', by `Packet::is_ack` (in `Sim::hops`).
+    routes: [Route; 2],
     /// Which way its data crosses its route's links (web sessions may go back along it).
     data_dir: Direction,
     /// Connection number, bumped for each web object.
@@ -91,8 +90,8 @@ struct Hop {
     pipe: u32,
 }
 
-/// A route: `len` hops from `first` in `Sim::hops` (a flow's routes sit side by side in one
-/// table, so the per-packet lookup is one index).
+/// A route: `len` hops in `Sim::hops` from `first`, last hop first: the entry of a packet
+/// with `hops_left` hops still ahead is `first + hops_left`, one index per packet.
 #[derive(Clone, Copy)]
 struct Route {
     first: u32,
@@ -100,15 +99,16 @@ struct Route {
 }
 
 impl Route {
-    /// Index in `Sim::hops` of hop `hop` (within the route).
+    /// Index in `Sim::hops` of the hop a packet with `hops_left` hops ahead is on.
     #[inline]
-    fn at(self, hop: usize) -> usize {
-        self.first as usize + hop
+    fn at(self, hops_left: usize) -> usize {
+        self.first as usize + hops_left
     }
 
+    /// Index of its first hop.
     #[inline]
-    fn is_last(self, hop: usize) -> bool {
-        hop + 1 == self.len as usize
+    fn start(self) -> usize {
+        self.at(self.len as usize - 1)
     }
 }
 
@@ -231,7 +231,7 @@ impl Sim {
     /// for the conservation check `sent = arrived + dropped + lost + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
         let data_of_f = |p: &Packet| p.flow == f && !p.is_ack();
-        let route = self.flows[f as usize].data_route;
+        let route = self.flows[f as usize].routes[0];
         let hops = &self.hops[route.at(0)..route.at(route.len as usize)];
         let mut pipes: Vec<u32> = hops.iter().map(|h| h.pipe).collect();
         // Hops with the same delay share a delay line: count each line once.
