@@ -31,7 +31,6 @@ from cubiclab.testbed import bpf as _bpf
 from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns, peak_rate_bps
 from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
 
-AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 BASE_PORT = 47000
 #: Web session i's server listens on WEB_PORT + i (below the ephemeral ports, net.py).
 WEB_PORT = 48000
@@ -48,12 +47,8 @@ SINK_FIFO = 20
 MAX_DURATION_S = 600.0
 
 
-def kernel_algorithms() -> list[str]:
-    """The congestion controls this kernel offers (loaded), in its own order."""
-    try:
-        return AVAILABLE_CC.read_text().split()
-    except OSError:
-        return []
+#: The congestion controls this kernel offers (:func:`cubiclab.testbed.bpf.registered`).
+kernel_algorithms = _bpf.registered
 
 
 def availability() -> str | None:
