@@ -358,7 +358,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
-    res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
+    res = build_results(p, epoch, emu_out, source_out, sink_out, records, trace_lost,
                         trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
