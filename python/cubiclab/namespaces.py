@@ -104,17 +104,26 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return p
 
 
-def availability() -> str | None:
-    """None if namespaces can be used here, else the reason they cannot."""
+def availability(tun: bool = False) -> str | None:
+    """None if namespaces (with `tun`: and TUN devices in them) can be used here, else the
+    reason they cannot."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, tc, tracefs)"
     if shutil.which("ip") is None or shutil.which("tc") is None:
         return "iproute2 ('ip' and 'tc') is not installed"
+    if tun and not os.path.exists("/dev/net/tun"):
+        return "/dev/net/tun is missing (no TUN support)"
     probe = f"{PREFIX}{os.getpid()}-probe"
     p = run("ip", "netns", "add", probe, check=False)
     if p.returncode != 0:
         return f"cannot create a network namespace: {p.stderr.strip()}"
-    run("ip", "netns", "del", probe, check=False)
+    try:
+        if tun:
+            p = run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "probe", check=False)
+            if p.returncode != 0:
+                return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
+    finally:
+        run("ip", "netns", "del", probe, check=False)
     return None
 
 

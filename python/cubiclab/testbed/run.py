@@ -53,24 +53,7 @@ kernel_algorithms = _bpf.registered
 
 def availability() -> str | None:
     """None if the testbed can run here, else the reason it cannot."""
-    reason = _netns.availability()
-    if reason:
-        return reason
-    if not Path("/dev/net/tun").exists():
-        return "/dev/net/tun is missing (no TUN support)"
-    import os
-
-    probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
-    try:
-        _netns.run("ip", "netns", "add", probe)
-        p = _netns.run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
-        if p.returncode != 0:
-            return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
-    except RuntimeError as e:
-        return f"cannot create a network namespace: {e}"
-    finally:
-        _netns.run("ip", "netns", "del", probe, check=False)
-    return None
+    return _netns.availability(tun=True)
 
 
 @dataclass(frozen=True)
