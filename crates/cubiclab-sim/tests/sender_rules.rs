@@ -6,7 +6,7 @@
 use cubiclab_cc::{Algorithm, CaState, Params};
 use cubiclab_sim::engine::Time;
 use cubiclab_sim::packet::SackBlocks;
-use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig};
+use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig, Timeout, Timer};
 
 const MS: Time = 1_000_000;
 
@@ -90,7 +90,7 @@ impl Harness {
     /// The retransmission timer fires at `t_ms`; then the transmissions.
     fn rto(&mut self, t_ms: u64) -> Vec<(u32, bool)> {
         self.now = t_ms * MS;
-        self.s.on_rto(self.now);
+        self.s.on_retransmission_timer(self.now);
         self.send()
     }
 
@@ -151,7 +151,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
     let sent = h.rto(1000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
-    assert_eq!(h.s.rto_deadline, 3000 * MS);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 3000 * MS, timer: Timer::Retransmit }));
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn rack_reorder_timer_finds_a_loss_with_one_sack() {
     }
     assert!(h.ack(109, 8, Some(9)).is_empty());
     assert_eq!(h.window(), (18, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
-    assert_eq!(h.s.rto_deadline, 145 * MS);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 145 * MS, timer: Timer::ReorderTimeout }));
     // At 145 ms 8 has expired: lost, in flight changes, Recovery (reno: ssthresh 18 / 2 =
     // 9) and one PRR step (tcp_cwnd_reduction(sk, 1, 0)): in_flight 2 - 1 SACKed - 1 lost
     // = 0, sndcnt = max(prr_delivered 1 - prr_out 0, 1) = 1, cwnd = 0 + 1 = 1: the
@@ -357,7 +357,7 @@ fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
     for k in 1..=8 {
         h.ack(100, k, None);
     }
-    assert_eq!(h.s.rto_deadline, 308 * MS);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 308 * MS, timer: Timer::LossProbe }));
     assert_eq!(h.rto(308), vec![(9, true)]);
     assert_eq!(h.s.stats.timeouts, 0);
     // Its SACK at 408 ms (cum 8): RACK advances to the probe (sent at 308, 100 ms ago: not

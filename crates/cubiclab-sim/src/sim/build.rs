@@ -154,6 +154,7 @@ impl Sim {
         let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
         self.flows.push(Flow {
             sender,
+            queued: Default::default(),
             receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window),
             peer_window: PeerWindow::new(window.wscale(), self.sc.mss),
             sack_options: SackOptions::default(),
