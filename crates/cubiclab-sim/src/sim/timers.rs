@@ -6,6 +6,7 @@
 
 use super::Sim;
 use crate::engine::{Ev, Time};
+use crate::tcp::Timer;
 
 /// The times of a flow's sender timer entries in the event queue (0: none).
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,7 +46,7 @@ impl Sim {
         }
         let events = fl.sender.stats.loss_events;
         let fired = fl.sender.on_retransmission_timer(now);
-        self.note_loss(f, events, fired == crate::tcp::Timer::Retransmit);
+        self.note_loss(f, events, fired == Timer::Retransmit);
         self.transmit(f);
     }
 

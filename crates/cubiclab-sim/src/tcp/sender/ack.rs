@@ -6,7 +6,7 @@ use cubiclab_cc::host::PrrAck;
 use cubiclab_cc::seq::before;
 use cubiclab_cc::{AckSample, CaState};
 
-use super::{LossDetection, Sender};
+use super::Sender;
 use crate::engine::Time;
 use crate::packet::SackBlocks;
 use crate::tcp::scoreboard::Acked;
@@ -15,7 +15,7 @@ use crate::tcp::scoreboard::Acked;
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct SackTag {
     /// Segments newly SACKed, plus D-SACKed duplicates (`sack_delivered`).
-    delivered: u32,
+    pub(super) delivered: u32,
     /// Something was newly SACKed (`FLAG_DATA_SACKED`).
     pub(super) newly_sacked: bool,
     /// A never-retransmitted segment below `high_seq` was (S)ACKed (`FLAG_ORIG_SACK_ACKED`).
@@ -80,15 +80,7 @@ impl Sender {
         }
         let high = self.host.high_seq;
         let mut tag = SackTag { orig_acked: acked.first_orig.is_some_and(|s| before(s, high)), ..SackTag::default() };
-        // With SACK the option tells what left the network; without, duplicate ACKs do.
-        let (delivered, sacked) = match self.loss {
-            LossDetection::Rack { .. } if sack.len > 0 => {
-                self.sacktag(now, una, sack, &mut tag);
-                (acked.newly_delivered + tag.delivered, true)
-            }
-            LossDetection::Rack { .. } => (acked.newly_delivered, false),
-            LossDetection::DupAcks => (self.count_dup_acks(advanced, &acked), false),
-        };
+        let (delivered, sacked) = self.count_delivered(now, una, sack, advanced, &acked, &mut tag);
 
         // tcp_clean_rtx_queue advances RACK by the cumulatively ACKed segments' latest
         // transmission, with or without SACK (RACK's RTT also spares recent segments at a
@@ -120,26 +112,6 @@ impl Sender {
         self.host.cong_control(ack, &rs, in_flight, now);
         self.host.update_pacing_rate();
         self.set_xmit_timer(now, reo_timer, advanced);
-        delivered
-    }
-
-    /// Without SACK, Linux's `tcp_add_reno_sack` / `tcp_remove_reno_sacks`: duplicate ACKs
-    /// stand for segments that left the network. Returns the segments newly delivered.
-    #[inline(always)]
-    fn count_dup_acks(&mut self, advanced: bool, acked: &Acked) -> u32 {
-        let mut delivered = acked.newly_delivered;
-        if advanced {
-            // Segments already counted as delivered by their duplicate ACKs.
-            let drop = (acked.acked - 1).min(self.sb.sacked_out);
-            self.sb.sacked_out -= drop;
-            delivered -= drop;
-        } else if self.packets_out() > 0 {
-            // tcp_limit_reno_sacked: SACKed and lost together fit in what is out.
-            let holes = self.sb.lost_out.max(1).min(self.packets_out());
-            let sacked = (self.sb.sacked_out + 1).min(self.packets_out() - holes);
-            delivered += sacked.saturating_sub(self.sb.sacked_out);
-            self.sb.sacked_out = sacked;
-        }
         delivered
     }
 
@@ -180,7 +152,7 @@ impl Sender {
     /// order, each segment not yet SACKed tagged once (`tcp_sacktag_one`). Parts the
     /// previous ACK's blocks already covered are skipped (`recv_sack_cache`), so an ACK
     /// costs the segments it newly SACKs, not the size of its blocks.
-    fn sacktag(&mut self, now: Time, prior_una: u32, opt: &SackBlocks, tag: &mut SackTag) {
+    pub(super) fn sacktag(&mut self, now: Time, prior_una: u32, opt: &SackBlocks, tag: &mut SackTag) {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         let blocks = opt.as_slice();
         if self.sb.sacked_out == 0 {

@@ -1,7 +1,7 @@
 //! Loss detection and the congestion states it drives (`tcp_fastretrans_alert`): RACK with
 //! SACK (`rack.rs`), or NewReno's duplicate ACKs, as the [`LossDetection`] chosen at
 //! construction; Recovery, Loss, their ends and undos, F-RTO (`frto.rs`). The flavours differ
-//! only in the rules below that match on it.
+//! only in the rules of this file that match on it.
 
 use cubiclab_cc::host::RecoveryEnd;
 use cubiclab_cc::seq::before;
@@ -10,8 +10,10 @@ use cubiclab_cc::{CaState, CongestionControl};
 use super::ack::SackTag;
 use super::{LossDetection, Sender};
 use crate::engine::Time;
+use crate::packet::SackBlocks;
 use crate::tcp::frto::{FrtoStep, LossAck};
 use crate::tcp::rack::DUPTHRESH;
+use crate::tcp::scoreboard::Acked;
 
 impl LossDetection {
     /// Whether tail loss probes are on (`tcp_schedule_loss_probe` wants SACK).
@@ -29,6 +31,50 @@ impl LossDetection {
 }
 
 impl Sender {
+    /// What an ACK that found `snd_una` at `prior_una` delivered beyond the cumulative ACK's
+    /// segments (`acked`): with SACK, what its option newly tells (`tcp_sacktag_write_queue`);
+    /// without, what its being a duplicate tells. Returns the segments newly delivered and
+    /// whether a SACK option was processed.
+    #[inline(always)]
+    pub(super) fn count_delivered(
+        &mut self,
+        now: Time,
+        prior_una: u32,
+        sack: &SackBlocks,
+        advanced: bool,
+        acked: &Acked,
+        tag: &mut SackTag,
+    ) -> (u32, bool) {
+        match self.loss {
+            LossDetection::Rack { .. } if sack.len > 0 => {
+                self.sacktag(now, prior_una, sack, tag);
+                (acked.newly_delivered + tag.delivered, true)
+            }
+            LossDetection::Rack { .. } => (acked.newly_delivered, false),
+            LossDetection::DupAcks => (self.count_dup_acks(advanced, acked), false),
+        }
+    }
+
+    /// Without SACK, Linux's `tcp_add_reno_sack` / `tcp_remove_reno_sacks`: duplicate ACKs
+    /// stand for segments that left the network. Returns the segments newly delivered.
+    #[inline(always)]
+    fn count_dup_acks(&mut self, advanced: bool, acked: &Acked) -> u32 {
+        let mut delivered = acked.newly_delivered;
+        if advanced {
+            // Segments already counted as delivered by their duplicate ACKs.
+            let drop = (acked.acked - 1).min(self.sb.sacked_out);
+            self.sb.sacked_out -= drop;
+            delivered -= drop;
+        } else if self.packets_out() > 0 {
+            // tcp_limit_reno_sacked: SACKed and lost together fit in what is out.
+            let holes = self.sb.lost_out.max(1).min(self.packets_out());
+            let sacked = (self.sb.sacked_out + 1).min(self.packets_out() - holes);
+            delivered += sacked.saturating_sub(self.sb.sacked_out);
+            self.sb.sacked_out = sacked;
+        }
+        delivered
+    }
+
     /// `tcp_identify_packet_loss` on an ACK: with SACK, RACK runs when the ACK carried SACK
     /// information (`sacked`), or some is held, or outside Open (`tcp_ack_is_dubious`), and
     /// a segment was delivered since it last ran. Returns the reorder timeout to arm.
