@@ -22,9 +22,9 @@ mod tests {
 
     #[test]
     fn order_holds_across_the_wrap() {
-        // 2^32 - 1 is one behind 0 once the counter wraps; 2^31 apart is the limit: the
-        // difference 0x8000_0000 reads as i32::MIN, so the first is "before" either way round
-        // from below (x - (x + 2^31) = -2^31 < 0) and not after.
+        // 2^32 - 1 is one behind 0 once the counter wraps; 2^31 - 1 ahead is still after.
+        // Exactly 2^31 apart, the difference reads as i32::MIN either way round, so each is
+        // before the other: the order holds only within 2^31, as in the kernel.
         assert!(before(u32::MAX, 0) && after(0, u32::MAX));
         assert!(before(5, 6) && !before(6, 5) && !before(5, 5) && !after(5, 5));
         assert!(before(0, 0x7fff_ffff) && !before(0x7fff_ffff, 0));
