@@ -24,6 +24,7 @@
 
 use crate::minmax::Minmax;
 use crate::params::{ParamError, ParamSpec, Params};
+use crate::seq::{after, before};
 use crate::tcp::{CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH, TCP_INIT_CWND};
 use crate::CongestionControl;
 
@@ -86,12 +87,6 @@ pub enum Mode {
     Drain = 1,
     ProbeBw = 2,
     ProbeRtt = 3,
-}
-
-/// `before(seq1, seq2)` of `include/net/tcp.h`.
-#[inline]
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
 }
 
 /// `tcp_stamp_us_delta`: `max(t1 - t0, 0)`.
@@ -651,7 +646,7 @@ impl Bbr {
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tcp: &mut TcpState, now_ns: u64) {
         let j = self.jiffies(now_ns);
-        if !(self.probe_rtt_done_stamp != 0 && before(self.probe_rtt_done_stamp, j)) {
+        if !(self.probe_rtt_done_stamp != 0 && after(j, self.probe_rtt_done_stamp)) {
             return;
         }
         self.min_rtt_stamp = j;
@@ -662,7 +657,7 @@ impl Bbr {
     /// `bbr_update_min_rtt`: the 10 s min filter and PROBE_RTT entry and exit.
     fn update_min_rtt(&mut self, tcp: &mut TcpState, rs: &RateSample, now_ns: u64) {
         let j = self.jiffies(now_ns);
-        let filter_expired = before(self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * self.hz as u32), j);
+        let filter_expired = after(j, self.min_rtt_stamp.wrapping_add(MIN_RTT_WIN_SEC * self.hz as u32));
         if rs.rtt_us >= 0 && (rs.rtt_us <= self.min_rtt_us as i64 || (filter_expired && !rs.is_ack_delayed)) {
             self.min_rtt_us = rs.rtt_us as u32;
             self.min_rtt_stamp = j;

@@ -33,6 +33,7 @@ pub mod registry;
 pub mod reno;
 pub mod replay;
 pub mod scalable;
+pub mod seq;
 pub mod tcp;
 #[cfg(test)]
 mod test_support;

@@ -33,6 +33,7 @@
 
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
+use crate::seq::after;
 use crate::tcp::{AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
@@ -309,7 +310,7 @@ impl Replayer {
         h.cong_control(ack, &rs, in_flight_now, now);
         if ev.snd_nxt.is_none() {
             let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
-            if (want.wrapping_sub(h.tcp.snd_nxt) as i32) > 0 {
+            if after(want, h.tcp.snd_nxt) {
                 h.tcp.snd_nxt = want;
                 h.tcp.lsndtime_ns = now;
             }
@@ -328,7 +329,7 @@ impl Replayer {
     ) -> RateSample {
         tcp.delivered = r.delivered_total.unwrap_or(tcp.delivered.wrapping_add(acked));
         tcp.lost = tcp.lost.wrapping_add(r.losses);
-        if tcp.app_limited != 0 && (tcp.app_limited.wrapping_sub(tcp.delivered) as i32) < 0 {
+        if tcp.app_limited != 0 && after(tcp.delivered, tcp.app_limited) {
             tcp.app_limited = 0;
         }
         if acked > 0 {

@@ -6,7 +6,7 @@
 use cubiclab_cc::{Algorithm, CaState, Params};
 use cubiclab_sim::engine::Time;
 use cubiclab_sim::packet::SackBlocks;
-use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig};
+use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig, Timeout, Timer};
 
 const MS: Time = 1_000_000;
 
@@ -90,7 +90,7 @@ impl Harness {
     /// The retransmission timer fires at `t_ms`; then the transmissions.
     fn rto(&mut self, t_ms: u64) -> Vec<(u32, bool)> {
         self.now = t_ms * MS;
-        self.s.on_rto(self.now);
+        self.s.on_retransmission_timer(self.now);
         self.send()
     }
 
@@ -151,7 +151,7 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
     let sent = h.rto(1000);
     assert_eq!(h.window(), (1, 50, CaState::Loss));
     assert_eq!(sent, vec![(0, true)]);
-    assert_eq!(h.s.rto_deadline, 3000 * MS);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 3000 * MS, timer: Timer::Retransmit }));
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn rack_reorder_timer_finds_a_loss_with_one_sack() {
     }
     assert!(h.ack(109, 8, Some(9)).is_empty());
     assert_eq!(h.window(), (18, cubiclab_cc::tcp::TCP_INFINITE_SSTHRESH, CaState::Open));
-    assert_eq!(h.s.rto_deadline, 145 * MS);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 145 * MS, timer: Timer::ReorderTimeout }));
     // At 145 ms 8 has expired: lost, in flight changes, Recovery (reno: ssthresh 18 / 2 =
     // 9) and one PRR step (tcp_cwnd_reduction(sk, 1, 0)): in_flight 2 - 1 SACKed - 1 lost
     // = 0, sndcnt = max(prr_delivered 1 - prr_out 0, 1) = 1, cwnd = 0 + 1 = 1: the
@@ -357,7 +357,7 @@ fn tail_loss_probe_turns_a_tail_loss_into_fast_recovery() {
     for k in 1..=8 {
         h.ack(100, k, None);
     }
-    assert_eq!(h.s.rto_deadline, 308 * MS);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 308 * MS, timer: Timer::LossProbe }));
     assert_eq!(h.rto(308), vec![(9, true)]);
     assert_eq!(h.s.stats.timeouts, 0);
     // Its SACK at 408 ms (cum 8): RACK advances to the probe (sent at 308, 100 ms ago: not
@@ -579,4 +579,79 @@ fn psh_ends_each_full_tso_packet() {
     assert_eq!(send_marking_push(&mut s, 20 * MS), [(10, false), (11, true), (12, false), (13, true)]);
     s.on_ack(21 * MS, 2, &SackBlocks::of(&[(3, 4)]), 0);
     assert_eq!(send_marking_push(&mut s, 21 * MS), [(14, false)]);
+}
+
+#[test]
+fn the_first_deadline_is_a_probe_at_the_initial_timeout_or_the_rto() {
+    // tcp_schedule_loss_probe after the initial window (IW 10 at t = 0): no RTT sample, so
+    // the probe timeout is TCP_TIMEOUT_INIT, 1 s, capped by the RTO counted from the head's
+    // transmission (tcp_rto_delta_us: 0 + 1 s - 0), also 1 s: a probe at 1000 ms. With
+    // probes off the timer is the RTO itself (tcp_event_new_data_sent), at 1000 ms.
+    let (h, _) = Harness::new("reno", 10, None);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 1000 * MS, timer: Timer::LossProbe }));
+    let (h, _) = Harness::rto_only("reno", 10, None);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 1000 * MS, timer: Timer::Retransmit }));
+    assert_eq!(h.s.pacing_deadline(), None);
+}
+
+#[test]
+fn an_ack_rearms_the_rto_from_now_and_stops_it_with_nothing_out() {
+    // tcp_rearm_rto (probes off, 10 segments in all, sent at t = 0): the ACK of 0..=4 at
+    // 100 ms gives the first RTT sample, 100 ms: srtt 100 ms, mdev 2 x 100 = 200 ms,
+    // rttvar max(200, rto_min 200) = 200 ms, RTO 100 + 200 = 300 ms (tcp_rtt_estimator,
+    // __tcp_set_rto), counted from this ACK: 400 ms. The ACK of everything at 200 ms leaves
+    // nothing out: the timer is cleared (inet_csk_clear_xmit_timer).
+    let (mut h, _) = Harness::with("reno", 10, None, 10, false, false);
+    assert!(h.ack(100, 5, None).is_empty());
+    assert_eq!(h.s.host.rtt.rto_us(), 300_000);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 400 * MS, timer: Timer::Retransmit }));
+    h.ack(200, 10, None);
+    assert_eq!(h.s.poll_timeout(), None);
+}
+
+#[test]
+fn a_probe_for_one_segment_waits_for_the_delayed_ack_but_not_past_the_rto() {
+    // tcp_schedule_loss_probe with one segment out (10 in all, ACKs of 0..=8 at 100 ms:
+    // srtt 100 ms, RTO 300 ms as in the tail loss probe test): 2 x srtt = 200 ms plus
+    // TCP_RTO_MIN (200 ms) for the peer's delayed ACK = 400 ms; the ACK advanced snd_una, so
+    // the RTO would restart now (advancing_rto) and caps it at 300 ms: a probe at 400 ms.
+    let (mut h, _) = Harness::new_app_limited("reno", 10, None, 10);
+    for k in 1..=9 {
+        h.ack(100, k, None);
+    }
+    assert_eq!(h.s.packets_out(), 1);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 400 * MS, timer: Timer::LossProbe }));
+}
+
+#[test]
+fn a_paced_sender_asks_for_its_next_departure_first() {
+    // tcp_pacing_check / tcp_update_skb_after_send on a sender paced at 1 448 000 B/s (one
+    // 1448-byte segment per ms; min_rtt 100 ms: no extra TSO bytes), IW 20 at t = 0. Bursts
+    // are tcp_tso_autosize's floor of 2 segments (1 448 000 >> 10 = 1414 bytes < 1 MSS).
+    // sch_fq leaves the first 10 segments unpaced; the burst that ends them (8, 9) sets the
+    // next departure 2 x 1448 B / 1 448 000 B/s = 2 ms later: 10 segments leave at 0 and
+    // the next deadline is the pacing timer's at 2 ms, before the probe's at 1 s. At 2 ms
+    // the burst of 10, 11 leaves and the next departure is 4 ms.
+    let cfg = SenderConfig {
+        recovery: Recovery::Sack,
+        min_rto_ns: 200 * MS,
+        rwnd: 1 << 20,
+        initial_cwnd: 20,
+        initial_ssthresh: None,
+        loss_probes: true,
+        frto: true,
+    };
+    let mut s = Sender::new(Algorithm::new("reno", &Params::new()).unwrap(), cfg, 1448);
+    s.start(0);
+    s.host.tcp.paced = true;
+    s.host.tcp.pacing_rate = 1_448_000;
+    s.host.tcp.min_rtt_us = 100_000;
+    let mut h = Harness { s, now: 0 };
+    assert_eq!(h.send().len(), 10);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 2 * MS, timer: Timer::Pacing }));
+    assert_eq!(h.s.retransmission_timeout(), Some(Timeout { at: 1000 * MS, timer: Timer::LossProbe }));
+    h.now = 2 * MS;
+    h.s.on_pacing_timer();
+    assert_eq!(h.send(), vec![(10, false), (11, false)]);
+    assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 4 * MS, timer: Timer::Pacing }));
 }

@@ -5,6 +5,7 @@
 //! it has not yet filled; Linux instead keeps the strongest signal seen in the current
 //! window (`is_cwnd_limited`, `max_packets_out`) until `snd_una` passes `cwnd_usage_seq`.
 
+use crate::seq::before;
 use crate::tcp::TcpState;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +29,7 @@ impl CwndUsage {
     /// `tcp_cwnd_validate` after `tcp_write_xmit` sent something or found the window full.
     pub fn validate(&mut self, is_cwnd_limited: bool, tcp: &TcpState) {
         let packets_out = tcp.snd_nxt.wrapping_sub(tcp.snd_una);
-        let round_over = (tcp.snd_una.wrapping_sub(self.cwnd_usage_seq) as i32) >= 0;
+        let round_over = !before(tcp.snd_una, self.cwnd_usage_seq);
         if round_over || is_cwnd_limited || (!self.is_cwnd_limited && packets_out > self.max_packets_out) {
             self.is_cwnd_limited = is_cwnd_limited;
             self.max_packets_out = packets_out;

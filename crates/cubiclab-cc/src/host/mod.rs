@@ -25,17 +25,13 @@ pub mod rate;
 pub mod rtt;
 
 use crate::minmax::Minmax;
+use crate::seq::before;
 use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
 use crate::{Algorithm, CongestionControl};
 pub use cwnd_validate::CwndUsage;
 pub use prr::{Prr, PrrAck};
 pub use rate::RateEstimator;
 pub use rtt::RttEstimator;
-
-#[inline]
-fn before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
 
 /// How an ACK that reached `high_seq` ended Recovery or Loss.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! live in [`TcpState`]; the per-packet stamp ([`TxStamp`]) lives wherever the transport
 //! keeps its per-segment record. Times are microseconds (`tcp_skb_timestamp_us`).
 
+use crate::seq::after;
 use crate::tcp::{RateSample, TcpState};
 
 /// What `tcp_rate_skb_sent` writes into a packet (`TCP_SKB_CB(skb)->tx`).
@@ -57,11 +58,6 @@ pub struct RateEstimator {
     prior_mstamp_us: Option<u64>,
     last_end_seq: u32,
     rs: RateSample,
-}
-
-#[inline]
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
 }
 
 impl RateEstimator {

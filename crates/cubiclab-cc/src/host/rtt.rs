@@ -7,6 +7,8 @@
 //! of the gap once per round. So `rto = srtt + rttvar >= srtt + rto_min`. The timeout is
 //! then rounded up to whole jiffies (`usecs_to_jiffies`), so the tick of the kernel matters.
 
+use crate::seq::after;
+
 /// Linux `TCP_RTO_MIN` (HZ / 5): 200 ms.
 pub const TCP_RTO_MIN_US: u64 = 200_000;
 /// Linux `TCP_RTO_MAX`: 120 s.
@@ -88,7 +90,7 @@ impl RttEstimator {
                 self.mdev_max_us = self.mdev_us;
                 self.rttvar_us = self.rttvar_us.max(self.mdev_max_us);
             }
-            if (snd_una.wrapping_sub(self.rtt_seq) as i32) > 0 {
+            if after(snd_una, self.rtt_seq) {
                 // A round ended: rttvar decays a quarter of the way to this round's maximum.
                 if self.mdev_max_us < self.rttvar_us {
                     self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;

@@ -161,6 +161,7 @@ impl Sim {
         let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {
             sender,
+            queued: Default::default(),
             receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window),
             peer_window: PeerWindow::new(window.wscale(), self.sc.mss),
             sack_options: SackOptions::default(),

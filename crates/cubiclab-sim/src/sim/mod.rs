@@ -35,6 +35,8 @@ use cubiclab_path::Link;
 
 struct Flow {
     sender: Sender,
+    /// The sender's timer entries pending in the event queue.
+    queued: timers::Queued,
     receiver: Receiver,
     /// The sender's reading of the receiver's window field (its scale and unit).
     peer_window: PeerWindow,

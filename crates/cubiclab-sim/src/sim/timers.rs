@@ -1,41 +1,52 @@
-//! The per-flow timers (retransmission, delayed ACK). Each keeps at most one entry in the
-//! event queue's timer wheel: re-arming later leaves the entry where it is, and the entry,
-//! when it fires early, moves itself to the new deadline.
+//! The per-flow timers (the sender's retransmission and pacing timers, the receiver's
+//! delayed ACK). Each keeps at most one entry in the event queue: re-arming later leaves the
+//! entry where it is, and the entry, when it fires early, moves itself to the new deadline.
+//! The sender owns its deadlines ([`crate::tcp::Sender::poll_timeout`]); the engine owns
+//! which entries it has queued.
 
 use super::Sim;
-use crate::engine::Ev;
+use crate::engine::{Ev, Time};
+use crate::tcp::Timer;
+
+/// The times of a flow's sender timer entries in the event queue (0: none).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Queued {
+    /// The retransmission timer's entry, in the timer wheel.
+    rto: Time,
+    /// The pacing timer's entry, exact.
+    pace: Time,
+}
 
 impl Sim {
     /// Queue the retransmission timer if it is armed and no entry fires at or before it.
     #[inline]
     pub(super) fn sync_rto(&mut self, f: u32) {
-        let s = &mut self.flows[f as usize].sender;
-        if s.rto_deadline != 0 && (s.rto_queued == 0 || s.rto_queued > s.rto_deadline) {
-            s.rto_queued = s.rto_deadline;
-            self.q.push_timer(s.rto_deadline, Ev::Rto(f));
+        let fl = &mut self.flows[f as usize];
+        if let Some(t) = fl.sender.retransmission_timeout() {
+            if fl.queued.rto == 0 || fl.queued.rto > t.at {
+                fl.queued.rto = t.at;
+                self.q.push_timer(t.at, Ev::Rto(f));
+            }
         }
     }
 
     pub(super) fn on_rto_event(&mut self, f: u32) {
         let now = self.now;
-        let s = &mut self.flows[f as usize].sender;
-        if s.rto_queued != now {
+        let fl = &mut self.flows[f as usize];
+        if fl.queued.rto != now {
             return; // superseded by an earlier entry
         }
-        s.rto_queued = 0;
-        if s.rto_deadline == 0 {
-            return;
-        }
-        if s.rto_deadline > now {
+        fl.queued.rto = 0;
+        let Some(t) = fl.sender.retransmission_timeout() else { return };
+        if t.at > now {
             // Re-armed later since this entry was queued: move it.
-            s.rto_queued = s.rto_deadline;
-            let d = s.rto_deadline;
-            self.q.push_timer(d, Ev::Rto(f));
+            fl.queued.rto = t.at;
+            self.q.push_timer(t.at, Ev::Rto(f));
             return;
         }
-        let events = s.stats.loss_events;
-        let timeout = s.on_rto(now);
-        self.note_loss(f, events, timeout);
+        let events = fl.sender.stats.loss_events;
+        let fired = fl.sender.on_retransmission_timer(now);
+        self.note_loss(f, events, fired == Timer::Retransmit);
         self.transmit(f);
     }
 
@@ -43,20 +54,22 @@ impl Sim {
     /// departure time only moves forward, so an entry already queued for it suffices).
     #[inline]
     pub(super) fn sync_pace(&mut self, f: u32) {
-        let s = &mut self.flows[f as usize].sender;
-        if s.pace_deadline != 0 && s.pace_queued != s.pace_deadline {
-            s.pace_queued = s.pace_deadline;
-            self.q.push(s.pace_deadline, Ev::Pace(f));
+        let fl = &mut self.flows[f as usize];
+        if let Some(at) = fl.sender.pacing_deadline() {
+            if fl.queued.pace != at {
+                fl.queued.pace = at;
+                self.q.push(at, Ev::Pace(f));
+            }
         }
     }
 
     pub(super) fn on_pace_event(&mut self, f: u32) {
-        let s = &mut self.flows[f as usize].sender;
-        if s.pace_queued != self.now {
+        let fl = &mut self.flows[f as usize];
+        if fl.queued.pace != self.now {
             return; // superseded
         }
-        s.pace_queued = 0;
-        s.pace_deadline = 0;
+        fl.queued.pace = 0;
+        fl.sender.on_pacing_timer();
         self.transmit(f);
     }
 

@@ -12,4 +12,4 @@ pub mod tlp;
 
 pub use rcv_window::RcvWindow;
 pub use receiver::Receiver;
-pub use sender::{Recovery, Segment, Sender, SenderConfig};
+pub use sender::{Recovery, Segment, Sender, SenderConfig, Timeout, Timer};

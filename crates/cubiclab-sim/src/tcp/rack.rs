@@ -12,33 +12,28 @@
 //! `tcp_min_rtt` is a plain minimum: its window (`tcp_min_rtt_wlen`, 300 s) is longer than
 //! the runs.
 
+use cubiclab_cc::seq::{after, before};
 use cubiclab_cc::CaState;
 
-use super::scoreboard::DUPTHRESH;
 use crate::engine::Time;
+
+/// RFC 6675 DupThresh, Linux's default `tp->reordering` (`sysctl_tcp_reordering`): RACK's
+/// window closes once this many segments are SACKed, and NewReno's duplicate ACKs enter
+/// Recovery at it.
+pub const DUPTHRESH: u32 = 3;
 
 /// `TCP_TIMEOUT_MIN`: two jiffies added to the reorder timeout (HZ 250).
 const TIMEOUT_MIN_NS: Time = 2 * JIFFY_NS;
 const JIFFY_NS: Time = 4_000_000;
 
-#[inline]
-fn seq_before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
-
 /// `tcp_rack_sent_after`: sent later, or at the same time with a higher sequence.
 #[inline]
 pub fn sent_after(t1: Time, seq1: u32, t2: Time, seq2: u32) -> bool {
-    t1 > t2 || (t1 == t2 && seq_before(seq2, seq1))
+    t1 > t2 || (t1 == t2 && after(seq1, seq2))
 }
 
 /// `TCP_RACK_RECOVERY_THRESH`: recoveries a widened window persists.
 const TCP_RACK_RECOVERY_THRESH: u8 = 16;
-
-#[inline]
-fn seq_before_eq(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) <= 0
-}
 
 /// `tp->rack`, `tp->reord_seen` and `tcp_min_rtt`.
 #[derive(Clone, Copy, Debug)]
@@ -131,7 +126,7 @@ impl Rack {
     /// after `fack` (the highest SACKed) was: reordering.
     #[inline]
     pub fn check_reordering(&mut self, low_seq: u32, fack: u32) {
-        if seq_before(low_seq, fack) {
+        if before(low_seq, fack) {
             self.reord_seen += 1;
         }
     }
@@ -153,7 +148,7 @@ impl Rack {
         if prior_delivered == 0 {
             return;
         }
-        if !seq_before_eq(self.last_delivered, prior_delivered) {
+        if after(self.last_delivered, prior_delivered) {
             self.dsack_seen = false;
         }
         if self.dsack_seen {

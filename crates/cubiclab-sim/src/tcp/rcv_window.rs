@@ -29,6 +29,8 @@
 //! Not modelled: memory pressure (`tcp_under_memory_pressure`, `tcp_clamp_window`), the
 //! receive queue's collapse and pruning, and `tcp_shrink_window` (off by default).
 
+use cubiclab_cc::seq::before;
+
 use crate::engine::Time;
 
 /// `TCP_DEFAULT_SCALING_RATIO`: half of the buffer is window until a segment is measured.
@@ -296,7 +298,7 @@ impl RcvWindow {
     #[inline]
     pub fn measure_rtt_window(&mut self, rcv_nxt: u32, now: Time) {
         if self.rtt_time != 0 {
-            if (rcv_nxt.wrapping_sub(self.rtt_seq) as i32) < 0 {
+            if before(rcv_nxt, self.rtt_seq) {
                 return;
             }
             let delta_us = ((now - self.rtt_time) / 1000).max(1);

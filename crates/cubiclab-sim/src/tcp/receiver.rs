@@ -20,6 +20,8 @@
 //! sender learns the same segments either way unless ACKs are lost) and PAWS (the
 //! simulated paths never deliver an older timestamp after a newer one).
 
+use cubiclab_cc::seq::{after, before};
+
 use crate::engine::Time;
 use crate::packet::SackBlocks;
 use crate::tcp::rcv_window::RcvWindow;
@@ -37,11 +39,6 @@ pub enum AckAction {
 const TCP_MAX_QUICKACKS: u32 = 16;
 /// Linux `TCP_NUM_SACKS`: SACK blocks the receiver remembers (three fit in an ACK).
 const TCP_NUM_SACKS: usize = 4;
-
-#[inline]
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
 
 /// `tcp_sack_extend`: merge `[seq, end)` into `block` if they overlap or touch.
 #[inline]
@@ -195,7 +192,7 @@ impl Receiver {
         self.window.measure_rtt_ts(tsecr, now);
         // tcp_replace_ts_recent: a segment starting at or below rcv_wup (the left edge of
         // the last ACK) updates the echo, so an ACK echoes the oldest segment it answers.
-        if !after(seq, self.rcv_wup) && (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 {
+        if !after(seq, self.rcv_wup) && !before(tsval, self.ts_recent) {
             self.ts_recent = tsval;
         }
         // tcp_data_queue: a D-SACK lives until the next data segment.
@@ -217,7 +214,7 @@ impl Receiver {
                 self.dsack_set(seq, seq.wrapping_add(1));
             } else {
                 self.set_bit(seq, true);
-                if self.ooo_count == 0 || (seq.wrapping_add(1).wrapping_sub(self.ooo_end) as i32) > 0 {
+                if self.ooo_count == 0 || after(seq.wrapping_add(1), self.ooo_end) {
                     self.ooo_end = seq.wrapping_add(1);
                 }
                 self.ooo_count += 1;

@@ -14,8 +14,11 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::Time;
 use cubiclab_cc::host::rate::TxStamp;
+use cubiclab_cc::seq::before;
+
+use super::rack::sent_after;
+use crate::engine::Time;
 
 const SACKED: u8 = 1;
 const LOST: u8 = 2;
@@ -23,9 +26,6 @@ const LOST: u8 = 2;
 const RETRANS: u8 = 4;
 /// Retransmitted at least once (Karn: no RTT sample from it).
 const EVER_RETRANS: u8 = 8;
-
-/// RFC 6675 DupThresh.
-pub const DUPTHRESH: u32 = 3;
 
 /// What a cumulative ACK covered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -67,11 +67,6 @@ pub struct Scoreboard {
     retx_seq: u32,
     /// Outstanding retransmissions in the order they were sent: (segment, time).
     retx_fifo: VecDeque<(u32, Time)>,
-}
-
-#[inline]
-fn after_eq(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) >= 0
 }
 
 impl Scoreboard {
@@ -213,10 +208,10 @@ impl Scoreboard {
             self.flags[i] = 0;
             s = s.wrapping_add(1);
         }
-        if after_eq(new_una, self.mark_seq) {
+        if !before(new_una, self.mark_seq) {
             self.mark_seq = new_una;
         }
-        if after_eq(new_una, self.retx_seq) {
+        if !before(new_una, self.retx_seq) {
             self.retx_seq = new_una;
         }
         out
@@ -288,7 +283,7 @@ impl Scoreboard {
             let f = self.flags[i];
             if f & (SACKED | LOST | RETRANS) == 0 {
                 let sent = self.sent[i];
-                if !super::rack::sent_after(rack_xmit, rack_seq, sent, self.mark_seq) {
+                if !sent_after(rack_xmit, rack_seq, sent, self.mark_seq) {
                     break;
                 }
                 if sent + wait > now {
@@ -298,7 +293,7 @@ impl Scoreboard {
                 self.lost_out += 1;
                 self.lost_marked += 1;
                 marked += 1;
-                if !after_eq(self.mark_seq, self.retx_seq) {
+                if before(self.mark_seq, self.retx_seq) {
                     self.retx_seq = self.mark_seq;
                 }
             }
@@ -323,7 +318,7 @@ impl Scoreboard {
         }
         self.flags[i] = (f & !RETRANS) | LOST;
         self.lost_marked += 1;
-        if !after_eq(seq, self.retx_seq) {
+        if before(seq, self.retx_seq) {
             self.retx_seq = seq;
         }
         true
@@ -371,10 +366,10 @@ impl Scoreboard {
         if self.lost_out == 0 {
             return None;
         }
-        if !after_eq(self.retx_seq, una) {
+        if before(self.retx_seq, una) {
             self.retx_seq = una;
         }
-        while self.retx_seq != limit && after_eq(limit, self.retx_seq) {
+        while self.retx_seq != limit && !before(limit, self.retx_seq) {
             let f = self.flags[self.idx(self.retx_seq)];
             if f & LOST != 0 && f & RETRANS == 0 {
                 return Some(self.retx_seq);
@@ -388,7 +383,7 @@ impl Scoreboard {
     #[inline]
     pub fn trim_retransmits(&mut self, una: u32) {
         while let Some(&(seq, _)) = self.retx_fifo.front() {
-            if after_eq(seq, una) {
+            if !before(seq, una) {
                 break;
             }
             self.retx_fifo.pop_front();

@@ -7,6 +7,8 @@
 //! An ACK beyond the probe's `snd_nxt` after a retransmitted probe shows one loss repaired:
 //! the window is reduced once (CWR and back), without Recovery.
 
+use cubiclab_cc::seq::before;
+
 use crate::engine::Time;
 
 /// `TCP_TIMEOUT_MIN` (two jiffies at HZ 250) and one jiffy.
@@ -14,11 +16,6 @@ const JIFFY_NS: Time = 4_000_000;
 const TIMEOUT_MIN_NS: Time = 2 * JIFFY_NS;
 /// `TCP_TIMEOUT_INIT`: the probe timeout before any RTT sample.
 const TIMEOUT_INIT_NS: Time = 1_000_000_000;
-
-#[inline]
-fn seq_before(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) < 0
-}
 
 /// `tp->tlp_high_seq` and `tp->tlp_retrans`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -52,14 +49,14 @@ impl Tlp {
     /// window must be reduced (`tcp_init_cwnd_reduction` ... CWR ... Open).
     pub fn on_ack(&mut self, ack: u32, advanced: bool, news: bool, dsack_probe: bool) -> bool {
         let Some(high) = self.high_seq else { return false };
-        if seq_before(ack, high) {
+        if before(ack, high) {
             return false;
         }
         if !self.retrans || dsack_probe {
             // The probe was new data, now acknowledged; or the D-SACK says the original
             // and the probe both arrived: no loss.
             self.high_seq = None;
-        } else if seq_before(high, ack) {
+        } else if before(high, ack) {
             self.high_seq = None;
             return true;
         } else if !advanced && !news {
