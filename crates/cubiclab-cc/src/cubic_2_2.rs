@@ -31,6 +31,10 @@
 //! Modelling notes (as in [`crate::cubic_v2_0`]): time is jiffies of `now_ns` at param
 //! `hz`; one `cong_avoid` call is one ACK (`acked` is not used, as in 2.6.26, whose hook had
 //! no such argument); `tcp_is_cwnd_limited` is the host's `cwnd_limited`.
+//!
+//! What v2.2 shares with v2.0 (`struct bictcp`, ssthresh, the per-ACK `cong_avoid`, undo,
+//! the cubic part of `bictcp_update`) is written once in `cubic_2_6.rs`; this file holds
+//! v2.2's own `bictcp_update` and `bictcp_acked`.
 
 use crate::bic_lineage::{keep_min_delay, update_ack_ratio};
 use crate::clock::{jiffies32, UsecsToJiffies};
@@ -40,7 +44,7 @@ use crate::intmath::cubic_root;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{AckSample, CaState, TcpState};
 
-/// Linux CUBIC v2.2: `struct bictcp` and the module parameters ([`BicTcp`]), and the
+/// Linux CUBIC v2.2: `struct bictcp` and the module parameters (shared with v2.0), and the
 /// conversion of RTT samples to jiffies.
 #[derive(Clone, Debug)]
 pub struct Cubic22 {
