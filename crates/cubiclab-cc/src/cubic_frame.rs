@@ -188,3 +188,102 @@ impl<G: GrowthRule> CongestionControl for G {
         self.trace(out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A growth rule that only records what the frame hands it, with slow start `KIND`
+    /// (0 Segments, 1 PerAck, 2 PerSegment { max: 3 }): what moves cwnd is the frame's.
+    #[derive(Default)]
+    struct Probe<const KIND: u8> {
+        grown: Vec<u32>,
+        forgotten: u32,
+    }
+
+    impl<const KIND: u8> GrowthRule for Probe<KIND> {
+        const SLOW_START: SlowStart = match KIND {
+            0 => SlowStart::Segments,
+            1 => SlowStart::PerAck,
+            _ => SlowStart::PerSegment { max: 3 },
+        };
+        fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
+            self.forgotten += 1;
+        }
+        fn initial_ssthresh(&self) -> u32 {
+            77
+        }
+        fn on_congestion(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
+            tcp.cwnd / 2
+        }
+        fn grow(&mut self, _tcp: &mut TcpState, acked: u32, _now_ns: u64) {
+            self.grown.push(acked);
+        }
+        fn trace(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
+    }
+
+    #[test]
+    fn linux_slow_start_hands_the_rest_of_the_ack_to_the_rule() {
+        // tcp_slow_start: cwnd 10 -> ssthresh 12 takes 2 of 5 segments; 3 grow the curve.
+        let mut p = Probe::<0>::default();
+        let mut tcp = TcpState { ssthresh: 12, ..TcpState::default() };
+        p.cong_avoid(&mut tcp, 5, 0);
+        assert_eq!((tcp.cwnd, p.grown.clone()), (12, vec![3]));
+        // All of an ACK inside slow start: nothing for the rule.
+        let mut tcp = TcpState { ssthresh: 20, ..TcpState::default() };
+        p.cong_avoid(&mut tcp, 5, 0);
+        assert_eq!((tcp.cwnd, p.grown.len()), (15, 1));
+        // Not window-limited: nothing at all.
+        tcp.cwnd_limited = false;
+        p.cong_avoid(&mut tcp, 5, 0);
+        assert_eq!((tcp.cwnd, p.grown.len()), (15, 1));
+    }
+
+    #[test]
+    fn per_ack_slow_start_runs_through_cwnd_equal_to_ssthresh() {
+        // 2.6.2x: cwnd 12 <= ssthresh 12 still slow-starts (one segment for the whole ACK);
+        // the next ACK, at 13, runs the rule once with the ACK as it came.
+        let mut p = Probe::<1>::default();
+        let mut tcp = TcpState { cwnd: 12, ssthresh: 12, ..TcpState::default() };
+        p.cong_avoid(&mut tcp, 5, 0);
+        assert_eq!((tcp.cwnd, p.grown.len()), (13, 0));
+        p.cong_avoid(&mut tcp, 5, 0);
+        assert_eq!((tcp.cwnd, p.grown.clone()), (13, vec![5]));
+    }
+
+    #[test]
+    fn per_segment_runs_the_body_once_per_segment_up_to_the_bound() {
+        // cwnd 11, ssthresh 12, 5 segments bounded to 3: 11 -> 12 -> 13 in slow start
+        // (cwnd <= ssthresh), then the rule once with one segment.
+        let mut p = Probe::<2>::default();
+        let mut tcp = TcpState { cwnd: 11, ssthresh: 12, ..TcpState::default() };
+        p.cong_avoid(&mut tcp, 5, 0);
+        assert_eq!((tcp.cwnd, p.grown.clone()), (13, vec![1]));
+    }
+
+    #[test]
+    fn init_timeout_and_undo() {
+        let mut p = Probe::<0>::default();
+        let mut tcp = TcpState { cwnd: 50, prior_cwnd: 80, ..TcpState::default() };
+        p.init(&mut tcp, 0);
+        assert_eq!((p.forgotten, tcp.ssthresh), (1, 77));
+        // Only a timeout (Loss) forgets the curve.
+        p.set_state(&mut tcp, CaState::Recovery, 0);
+        p.set_state(&mut tcp, CaState::Loss, 0);
+        assert_eq!(p.forgotten, 2);
+        assert_eq!(p.ssthresh(&tcp, 0), 25);
+        // tcp_reno_undo_cwnd: max(cwnd, prior_cwnd).
+        assert_eq!(p.undo_cwnd(&mut tcp, 0), 80);
+    }
+
+    #[test]
+    fn count_ack_adds_a_segment_when_due_up_to_the_clamp() {
+        let mut tcp = TcpState { cwnd_cnt: 4, cwnd_clamp: 11, ..TcpState::default() };
+        count_ack(&mut tcp, false);
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (10, 5));
+        count_ack(&mut tcp, true);
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (11, 0));
+        count_ack(&mut tcp, true);
+        assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (11, 0));
+    }
+}
