@@ -222,43 +222,30 @@ mod tests {
         fn trace(&self, _out: &mut dyn FnMut(&'static str, f64)) {}
     }
 
+    /// One ACK of `acked` segments at (cwnd, ssthresh) through slow start `KIND`: the window
+    /// after it and what the rule was handed.
+    fn one_ack<const KIND: u8>(cwnd: u32, ssthresh: u32, acked: u32, cwnd_limited: bool) -> (u32, Vec<u32>) {
+        let mut p = Probe::<KIND>::default();
+        let mut tcp = TcpState { cwnd, ssthresh, cwnd_limited, ..TcpState::default() };
+        p.cong_avoid(&mut tcp, acked, 0);
+        (tcp.cwnd, p.grown)
+    }
+
     #[test]
-    fn linux_slow_start_hands_the_rest_of_the_ack_to_the_rule() {
+    fn each_slow_start_hands_the_rule_what_its_text_says() {
         // tcp_slow_start: cwnd 10 -> ssthresh 12 takes 2 of 5 segments; 3 grow the curve.
-        let mut p = Probe::<0>::default();
-        let mut tcp = TcpState { ssthresh: 12, ..TcpState::default() };
-        p.cong_avoid(&mut tcp, 5, 0);
-        assert_eq!((tcp.cwnd, p.grown.clone()), (12, vec![3]));
-        // All of an ACK inside slow start: nothing for the rule.
-        let mut tcp = TcpState { ssthresh: 20, ..TcpState::default() };
-        p.cong_avoid(&mut tcp, 5, 0);
-        assert_eq!((tcp.cwnd, p.grown.len()), (15, 1));
-        // Not window-limited: nothing at all.
-        tcp.cwnd_limited = false;
-        p.cong_avoid(&mut tcp, 5, 0);
-        assert_eq!((tcp.cwnd, p.grown.len()), (15, 1));
-    }
-
-    #[test]
-    fn per_ack_slow_start_runs_through_cwnd_equal_to_ssthresh() {
-        // 2.6.2x: cwnd 12 <= ssthresh 12 still slow-starts (one segment for the whole ACK);
-        // the next ACK, at 13, runs the rule once with the ACK as it came.
-        let mut p = Probe::<1>::default();
-        let mut tcp = TcpState { cwnd: 12, ssthresh: 12, ..TcpState::default() };
-        p.cong_avoid(&mut tcp, 5, 0);
-        assert_eq!((tcp.cwnd, p.grown.len()), (13, 0));
-        p.cong_avoid(&mut tcp, 5, 0);
-        assert_eq!((tcp.cwnd, p.grown.clone()), (13, vec![5]));
-    }
-
-    #[test]
-    fn per_segment_runs_the_body_once_per_segment_up_to_the_bound() {
-        // cwnd 11, ssthresh 12, 5 segments bounded to 3: 11 -> 12 -> 13 in slow start
-        // (cwnd <= ssthresh), then the rule once with one segment.
-        let mut p = Probe::<2>::default();
-        let mut tcp = TcpState { cwnd: 11, ssthresh: 12, ..TcpState::default() };
-        p.cong_avoid(&mut tcp, 5, 0);
-        assert_eq!((tcp.cwnd, p.grown.clone()), (13, vec![1]));
+        // An ACK inside slow start leaves nothing for the rule; not window-limited, nothing
+        // moves at all.
+        assert_eq!(one_ack::<0>(10, 12, 5, true), (12, vec![3]));
+        assert_eq!(one_ack::<0>(10, 20, 5, true), (15, vec![]));
+        assert_eq!(one_ack::<0>(10, 5, 5, false), (10, vec![]));
+        // 2.6.2x: cwnd 12 <= ssthresh 12 still slow-starts, one segment for the whole ACK;
+        // at 13 the rule runs once with the ACK as it came.
+        assert_eq!(one_ack::<1>(12, 12, 5, true), (13, vec![]));
+        assert_eq!(one_ack::<1>(13, 12, 5, true), (13, vec![5]));
+        // Per segment, 5 bounded to 3: 11 -> 12 -> 13 in slow start (cwnd <= ssthresh),
+        // then the rule once with one segment.
+        assert_eq!(one_ack::<2>(11, 12, 5, true), (13, vec![1]));
     }
 
     #[test]
