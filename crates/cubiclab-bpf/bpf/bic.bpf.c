@@ -1,22 +1,19 @@
 /* BIC as BPF struct_ops, following cubiclab-cc's bic.rs (Linux net/ipv4/tcp_bic.c, 6.x).
  * The library runs BIC's clock at HZ 1000 (it has no hz parameter), so the port reads
  * milliseconds of the port's clock (common.h) instead of the kernel's jiffies. */
-#include "common.h"
+#include "port.h"
+#include "bic_lineage.h"
 
-/* Parameters in the order of Bic::PARAMS. */
-#define P_BETA ((__u32)PARAM[0])
-#define P_MAX_INCREMENT ((__u32)PARAM[1])
-#define P_LOW_WINDOW ((__u32)PARAM[2])
-#define P_SMOOTH_PART ((__u32)PARAM[3])
-#define P_FAST_CONVERGENCE (PARAM[4] != 0)
-#define P_INITIAL_SSTHRESH ((__u32)PARAM[5])
+/* Parameters by name (params.h). */
+#define P_BETA ((__u32)PARAM.beta)
+#define P_MAX_INCREMENT ((__u32)PARAM.max_increment)
+#define P_LOW_WINDOW ((__u32)PARAM.low_window)
+#define P_SMOOTH_PART ((__u32)PARAM.smooth_part)
+#define P_FAST_CONVERGENCE (PARAM.fast_convergence != 0)
+#define P_INITIAL_SSTHRESH ((__u32)PARAM.initial_ssthresh)
 
-#define BETA_SCALE 1024
 #define BICTCP_B 4
-#define ACK_RATIO_SHIFT 4
 #define BIC_HZ 1000
-
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 
 struct clk_bic {
 	__u32 cnt;
@@ -49,7 +46,7 @@ static __always_inline void bic_update(struct clk_bic *ca, __u32 cwnd, __u32 now
 {
 	__u32 max = ca->last_max_cwnd, inc = P_MAX_INCREMENT, dist, d;
 
-	if (ca->last_cwnd == cwnd && (__s32)(now - ca->last_time) <= BIC_HZ / 32)
+	if (count_is_fresh(ca->last_cwnd, ca->last_time, cwnd, now, BIC_HZ))
 		return;
 	ca->last_cwnd = cwnd;
 	ca->last_time = now;
@@ -77,10 +74,7 @@ static __always_inline void bic_update(struct clk_bic *ca, __u32 cwnd, __u32 now
 	}
 	if (ca->last_max_cwnd == 0 && ca->cnt > 20)
 		ca->cnt = 20;
-	d = ca->delayed_ack ? ca->delayed_ack : 1;
-	ca->cnt = (ca->cnt << ACK_RATIO_SHIFT) / d;
-	if (ca->cnt == 0)
-		ca->cnt = 1;
+	ca->cnt = per_ack_count(ca->cnt, ca->delayed_ack);
 }
 
 SEC("struct_ops")
@@ -97,14 +91,9 @@ void BPF_PROG(bic_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_bic *ca = inet_csk_ca(sk);
 
-	log_cong_avoid(sk);
-	if (!tcp_is_cwnd_limited(sk))
+	acked = slow_start_first(sk, acked);
+	if (!acked)
 		return;
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	bic_update(ca, tp->snd_cwnd, bic_jiffies(sk));
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
 }
@@ -117,46 +106,30 @@ __u32 BPF_PROG(bic_ssthresh, struct sock *sk)
 	__u32 cwnd = tp->snd_cwnd;
 
 	ca->epoch_start = 0;
-	if (cwnd < ca->last_max_cwnd && P_FAST_CONVERGENCE)
-		ca->last_max_cwnd = cwnd * (BETA_SCALE + P_BETA) / (2 * BETA_SCALE);
-	else
-		ca->last_max_cwnd = cwnd;
+	ca->last_max_cwnd = last_max_after_loss(cwnd, ca->last_max_cwnd, P_BETA, P_FAST_CONVERGENCE);
 	if (cwnd <= P_LOW_WINDOW)
 		return max_u32(cwnd >> 1, 2);
-	return max_u32(cwnd * P_BETA / BETA_SCALE, 2);
+	return kept_window(cwnd, P_BETA);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(bic_undo_cwnd, struct sock *sk)
-{
-	log_undo(sk);
-	return tcp_reno_undo_cwnd(sk);
-}
+PORT_RENO_UNDO(bic)
 
 SEC("struct_ops")
-void BPF_PROG(bic_state, struct sock *sk, __u8 new_state)
+void BPF_PROG(bic_set_state, struct sock *sk, __u8 new_state)
 {
 	if (new_state == TCP_CA_Loss)
 		bic_reset(inet_csk_ca(sk));
 }
 
 SEC("struct_ops")
-void BPF_PROG(bic_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(bic_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct clk_bic *ca = inet_csk_ca(sk);
 
 	log_pkts_acked(sk, sample);
 	if (BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state) == TCP_CA_Open)
-		ca->delayed_ack += sample->pkts_acked - (ca->delayed_ack >> ACK_RATIO_SHIFT);
+		ca->delayed_ack = update_ack_ratio(ca->delayed_ack, sample->pkts_acked);
 }
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops clk_bic = {
-	.init = (void *)bic_init,
-	.ssthresh = (void *)bic_ssthresh,
-	.cong_avoid = (void *)bic_cong_avoid,
-	.set_state = (void *)bic_state,
-	.undo_cwnd = (void *)bic_undo_cwnd,
-	.pkts_acked = (void *)bic_acked,
-	.name = "clk_placeholder",
-};
+PORT_OPS(clk_bic, HOOK(bic, init) HOOK(bic, ssthresh) HOOK(bic, cong_avoid) HOOK(bic, set_state)
+	 HOOK(bic, undo_cwnd) HOOK(bic, pkts_acked));

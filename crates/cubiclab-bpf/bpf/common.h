@@ -1,12 +1,6 @@
-/* What every cubiclab BPF port shares: the per-instance parameters, the kernel's view of
- * the socket, its clocks, and the few tcp_cong.c helpers the ports call.
- *
- * Parameters: the loader writes one value per parameter of the library algorithm of the
- * same name, in the order of its ParamSpec table (cubiclab-cc), into PARAM[] before the
- * object is loaded; integers as they are, real numbers in millionths (PARAM_MICRO). The
- * section is read-only once loaded, so the verifier sees constants. Each load is its own
- * instance (own maps, own registered name): two flows of one run can differ.
- */
+/* What every cubiclab BPF object shares (the ports and the tracing programs): the kernel's
+ * view of the socket, its clocks, the port log, and the few tcp_cong.c helpers the ports
+ * call. What only the ports share is in port.h. */
 #ifndef CUBICLAB_BPF_COMMON_H
 #define CUBICLAB_BPF_COMMON_H
 
@@ -14,12 +8,6 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-
-#define MAX_PARAMS 16
-/* Real-valued parameters are passed in millionths. */
-#define PARAM_MICRO 1000000ULL
-
-const volatile __u64 PARAM[MAX_PARAMS] SEC(".rodata.params") = {};
 
 extern unsigned long CONFIG_HZ __kconfig;
 #define HZ ((__u32)CONFIG_HZ)

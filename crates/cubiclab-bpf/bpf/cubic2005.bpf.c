@@ -5,21 +5,16 @@
  * t + RTT and K in 2^-10 s with RTT the kernel's smoothed RTT, K = floor(cbrt(W_max *
  * (1 - beta)/C * 2^30)) with (1 - beta)/C to 2^-20, C and S_max to 2^-10, |t - K| capped at
  * 2^18, a whole-segment target, W_tcp in 2^-20 segments. */
-#include "common.h"
-#include "cbrt_floor.h"
+#include "port.h"
+#include "fixed.h"
 
-/* cubic-2005 parameters, in the order of Cubic2005::PARAMS (beta, c, smax in millionths). */
-#define P_BETA ((__u64)PARAM[0])
-#define P_C ((__u64)PARAM[1])
-#define P_SMAX ((__u64)PARAM[2])
-#define P_TCP_FRIENDLINESS (PARAM[3] != 0)
+/* Parameters by name (params.h; beta, c and smax in millionths). */
+#define P_BETA ((__u64)PARAM.beta)
+#define P_C ((__u64)PARAM.c)
+#define P_SMAX ((__u64)PARAM.smax)
+#define P_TCP_FRIENDLINESS (PARAM.tcp_friendliness != 0)
 
-#define MICRO 1000000ULL
-#define TIME_SHIFT 10
 #define W_SHIFT 20
-#define MAX_OFFS (1ULL << 18)
-
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 
 struct clk_cubic2005 {
 	__u64 w_tcp;
@@ -30,11 +25,6 @@ struct clk_cubic2005 {
 	__u32 target;
 };
 PORT_STATE_FITS(struct clk_cubic2005);
-
-static __always_inline __u64 div_ceil(__u64 a, __u64 b)
-{
-	return (a + b - 1) / b;
-}
 
 SEC("struct_ops")
 void BPF_PROG(cubic2005_init, struct sock *sk)
@@ -58,7 +48,7 @@ __u32 BPF_PROG(cubic2005_ssthresh, struct sock *sk)
 	__u64 beta_q = ((P_BETA << W_SHIFT) + MICRO / 2) / MICRO;
 
 	ca->w_max = tp->snd_cwnd;
-	ca->k = cbrt_floor((cwnd * k_factor_q) << (3 * TIME_SHIFT - W_SHIFT));
+	ca->k = cbrt_floor((cwnd * k_factor_q) << (3 * Q10 - W_SHIFT));
 	ca->epoch_start = (__u32)clock_us(sk);
 	ca->epoch_set = 1;
 	ca->w_tcp = cwnd * beta_q;
@@ -70,21 +60,15 @@ void BPF_PROG(cubic2005_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_cubic2005 *ca = inet_csk_ca(sk);
-	__u64 c_q = (P_C * 1024 + MICRO / 2) / MICRO;
-	__u64 smax_q = (P_SMAX * 1024 + MICRO / 2) / MICRO;
+	__u64 smax_q = q10_of_micro(P_SMAX);
 	__u64 alpha_q = ((3 * (MICRO - P_BETA)) << W_SHIFT) / (MICRO + P_BETA);
 	__u64 cwnd, srtt, t, offs, cnt = 0, w, tcp_cnt, per_rtt_q;
 	__u32 now, delta, target;
 	bool limited = false;	/* cnt holds a finite count of ACKs per increase */
 
-	log_cong_avoid(sk);
-	if (!tcp_is_cwnd_limited(sk))
+	acked = slow_start_first(sk, acked);
+	if (!acked)
 		return;
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	now = (__u32)clock_us(sk);
 	cwnd = tp->snd_cwnd;
 	if (!ca->epoch_set) {
@@ -96,11 +80,9 @@ void BPF_PROG(cubic2005_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		ca->epoch_set = 1;
 	}
 	srtt = tp->srtt_us >> 3;
-	t = (((__u64)(__u32)(now - ca->epoch_start) + srtt) << TIME_SHIFT) / MICRO;
+	t = (((__u64)(__u32)(now - ca->epoch_start) + srtt) << Q10) / MICRO;
 	offs = t < ca->k ? ca->k - t : t - ca->k;
-	if (offs > MAX_OFFS)
-		offs = MAX_OFFS;
-	delta = (__u32)((c_q * offs * offs * offs) >> (4 * TIME_SHIFT));
+	delta = (__u32)cubic_term(q10_of_micro(P_C), offs, Q10);
 	if (t < ca->k)
 		target = ca->w_max > delta ? ca->w_max - delta : 0;
 	else
@@ -116,7 +98,7 @@ void BPF_PROG(cubic2005_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		if (per_rtt_q == 0)
 			limited = false;
 		else if (limited) {
-			w = div_ceil(cwnd << TIME_SHIFT, per_rtt_q);
+			w = div_ceil(cwnd << Q10, per_rtt_q);
 			if (w > cnt)
 				cnt = w;
 		}
@@ -135,26 +117,10 @@ void BPF_PROG(cubic2005_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_cong_avoid_ai(tp, cnt > 0xffffffffULL ? 0xffffffff : (__u32)cnt, acked);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(cubic2005_undo_cwnd, struct sock *sk)
-{
-	log_undo(sk);
-	return tcp_reno_undo_cwnd(sk);
-}
+PORT_RENO_UNDO(cubic2005)
 
-/* cubic-2005 has no pkts_acked: this one only keeps the port log. */
-SEC("struct_ops")
-void BPF_PROG(cubic2005_acked, struct sock *sk, const struct ack_sample *sample)
-{
-	log_pkts_acked(sk, sample);
-}
+/* cubic-2005 has no pkts_acked. */
+PORT_LOG_ONLY_ACKED(cubic2005)
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops clk_cubic2005 = {
-	.init = (void *)cubic2005_init,
-	.ssthresh = (void *)cubic2005_ssthresh,
-	.cong_avoid = (void *)cubic2005_cong_avoid,
-	.undo_cwnd = (void *)cubic2005_undo_cwnd,
-	.pkts_acked = (void *)cubic2005_acked,
-	.name = "clk_placeholder",
-};
+PORT_OPS(clk_cubic2005, HOOK(cubic2005, init) HOOK(cubic2005, ssthresh)
+	 HOOK(cubic2005, cong_avoid) HOOK(cubic2005, undo_cwnd) HOOK(cubic2005, pkts_acked));

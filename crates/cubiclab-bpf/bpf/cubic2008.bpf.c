@@ -4,18 +4,15 @@
  * time in the kernel's jiffies with t and K in 2^-10 s, K = floor(cbrt(W_last_max * beta/C
  * * 2^30)) with beta/C to 2^-20, C rounded to 2^-10 and |t - K| capped at 2^18, a whole-
  * segment target, W_tcp in 2^-32 segments, whole-segment W_last_max and ssthresh. */
-#include "common.h"
-#include "cbrt_floor.h"
+#include "port.h"
+#include "fixed.h"
 
-/* cubic-2008 parameters, in the order of Cubic2008::PARAMS (beta and c in millionths). */
-#define P_BETA ((__u64)PARAM[0])
-#define P_C ((__u64)PARAM[1])
-#define P_FAST_CONVERGENCE (PARAM[2] != 0)
-#define P_TCP_FRIENDLINESS (PARAM[3] != 0)
+/* Parameters by name (params.h; beta and c in millionths). */
+#define P_BETA ((__u64)PARAM.beta)
+#define P_C ((__u64)PARAM.c)
+#define P_FAST_CONVERGENCE (PARAM.fast_convergence != 0)
+#define P_TCP_FRIENDLINESS (PARAM.tcp_friendliness != 0)
 
-#define MICRO 1000000ULL
-#define TIME_SHIFT 10
-#define MAX_OFFS (1ULL << 18)
 /* The per-segment loop's bound (the verifier needs one); cubic_2008_fixed.rs has the same. */
 #define MAX_SEGMENTS_PER_ACK 128
 
@@ -48,7 +45,7 @@ static __always_inline void start_epoch(struct clk_cubic2008 *ca, __u32 cwnd, __
 	__u64 beta_over_c_q = (P_BETA << 20) / (P_C ? P_C : 1);
 
 	if (cwnd < ca->w_last_max) {
-		ca->k = cbrt_floor(((__u64)ca->w_last_max * beta_over_c_q) << (3 * TIME_SHIFT - 20));
+		ca->k = cbrt_floor(((__u64)ca->w_last_max * beta_over_c_q) << (3 * Q10 - 20));
 		ca->origin = ca->w_last_max;
 	} else {
 		ca->k = 0;
@@ -62,16 +59,13 @@ static __always_inline void start_epoch(struct clk_cubic2008 *ca, __u32 cwnd, __
 /* cubic_update() for one acknowledged segment, the epoch started. */
 static __always_inline __u32 update(struct clk_cubic2008 *ca, __u32 cwnd, __u32 now)
 {
-	__u64 c_q = (P_C * 1024 + MICRO / 2) / MICRO;
 	__u64 alpha_q = ((3 * P_BETA) << 32) / (2 * MICRO - P_BETA);
 	__u64 t, offs, w, max_cnt;
 	__u32 delta, target, cnt;
 
-	t = ((__u64)(__u32)(now + ca->d_min - ca->epoch_start) << TIME_SHIFT) / HZ;
+	t = ((__u64)(__u32)(now + ca->d_min - ca->epoch_start) << Q10) / HZ;
 	offs = t < ca->k ? ca->k - t : t - ca->k;
-	if (offs > MAX_OFFS)
-		offs = MAX_OFFS;
-	delta = (__u32)((c_q * offs * offs * offs) >> (4 * TIME_SHIFT));
+	delta = (__u32)cubic_term(q10_of_micro(P_C), offs, Q10);
 	if (t < ca->k)
 		target = ca->origin > delta ? ca->origin - delta : 0;
 	else
@@ -112,13 +106,7 @@ static long ca_segment(__u64 index, struct segment_ctx *c)
 	struct clk_cubic2008 *ca = c->ca;
 
 	ca->cnt = update(ca, tp->snd_cwnd, c->now);
-	if (tp->snd_cwnd_cnt > ca->cnt) {
-		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
-			tp->snd_cwnd++;
-		tp->snd_cwnd_cnt = 0;
-	} else {
-		tp->snd_cwnd_cnt++;
-	}
+	count_ack(tp, tp->snd_cwnd_cnt > ca->cnt);
 	return 0;
 }
 
@@ -130,8 +118,7 @@ void BPF_PROG(cubic2008_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct segment_ctx c = { .tp = tp, .ca = ca, .now = jiffies32(sk) };
 	__u32 need, room;
 
-	log_cong_avoid(sk);
-	if (!tcp_is_cwnd_limited(sk))
+	if (!cong_avoid_begins(sk))
 		return;
 	/* Once per acknowledged segment, as the library's cubic-2008: the window only grows and
 	 * ssthresh stays, so an ACK's segments are slow start (one segment each while cwnd <=
@@ -181,14 +168,14 @@ __u32 BPF_PROG(cubic2008_undo_cwnd, struct sock *sk)
 }
 
 SEC("struct_ops")
-void BPF_PROG(cubic2008_state, struct sock *sk, __u8 new_state)
+void BPF_PROG(cubic2008_set_state, struct sock *sk, __u8 new_state)
 {
 	if (new_state == TCP_CA_Loss)
 		reset(inet_csk_ca(sk));
 }
 
 SEC("struct_ops")
-void BPF_PROG(cubic2008_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(cubic2008_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct clk_cubic2008 *ca = inet_csk_ca(sk);
 	__s32 rtt_us = sample->rtt_us;
@@ -205,13 +192,6 @@ void BPF_PROG(cubic2008_acked, struct sock *sk, const struct ack_sample *sample)
 		ca->d_min = d;
 }
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops clk_cubic2008 = {
-	.init = (void *)cubic2008_init,
-	.ssthresh = (void *)cubic2008_ssthresh,
-	.cong_avoid = (void *)cubic2008_cong_avoid,
-	.set_state = (void *)cubic2008_state,
-	.undo_cwnd = (void *)cubic2008_undo_cwnd,
-	.pkts_acked = (void *)cubic2008_acked,
-	.name = "clk_placeholder",
-};
+PORT_OPS(clk_cubic2008, HOOK(cubic2008, init) HOOK(cubic2008, ssthresh)
+	 HOOK(cubic2008, cong_avoid) HOOK(cubic2008, set_state) HOOK(cubic2008, undo_cwnd)
+	 HOOK(cubic2008, pkts_acked));

@@ -4,32 +4,23 @@
  * v2.0 has the max_increment clamp, the gentle start before the first loss, the bisection
  * cube root and receiver-timestamp delays; v2.2 has none of these and the table + Newton
  * cube root. Time is jiffies at the kernel's CONFIG_HZ from the port's clock (common.h). */
-#include "common.h"
+#include "port.h"
+#include "bic_lineage.h"
 
+/* Parameters by name (params.h: cubic-2.0's or cubic-2.2's table). */
+#define P_BETA ((__u32)PARAM.beta)
+#define P_BIC_SCALE ((__u32)PARAM.bic_scale)
+#define P_FAST_CONVERGENCE (PARAM.fast_convergence != 0)
+#define P_TCP_FRIENDLINESS (PARAM.tcp_friendliness != 0)
+#define P_INITIAL_SSTHRESH ((__u32)PARAM.initial_ssthresh)
 #if CUBIC_V == 20
-/* cubic-2.0 parameters, in the order of CubicV20::PARAMS. */
-#define P_BETA ((__u32)PARAM[0])
-#define P_BIC_SCALE ((__u32)PARAM[1])
-#define P_MAX_INCREMENT ((__u32)PARAM[2])
-#define P_FAST_CONVERGENCE (PARAM[3] != 0)
-#define P_TCP_FRIENDLINESS (PARAM[4] != 0)
-#define P_INITIAL_SSTHRESH ((__u32)PARAM[5])
-#define P_SCALING_BUG (PARAM[7] != 0)
+#define P_MAX_INCREMENT ((__u32)PARAM.max_increment)
+#define P_SCALING_BUG (PARAM.scaling_bug != 0)
 #define NAME clk_cubic20
 #else
-/* cubic-2.2 parameters, in the order of Cubic22::PARAMS. */
-#define P_BETA ((__u32)PARAM[0])
-#define P_BIC_SCALE ((__u32)PARAM[1])
-#define P_FAST_CONVERGENCE (PARAM[2] != 0)
-#define P_TCP_FRIENDLINESS (PARAM[3] != 0)
-#define P_INITIAL_SSTHRESH ((__u32)PARAM[4])
 #define P_SCALING_BUG 0
 #define NAME clk_cubic22
 #endif
-
-#define BETA_SCALE 1024
-#define BICTCP_HZ 10
-#define ACK_RATIO_SHIFT 4
 
 struct clk_bictcp {
 	__u32 cnt;
@@ -125,14 +116,14 @@ static __always_inline __u32 cubic_root(__u64 a)
 
 static __always_inline void bictcp_update(struct clk_bictcp *ca, __u32 cwnd, __u32 now)
 {
-	__u32 beta_scale = 8 * (BETA_SCALE + P_BETA) / 3 / (BETA_SCALE - P_BETA);
+	__u32 beta_scale = 8 * (BICTCP_BETA_SCALE + P_BETA) / 3 / (BICTCP_BETA_SCALE - P_BETA);
 	__u32 cube_rtt_scale = P_SCALING_BUG ? (P_BIC_SCALE << 3) / 10 : P_BIC_SCALE * 10;
 	__u64 cube_factor = (1ULL << (10 + 3 * BICTCP_HZ)) / (__u64)(P_BIC_SCALE * 10);
 	__u32 t, delay, delta, target, d, n;
 	__u64 offs;
 
 	ca->ack_cnt++;
-	if (ca->last_cwnd == cwnd && (__s32)(now - ca->last_time) <= (__s32)(HZ / 32))
+	if (count_is_fresh(ca->last_cwnd, ca->last_time, cwnd, now, HZ))
 		return;
 	ca->last_cwnd = cwnd;
 	ca->last_time = now;
@@ -184,10 +175,7 @@ static __always_inline void bictcp_update(struct clk_bictcp *ca, __u32 cwnd, __u
 				ca->cnt = max_cnt;
 		}
 	}
-	d = ca->delayed_ack ? ca->delayed_ack : 1;
-	ca->cnt = (ca->cnt << ACK_RATIO_SHIFT) / d;
-	if (ca->cnt == 0)
-		ca->cnt = 1;
+	ca->cnt = per_ack_count(ca->cnt, ca->delayed_ack);
 }
 
 SEC("struct_ops")
@@ -204,23 +192,15 @@ void BPF_PROG(cubic_old_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_bictcp *ca = inet_csk_ca(sk);
 
-	log_cong_avoid(sk);
-	if (!tcp_is_cwnd_limited(sk))
+	if (!cong_avoid_begins(sk))
 		return;
-	/* Slow start while cwnd <= ssthresh, one segment per ACK (see cubic_2_2.rs). */
+	/* Slow start while cwnd <= ssthresh, one segment per ACK (cubic_frame.rs PerAck). */
 	if (tp->snd_cwnd <= tp->snd_ssthresh) {
-		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
-			tp->snd_cwnd++;
+		add_segment(tp);
 		return;
 	}
 	bictcp_update(ca, tp->snd_cwnd, jiffies32(sk));
-	if (tp->snd_cwnd_cnt >= ca->cnt) {
-		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
-			tp->snd_cwnd++;
-		tp->snd_cwnd_cnt = 0;
-	} else {
-		tp->snd_cwnd_cnt++;
-	}
+	count_ack(tp, tp->snd_cwnd_cnt >= ca->cnt);
 }
 
 SEC("struct_ops")
@@ -231,12 +211,9 @@ __u32 BPF_PROG(cubic_old_ssthresh, struct sock *sk)
 	__u32 cwnd = tp->snd_cwnd;
 
 	ca->epoch_start = 0;
-	if (cwnd < ca->last_max_cwnd && P_FAST_CONVERGENCE)
-		ca->last_max_cwnd = cwnd * (BETA_SCALE + P_BETA) / (2 * BETA_SCALE);
-	else
-		ca->last_max_cwnd = cwnd;
+	ca->last_max_cwnd = last_max_after_loss(cwnd, ca->last_max_cwnd, P_BETA, P_FAST_CONVERGENCE);
 	ca->loss_cwnd = cwnd;
-	return max_u32(cwnd * P_BETA / BETA_SCALE, 2);
+	return kept_window(cwnd, P_BETA);
 }
 
 SEC("struct_ops")
@@ -249,14 +226,14 @@ __u32 BPF_PROG(cubic_old_undo_cwnd, struct sock *sk)
 }
 
 SEC("struct_ops")
-void BPF_PROG(cubic_old_state, struct sock *sk, __u8 new_state)
+void BPF_PROG(cubic_old_set_state, struct sock *sk, __u8 new_state)
 {
 	if (new_state == TCP_CA_Loss)
 		bictcp_reset(inet_csk_ca(sk));
 }
 
 SEC("struct_ops")
-void BPF_PROG(cubic_old_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(cubic_old_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct clk_bictcp *ca = inet_csk_ca(sk);
 	__u32 now = jiffies32(sk), delay;
@@ -273,37 +250,20 @@ void BPF_PROG(cubic_old_acked, struct sock *sk, const struct ack_sample *sample)
 
 		delay = (__u32)(ns / 1000000000ULL * HZ + ns % 1000000000ULL * HZ / 1000000000ULL) -
 			(__u32)(sent / 1000000000ULL * HZ + sent % 1000000000ULL * HZ / 1000000000ULL);
-		if (!P_SCALING_BUG)
-			delay <<= 3;
-		if (delay == 0)
-			delay = 1;
-		if (ca->delay_min == 0 || ca->delay_min > delay)
-			ca->delay_min = delay;
+		keep_min_delay(&ca->delay_min, P_SCALING_BUG ? delay : delay << 3);
 	}
 	if (pkts > 0 && BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state) == TCP_CA_Open)
-		ca->delayed_ack += pkts - (ca->delayed_ack >> ACK_RATIO_SHIFT);
+		ca->delayed_ack = update_ack_ratio(ca->delayed_ack, pkts);
 #else
 	if (BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state) == TCP_CA_Open)
-		ca->delayed_ack += pkts - (ca->delayed_ack >> ACK_RATIO_SHIFT);
+		ca->delayed_ack = update_ack_ratio(ca->delayed_ack, pkts);
 	if (rtt_us < 0)
 		return;
 	if ((__s32)(now - ca->epoch_start) < (__s32)HZ)
 		return;
-	delay = usecs_to_jiffies((__u32)rtt_us) << 3;
-	if (delay == 0)
-		delay = 1;
-	if (ca->delay_min == 0 || ca->delay_min > delay)
-		ca->delay_min = delay;
+	keep_min_delay(&ca->delay_min, usecs_to_jiffies((__u32)rtt_us) << 3);
 #endif
 }
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops NAME = {
-	.init = (void *)cubic_old_init,
-	.ssthresh = (void *)cubic_old_ssthresh,
-	.cong_avoid = (void *)cubic_old_cong_avoid,
-	.set_state = (void *)cubic_old_state,
-	.undo_cwnd = (void *)cubic_old_undo_cwnd,
-	.pkts_acked = (void *)cubic_old_acked,
-	.name = "clk_placeholder",
-};
+PORT_OPS(NAME, HOOK(cubic_old, init) HOOK(cubic_old, ssthresh) HOOK(cubic_old, cong_avoid)
+	 HOOK(cubic_old, set_state) HOOK(cubic_old, undo_cwnd) HOOK(cubic_old, pkts_acked));

@@ -5,20 +5,17 @@
  * the kernel's smoothed RTT, W_max, W_cubic and the target in 2^-10 segments, C to 2^-10,
  * |t - K| capped at 2^18, W_est in 2^-20 segments. W_max is held in 32 bits here (windows
  * below 2^22 segments). */
-#include "common.h"
-#include "cbrt_floor.h"
+#include "port.h"
+#include "fixed.h"
 
-/* cubic-rfc9438 parameters, in the order of CubicRfc9438::PARAMS (beta, c in millionths). */
-#define P_BETA ((__u64)PARAM[0])
-#define P_C ((__u64)PARAM[1])
-#define P_FAST_CONVERGENCE (PARAM[2] != 0)
-#define P_RENO_FRIENDLY (PARAM[3] != 0)
+/* Parameters by name (params.h; beta and c in millionths). */
+#define P_BETA ((__u64)PARAM.beta)
+#define P_C ((__u64)PARAM.c)
+#define P_FAST_CONVERGENCE (PARAM.fast_convergence != 0)
+#define P_RENO_FRIENDLY (PARAM.reno_friendly != 0)
 
-#define MICRO 1000000ULL
-#define Q 10
+#define Q Q10
 #define W_SHIFT 20
-#define MAX_OFFS (1ULL << 18)
-#define CA_EVENT_TX_START 0
 
 /* The variables a congestion event changes and undo restores (Sec 4.9). */
 struct curve {
@@ -43,7 +40,7 @@ PORT_STATE_FITS(struct clk_rfc9438);
 
 static __always_inline __u64 c_q(void)
 {
-	__u64 c = (P_C * 1024 + MICRO / 2) / MICRO;
+	__u64 c = q10_of_micro(P_C);
 
 	return c ? c : 1;
 }
@@ -52,11 +49,8 @@ static __always_inline __u64 c_q(void)
 static __always_inline __s64 w_cubic_at(const struct curve *cv, __s64 t)
 {
 	__u64 offs = t < cv->k ? (__u64)(cv->k - t) : (__u64)(t - cv->k);
-	__s64 d;
+	__s64 d = (__s64)cubic_term(c_q(), offs, 0);
 
-	if (offs > MAX_OFFS)
-		offs = MAX_OFFS;
-	d = (__s64)((c_q() * offs * offs * offs) >> (3 * Q));
 	return t < cv->k ? (__s64)cv->w_max - d : (__s64)cv->w_max + d;
 }
 
@@ -121,14 +115,9 @@ void BPF_PROG(rfc9438_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__s64 t, t_rtt, wc;
 	__u32 now;
 
-	log_cong_avoid(sk);
-	if (!tcp_is_cwnd_limited(sk))
+	acked = slow_start_first(sk, acked);
+	if (!acked)
 		return;
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	now = (__u32)clock_us(sk);
 	if (!cv->epoch_set)
 		start_epoch(cv, tp->snd_cwnd, now);
@@ -169,7 +158,7 @@ void BPF_PROG(rfc9438_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 /* Sec 4.8: the next congestion avoidance stage starts a fresh curve. */
 SEC("struct_ops")
-void BPF_PROG(rfc9438_state, struct sock *sk, __u8 new_state)
+void BPF_PROG(rfc9438_set_state, struct sock *sk, __u8 new_state)
 {
 	struct clk_rfc9438 *ca = inet_csk_ca(sk);
 
@@ -211,21 +200,9 @@ __u32 BPF_PROG(rfc9438_undo_cwnd, struct sock *sk)
 	return tp->snd_cwnd;
 }
 
-/* RFC 9438 has no per-ACK sample rule: this only keeps the port log. */
-SEC("struct_ops")
-void BPF_PROG(rfc9438_acked, struct sock *sk, const struct ack_sample *sample)
-{
-	log_pkts_acked(sk, sample);
-}
+/* RFC 9438 has no per-ACK sample rule. */
+PORT_LOG_ONLY_ACKED(rfc9438)
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops clk_rfc9438 = {
-	.init = (void *)rfc9438_init,
-	.ssthresh = (void *)rfc9438_ssthresh,
-	.cong_avoid = (void *)rfc9438_cong_avoid,
-	.set_state = (void *)rfc9438_state,
-	.cwnd_event = (void *)rfc9438_cwnd_event,
-	.undo_cwnd = (void *)rfc9438_undo_cwnd,
-	.pkts_acked = (void *)rfc9438_acked,
-	.name = "clk_placeholder",
-};
+PORT_OPS(clk_rfc9438, HOOK(rfc9438, init) HOOK(rfc9438, ssthresh) HOOK(rfc9438, cong_avoid)
+	 HOOK(rfc9438, set_state) HOOK(rfc9438, cwnd_event) HOOK(rfc9438, undo_cwnd)
+	 HOOK(rfc9438, pkts_acked));

@@ -1,10 +1,10 @@
 /* H-TCP as BPF struct_ops, following cubiclab-cc's htcp.rs (Linux net/ipv4/tcp_htcp.c,
  * 6.x), on jiffies at the kernel's CONFIG_HZ from the port's clock (common.h). */
-#include "common.h"
+#include "port.h"
 
-/* Parameters in the order of Htcp::PARAMS (hz is the kernel's own). */
-#define P_USE_RTT_SCALING (PARAM[0] != 0)
-#define P_USE_BANDWIDTH_SWITCH (PARAM[1] != 0)
+/* Parameters by name (params.h; hz is the kernel's own). */
+#define P_USE_RTT_SCALING (PARAM.use_rtt_scaling != 0)
+#define P_USE_BANDWIDTH_SWITCH (PARAM.use_bandwidth_switch != 0)
 
 #define ALPHA_BASE (1U << 7)
 #define BETA_MIN (1U << 6)
@@ -133,9 +133,7 @@ void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_htcp *ca = inet_csk_ca(sk);
 
-	log_cong_avoid(sk);
-
-	if (!tcp_is_cwnd_limited(sk))
+	if (!cong_avoid_begins(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
@@ -153,7 +151,7 @@ void BPF_PROG(htcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 }
 
 SEC("struct_ops")
-void BPF_PROG(htcp_state, struct sock *sk, __u8 new_state)
+void BPF_PROG(htcp_set_state, struct sock *sk, __u8 new_state)
 {
 	struct clk_htcp *ca = inet_csk_ca(sk);
 	__u32 now = jiffies32(sk);
@@ -185,7 +183,7 @@ __u32 BPF_PROG(htcp_undo_cwnd, struct sock *sk)
 }
 
 SEC("struct_ops")
-void BPF_PROG(htcp_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(htcp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_htcp *ca = inet_csk_ca(sk);
@@ -227,13 +225,5 @@ void BPF_PROG(htcp_acked, struct sock *sk, const struct ack_sample *sample)
 	}
 }
 
-SEC(".struct_ops.link")
-struct tcp_congestion_ops clk_htcp = {
-	.init = (void *)htcp_init,
-	.ssthresh = (void *)htcp_ssthresh,
-	.cong_avoid = (void *)htcp_cong_avoid,
-	.set_state = (void *)htcp_state,
-	.undo_cwnd = (void *)htcp_undo_cwnd,
-	.pkts_acked = (void *)htcp_acked,
-	.name = "clk_placeholder",
-};
+PORT_OPS(clk_htcp, HOOK(htcp, init) HOOK(htcp, ssthresh) HOOK(htcp, cong_avoid)
+	 HOOK(htcp, set_state) HOOK(htcp, undo_cwnd) HOOK(htcp, pkts_acked));

@@ -66,6 +66,7 @@ fn registered() -> Vec<String> {
 fn register(inst: &Instance) -> Result<(Object, Link), String> {
     let port = ports::find(inst.algorithm)?;
     let values = ports::param_values(port, &inst.params).map_err(|e| e.0)?;
+    let offsets = ports::param_offsets(port.object).map_err(|e| format!("{}: {e}", inst.name))?;
     let mut open = ObjectBuilder::default()
         .open_memory(port.object)
         .map_err(|e| format!("{}: opening the object: {e}", inst.name))?;
@@ -83,13 +84,12 @@ fn register(inst: &Instance) -> Result<(Object, Link), String> {
             named = true;
         } else if map_name.ends_with("rodata.params") {
             let data = map.initial_value_mut().ok_or("the parameter section has no data")?;
-            for (i, v) in values.iter().enumerate() {
-                data[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes());
-            }
+            ports::write_params(data, &offsets, &values).map_err(|e| format!("{}: {e}", inst.name))?;
             params_set = true;
         }
     }
-    if !named || !params_set {
+    // An algorithm without parameters has no parameter section.
+    if !named || (!params_set && !offsets.is_empty()) {
         return Err(format!("{}: the object lacks its struct_ops map or parameter section", inst.name));
     }
     let mut obj = open.load().map_err(|e| format!("{}: the kernel refused the program: {e}", inst.name))?;

@@ -6,7 +6,7 @@
 //! `cargo bench -p cubiclab-cc --bench cube_root`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use cubiclab_cc::cubic::{cubic_root, cubic_root_bisection};
+use cubiclab_cc::intmath::{cubic_root, cubic_root_bisection};
 use std::time::Instant;
 
 fn inputs() -> Vec<u64> {

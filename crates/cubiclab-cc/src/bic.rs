@@ -17,13 +17,14 @@
 //! `max(cwnd, last_max_cwnd)`. `initial_ssthresh` is 0 (none) in current kernels, 100 in
 //! early ones.
 
-use crate::bic_lineage::{last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT};
+use crate::bic_lineage::{
+    count_is_fresh, kept_window, last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT,
+    BICTCP_BETA_SCALE,
+};
+use crate::cubic_frame::{GrowthRule, SlowStart};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaState, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{tcp_cong_avoid_ai, AckSample, CaState, TcpState};
 
-/// Scale of `beta`: `last_max_cwnd = cwnd * beta / 1024`.
-const BICTCP_BETA_SCALE: u32 = 1024;
 /// Binary search steps a quarter (1/B) of the distance to `last_max_cwnd` per RTT.
 const BICTCP_B: u32 = 4;
 /// Jiffies per second (Linux `CONFIG_HZ`; 1000 on most distribution kernels).
@@ -94,14 +95,11 @@ impl Bic {
             integer: true,
             help: "RTTs to grow from last_max - B to last_max",
         },
-        ParamSpec {
-            name: "fast_convergence",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "lower last_max further when the window shrank since the last loss",
-        },
+        ParamSpec::switch(
+            "fast_convergence",
+            true,
+            "lower last_max further when the window shrank since the last loss",
+        ),
         ParamSpec {
             name: "initial_ssthresh",
             default: 0.0,
@@ -144,7 +142,7 @@ impl Bic {
 
     /// `bictcp_update`: ACKs per increment for window `cwnd`.
     fn update(&mut self, cwnd: u32, now: u32) {
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (HZ / 32) as i32 {
+        if count_is_fresh(self.last_cwnd, self.last_time, cwnd, now, HZ) {
             return;
         }
         self.last_cwnd = cwnd;
@@ -191,18 +189,21 @@ impl Bic {
     }
 }
 
-impl CongestionControl for Bic {
-    /// `bictcp_init`.
-    fn init(&mut self, tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for Bic {
+    const SLOW_START: SlowStart = SlowStart::Segments;
+
+    /// `bictcp_init`, and `bictcp_state`: a timeout forgets the search.
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.reset();
-        if self.initial_ssthresh != 0 {
-            tcp.ssthresh = self.initial_ssthresh;
-        }
+    }
+
+    fn initial_ssthresh(&self) -> u32 {
+        self.initial_ssthresh
     }
 
     /// `bictcp_recalc_ssthresh`: remember the window (less with fast convergence), keep
     /// beta/1024 of it, or half at Reno windows.
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let cwnd = tcp.cwnd;
         self.epoch_start = 0;
         self.last_max_cwnd =
@@ -210,40 +211,24 @@ impl CongestionControl for Bic {
         if cwnd <= self.low_window {
             (cwnd >> 1).max(2)
         } else {
-            (cwnd.wrapping_mul(self.beta) / BICTCP_BETA_SCALE).max(2)
+            kept_window(cwnd, self.beta)
         }
     }
 
-    /// `bictcp_cong_avoid`.
-    fn cong_avoid(&mut self, tcp: &mut TcpState, mut acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    /// `bictcp_cong_avoid` after slow start.
+    fn grow(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
         self.update(tcp.cwnd, jiffies(now_ns));
         tcp_cong_avoid_ai(tcp, self.cnt, acked);
     }
 
-    /// `bictcp_state`: a timeout forgets the search.
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.reset();
-        }
-    }
-
     /// `bictcp_acked`: delayed_ack = 15/16 delayed_ack + pkts_acked (in units of 1/16).
-    fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
+    fn on_ack(&mut self, tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
         if tcp.ca_state == CaState::Open {
             self.delayed_ack = update_ack_ratio(self.delayed_ack, sample.pkts_acked);
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("cnt", self.cnt as f64);
         out("last_max_cwnd", self.last_max_cwnd as f64);
         out("last_cwnd", self.last_cwnd as f64);
@@ -258,6 +243,7 @@ mod tests {
     use super::*;
     use crate::replay::{replay, Event, ReplayStart, TraceEvent};
     use crate::Algorithm;
+    use crate::CongestionControl;
 
     fn bic() -> Bic {
         Bic::new(&Params::new()).unwrap()

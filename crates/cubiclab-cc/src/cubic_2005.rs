@@ -23,9 +23,9 @@
 //! rounded up so that growth never exceeds the equations. Before any loss W_max is the
 //! window at the end of slow start (K = 0). Undo is Reno's (the paper defines none).
 
+use crate::cubic_frame::{GrowthRule, SlowStart};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{tcp_cong_avoid_ai, TcpState};
 
 /// The PFLDnet 2005 CUBIC.
 #[derive(Clone, Debug)]
@@ -71,14 +71,7 @@ impl Cubic2005 {
             integer: false,
             help: "largest window increase, segments per second (0: no clamp)",
         },
-        ParamSpec {
-            name: "tcp_friendliness",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "TCP mode: follow W_tcp (Eq. 4) when it is above W_cubic",
-        },
+        ParamSpec::switch("tcp_friendliness", true, "TCP mode: follow W_tcp (Eq. 4) when it is above W_cubic"),
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
@@ -105,16 +98,21 @@ impl Cubic2005 {
     }
 }
 
-impl CongestionControl for Cubic2005 {
-    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for Cubic2005 {
+    const SLOW_START: SlowStart = SlowStart::Segments;
+
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.w_max = 0.0;
         self.k = 0.0;
         self.epoch_start = None;
         self.w_tcp = 0.0;
     }
 
+    /// A timeout is a window reduction like a loss: the curve is kept.
+    fn on_timeout(&mut self, _tcp: &TcpState, _now_ns: u64) {}
+
     /// The window reduction: remember W_max, start the epoch, keep β of the window.
-    fn ssthresh(&mut self, tcp: &TcpState, now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, now_ns: u64) -> u32 {
         let cwnd = f64::from(tcp.cwnd);
         self.w_max = cwnd;
         self.k = (cwnd * (1.0 - self.beta) / self.c).cbrt();
@@ -124,16 +122,8 @@ impl CongestionControl for Cubic2005 {
         ((cwnd * self.beta + 1e-9).floor() as u32).max(2)
     }
 
-    fn cong_avoid(&mut self, tcp: &mut TcpState, mut acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    /// Congestion avoidance after Reno's slow start.
+    fn grow(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
         let now = now_ns as f64 * 1e-9;
         let cwnd = f64::from(tcp.cwnd);
         let epoch = *self.epoch_start.get_or_insert_with(|| {
@@ -163,7 +153,7 @@ impl CongestionControl for Cubic2005 {
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("w_max", self.w_max);
         out("k_s", self.k);
         out("target", self.target);

@@ -22,28 +22,13 @@
 //! tests bound the difference from the real-valued `cubic-2005` on an ACK-clocked flow.
 
 use crate::cubic_2005::Cubic2005;
-use crate::cubic_2008_fixed::cbrt_floor;
+use crate::cubic_frame::{GrowthRule, SlowStart};
+use crate::intmath::{cbrt_floor, clock_us, cubic_term, micro, q10_of_micro, MICRO, Q10};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{tcp_cong_avoid_ai, TcpState};
 
-const MICRO: u64 = 1_000_000;
-/// t and K in 2^-10 s; C and S_max in 2^-10.
-const TIME_SHIFT: u32 = 10;
 /// W_tcp, α and β (for W_tcp) in 2^-20.
 const W_SHIFT: u32 = 20;
-/// The largest |t − K| (2^-10 s) for which C·|t − K|³ cannot overflow: 2^18 (256 s).
-const MAX_OFFS: u64 = 1 << 18;
-
-/// A real parameter as the BPF loader passes it: millionths, rounded.
-fn micro(v: f64) -> u64 {
-    (v * 1e6).round() as u64
-}
-
-/// ⌈a / b⌉ for b > 0.
-fn div_ceil(a: u64, b: u64) -> u64 {
-    a.div_ceil(b)
-}
 
 #[derive(Clone, Debug)]
 pub struct Cubic2005Fixed {
@@ -79,8 +64,8 @@ impl Cubic2005Fixed {
         Ok(Self {
             beta,
             tcp_friendliness: p.bool("tcp_friendliness"),
-            c_q: (c * 1024 + MICRO / 2) / MICRO,
-            smax_q: (smax * 1024 + MICRO / 2) / MICRO,
+            c_q: q10_of_micro(c),
+            smax_q: q10_of_micro(smax),
             k_factor_q: ((MICRO - beta) << W_SHIFT) / c.max(1),
             beta_q: ((beta << W_SHIFT) + MICRO / 2) / MICRO,
             alpha_q: ((3 * (MICRO - beta)) << W_SHIFT) / (MICRO + beta),
@@ -91,44 +76,35 @@ impl Cubic2005Fixed {
             target: 0,
         })
     }
-
-    /// The microsecond clock as the port reads it (low 32 bits; differences wrap).
-    fn clock_us(now_ns: u64) -> u32 {
-        // wraps: the port keeps the low 32 bits of tcp_mstamp.
-        (now_ns / 1000) as u32
-    }
 }
 
-impl CongestionControl for Cubic2005Fixed {
-    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for Cubic2005Fixed {
+    const SLOW_START: SlowStart = SlowStart::Segments;
+
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.w_max = 0;
         self.k = 0;
         self.epoch_start = None;
         self.w_tcp = 0;
     }
 
+    /// A timeout is a window reduction like a loss: the curve is kept.
+    fn on_timeout(&mut self, _tcp: &TcpState, _now_ns: u64) {}
+
     /// The window reduction: remember W_max, start the epoch, keep β of the window.
-    fn ssthresh(&mut self, tcp: &TcpState, now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, now_ns: u64) -> u32 {
         let cwnd = u64::from(tcp.cwnd);
         self.w_max = tcp.cwnd;
         // wraps: u64 as in the port (W_max · (1−β)/C < 2^34 s³ in practice).
-        self.k = cbrt_floor(cwnd.wrapping_mul(self.k_factor_q) << (3 * TIME_SHIFT - W_SHIFT));
-        self.epoch_start = Some(Self::clock_us(now_ns));
+        self.k = cbrt_floor(cwnd.wrapping_mul(self.k_factor_q) << (3 * Q10 - W_SHIFT));
+        self.epoch_start = Some(clock_us(now_ns));
         self.w_tcp = cwnd * self.beta_q;
         ((cwnd * self.beta / MICRO) as u32).max(2)
     }
 
-    fn cong_avoid(&mut self, tcp: &mut TcpState, mut acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let now = Self::clock_us(now_ns);
+    /// Congestion avoidance after Reno's slow start.
+    fn grow(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
+        let now = clock_us(now_ns);
         let cwnd = u64::from(tcp.cwnd);
         let epoch = match self.epoch_start {
             Some(e) => e,
@@ -143,22 +119,20 @@ impl CongestionControl for Cubic2005Fixed {
         };
         let srtt = u64::from(tcp.srtt_us);
         // wraps: u32 microseconds, as the port's clock.
-        let t = ((u64::from(now.wrapping_sub(epoch)) + srtt) << TIME_SHIFT) / MICRO;
-        let offs = t.abs_diff(u64::from(self.k)).min(MAX_OFFS);
-        // wraps: u64 as in the port (no wrap for C < 16 with |t − K| <= 2^18).
-        let delta = (self.c_q.wrapping_mul(offs * offs * offs) >> (4 * TIME_SHIFT)) as u32;
+        let t = ((u64::from(now.wrapping_sub(epoch)) + srtt) << Q10) / MICRO;
+        let delta = cubic_term(self.c_q, t.abs_diff(u64::from(self.k)), Q10) as u32;
         let target =
             if t < u64::from(self.k) { self.w_max.saturating_sub(delta) } else { self.w_max.saturating_add(delta) };
         self.target = target;
         // ACKed segments per one-segment increase; None: no increase (the real version's ∞).
-        let mut cnt = (target > tcp.cwnd).then(|| div_ceil(cwnd, u64::from(target - tcp.cwnd)));
+        let mut cnt = (target > tcp.cwnd).then(|| cwnd.div_ceil(u64::from(target - tcp.cwnd)));
         if self.smax_q > 0 && srtt > 0 {
             // No more than S_max·RTT segments per RTT.
             // wraps: u64 as in the port (only for S_max·RTT above 1.7·10^7 segments).
             let per_rtt_q = self.smax_q.wrapping_mul(srtt) / MICRO;
             cnt = match (cnt, per_rtt_q) {
                 (_, 0) => None,
-                (Some(c), q) => Some(c.max(div_ceil(cwnd << TIME_SHIFT, q))),
+                (Some(c), q) => Some(c.max((cwnd << Q10).div_ceil(q))),
                 (None, _) => None,
             };
         }
@@ -166,7 +140,7 @@ impl CongestionControl for Cubic2005Fixed {
             self.w_tcp += self.alpha_q * u64::from(acked) / cwnd;
             let w = cwnd << W_SHIFT;
             if self.w_tcp > w {
-                let tcp_cnt = div_ceil(w, self.w_tcp - w);
+                let tcp_cnt = w.div_ceil(self.w_tcp - w);
                 cnt = Some(cnt.map_or(tcp_cnt, |c| c.min(tcp_cnt)));
             }
         }
@@ -175,9 +149,9 @@ impl CongestionControl for Cubic2005Fixed {
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("w_max", f64::from(self.w_max));
-        out("k_s", f64::from(self.k) / f64::from(1u32 << TIME_SHIFT));
+        out("k_s", f64::from(self.k) / f64::from(1u32 << Q10));
         out("target", f64::from(self.target));
         out("w_tcp", self.w_tcp as f64 / f64::from(1u32 << W_SHIFT));
         out("epoch_start_s", self.epoch_start.map_or(0.0, |e| f64::from(e) * 1e-6));

@@ -26,9 +26,9 @@
 //! per ACK and no delayed-ACK compensation, so an ACK of n segments runs the per-ACK body
 //! n times at the same instant. This keeps the paper's per-RTT rates for any ACK ratio.
 
+use crate::cubic_frame::{count_ack, GrowthRule, SlowStart};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{AckSample, CaState, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{AckSample, TcpState};
 
 /// Algorithm 1 with its parameters.
 #[derive(Clone, Debug)]
@@ -71,22 +71,8 @@ impl Cubic2008 {
             integer: false,
             help: "cubic coefficient, segments/s^3",
         },
-        ParamSpec {
-            name: "fast_convergence",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "W_last_max = cwnd*(2-beta)/2 on a loss below it",
-        },
-        ParamSpec {
-            name: "tcp_friendliness",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "grow at least as fast as the emulated Reno window (Eq. 4)",
-        },
+        ParamSpec::switch("fast_convergence", true, "W_last_max = cwnd*(2-beta)/2 on a loss below it"),
+        ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as the emulated Reno window (Eq. 4)"),
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
@@ -157,13 +143,16 @@ impl Cubic2008 {
     }
 }
 
-impl CongestionControl for Cubic2008 {
-    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for Cubic2008 {
+    const SLOW_START: SlowStart = SlowStart::PerSegment { max: u32::MAX };
+
+    /// `cubic_reset()`: at the start, and on a "Timeout" (the connection enters Loss).
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.cubic_reset();
     }
 
     /// "Packet loss": the new ssthresh (the host then sets cwnd to it).
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let cwnd = f64::from(tcp.cwnd);
         self.epoch_start = None;
         self.w_last_max =
@@ -172,52 +161,26 @@ impl CongestionControl for Cubic2008 {
         ((cwnd * (1.0 - self.beta) + 1e-9).floor() as u32).max(2)
     }
 
-    /// "On each ACK", once per acknowledged segment.
-    fn cong_avoid(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        let now = now_ns as f64 * 1e-9;
-        for _ in 0..acked {
-            if tcp.cwnd <= tcp.ssthresh {
-                if tcp.cwnd < tcp.cwnd_clamp {
-                    tcp.cwnd += 1;
-                }
-                continue;
-            }
-            let cnt = self.cubic_update(f64::from(tcp.cwnd), now);
-            self.cnt = cnt;
-            if f64::from(tcp.cwnd_cnt) > cnt {
-                if tcp.cwnd < tcp.cwnd_clamp {
-                    tcp.cwnd += 1;
-                }
-                tcp.cwnd_cnt = 0;
-            } else {
-                tcp.cwnd_cnt += 1;
-            }
-        }
+    /// "On each ACK" in congestion avoidance, for one acknowledged segment.
+    fn grow(&mut self, tcp: &mut TcpState, _acked: u32, now_ns: u64) {
+        let cnt = self.cubic_update(f64::from(tcp.cwnd), now_ns as f64 * 1e-9);
+        self.cnt = cnt;
+        count_ack(tcp, f64::from(tcp.cwnd_cnt) > cnt);
     }
 
-    /// "Timeout": `cubic_reset()` when the connection enters Loss.
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.cubic_reset();
-        }
-    }
-
-    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
+    fn restore(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
         tcp.cwnd.max(self.w_last_max as u32)
     }
 
     /// dMin ← min(dMin, RTT).
-    fn pkts_acked(&mut self, _tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
+    fn on_ack(&mut self, _tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
         if sample.rtt_us >= 0 {
             let rtt = sample.rtt_us as f64 * 1e-6;
             self.d_min = if self.d_min > 0.0 { self.d_min.min(rtt) } else { rtt };
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("w_last_max", self.w_last_max);
         out("k_s", self.k);
         out("origin", self.origin_point);
@@ -235,6 +198,7 @@ mod tests {
     use crate::replay::{Event, ReplayStart, Replayer};
     use crate::test_support::{ack, ack_clock, ev, var};
     use crate::Algorithm;
+    use crate::CongestionControl;
 
     /// Congestion avoidance at cwnd `w`, one ACK (RTT sample), then a loss at `w`.
     fn loss_at(params: &Params, w: u32, rtt_us: u64) -> Replayer {

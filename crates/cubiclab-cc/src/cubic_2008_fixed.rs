@@ -21,36 +21,13 @@
 
 use crate::clock::{jiffies32, UsecsToJiffies};
 use crate::cubic_2008::Cubic2008;
+use crate::cubic_frame::{count_ack, GrowthRule, SlowStart, HZ};
+use crate::intmath::{cbrt_floor, cubic_term, micro, q10_of_micro, MICRO, Q10};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{AckSample, CaState, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{AckSample, TcpState};
 
-const MICRO: u64 = 1_000_000;
-/// t and K in 2^-10 s.
-const TIME_SHIFT: u32 = 10;
 /// The most segments one ACK runs the per-segment body for.
 pub const MAX_SEGMENTS_PER_ACK: u32 = 128;
-/// The largest |t − K| (2^-10 s) for which C·|t − K|³ cannot overflow: 2^18 (256 s).
-const MAX_OFFS: u64 = 1 << 18;
-
-/// A real parameter as the BPF loader passes it: millionths, rounded.
-fn micro(v: f64) -> u64 {
-    (v * 1e6).round() as u64
-}
-
-/// ⌊∛a⌋, bit by bit (the BPF port's loop, bounded by 22 steps).
-pub fn cbrt_floor(a: u64) -> u32 {
-    // ∛(2^64) < 2642246: larger candidates would overflow their cube.
-    const MAX_ROOT: u64 = 2_642_245;
-    let mut x = 0u64;
-    for s in (0..22).rev() {
-        let y = x | (1 << s);
-        if y <= MAX_ROOT && y * y * y <= a {
-            x = y;
-        }
-    }
-    x as u32
-}
 
 #[derive(Clone, Debug)]
 pub struct Cubic2008Fixed {
@@ -83,20 +60,8 @@ pub struct Cubic2008Fixed {
 
 impl Cubic2008Fixed {
     /// `cubic-2008`'s parameters, then the kernel's HZ.
-    pub const PARAMS: &'static [ParamSpec] = &[
-        Cubic2008::PARAMS[0],
-        Cubic2008::PARAMS[1],
-        Cubic2008::PARAMS[2],
-        Cubic2008::PARAMS[3],
-        ParamSpec {
-            name: "hz",
-            default: 1000.0,
-            min: 100.0,
-            max: 10000.0,
-            integer: true,
-            help: "kernel HZ (jiffies per second)",
-        },
-    ];
+    pub const PARAMS: &'static [ParamSpec] =
+        &[Cubic2008::PARAMS[0], Cubic2008::PARAMS[1], Cubic2008::PARAMS[2], Cubic2008::PARAMS[3], HZ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("cubic-2008-fixed", Self::PARAMS)?;
@@ -109,7 +74,7 @@ impl Cubic2008Fixed {
             hz,
             usecs_to_jiffies: UsecsToJiffies::new(u64::from(hz)),
             max_usecs: UsecsToJiffies::max_usecs(u64::from(hz)),
-            c_q: (c * 1024 + MICRO / 2) / MICRO,
+            c_q: q10_of_micro(c),
             beta_over_c_q: (beta << 20) / c.max(1),
             alpha_q: ((3 * beta) << 32) / (2 * MICRO - beta),
             w_last_max: 0,
@@ -142,9 +107,7 @@ impl Cubic2008Fixed {
             None => {
                 if cwnd < self.w_last_max {
                     // wraps: u64 as in the port (W_last_max · β/C < 2^34 s³ in practice).
-                    self.k = cbrt_floor(
-                        u64::from(self.w_last_max).wrapping_mul(self.beta_over_c_q) << (3 * TIME_SHIFT - 20),
-                    );
+                    self.k = cbrt_floor(u64::from(self.w_last_max).wrapping_mul(self.beta_over_c_q) << (3 * Q10 - 20));
                     self.origin = self.w_last_max;
                 } else {
                     self.k = 0;
@@ -156,10 +119,8 @@ impl Cubic2008Fixed {
             }
         };
         // wraps: u32 jiffies arithmetic, as in Linux.
-        let t = (u64::from(now.wrapping_add(self.d_min).wrapping_sub(epoch_start)) << TIME_SHIFT) / u64::from(self.hz);
-        let offs = t.abs_diff(u64::from(self.k)).min(MAX_OFFS);
-        // wraps: u64 as in the port (no wrap for C < 16 with |t − K| <= 2^18).
-        let delta = (self.c_q.wrapping_mul(offs * offs * offs) >> (4 * TIME_SHIFT)) as u32;
+        let t = (u64::from(now.wrapping_add(self.d_min).wrapping_sub(epoch_start)) << Q10) / u64::from(self.hz);
+        let delta = cubic_term(self.c_q, t.abs_diff(u64::from(self.k)), Q10) as u32;
         let target =
             if t < u64::from(self.k) { self.origin.saturating_sub(delta) } else { self.origin.saturating_add(delta) };
         self.target = target;
@@ -178,12 +139,16 @@ impl Cubic2008Fixed {
     }
 }
 
-impl CongestionControl for Cubic2008Fixed {
-    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for Cubic2008Fixed {
+    /// Once per acknowledged segment, as `cubic-2008` (up to [`MAX_SEGMENTS_PER_ACK`]).
+    const SLOW_START: SlowStart = SlowStart::PerSegment { max: MAX_SEGMENTS_PER_ACK };
+
+    /// `cubic_reset()`: at the start, and when a timeout enters Loss.
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.reset();
     }
 
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let cwnd = u64::from(tcp.cwnd);
         self.epoch_start = None;
         self.w_last_max = if tcp.cwnd < self.w_last_max && self.fast_convergence {
@@ -194,43 +159,17 @@ impl CongestionControl for Cubic2008Fixed {
         ((cwnd * (MICRO - self.beta) / MICRO) as u32).max(2)
     }
 
-    /// Once per acknowledged segment, as `cubic-2008` (up to [`MAX_SEGMENTS_PER_ACK`]).
-    fn cong_avoid(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        let now = jiffies32(now_ns, self.hz);
-        for _ in 0..acked.min(MAX_SEGMENTS_PER_ACK) {
-            if tcp.cwnd <= tcp.ssthresh {
-                if tcp.cwnd < tcp.cwnd_clamp {
-                    tcp.cwnd += 1;
-                }
-                continue;
-            }
-            self.cnt = self.update(tcp.cwnd, now);
-            if tcp.cwnd_cnt > self.cnt {
-                if tcp.cwnd < tcp.cwnd_clamp {
-                    tcp.cwnd += 1;
-                }
-                tcp.cwnd_cnt = 0;
-            } else {
-                tcp.cwnd_cnt += 1;
-            }
-        }
+    fn grow(&mut self, tcp: &mut TcpState, _acked: u32, now_ns: u64) {
+        self.cnt = self.update(tcp.cwnd, jiffies32(now_ns, self.hz));
+        count_ack(tcp, tcp.cwnd_cnt > self.cnt);
     }
 
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.reset();
-        }
-    }
-
-    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
+    fn restore(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
         tcp.cwnd.max(self.w_last_max)
     }
 
     /// dMin ← min(dMin, RTT), in jiffies rounded up (at least one).
-    fn pkts_acked(&mut self, _tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
+    fn on_ack(&mut self, _tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
         if sample.rtt_us < 0 {
             return;
         }
@@ -241,9 +180,9 @@ impl CongestionControl for Cubic2008Fixed {
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("w_last_max", f64::from(self.w_last_max));
-        out("k_s", f64::from(self.k) / f64::from(1u32 << TIME_SHIFT));
+        out("k_s", f64::from(self.k) / f64::from(1u32 << Q10));
         out("origin", f64::from(self.origin));
         out("target", f64::from(self.target));
         out("w_tcp", self.w_tcp as f64 / 2f64.powi(32));
@@ -259,16 +198,6 @@ mod tests {
     use crate::replay::{Event, ReplayStart, Replayer};
     use crate::test_support::{ack, ev, var, windows_after_loss};
     use crate::Algorithm;
-
-    #[test]
-    fn cube_root_is_the_floor() {
-        for a in [0u64, 1, 7, 8, 26, 27, 999, 1000, 1001, u64::MAX] {
-            let x = u64::from(cbrt_floor(a));
-            assert!(x * x * x <= a && (x + 1).checked_pow(3).is_none_or(|c| c > a), "a {a}: {x}");
-        }
-        // K for W_last_max 1000, β 0.2, C 0.4: ∛(1000 · 0.5 · 2^30) = 8127.3 → 8127 (7.937 s).
-        assert_eq!(cbrt_floor((1000 * (1 << 19)) << 10), 8127);
-    }
 
     #[test]
     fn k_target_and_loss_in_fixed_point() {

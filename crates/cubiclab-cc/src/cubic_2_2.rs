@@ -31,300 +31,82 @@
 //! Modelling notes (as in [`crate::cubic_v2_0`]): time is jiffies of `now_ns` at param
 //! `hz`; one `cong_avoid` call is one ACK (`acked` is not used, as in 2.6.26, whose hook had
 //! no such argument); `tcp_is_cwnd_limited` is the host's `cwnd_limited`.
+//!
+//! What v2.2 shares with v2.0 (`struct bictcp`, ssthresh, the per-ACK `cong_avoid`, undo,
+//! the cubic part of `bictcp_update`) is written once in `cubic_2_6.rs`; this file holds
+//! v2.2's own `bictcp_update` and `bictcp_acked`.
 
-use crate::bic_lineage::{last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT};
+use crate::bic_lineage::{keep_min_delay, update_ack_ratio};
 use crate::clock::{jiffies32, UsecsToJiffies};
-use crate::cubic::cubic_root;
+use crate::cubic_2_6::{BicTcp, Cubic26, BETA, BIC_SCALE, FAST_CONVERGENCE, INITIAL_SSTHRESH, TCP_FRIENDLINESS};
+use crate::cubic_frame::HZ;
+use crate::intmath::cubic_root;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{AckSample, CaState, TcpState};
-use crate::CongestionControl;
 
-/// `BICTCP_BETA_SCALE`: beta is in 1/1024.
-const BETA_SCALE: u32 = 1024;
-/// `BICTCP_HZ`: CUBIC's own time unit is 2^-10 s.
-const BICTCP_HZ: u32 = 10;
-
-/// Linux CUBIC v2.2: `struct bictcp`, the module parameters and the precomputed constants.
+/// Linux CUBIC v2.2: `struct bictcp` and the module parameters (shared with v2.0), and the
+/// conversion of RTT samples to jiffies.
 #[derive(Clone, Debug)]
 pub struct Cubic22 {
-    // Module parameters.
-    fast_convergence: bool,
-    beta: u32,
-    initial_ssthresh: u32,
-    tcp_friendliness: bool,
-    hz: u32,
-    // Precomputed in `cubictcp_register`.
-    beta_scale: u32,
-    cube_rtt_scale: u32,
-    cube_factor: u64,
+    ca: BicTcp,
     usecs_to_jiffies: UsecsToJiffies,
     max_usecs: u32,
-    // `struct bictcp`.
-    cnt: u32,
-    last_max_cwnd: u32,
-    loss_cwnd: u32,
-    last_cwnd: u32,
-    last_time: u32,
-    bic_origin_point: u32,
-    bic_k: u32,
-    delay_min: u32,
-    epoch_start: u32,
-    ack_cnt: u32,
-    tcp_cwnd: u32,
-    delayed_ack: u32,
-    /// Not in the kernel: the last target, kept for traces.
-    bic_target: u32,
 }
 
 impl Cubic22 {
-    pub const PARAMS: &'static [ParamSpec] = &[
-        ParamSpec {
-            name: "beta",
-            default: 717.0,
-            min: 1.0,
-            max: 1023.0,
-            integer: true,
-            help: "window kept after a loss, /1024",
-        },
-        ParamSpec {
-            name: "bic_scale",
-            default: 41.0,
-            min: 1.0,
-            max: 1000.0,
-            integer: true,
-            help: "C = bic_scale*10/1024 (41 gives 0.40)",
-        },
-        ParamSpec {
-            name: "fast_convergence",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "lower W_max to cwnd*(1024+beta)/2048 on a loss below it",
-        },
-        ParamSpec {
-            name: "tcp_friendliness",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "grow at least as fast as the emulated Reno window",
-        },
-        ParamSpec {
-            name: "initial_ssthresh",
-            default: 0.0,
-            min: 0.0,
-            max: 2147483647.0,
-            integer: true,
-            help: "ssthresh set at init, segments (0: leave it)",
-        },
-        ParamSpec {
-            name: "hz",
-            default: 1000.0,
-            min: 100.0,
-            max: 10000.0,
-            integer: true,
-            help: "kernel HZ (jiffies per second)",
-        },
-    ];
+    pub const PARAMS: &'static [ParamSpec] =
+        &[BETA, BIC_SCALE, FAST_CONVERGENCE, TCP_FRIENDLINESS, INITIAL_SSTHRESH, HZ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("cubic-2.2", Self::PARAMS)?;
-        let beta = p.u32("beta");
-        let bic_scale = p.u32("bic_scale");
-        let hz = p.u32("hz");
-        let mut s = Self {
-            fast_convergence: p.bool("fast_convergence"),
-            beta,
-            initial_ssthresh: p.u32("initial_ssthresh"),
-            tcp_friendliness: p.bool("tcp_friendliness"),
-            hz,
-            beta_scale: 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta),
-            cube_rtt_scale: bic_scale * 10,
-            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / u64::from(bic_scale * 10),
-            usecs_to_jiffies: UsecsToJiffies::new(u64::from(hz)),
-            max_usecs: UsecsToJiffies::max_usecs(u64::from(hz)),
-            cnt: 0,
-            last_max_cwnd: 0,
-            loss_cwnd: 0,
-            last_cwnd: 0,
-            last_time: 0,
-            bic_origin_point: 0,
-            bic_k: 0,
-            delay_min: 0,
-            epoch_start: 0,
-            ack_cnt: 0,
-            tcp_cwnd: 0,
-            delayed_ack: 0,
-            bic_target: 0,
-        };
-        s.reset();
-        Ok(s)
-    }
-
-    /// `bictcp_reset`.
-    fn reset(&mut self) {
-        self.cnt = 0;
-        self.last_max_cwnd = 0;
-        self.loss_cwnd = 0;
-        self.last_cwnd = 0;
-        self.last_time = 0;
-        self.bic_origin_point = 0;
-        self.bic_k = 0;
-        self.delay_min = 0;
-        self.epoch_start = 0;
-        self.delayed_ack = 2 << ACK_RATIO_SHIFT;
-        self.ack_cnt = 0;
-        self.tcp_cwnd = 0;
-        self.bic_target = 0;
-    }
-
-    /// `bictcp_update`: `cnt`, the ACKs per one-segment increase.
-    fn update(&mut self, cwnd: u32, now: u32) {
-        self.ack_cnt = self.ack_cnt.wrapping_add(1);
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (self.hz / 32) as i32 {
-            return;
-        }
-        self.last_cwnd = cwnd;
-        self.last_time = now;
-
-        if self.epoch_start == 0 {
-            self.epoch_start = now;
-            self.ack_cnt = 1;
-            self.tcp_cwnd = cwnd;
-            if self.last_max_cwnd <= cwnd {
-                self.bic_k = 0;
-                self.bic_origin_point = cwnd;
-            } else {
-                // wraps: u64 product in C.
-                self.bic_k = cubic_root(self.cube_factor.wrapping_mul(u64::from(self.last_max_cwnd - cwnd)));
-                self.bic_origin_point = self.last_max_cwnd;
-            }
-        }
-
-        // wraps: u32 jiffies arithmetic in C.
-        let t = (now.wrapping_add(self.delay_min >> 3).wrapping_sub(self.epoch_start) << BICTCP_HZ) / self.hz;
-        let offs = u64::from(self.bic_k.abs_diff(t));
-        // wraps: u64 in C (the kernel's arithmetic is designed for cwnd < 10^6).
-        let delta = (u64::from(self.cube_rtt_scale).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
-            >> (10 + 3 * BICTCP_HZ)) as u32;
-        let target = if t < self.bic_k {
-            self.bic_origin_point.wrapping_sub(delta)
-        } else {
-            self.bic_origin_point.wrapping_add(delta)
-        };
-        self.bic_target = target;
-        self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.wrapping_mul(100) };
-
-        if self.tcp_friendliness {
-            let d = cwnd.wrapping_mul(self.beta_scale) >> 3;
-            // The kernel's `while (ack_cnt > d) { ack_cnt -= d; tcp_cwnd++; }` in closed form;
-            // with d = 0 (only for a non-default beta at cwnd <= 3) the kernel would spin.
-            if d > 0 && self.ack_cnt > d {
-                let n = (self.ack_cnt - 1) / d;
-                self.ack_cnt -= n * d;
-                self.tcp_cwnd = self.tcp_cwnd.wrapping_add(n);
-            }
-            if self.tcp_cwnd > cwnd {
-                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
-                if self.cnt > max_cnt {
-                    self.cnt = max_cnt;
-                }
-            }
-        }
-        self.cnt = per_ack_count(self.cnt, self.delayed_ack);
+        let hz = u64::from(p.u32("hz"));
+        Ok(Self {
+            ca: BicTcp::new(&p, p.u32("bic_scale") * 10),
+            usecs_to_jiffies: UsecsToJiffies::new(hz),
+            max_usecs: UsecsToJiffies::max_usecs(hz),
+        })
     }
 }
 
-impl CongestionControl for Cubic22 {
-    /// `bictcp_init`.
-    fn init(&mut self, tcp: &mut TcpState, _now_ns: u64) {
-        self.reset();
-        if self.initial_ssthresh != 0 {
-            tcp.ssthresh = self.initial_ssthresh;
-        }
+impl Cubic26 for Cubic22 {
+    fn bictcp(&self) -> &BicTcp {
+        &self.ca
     }
 
-    /// `bictcp_recalc_ssthresh`.
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
-        let cwnd = tcp.cwnd;
-        self.epoch_start = 0;
-        self.last_max_cwnd =
-            last_max_after_loss(cwnd, self.last_max_cwnd, self.beta, BETA_SCALE, self.fast_convergence);
-        self.loss_cwnd = cwnd;
-        (cwnd.wrapping_mul(self.beta) / BETA_SCALE).max(2)
+    fn bictcp_mut(&mut self) -> &mut BicTcp {
+        &mut self.ca
     }
 
-    /// `bictcp_cong_avoid`: one call per ACK.
-    fn cong_avoid(&mut self, tcp: &mut TcpState, _acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
+    /// `bictcp_update`: the curve one minimum RTT ahead (`delay_min` is jiffies << 3), TCP
+    /// friendliness, per ACK.
+    fn update(&mut self, cwnd: u32, now: u32) {
+        if self.ca.curve_count(cwnd, now, self.ca.delay_min >> 3, cubic_root) {
+            self.ca.friendly_per_ack(cwnd, 0);
         }
-        if tcp.cwnd <= tcp.ssthresh {
-            if tcp.cwnd < tcp.cwnd_clamp {
-                tcp.cwnd += 1;
-            }
-            return;
-        }
-        self.update(tcp.cwnd, jiffies32(now_ns, self.hz));
-        if tcp.cwnd_cnt >= self.cnt {
-            if tcp.cwnd < tcp.cwnd_clamp {
-                tcp.cwnd += 1;
-            }
-            tcp.cwnd_cnt = 0;
-        } else {
-            tcp.cwnd_cnt += 1;
-        }
-    }
-
-    /// `bictcp_state`: a timeout forgets everything.
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.reset();
-        }
-    }
-
-    /// `bictcp_undo_cwnd`: back to W_max.
-    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
-        tcp.cwnd.max(self.last_max_cwnd)
     }
 
     /// `bictcp_acked`: the delayed-ACK ratio in Open, then `delay_min` from the RTT sample,
     /// except in the first second of an epoch (just after recovery).
-    fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, now_ns: u64) {
+    fn sample(&mut self, tcp: &TcpState, sample: &AckSample, now_ns: u64) {
+        let ca = &mut self.ca;
         if tcp.ca_state == CaState::Open {
-            self.delayed_ack = update_ack_ratio(self.delayed_ack, sample.pkts_acked);
+            ca.delayed_ack = update_ack_ratio(ca.delayed_ack, sample.pkts_acked);
         }
         if sample.rtt_us < 0 {
             return;
         }
-        let now = jiffies32(now_ns, self.hz);
-        if (now.wrapping_sub(self.epoch_start) as i32) < self.hz as i32 {
+        let now = jiffies32(now_ns, ca.hz);
+        if (now.wrapping_sub(ca.epoch_start) as i32) < ca.hz as i32 {
             return;
         }
         // The kernel's rtt_us is an s32; usecs_to_jiffies returns unsigned long, truncated
         // to u32 by the assignment, then shifted.
         let us = sample.rtt_us.min(i64::from(i32::MAX)) as u32;
-        let mut delay = (self.usecs_to_jiffies.convert(us, self.max_usecs) as u32) << 3;
-        if delay == 0 {
-            delay = 1;
-        }
-        if self.delay_min == 0 || self.delay_min > delay {
-            self.delay_min = delay;
-        }
+        keep_min_delay(&mut ca.delay_min, (self.usecs_to_jiffies.convert(us, self.max_usecs) as u32) << 3);
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("cnt", f64::from(self.cnt));
-        out("last_max_cwnd", f64::from(self.last_max_cwnd));
-        out("loss_cwnd", f64::from(self.loss_cwnd));
-        out("origin", f64::from(self.bic_origin_point));
-        out("k_s", f64::from(self.bic_k) / f64::from(1u32 << BICTCP_HZ));
-        out("target", f64::from(self.bic_target));
-        out("tcp_cwnd", f64::from(self.tcp_cwnd));
-        out("delay_min_ms", f64::from(self.delay_min >> 3) * 1000.0 / f64::from(self.hz));
-        out("delayed_ack", f64::from(self.delayed_ack) / f64::from(1u32 << ACK_RATIO_SHIFT));
-        out("epoch_start_s", f64::from(self.epoch_start) / f64::from(self.hz));
+    fn delay_min_jiffies(&self) -> u32 {
+        self.ca.delay_min >> 3
     }
 }
 
@@ -334,6 +116,7 @@ mod tests {
     use crate::replay::{Event, ReplayStart, Replayer};
     use crate::test_support::{ack, ack_clock, ev, var};
     use crate::Algorithm;
+    use crate::CongestionControl;
 
     /// Congestion avoidance at cwnd `w` with one ACK setting the RTT, then a loss at `w`,
     /// for `name` ("cubic-2.2" or "cubic-2008"). Starts at 2 s, past the kernel's
@@ -359,7 +142,7 @@ mod tests {
         let mut c = Cubic22::new(&Params::new()).unwrap();
         c.ssthresh(&TcpState { cwnd: 1000, ..TcpState::default() }, 0);
         assert_eq!(c.ssthresh(&TcpState { cwnd: 900, ..TcpState::default() }, 0), 900 * 717 / 1024);
-        assert_eq!(c.last_max_cwnd, 765);
+        assert_eq!(c.ca.last_max_cwnd, 765);
         let mut tcp = TcpState { cwnd: 629, ..TcpState::default() };
         assert_eq!(c.undo_cwnd(&mut tcp, 0), 765);
     }

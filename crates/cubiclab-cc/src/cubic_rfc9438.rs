@@ -28,9 +28,9 @@
 //!   W_max = cwnd_epoch (Sec 4.10), and cwnd_prior = 0, so α_cubic = 1 (there was no
 //!   decrease to compensate for).
 
+use crate::cubic_frame::{GrowthRule, SlowStart};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, CaEvent, CaState, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{tcp_cong_avoid_ai, CaEvent, TcpState};
 
 /// The CUBIC variables of RFC 9438 that a congestion event changes (and undo restores).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -92,22 +92,8 @@ impl CubicRfc9438 {
             integer: false,
             help: "cubic coefficient, segments/s^3",
         },
-        ParamSpec {
-            name: "fast_convergence",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "W_max = cwnd*(1+beta)/2 on an event below W_max (Sec 4.7)",
-        },
-        ParamSpec {
-            name: "reno_friendly",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "follow W_est when W_cubic(t) < W_est (Sec 4.3)",
-        },
+        ParamSpec::switch("fast_convergence", true, "W_max = cwnd*(1+beta)/2 on an event below W_max (Sec 4.7)"),
+        ParamSpec::switch("reno_friendly", true, "follow W_est when W_cubic(t) < W_est (Sec 4.3)"),
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
@@ -149,14 +135,16 @@ impl CubicRfc9438 {
     }
 }
 
-impl CongestionControl for CubicRfc9438 {
-    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for CubicRfc9438 {
+    const SLOW_START: SlowStart = SlowStart::Segments;
+
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.curve = Curve::default();
         self.saved = None;
     }
 
     /// A congestion event (Sec 4.6, 4.7), saving the state for undo (Sec 4.9).
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         self.saved = Some(Saved { curve: self.curve, cwnd: tcp.cwnd, ssthresh: tcp.ssthresh });
         let cwnd = f64::from(tcp.cwnd);
         let cv = &mut self.curve;
@@ -167,16 +155,8 @@ impl CongestionControl for CubicRfc9438 {
         ((cwnd * self.beta + 1e-9).floor() as u32).max(2)
     }
 
-    fn cong_avoid(&mut self, tcp: &mut TcpState, mut acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    /// Sec 4.2-4.5, after Reno's slow start.
+    fn grow(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
         let cwnd = f64::from(tcp.cwnd);
         if self.curve.epoch_start.is_none() {
             self.start_epoch(cwnd, now_ns);
@@ -212,15 +192,13 @@ impl CongestionControl for CubicRfc9438 {
     }
 
     /// Sec 4.8: the next congestion avoidance stage starts a fresh curve.
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.curve.after_rto = true;
-            self.curve.epoch_start = None;
-        }
+    fn on_timeout(&mut self, _tcp: &TcpState, _now_ns: u64) {
+        self.curve.after_rto = true;
+        self.curve.epoch_start = None;
     }
 
     /// Sec 5.8: idle time does not count in t.
-    fn cwnd_event(&mut self, tcp: &mut TcpState, event: CaEvent, now_ns: u64) {
+    fn on_event(&mut self, tcp: &mut TcpState, event: CaEvent, now_ns: u64) {
         if event == CaEvent::TxStart {
             if let Some(epoch) = self.curve.epoch_start.as_mut() {
                 let idle = now_ns.saturating_sub(tcp.lsndtime_ns);
@@ -230,7 +208,7 @@ impl CongestionControl for CubicRfc9438 {
     }
 
     /// Sec 4.9: restore everything saved at the congestion event if cwnd is below it.
-    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
+    fn restore(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
         match self.saved.take() {
             Some(s) if tcp.cwnd < s.cwnd => {
                 self.curve = s.curve;
@@ -241,7 +219,7 @@ impl CongestionControl for CubicRfc9438 {
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         let cv = &self.curve;
         out("w_max", cv.w_max);
         out("k_s", cv.k);
@@ -261,6 +239,7 @@ mod tests {
     use crate::replay::{Event, ReplayStart, Replayer};
     use crate::test_support::{ack, ack_clock, ev, var};
     use crate::Algorithm;
+    use crate::CongestionControl;
 
     /// `alg` in congestion avoidance at cwnd `w` (one ACK for the RTT sample), loss at 1 s.
     fn loss_at(alg: Algorithm, w: u32, rtt_us: u64) -> Replayer {

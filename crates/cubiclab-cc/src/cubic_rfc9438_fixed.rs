@@ -22,23 +22,14 @@
 //! β and C arrive in millionths, as the BPF loader passes every real parameter. The tests
 //! bound the difference from the real-valued `cubic-rfc9438` on an ACK-clocked flow.
 
-use crate::cubic_2008_fixed::cbrt_floor;
+use crate::cubic_frame::{GrowthRule, SlowStart};
 use crate::cubic_rfc9438::CubicRfc9438;
+use crate::intmath::{cbrt_floor, clock_us, cubic_term, micro, q10_of_micro, MICRO, Q10 as Q};
 use crate::params::{ParamError, ParamSpec, Params};
-use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, CaEvent, CaState, TcpState};
-use crate::CongestionControl;
+use crate::tcp::{tcp_cong_avoid_ai, CaEvent, TcpState};
 
-const MICRO: u64 = 1_000_000;
-/// t and K in 2^-10 s; W_max, W_cubic, the target and C in 2^-10.
-const Q: u32 = 10;
 /// W_est and α in 2^-20.
 const W_SHIFT: u32 = 20;
-/// The largest |t − K| (2^-10 s) for which C·|t − K|³ cannot overflow: 2^18 (256 s).
-const MAX_OFFS: u64 = 1 << 18;
-
-fn micro(v: f64) -> u64 {
-    (v * 1e6).round() as u64
-}
 
 /// The variables a congestion event changes and undo restores (Sec 4.9).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -91,7 +82,7 @@ impl CubicRfc9438Fixed {
             beta,
             fast_convergence: p.bool("fast_convergence"),
             reno_friendly: p.bool("reno_friendly"),
-            c_q: ((c * 1024 + MICRO / 2) / MICRO).max(1),
+            c_q: q10_of_micro(c).max(1),
             alpha_q: ((3 * (MICRO - beta)) << W_SHIFT) / (MICRO + beta),
             curve: Curve::default(),
             saved: None,
@@ -100,16 +91,9 @@ impl CubicRfc9438Fixed {
         })
     }
 
-    fn clock_us(now_ns: u64) -> u32 {
-        // wraps: the port keeps the low 32 bits of tcp_mstamp.
-        (now_ns / 1000) as u32
-    }
-
     /// W_cubic(t) in 2^-10 segments (Eq. 1), t in 2^-10 s.
     fn w_cubic_at(&self, t: i64) -> i64 {
-        let offs = t.abs_diff(self.curve.k).min(MAX_OFFS);
-        // wraps: u64 as in the port (no wrap for C < 16 with |t − K| <= 2^18).
-        let d = (self.c_q.wrapping_mul(offs * offs * offs) >> (3 * Q)) as i64;
+        let d = cubic_term(self.c_q, t.abs_diff(self.curve.k), 0) as i64;
         let w_max = self.curve.w_max as i64;
         if t < self.curve.k {
             w_max - d
@@ -138,14 +122,16 @@ impl CubicRfc9438Fixed {
     }
 }
 
-impl CongestionControl for CubicRfc9438Fixed {
-    fn init(&mut self, _tcp: &mut TcpState, _now_ns: u64) {
+impl GrowthRule for CubicRfc9438Fixed {
+    const SLOW_START: SlowStart = SlowStart::Segments;
+
+    fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.curve = Curve::default();
         self.saved = None;
     }
 
     /// A congestion event (Sec 4.6, 4.7), saving the state for undo (Sec 4.9).
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
+    fn on_congestion(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         self.saved = Some(Saved { curve: self.curve, cwnd: tcp.cwnd, ssthresh: tcp.ssthresh });
         let cwnd = u64::from(tcp.cwnd);
         let cv = &mut self.curve;
@@ -159,17 +145,9 @@ impl CongestionControl for CubicRfc9438Fixed {
         ((cwnd * self.beta / MICRO) as u32).max(2)
     }
 
-    fn cong_avoid(&mut self, tcp: &mut TcpState, mut acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        if tcp.in_slow_start() {
-            acked = tcp_slow_start(tcp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let now = Self::clock_us(now_ns);
+    /// Sec 4.2-4.5, after Reno's slow start.
+    fn grow(&mut self, tcp: &mut TcpState, acked: u32, now_ns: u64) {
+        let now = clock_us(now_ns);
         if self.curve.epoch_start.is_none() {
             self.start_epoch(tcp.cwnd, now);
         }
@@ -207,19 +185,17 @@ impl CongestionControl for CubicRfc9438Fixed {
     }
 
     /// Sec 4.8: the next congestion avoidance stage starts a fresh curve.
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.curve.after_rto = true;
-            self.curve.epoch_start = None;
-        }
+    fn on_timeout(&mut self, _tcp: &TcpState, _now_ns: u64) {
+        self.curve.after_rto = true;
+        self.curve.epoch_start = None;
     }
 
     /// Sec 5.8: idle time does not count in t.
-    fn cwnd_event(&mut self, tcp: &mut TcpState, event: CaEvent, now_ns: u64) {
+    fn on_event(&mut self, tcp: &mut TcpState, event: CaEvent, now_ns: u64) {
         if event == CaEvent::TxStart {
-            let now = Self::clock_us(now_ns);
+            let now = clock_us(now_ns);
             if let Some(epoch) = self.curve.epoch_start.as_mut() {
-                let idle = Self::clock_us(now_ns.saturating_sub(tcp.lsndtime_ns));
+                let idle = clock_us(now_ns.saturating_sub(tcp.lsndtime_ns));
                 // wraps: u32 microseconds; the epoch never passes now.
                 let moved = epoch.wrapping_add(idle);
                 *epoch = if (now.wrapping_sub(moved) as i32) < 0 { now } else { moved };
@@ -228,7 +204,7 @@ impl CongestionControl for CubicRfc9438Fixed {
     }
 
     /// Sec 4.9: restore everything saved at the congestion event if cwnd is below it.
-    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
+    fn restore(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
         match self.saved.take() {
             Some(s) if tcp.cwnd < s.cwnd => {
                 self.curve = s.curve;
@@ -239,7 +215,7 @@ impl CongestionControl for CubicRfc9438Fixed {
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+    fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         let cv = &self.curve;
         let q = f64::from(1u32 << Q);
         out("w_max", cv.w_max as f64 / q);

@@ -76,16 +76,17 @@
 //!   not in the stored corpus and is not modelled, so from 2.6.21 on K may differ from
 //!   this one's by a few units of 2^-10 s (the later table-plus-one-iteration root of
 //!   2.6.22 quotes an average error of 0.195 %).
+//!
+//! What v2.0 shares with v2.2 (`struct bictcp`, ssthresh, the per-ACK `cong_avoid`, undo,
+//! the cubic part of `bictcp_update`) is written once in `cubic_2_6.rs`; this file holds
+//! v2.0's cube root, its `bictcp_update` clamps and its `measure_delay`.
 
-use crate::bic_lineage::{last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT};
+use crate::bic_lineage::{keep_min_delay, update_ack_ratio};
+use crate::clock::jiffies32;
+use crate::cubic_2_6::{BicTcp, Cubic26, BETA, BIC_SCALE, FAST_CONVERGENCE, INITIAL_SSTHRESH, TCP_FRIENDLINESS};
+use crate::cubic_frame::HZ;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{AckSample, CaState, TcpState};
-use crate::CongestionControl;
-
-/// `BICTCP_BETA_SCALE`: beta is in 1/1024.
-const BETA_SCALE: u32 = 1024;
-/// `BICTCP_HZ`: CUBIC's own time unit is 2^-10 s.
-const BICTCP_HZ: u32 = 10;
 
 /// The kernel's table of 65536·∛i for i = 0..7 (as published; entries 4 to 7 are within 2
 /// of the exact values, which only moves the bisection bracket).
@@ -129,53 +130,17 @@ fn cubic_root(a: u64) -> u32 {
 /// Linux CUBIC v2.0 (2.6.19–2.6.21); `scaling_bug = 1` gives the 2.6.18 arithmetic.
 #[derive(Clone, Debug)]
 pub struct CubicV20 {
-    // Module parameters.
-    fast_convergence: bool,
+    ca: BicTcp,
     max_increment: u32,
-    beta: u32,
-    initial_ssthresh: u32,
-    tcp_friendliness: bool,
-    hz: u32,
     scaling_bug: bool,
-    // Precomputed in `cubictcp_register`.
-    beta_scale: u32,
-    cube_rtt_scale: u32,
-    cube_factor: u64,
-    // `struct bictcp`.
-    cnt: u32,
-    last_max_cwnd: u32,
-    loss_cwnd: u32,
-    last_cwnd: u32,
-    last_time: u32,
-    bic_origin_point: u32,
-    bic_k: u32,
-    delay_min: u32,
-    epoch_start: u32,
-    ack_cnt: u32,
-    tcp_cwnd: u32,
-    delayed_ack: u32,
-    /// Not in the kernel: the last `bic_target`, kept for traces.
-    bic_target: u32,
 }
 
 impl CubicV20 {
+    /// v2.2's parameters with v2.0's defaults (beta 819, initial_ssthresh 100), its
+    /// `max_increment`, and the 2.6.18 bug as a switch.
     pub const PARAMS: &'static [ParamSpec] = &[
-        ParamSpec {
-            name: "beta",
-            default: 819.0,
-            min: 1.0,
-            max: 1023.0,
-            integer: true,
-            help: "window kept after a loss, /1024",
-        },
-        ParamSpec {
-            name: "bic_scale",
-            default: 41.0,
-            min: 1.0,
-            max: 1000.0,
-            integer: true,
-            help: "C = bic_scale*10/1024 (41 gives 0.40)",
-        },
+        ParamSpec { default: 819.0, ..BETA },
+        BIC_SCALE,
         ParamSpec {
             name: "max_increment",
             default: 16.0,
@@ -184,277 +149,94 @@ impl CubicV20 {
             integer: true,
             help: "increment clamp: segments per 100 ms of minimum RTT",
         },
-        ParamSpec {
-            name: "fast_convergence",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "lower W_max to cwnd*(1+beta)/2 on a loss below it",
-        },
-        ParamSpec {
-            name: "tcp_friendliness",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "grow at least as fast as the emulated Reno window",
-        },
-        ParamSpec {
-            name: "initial_ssthresh",
-            default: 100.0,
-            min: 0.0,
-            max: 2147483647.0,
-            integer: true,
-            help: "ssthresh set at init, segments (0: leave it)",
-        },
-        ParamSpec {
-            name: "hz",
-            default: 1000.0,
-            min: 100.0,
-            max: 10000.0,
-            integer: true,
-            help: "kernel HZ (jiffies per second)",
-        },
-        ParamSpec {
-            name: "scaling_bug",
-            default: 0.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "1: the 2.6.18 scaling error fixed in 2.6.19",
-        },
+        FAST_CONVERGENCE,
+        TCP_FRIENDLINESS,
+        ParamSpec { default: 100.0, ..INITIAL_SSTHRESH },
+        HZ,
+        ParamSpec::switch("scaling_bug", false, "1: the 2.6.18 scaling error fixed in 2.6.19"),
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("cubic-2.0", Self::PARAMS)?;
-        let beta = p.u32("beta");
         let bic_scale = p.u32("bic_scale");
         let scaling_bug = p.bool("scaling_bug");
-        Ok(Self {
-            fast_convergence: p.bool("fast_convergence"),
-            max_increment: p.u32("max_increment"),
-            beta,
-            initial_ssthresh: p.u32("initial_ssthresh"),
-            tcp_friendliness: p.bool("tcp_friendliness"),
-            hz: p.u32("hz"),
-            scaling_bug,
-            beta_scale: 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta),
-            cube_rtt_scale: if scaling_bug { (bic_scale << 3) / 10 } else { bic_scale * 10 },
-            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / u64::from(bic_scale * 10),
-            cnt: 0,
-            last_max_cwnd: 0,
-            loss_cwnd: 0,
-            last_cwnd: 0,
-            last_time: 0,
-            bic_origin_point: 0,
-            bic_k: 0,
-            delay_min: 0,
-            epoch_start: 0,
-            ack_cnt: 0,
-            tcp_cwnd: 0,
-            delayed_ack: 2 << ACK_RATIO_SHIFT,
-            bic_target: 0,
-        })
+        let cube_rtt_scale = if scaling_bug { (bic_scale << 3) / 10 } else { bic_scale * 10 };
+        Ok(Self { ca: BicTcp::new(&p, cube_rtt_scale), max_increment: p.u32("max_increment"), scaling_bug })
+    }
+}
+
+impl Cubic26 for CubicV20 {
+    fn bictcp(&self) -> &BicTcp {
+        &self.ca
     }
 
-    /// `bictcp_reset`.
-    fn reset(&mut self) {
-        self.cnt = 0;
-        self.last_max_cwnd = 0;
-        self.loss_cwnd = 0;
-        self.last_cwnd = 0;
-        self.last_time = 0;
-        self.bic_origin_point = 0;
-        self.bic_k = 0;
-        self.delay_min = 0;
-        self.epoch_start = 0;
-        self.delayed_ack = 2 << ACK_RATIO_SHIFT;
-        self.ack_cnt = 0;
-        self.tcp_cwnd = 0;
-        self.bic_target = 0;
+    fn bictcp_mut(&mut self) -> &mut BicTcp {
+        &mut self.ca
     }
 
-    /// `tcp_time_stamp`: jiffies, 32 bits, wrapping.
-    #[inline]
-    fn jiffies(&self, now_ns: u64) -> u32 {
-        crate::clock::jiffies32(now_ns, self.hz)
-    }
-
-    /// `bictcp_update`: compute `cnt`, the ACKs per one-segment increase.
-    fn update(&mut self, cwnd: u32, now_ns: u64) {
-        let now = self.jiffies(now_ns);
-        self.ack_cnt = self.ack_cnt.wrapping_add(1);
-        if self.last_cwnd == cwnd && (now.wrapping_sub(self.last_time) as i32) <= (self.hz / 32) as i32 {
+    /// `bictcp_update`: the curve one minimum RTT ahead, v2.0's increment clamp and gentle
+    /// start, TCP friendliness, per ACK.
+    fn update(&mut self, cwnd: u32, now: u32) {
+        let ca = &mut self.ca;
+        let ahead = if self.scaling_bug { ca.delay_min } else { ca.delay_min >> 3 };
+        if !ca.curve_count(cwnd, now, ahead, cubic_root) {
             return;
         }
-        self.last_cwnd = cwnd;
-        self.last_time = now;
 
-        if self.epoch_start == 0 {
-            self.epoch_start = now;
-            self.ack_cnt = 1;
-            self.tcp_cwnd = cwnd;
-            if self.last_max_cwnd <= cwnd {
-                self.bic_k = 0;
-                self.bic_origin_point = cwnd;
-            } else {
-                // K³ = (W_max − cwnd)/C in (2^-10 s)³.
-                let dist = u64::from(self.last_max_cwnd - cwnd);
-                self.bic_k = cubic_root(self.cube_factor.wrapping_mul(dist));
-                self.bic_origin_point = self.last_max_cwnd;
-            }
-        }
-
-        // t = now + min RTT − epoch start, in 2^-10 s: the target is one RTT ahead.
-        let delay = if self.scaling_bug { self.delay_min } else { self.delay_min >> 3 };
-        let t = (now.wrapping_add(delay).wrapping_sub(self.epoch_start) << BICTCP_HZ) / self.hz;
-        let offs = u64::from(self.bic_k.abs_diff(t));
-        let delta = (u64::from(self.cube_rtt_scale).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
-            >> (10 + 3 * BICTCP_HZ)) as u32;
-        let bic_target = if t < self.bic_k {
-            self.bic_origin_point.wrapping_sub(delta)
-        } else {
-            self.bic_origin_point.wrapping_add(delta)
-        };
-        self.bic_target = bic_target;
-
-        self.cnt = if bic_target > cwnd { cwnd / (bic_target - cwnd) } else { cwnd.wrapping_mul(100) };
-
-        if self.delay_min > 0 {
+        if ca.delay_min > 0 {
             // At most max_increment segments per 100 ms of minimum RTT (delay_min is
             // jiffies << 3; with the 2.6.18 bug it was plain jiffies, a clamp 8 times tighter).
-            let min_cnt = cwnd.wrapping_mul(self.hz).wrapping_mul(8)
-                / (10u32.wrapping_mul(self.max_increment).wrapping_mul(self.delay_min)).max(1);
-            if self.cnt < min_cnt {
-                self.cnt = min_cnt;
+            let min_cnt = cwnd.wrapping_mul(ca.hz).wrapping_mul(8)
+                / (10u32.wrapping_mul(self.max_increment).wrapping_mul(ca.delay_min)).max(1);
+            if ca.cnt < min_cnt {
+                ca.cnt = min_cnt;
             }
         }
 
         // No loss yet: grow gently (one segment per 50 ACKs) after slow start.
-        if self.loss_cwnd == 0 {
-            self.cnt = 50;
+        if ca.loss_cwnd == 0 {
+            ca.cnt = 50;
         }
 
-        if self.tcp_friendliness {
-            // Reno with alpha = 3(1−β)/(1+β): one segment per cwnd·beta_scale/8 ACKs.
-            let d = ((cwnd.wrapping_mul(self.beta_scale)) >> 3).max(1);
-            while self.ack_cnt > d {
-                self.ack_cnt -= d;
-                self.tcp_cwnd = self.tcp_cwnd.wrapping_add(1);
-            }
-            if self.tcp_cwnd > cwnd {
-                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
-                if self.cnt > max_cnt {
-                    self.cnt = max_cnt;
-                }
-            }
-        }
-
-        // Counts are per packet; cwnd_cnt counts ACKs: divide by packets per ACK.
-        self.cnt = per_ack_count(self.cnt, self.delayed_ack);
-    }
-}
-
-impl CongestionControl for CubicV20 {
-    /// `bictcp_init`.
-    fn init(&mut self, tcp: &mut TcpState, _now_ns: u64) {
-        self.reset();
-        if self.initial_ssthresh != 0 {
-            tcp.ssthresh = self.initial_ssthresh;
-        }
-    }
-
-    /// `bictcp_recalc_ssthresh`.
-    fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
-        let cwnd = tcp.cwnd;
-        self.epoch_start = 0;
-        self.last_max_cwnd =
-            last_max_after_loss(cwnd, self.last_max_cwnd, self.beta, BETA_SCALE, self.fast_convergence);
-        self.loss_cwnd = cwnd;
-        (cwnd.wrapping_mul(self.beta) / BETA_SCALE).max(2)
-    }
-
-    /// `bictcp_cong_avoid`: one call per ACK.
-    fn cong_avoid(&mut self, tcp: &mut TcpState, _acked: u32, now_ns: u64) {
-        if !tcp.cwnd_limited {
-            return;
-        }
-        if tcp.cwnd <= tcp.ssthresh {
-            if tcp.cwnd < tcp.cwnd_clamp {
-                tcp.cwnd += 1;
-            }
-            return;
-        }
-        self.update(tcp.cwnd, now_ns);
-        if tcp.cwnd_cnt >= self.cnt {
-            if tcp.cwnd < tcp.cwnd_clamp {
-                tcp.cwnd += 1;
-            }
-            tcp.cwnd_cnt = 0;
-        } else {
-            tcp.cwnd_cnt += 1;
-        }
-    }
-
-    /// `bictcp_state`: a timeout forgets everything, `loss_cwnd` and `delayed_ack` included.
-    fn set_state(&mut self, _tcp: &mut TcpState, new_state: CaState, _now_ns: u64) {
-        if new_state == CaState::Loss {
-            self.reset();
-        }
-    }
-
-    /// `bictcp_undo_cwnd`: back to W_max (which fast convergence may have lowered).
-    fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
-        tcp.cwnd.max(self.last_max_cwnd)
+        // Reno with alpha = 3(1−β)/(1+β): one segment per cwnd·beta_scale/8 ACKs (this
+        // version's loop steps by at least one ACK).
+        ca.friendly_per_ack(cwnd, 1);
     }
 
     /// `measure_delay` (see the module notes) and `bictcp_acked`.
-    fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, now_ns: u64) {
-        let now = self.jiffies(now_ns);
+    fn sample(&mut self, tcp: &TcpState, sample: &AckSample, now_ns: u64) {
+        let ca = &mut self.ca;
+        let now = jiffies32(now_ns, ca.hz);
         // Samples in the first second of an epoch (just after recovery) are discarded.
-        if sample.pkts_acked > 0 && sample.rtt_us >= 0 && (now.wrapping_sub(self.epoch_start) as i32) >= self.hz as i32
-        {
-            let sent = self.jiffies(now_ns.saturating_sub(sample.rtt_us as u64 * 1000));
-            let mut delay = now.wrapping_sub(sent);
-            if !self.scaling_bug {
-                delay <<= 3;
-            }
-            if delay == 0 {
-                delay = 1;
-            }
-            if self.delay_min == 0 || self.delay_min > delay {
-                self.delay_min = delay;
-            }
+        if sample.pkts_acked > 0 && sample.rtt_us >= 0 && (now.wrapping_sub(ca.epoch_start) as i32) >= ca.hz as i32 {
+            let sent = jiffies32(now_ns.saturating_sub(sample.rtt_us as u64 * 1000), ca.hz);
+            let delay = now.wrapping_sub(sent);
+            keep_min_delay(&mut ca.delay_min, if self.scaling_bug { delay } else { delay << 3 });
         }
         // Packets per ACK, EWMA with gain 1/16 in fixed point << 4 (u32 wrapping arithmetic
         // makes the subtraction signed).
         if sample.pkts_acked > 0 && tcp.ca_state == CaState::Open {
-            self.delayed_ack = update_ack_ratio(self.delayed_ack, sample.pkts_acked);
+            ca.delayed_ack = update_ack_ratio(ca.delayed_ack, sample.pkts_acked);
         }
     }
 
-    fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        out("cnt", f64::from(self.cnt));
-        out("last_max_cwnd", f64::from(self.last_max_cwnd));
-        out("loss_cwnd", f64::from(self.loss_cwnd));
-        out("origin", f64::from(self.bic_origin_point));
-        out("k_s", f64::from(self.bic_k) / f64::from(1u32 << BICTCP_HZ));
-        out("target", f64::from(self.bic_target));
-        out("tcp_cwnd", f64::from(self.tcp_cwnd));
-        let dmin = if self.scaling_bug { self.delay_min } else { self.delay_min >> 3 };
-        out("delay_min_ms", f64::from(dmin) * 1000.0 / f64::from(self.hz));
-        out("delayed_ack", f64::from(self.delayed_ack) / f64::from(1u32 << ACK_RATIO_SHIFT));
-        out("epoch_start_s", f64::from(self.epoch_start) / f64::from(self.hz));
+    fn delay_min_jiffies(&self) -> u32 {
+        if self.scaling_bug {
+            self.ca.delay_min
+        } else {
+            self.ca.delay_min >> 3
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bic_lineage::ACK_RATIO_SHIFT;
     use crate::replay::{Event, ReplayStart, Replayer};
     use crate::test_support::{ack, ack_clock, ev, var};
     use crate::Algorithm;
+    use crate::CongestionControl;
 
     const S: u64 = 1_000_000_000;
 
@@ -499,19 +281,19 @@ mod tests {
         let mut a = alg(Params::new());
         let tcp = TcpState { cwnd: 1000, ..TcpState::default() };
         assert_eq!(a.ssthresh(&tcp, 0), 799);
-        assert_eq!((a.last_max_cwnd, a.loss_cwnd), (1000, 1000));
+        assert_eq!((a.ca.last_max_cwnd, a.ca.loss_cwnd), (1000, 1000));
         // Next loss at 900 < 1000: W_max = 900·(1024+819)/2048 = 809.9 → 809;
         // ssthresh = 900·819/1024 = 719.8 → 719. Undo returns W_max, 809, not 900.
         let mut tcp = TcpState { cwnd: 900, ..TcpState::default() };
         assert_eq!(a.ssthresh(&tcp, 0), 719);
-        assert_eq!(a.last_max_cwnd, 809);
+        assert_eq!(a.ca.last_max_cwnd, 809);
         tcp.cwnd = 719;
         assert_eq!(a.undo_cwnd(&mut tcp, 0), 809);
         // Without fast convergence W_max is the window at the loss.
         let mut b = alg(Params::new().set("fast_convergence", 0.0));
         b.ssthresh(&TcpState { cwnd: 1000, ..TcpState::default() }, 0);
         b.ssthresh(&TcpState { cwnd: 900, ..TcpState::default() }, 0);
-        assert_eq!(b.last_max_cwnd, 900);
+        assert_eq!(b.ca.last_max_cwnd, 900);
     }
 
     /// Loss at cwnd 1000 at time 10 s; the recovery ends at ssthresh 799, one slow-start ACK
@@ -534,19 +316,19 @@ mod tests {
         // = 7.93 s, ∛(200/C) with C = 410/1024 = 0.4004 (exact: 7.9348 s).
         let t0 = 11 * S;
         let (mut a, mut tcp) = epoch_at_800(Params::new(), t0);
-        assert_eq!(a.bic_k, 8125);
-        assert!((f64::from(a.bic_k) / 1024.0 - (200.0 / (410.0 / 1024.0f64)).cbrt()).abs() < 1e-3);
+        assert_eq!(a.ca.bic_k, 8125);
+        assert!((f64::from(a.ca.bic_k) / 1024.0 - (200.0 / (410.0 / 1024.0f64)).cbrt()).abs() < 1e-3);
         // t = 0 (no RTT sample, delay_min = 0): delta = 410·8125³ >> 40 = 200, W(0) = 800.
-        assert_eq!(a.bic_target, 800);
+        assert_eq!(a.ca.bic_target, 800);
         // Plateau: the first jiffy with ⌊Δj·1024/1000⌋ = K is Δj = 7935 (7935·1.024 =
         // 8125.4); there offs = 0 and the target is W_max exactly.
         let jk = t0 + 7935 * S / 1000;
         a.cong_avoid(&mut tcp, 1, jk);
-        assert_eq!(a.bic_target, 1000);
+        assert_eq!(a.ca.bic_target, 1000);
         // Convex side, 10 s past K (Δj = 17935: ⌊17935·1.024⌋ = 18365 = K + 10240):
         // 410·10240³ >> 40 = 410·1000/1024 = 400.4 → 400, W = 1400 (C = 0.4004).
         a.cong_avoid(&mut tcp, 1, t0 + 17935 * S / 1000);
-        assert_eq!(a.bic_target, 1400);
+        assert_eq!(a.ca.bic_target, 1400);
     }
 
     #[test]
@@ -556,10 +338,10 @@ mod tests {
         // and 10 s past K: 32·10240³ >> 40 = 31.25 → 31, W = 1031 instead of 1400.
         let t0 = 11 * S;
         let (mut a, mut tcp) = epoch_at_800(Params::new().set("scaling_bug", 1.0), t0);
-        assert_eq!((a.cube_rtt_scale, a.bic_k), (32, 8125));
-        assert_eq!(a.bic_target, 985);
+        assert_eq!((a.ca.cube_rtt_scale, a.ca.bic_k), (32, 8125));
+        assert_eq!(a.ca.bic_target, 985);
         a.cong_avoid(&mut tcp, 1, t0 + 17935 * S / 1000);
-        assert_eq!(a.bic_target, 1031);
+        assert_eq!(a.ca.bic_target, 1031);
     }
 
     #[test]
@@ -573,24 +355,24 @@ mod tests {
         for _ in 0..100 {
             a.pkts_acked(&mut tcp, &one, 0);
         }
-        assert_eq!(a.delayed_ack, 31);
+        assert_eq!(a.ca.delayed_ack, 31);
         let mut b = alg(Params::new());
         let two = AckSample { pkts_acked: 2, ..one };
         for _ in 0..100 {
             b.pkts_acked(&mut tcp, &two, 0);
         }
-        assert_eq!(b.delayed_ack, 32);
+        assert_eq!(b.ca.delayed_ack, 32);
         // Eight segments per ACK (a stretch ACK train): fixed point where 8 = d >> 4, d in
         // [128, 143]; from 32 it climbs by 8 − (d >> 4) until d >> 4 = 8, first at d = 128.
         for _ in 0..1000 {
             b.pkts_acked(&mut tcp, &AckSample { pkts_acked: 8, ..one }, 0);
         }
-        assert_eq!(b.delayed_ack >> ACK_RATIO_SHIFT, 8);
+        assert_eq!(b.ca.delayed_ack >> ACK_RATIO_SHIFT, 8);
         // Outside Open the ratio is not updated.
         tcp.ca_state = CaState::Recovery;
-        let before = b.delayed_ack;
+        let before = b.ca.delayed_ack;
         b.pkts_acked(&mut tcp, &one, 0);
-        assert_eq!(b.delayed_ack, before);
+        assert_eq!(b.ca.delayed_ack, before);
     }
 
     #[test]

@@ -15,6 +15,13 @@ pub struct ParamSpec {
     pub help: &'static str,
 }
 
+impl ParamSpec {
+    /// A 0/1 switch, on or off by default.
+    pub const fn switch(name: &'static str, on: bool, help: &'static str) -> Self {
+        ParamSpec { name, default: if on { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, integer: true, help }
+    }
+}
+
 /// A bad algorithm name or parameter: the message names it and what is allowed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamError(pub String);
