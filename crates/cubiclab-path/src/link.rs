@@ -181,7 +181,9 @@ impl<P: PathPacket> Link<P> {
             dropped(p);
         });
         let next = next.map(|(p, verdict)| {
-            self.marks += (verdict == Verdict::Mark) as u64;
+            if verdict == Verdict::Mark {
+                self.marks += 1;
+            }
             self.busy = Some(p);
             self.finish(now, p.wire_bytes())
         });

@@ -235,7 +235,7 @@ impl<P: PathPacket> Queue<P> {
 
     /// The next packet to send at `now` and its verdict (`Pass` or `Mark`, CE then set);
     /// each head the discipline drops on the way goes to `dropped`.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Time, mut dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
         loop {
             let Some((enqueued, mut p)) = self.fifo.pop() else {
