@@ -198,6 +198,13 @@ impl QueueSettings {
     }
 }
 
+/// Set CE on a packet a discipline marked (only an ECN-capable one may be).
+#[inline]
+fn mark<P: PathPacket>(p: &mut P) {
+    debug_assert!(p.ecn_capable(), "a discipline marked a packet that is not ECN-capable");
+    p.mark_ce();
+}
+
 /// A buffer: the FIFO, its limit and the discipline that judges its packets.
 pub struct Queue<P> {
     pub(crate) fifo: Fifo<P>,
@@ -224,7 +231,7 @@ impl<P: PathPacket> Queue<P> {
             _ if full => return Verdict::Drop,
             Verdict::Drop => return Verdict::Drop,
             Verdict::Mark => {
-                p.mark_ce();
+                mark(&mut p);
                 Verdict::Mark
             }
             Verdict::Pass => Verdict::Pass,
@@ -245,7 +252,7 @@ impl<P: PathPacket> Queue<P> {
             match self.policy.depart(now, &p, now - enqueued, &self.fifo) {
                 Verdict::Drop => dropped(p),
                 Verdict::Mark => {
-                    p.mark_ce();
+                    mark(&mut p);
                     return Some((p, Verdict::Mark));
                 }
                 Verdict::Pass => return Some((p, Verdict::Pass)),
