@@ -79,8 +79,7 @@ fn parse_link(v: &str, field: &str) -> Result<LinkSpec, String> {
         return Err(format!("{field}.packet_bytes is {}; allowed: 40..=65535", l.packet_bytes));
     }
     l.loss.validate(&format!("{field}.loss"))?;
-    l.settings.red.validate(&format!("{field}.settings.red"))?;
-    l.settings.codel.validate(&format!("{field}.settings.codel"))?;
+    l.settings.validate(&format!("{field}.settings"))?;
     Ok(l)
 }
 
@@ -252,7 +251,7 @@ mod tests {
             queue: QueueDiscipline::Red,
             settings: QueueSettings {
                 red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
-                codel: CoDelSpec::default(),
+                ..QueueSettings::default()
             },
             loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },
             packet_bytes: 1500,

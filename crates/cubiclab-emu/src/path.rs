@@ -187,14 +187,12 @@ impl Direction {
     /// virtual clock: the rate is exact however late the loop wakes).
     pub fn advance(&mut self, now: Time, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         while let Some(fin) = self.next_done.filter(|&t| t <= now) {
-            let (s, lost, next) = self.link.tx_done(fin);
-            self.next_done = next;
-            self.tx_segments += 1;
-            self.link.queue.drain_dropped(|d| {
-                self.link.drops += 1;
+            let (s, lost, next) = self.link.tx_done(fin, |d| {
                 fate(Fate::Dropped(fin, d, slab.seq(d)));
                 slab.release(d.slot, 1);
             });
+            self.next_done = next;
+            self.tx_segments += 1;
             fate(Fate::Sent(fin, s, &slab.slots[s.slot as usize], lost));
             if lost {
                 fate(Fate::Lost(fin, s, slab.seq(s)));

@@ -1,9 +1,10 @@
-//! A link: a buffer (queue discipline) in front of a transmitter of fixed rate, with random
-//! loss applied to packets as they leave it. Propagation is the caller's job (the
+//! A link: a buffer (a FIFO under a queue discipline) in front of a transmitter of fixed
+//! rate, with random loss applied to packets as they leave it. The link counts what the
+//! discipline does: every drop and every mark. Propagation is the caller's job (the
 //! simulator's delay lines, the emulator's).
 
 use crate::loss::{LossSpec, RandomLoss};
-use crate::queue::{Buffer, Limit, Queue, QueueDiscipline, QueueSettings};
+use crate::queue::{Buffer, Limit, Queue, QueueDiscipline, QueueSettings, Verdict};
 use crate::rng::Rng;
 use crate::schedule::RateSchedule;
 use crate::{PathPacket, Time, STREAM_LINK};
@@ -45,8 +46,11 @@ pub struct Link<P> {
     serialization: Serialization,
     /// Bytes that finished serialization (for utilisation).
     pub tx_bytes: u64,
-    /// Congestion drops (buffer full, or the queue discipline).
+    /// Congestion drops: arrivals the buffer had no room for or the discipline refused,
+    /// and heads it dropped at dequeue.
     pub drops: u64,
+    /// Packets the discipline marked CE, on arrival or at dequeue.
+    pub marks: u64,
     /// Random losses of packets leaving the link.
     pub loss: RandomLoss,
     /// A rate that varies in time, replacing `rate_bps` for serialization ([`Link::vary`]).
@@ -84,6 +88,7 @@ impl<P: PathPacket> Link<P> {
             serialization: Serialization::default(),
             tx_bytes: 0,
             drops: 0,
+            marks: 0,
             loss,
             schedule: None,
             schedule_origin: 0,
@@ -150,23 +155,35 @@ impl<P: PathPacket> Link<P> {
             self.busy = Some(p);
             return Offer::Started(self.finish(now, p.wire_bytes()));
         }
-        if self.queue.enqueue(now, p) {
-            Offer::Queued
-        } else {
-            self.drops += 1;
-            Offer::Dropped
+        match self.queue.enqueue(now, p) {
+            Verdict::Pass => Offer::Queued,
+            Verdict::Mark => {
+                self.marks += 1;
+                Offer::Queued
+            }
+            Verdict::Drop => {
+                self.drops += 1;
+                Offer::Dropped
+            }
         }
     }
 
     /// The packet in service is done at `now`; returns it, whether random loss took it,
-    /// and the finish time of the next packet if one starts. Packets the queue discipline
-    /// dropped at dequeue wait in `queue.drain_dropped` (counted there by the caller).
+    /// and the finish time of the next packet if one starts. Each packet the discipline
+    /// drops at dequeue on the way to the next one goes to `dropped` (counted here).
     #[inline]
-    pub fn tx_done(&mut self, now: Time) -> (P, bool, Option<Time>) {
+    pub fn tx_done(&mut self, now: Time, mut dropped: impl FnMut(P)) -> (P, bool, Option<Time>) {
         let done = self.busy.take().expect("tx_done on an idle link");
         self.tx_bytes += done.wire_bytes() as u64;
         let lost = self.loss.lose(now);
-        let next = self.queue.dequeue(now).map(|p| {
+        let next = self.queue.dequeue(now, |p| {
+            self.drops += 1;
+            dropped(p);
+        });
+        let next = next.map(|(p, verdict)| {
+            if verdict == Verdict::Mark {
+                self.marks += 1;
+            }
             self.busy = Some(p);
             self.finish(now, p.wire_bytes())
         });
@@ -182,18 +199,46 @@ impl<P: PathPacket> Link<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_packet::{pkt, Pkt};
+    use crate::test_packet::{ect, pkt, Pkt};
 
-    fn droptail(rate_bps: u64, buffer: Limit) -> Link<Pkt> {
+    fn link(queue: QueueDiscipline, rate_bps: u64, buffer: Limit) -> Link<Pkt> {
         let spec = LinkSpec {
             rate_bps,
             buffer,
-            queue: QueueDiscipline::DropTail,
+            queue,
             settings: QueueSettings::default(),
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
         Link::new(&spec, 0, 0)
+    }
+
+    fn droptail(rate_bps: u64, buffer: Limit) -> Link<Pkt> {
+        link(QueueDiscipline::DropTail, rate_bps, buffer)
+    }
+
+    #[test]
+    fn the_link_counts_drops_and_marks_on_arrival_and_at_dequeue() {
+        // 1500-byte packets at 12 Mbit/s: 1 ms each. The step discipline (queue/step.rs)
+        // marks ECT packets, and drops others, arriving to 2 or more waiting or leaving
+        // after 1 ms or more. At 0: the first packet starts at once; then a plain and an
+        // ECT packet queue (0 and 1 waiting), an ECT one is marked (2 waiting: mark 1) and
+        // a plain one dropped (3 waiting: drop 1).
+        let mut l = link(QueueDiscipline::Step, 12_000_000, Limit::Packets(10));
+        let Offer::Started(t1) = l.offer(0, ect(1500)) else { panic!("the link is idle") };
+        let offers: Vec<Offer> = [pkt(1500), ect(1500), ect(1500), pkt(1500)].map(|p| l.offer(0, p)).into();
+        assert!(matches!(offers[..], [Offer::Queued, Offer::Queued, Offer::Queued, Offer::Dropped]));
+        assert_eq!((l.drops, l.marks), (1, 1));
+        // At 1 ms the plain head waited 1 ms: dropped and handed over (drop 2); the ECT one
+        // behind it leaves marked (mark 2), done at 2 ms; the marked one waited 2 ms when
+        // it leaves: marked again (mark 3).
+        let mut dropped = Vec::new();
+        let (_, _, t2) = l.tx_done(t1, |p| dropped.push(p));
+        assert_eq!((dropped, t2, l.in_service().map(|p| p.ce)), (vec![pkt(1500)], Some(2_000_000), Some(true)));
+        let (done, _, t3) = l.tx_done(2_000_000, |_| panic!("no drop"));
+        assert_eq!((done.ce, t3), (true, Some(3_000_000)));
+        assert!(l.tx_done(3_000_000, |_| panic!("no drop")).2.is_none());
+        assert_eq!((l.drops, l.marks), (2, 3));
     }
 
     #[test]
@@ -219,7 +264,7 @@ mod tests {
         ] {
             let Offer::Started(t) = l.offer(start, pkt(1500)) else { panic!("the link is idle") };
             assert_eq!(t, fin);
-            l.tx_done(t);
+            l.tx_done(t, |_| {});
         }
     }
 
@@ -230,8 +275,8 @@ mod tests {
         let Offer::Started(t1) = l.offer(0, pkt(1500)) else { panic!() };
         assert!(matches!(l.offer(0, pkt(1500)), Offer::Queued));
         assert!(matches!(l.offer(0, pkt(1500)), Offer::Queued));
-        let (_, _, t2) = l.tx_done(t1);
-        let (_, _, t3) = l.tx_done(t2.unwrap());
+        let (_, _, t2) = l.tx_done(t1, |_| {});
+        let (_, _, t3) = l.tx_done(t2.unwrap(), |_| {});
         assert_eq!(t3.unwrap(), 5_142_857);
     }
 
@@ -247,7 +292,7 @@ mod tests {
             bits_ns += size as u128 * 8 * 1_000_000_000;
             let Offer::Started(t) = l.offer(now, pkt(size)) else { panic!("the link is idle") };
             assert_eq!(t as u128, bits_ns / rate as u128);
-            l.tx_done(t);
+            l.tx_done(t, |_| {});
             now = t;
         }
     }

@@ -1,15 +1,14 @@
-//! Queue disciplines of a link's buffer. A closed enum, so the per-packet path has no
-//! dynamic dispatch.
+//! A link's buffer: one FIFO ([`Fifo`]) under a queue discipline that answers each arrival
+//! and each departure with a [`Verdict`]. The disciplines hold no packets and count
+//! nothing; the [`Queue`] enqueues, dequeues and marks as they say, and the link counts
+//! what they said. Every discipline is one line of the registry below (a closed enum, so
+//! the per-packet path has no dynamic dispatch) and one file.
 
-pub mod codel;
-pub mod droptail;
-pub mod red;
+pub mod fifo;
 
 use crate::rng::Rng;
 use crate::{PathPacket, Time};
-pub use codel::{CoDel, CoDelSpec};
-pub use droptail::DropTail;
-pub use red::{Red, RedSpec};
+pub use fifo::Fifo;
 
 /// How a buffer's limit is counted: `{"packets": n}` or `{"bytes": n}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -31,41 +30,13 @@ impl Limit {
     }
 }
 
-/// Which discipline a buffer runs (file: `bottleneck.queue`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueDiscipline {
-    DropTail,
-    Red,
-    CoDel,
-}
-
-/// The settings of every discipline that has some, one table each, named after it (file:
-/// `bottleneck.red`, `bottleneck.codel`). Only the running discipline's matter, but all
-/// are checked. A new discipline with settings adds its table here and nowhere else: the
-/// scenario, the emulator's configuration and the Python edge all carry this struct whole.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
-#[serde(default)]
-pub struct QueueSettings {
-    pub red: RedSpec,
-    pub codel: CoDelSpec,
-}
-
-impl QueueSettings {
-    /// Check every table, also those of disciplines that are off: a typo there is a typo.
-    /// `at` is the key path of the tables' parent (`bottleneck`).
-    pub fn validate(&self, at: &str) -> Result<(), String> {
-        self.red.validate(&format!("{at}.red"))?;
-        self.codel.validate(&format!("{at}.codel"))
-    }
-
-    /// The tables' names, as the scenario file spells them.
-    pub fn table_names() -> Vec<String> {
-        match serde_json::to_value(QueueSettings::default()) {
-            Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
-            _ => unreachable!("QueueSettings serialises to a JSON object"),
-        }
-    }
+/// A discipline's answer on a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    /// Pass with CE set (only for packets that are `ecn_capable`).
+    Mark,
+    Drop,
 }
 
 /// What a buffer knows of its link.
@@ -78,79 +49,291 @@ pub struct Buffer {
     pub rng: Rng,
 }
 
-/// A queue discipline with its packets.
-pub enum Queue<P> {
-    DropTail(DropTail<P>),
-    Red(Red<P>),
-    CoDel(CoDel<P>),
+/// A queue discipline: its decisions on the packets passing the FIFO, which it reads but
+/// does not change.
+pub trait Discipline {
+    /// Its settings table (file: `bottleneck.<table>`), or `()` if it has none.
+    type Settings;
+
+    fn new(settings: &Self::Settings, buffer: &Buffer) -> Self;
+
+    /// The verdict on `p`, arriving at `now`, before it is enqueued. `full`: the limit has
+    /// no room for it, so it is dropped whatever the verdict (a discipline that keeps
+    /// state about drops needs to know).
+    #[inline]
+    fn arrive<P: PathPacket>(&mut self, _now: Time, _p: &P, _fifo: &Fifo<P>, _full: bool) -> Verdict {
+        Verdict::Pass
+    }
+
+    /// The verdict on `p`, the head just taken out of `fifo` at `now` after `sojourn` ns in
+    /// it. After a drop the queue asks again about the next head, within the same `now`.
+    #[inline]
+    fn depart<P: PathPacket>(&mut self, _now: Time, _p: &P, _sojourn: Time, _fifo: &Fifo<P>) -> Verdict {
+        Verdict::Pass
+    }
+
+    /// A dequeue at `now` found the FIFO empty.
+    #[inline]
+    fn idle(&mut self, _now: Time) {}
+}
+
+/// A discipline's settings table.
+pub trait Table {
+    /// Check the values; `at` is the table's key path, for messages.
+    fn validate(&self, at: &str) -> Result<(), String>;
+
+    /// The durations it holds, ns, by key (the scenario bounds every time it is given).
+    fn times(&self) -> Vec<(&'static str, Time)> {
+        Vec::new()
+    }
+}
+
+/// `&settings.<table>` of a discipline with a table, `&()` of one without.
+macro_rules! table_of {
+    ($settings:ident) => {
+        &()
+    };
+    ($settings:ident $table:ident) => {
+        &$settings.$table
+    };
+}
+
+/// The registry: per discipline, `Variant: module::Type = "name in the file"`, and
+/// `, table key` if it has settings (`bottleneck.key` in the file, a field of
+/// [`QueueSettings`]). Declares the modules, [`QueueDiscipline`], [`QueueSettings`] and
+/// [`Policy`].
+macro_rules! disciplines {
+    ($( $(#[$attr:meta])* $variant:ident: $module:ident::$ty:ident = $name:literal $(, table $table:ident)?; )*) => {
+        $( $(#[$attr])* pub mod $module; )*
+        $( $(#[$attr])* pub use $module::$ty; )*
+
+        /// Which discipline a buffer runs (file: `bottleneck.queue`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+        pub enum QueueDiscipline {
+            $( $(#[$attr])* #[serde(rename = $name)] $variant, )*
+        }
+
+        /// The settings of every discipline that has some, one table each, named after it
+        /// (file: `bottleneck.red`, `bottleneck.codel`). Only the running discipline's
+        /// matter, but all are checked. The scenario, the emulator's configuration and the
+        /// Python edge all carry this struct whole.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+        #[serde(default)]
+        pub struct QueueSettings {
+            $( $( pub $table: <$module::$ty as Discipline>::Settings, )? )*
+        }
+
+        impl QueueSettings {
+            /// Check every table, also those of disciplines that are off: a typo there is a
+            /// typo. `at` is the key path of the tables' parent (`bottleneck`).
+            pub fn validate(&self, at: &str) -> Result<(), String> {
+                $( $( Table::validate(&self.$table, &format!("{at}.{}", stringify!($table)))?; )? )*
+                Ok(())
+            }
+
+            /// Every duration in the tables, ns, by key path under `at`.
+            pub fn times(&self, at: &str) -> Vec<(String, Time)> {
+                let mut times = Vec::new();
+                $( $(
+                    for (key, t) in Table::times(&self.$table) {
+                        times.push((format!("{at}.{}.{key}", stringify!($table)), t));
+                    }
+                )? )*
+                times
+            }
+        }
+
+        /// The running discipline with its state.
+        pub(crate) enum Policy {
+            $( $(#[$attr])* $variant($ty), )*
+        }
+
+        impl Policy {
+            pub fn new(discipline: QueueDiscipline, settings: &QueueSettings, buffer: &Buffer) -> Self {
+                match discipline {
+                    $( $(#[$attr])* QueueDiscipline::$variant =>
+                        Policy::$variant(<$ty>::new(table_of!(settings $($table)?), buffer)), )*
+                }
+            }
+
+            #[inline(always)]
+            fn arrive<P: PathPacket>(&mut self, now: Time, p: &P, fifo: &Fifo<P>, full: bool) -> Verdict {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(d) => d.arrive(now, p, fifo, full), )*
+                }
+            }
+
+            #[inline(always)]
+            fn depart<P: PathPacket>(&mut self, now: Time, p: &P, sojourn: Time, fifo: &Fifo<P>) -> Verdict {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(d) => d.depart(now, p, sojourn, fifo), )*
+                }
+            }
+
+            #[inline(always)]
+            fn idle(&mut self, now: Time) {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(d) => d.idle(now), )*
+                }
+            }
+        }
+    };
+}
+
+disciplines! {
+    DropTail: droptail::DropTail = "droptail";
+    Red: red::Red = "red", table red;
+    CoDel: codel::CoDel = "codel", table codel;
+    #[cfg(test)]
+    Step: step::Step = "step";
+}
+
+impl QueueSettings {
+    /// The tables' names, as the scenario file spells them.
+    pub fn table_names() -> Vec<String> {
+        match serde_json::to_value(QueueSettings::default()) {
+            Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect(),
+            _ => unreachable!("QueueSettings serialises to a JSON object"),
+        }
+    }
+}
+
+/// Set CE on a packet a discipline marked (only an ECN-capable one may be).
+#[inline]
+fn mark<P: PathPacket>(p: &mut P) {
+    debug_assert!(p.ecn_capable(), "a discipline marked a packet that is not ECN-capable");
+    p.mark_ce();
+}
+
+/// A buffer: the FIFO, its limit and the discipline that judges its packets.
+pub struct Queue<P> {
+    pub(crate) fifo: Fifo<P>,
+    pub(crate) limit: Limit,
+    pub(crate) policy: Policy,
 }
 
 impl<P: PathPacket> Queue<P> {
     /// A buffer running `discipline` with its settings from `settings`.
     pub fn new(discipline: QueueDiscipline, settings: &QueueSettings, b: Buffer) -> Self {
-        match discipline {
-            QueueDiscipline::DropTail => Queue::DropTail(DropTail::new(b.limit)),
-            QueueDiscipline::Red => {
-                let packet_ns = b.wire_bytes as f64 * 8e9 / b.rate_bps as f64;
-                Queue::Red(Red::new(settings.red, b.limit, packet_ns, b.rng))
-            }
-            QueueDiscipline::CoDel => Queue::CoDel(CoDel::new(settings.codel, b.limit, b.wire_bytes)),
-        }
+        Self { fifo: Fifo::default(), limit: b.limit, policy: Policy::new(discipline, settings, &b) }
     }
 
-    /// Offer a packet; false if it was dropped.
+    /// Offer a packet arriving at `now`: queued (`Pass`), queued with CE set (`Mark`), or
+    /// not (`Drop`: the discipline's verdict, or no room).
     // Always inlined (into `Link::offer`): the compiler kept it out of line, a call per
-    // packet offered; only the match and drop-tail's few lines come along.
+    // packet offered; only the matches and drop-tail's few lines come along.
     #[inline(always)]
-    pub fn enqueue(&mut self, now: Time, p: P) -> bool {
-        match self {
-            Queue::DropTail(q) => q.enqueue(now, p),
-            Queue::Red(q) => q.enqueue(now, p),
-            Queue::CoDel(q) => q.enqueue(now, p),
-        }
+    pub fn enqueue(&mut self, now: Time, mut p: P) -> Verdict {
+        let full = self.limit.full(self.fifo.len_packets(), self.fifo.len_bytes(), p.wire_bytes());
+        // The discipline is asked even when there is no room: RED's average and its random
+        // draws see every arrival.
+        let verdict = match self.policy.arrive(now, &p, &self.fifo, full) {
+            _ if full => return Verdict::Drop,
+            Verdict::Drop => return Verdict::Drop,
+            Verdict::Mark => {
+                mark(&mut p);
+                Verdict::Mark
+            }
+            Verdict::Pass => Verdict::Pass,
+        };
+        self.fifo.push(now, p);
+        verdict
     }
 
-    #[inline]
-    pub fn dequeue(&mut self, now: Time) -> Option<P> {
-        match self {
-            Queue::DropTail(q) => q.dequeue(now),
-            Queue::Red(q) => q.dequeue(now),
-            Queue::CoDel(q) => q.dequeue(now),
-        }
-    }
-
-    /// Packets the discipline dropped at dequeue since the last call (CoDel), handed to `f`.
-    #[inline]
-    pub fn drain_dropped(&mut self, mut f: impl FnMut(P)) {
-        if let Queue::CoDel(q) = self {
-            for p in q.dropped.drain(..) {
-                f(p);
+    /// The next packet to send at `now` and its verdict (`Pass` or `Mark`, CE then set);
+    /// each head the discipline drops on the way goes to `dropped`.
+    #[inline(always)]
+    pub fn dequeue(&mut self, now: Time, mut dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
+        loop {
+            let Some((enqueued, mut p)) = self.fifo.pop() else {
+                self.policy.idle(now);
+                return None;
+            };
+            match self.policy.depart(now, &p, now - enqueued, &self.fifo) {
+                Verdict::Drop => dropped(p),
+                Verdict::Mark => {
+                    mark(&mut p);
+                    return Some((p, Verdict::Mark));
+                }
+                Verdict::Pass => return Some((p, Verdict::Pass)),
             }
         }
     }
 
     pub fn len_packets(&self) -> usize {
-        match self {
-            Queue::DropTail(q) => q.len_packets(),
-            Queue::Red(q) => q.len_packets(),
-            Queue::CoDel(q) => q.len_packets(),
-        }
+        self.fifo.len_packets()
     }
 
     pub fn len_bytes(&self) -> u64 {
-        match self {
-            Queue::DropTail(q) => q.len_bytes(),
-            Queue::Red(q) => q.len_bytes(),
-            Queue::CoDel(q) => q.len_bytes(),
-        }
+        self.fifo.len_bytes()
     }
 
     /// Packets waiting that satisfy `pred`.
     pub fn count(&self, pred: impl Fn(&P) -> bool) -> usize {
-        match self {
-            Queue::DropTail(q) => q.iter().filter(|p| pred(p)).count(),
-            Queue::Red(q) => q.iter().filter(|p| pred(p)).count(),
-            Queue::CoDel(q) => q.iter().filter(|p| pred(p)).count(),
-        }
+        self.fifo.iter().filter(|p| pred(p)).count()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::test_packet::{ect, pkt, Pkt};
+    use crate::CoDelSpec;
+
+    /// A buffer of `limit` running `discipline` with default settings, for 1500-byte packets
+    /// at 12 Mbit/s (1 ms each).
+    pub fn queue(discipline: QueueDiscipline, limit: Limit) -> Queue<Pkt> {
+        let buffer = Buffer { limit, wire_bytes: 1500, rate_bps: 12_000_000, rng: Rng::new(0, 0) };
+        Queue::new(discipline, &QueueSettings::default(), buffer)
+    }
+
+    #[test]
+    fn verdicts_decide_what_is_queued_marked_and_sent() {
+        // The step discipline (step.rs) marks an ECT arrival that finds 2 or more packets
+        // waiting and drops any other such arrival; at departure it marks (or drops) a
+        // packet that waited 1 ms or more.
+        let mut q = queue(QueueDiscipline::Step, Limit::Packets(3));
+        assert_eq!((q.enqueue(0, pkt(100)), q.enqueue(0, ect(100))), (Verdict::Pass, Verdict::Pass));
+        // Two waiting: the ECT arrival is queued with CE, the other one is dropped.
+        assert_eq!((q.enqueue(0, ect(100)), q.enqueue(0, pkt(100))), (Verdict::Mark, Verdict::Drop));
+        assert_eq!(q.fifo.iter().map(|p| p.ce).collect::<Vec<_>>(), vec![false, false, true]);
+        // Three waiting fill the limit: the discipline would mark, but there is no room.
+        assert_eq!(q.enqueue(0, ect(100)), Verdict::Drop);
+        // At 1 ms all three waited 1 ms: the plain head is dropped, the ECT one behind it
+        // leaves with CE set.
+        let mut dropped = Vec::new();
+        assert_eq!(q.dequeue(1_000_000, |p| dropped.push(p)), Some((Pkt { ce: true, ..ect(100) }, Verdict::Mark)));
+        assert_eq!(dropped, vec![pkt(100)]);
+        // Before 1 ms of waiting a packet passes; an empty queue sends nothing.
+        q.enqueue(1_500_000, pkt(100));
+        assert_eq!(q.dequeue(1_600_000, |_| panic!("no drop")), Some((Pkt { ce: true, ..ect(100) }, Verdict::Mark)));
+        assert_eq!(q.dequeue(1_600_000, |_| panic!("no drop")), Some((pkt(100), Verdict::Pass)));
+        assert_eq!(q.dequeue(1_600_000, |_| panic!("no drop")), None);
+        assert_eq!((q.len_packets(), q.len_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn settings_name_every_table_and_its_times() {
+        let s = QueueSettings::default();
+        let names = QueueSettings::table_names();
+        assert!(names.contains(&"codel".to_string()) && names.contains(&"red".to_string()), "{names:?}");
+        // CoDel's defaults, RFC 8289: target 5 ms, interval 100 ms; RED has no times.
+        let times = s.times("bottleneck");
+        let of = |table: &str| {
+            times.iter().filter(|(k, _)| k.starts_with(&format!("bottleneck.{table}."))).cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(
+            of("codel"),
+            vec![
+                ("bottleneck.codel.target".to_string(), 5_000_000),
+                ("bottleneck.codel.interval".to_string(), 100_000_000)
+            ]
+        );
+        assert!(of("red").is_empty());
+        let bad = QueueSettings { codel: CoDelSpec { interval_ns: 0, ..s.codel }, ..s };
+        assert_eq!(
+            bad.validate("fwd_link.settings").unwrap_err(),
+            "fwd_link.settings.codel.interval is 0; it must be > 0"
+        );
     }
 }

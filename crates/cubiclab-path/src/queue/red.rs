@@ -5,9 +5,7 @@
 //! to 1 at 2 `max_th`), and the count since the last drop spreads drops uniformly:
 //! p_a = p_b / (1 - count p_b). The buffer's hard limit still applies.
 
-use std::collections::VecDeque;
-
-use super::Limit;
+use super::{Buffer, Discipline, Fifo, Table, Verdict};
 use crate::rng::Rng;
 use crate::{PathPacket, Time};
 
@@ -34,9 +32,8 @@ impl Default for RedSpec {
     }
 }
 
-impl RedSpec {
-    /// Check the settings; `field` is the key path in messages.
-    pub fn validate(&self, field: &str) -> Result<(), String> {
+impl Table for RedSpec {
+    fn validate(&self, field: &str) -> Result<(), String> {
         if !(self.min_th >= 0.0 && self.min_th < self.max_th && self.max_th.is_finite()) {
             return Err(format!("{field}: min_th ({}) must be >= 0 and below max_th ({})", self.min_th, self.max_th));
         }
@@ -48,7 +45,9 @@ impl RedSpec {
         }
         Ok(())
     }
+}
 
+impl RedSpec {
     /// The drop probability p_b for an average queue `avg` (packets).
     pub fn ramp(&self, avg: f64) -> f64 {
         if avg < self.min_th {
@@ -63,11 +62,8 @@ impl RedSpec {
     }
 }
 
-pub struct Red<P> {
+pub struct Red {
     spec: RedSpec,
-    limit: Limit,
-    fifo: VecDeque<P>,
-    bytes: u64,
     pub avg: f64,
     count: i64,
     idle_since: Option<Time>,
@@ -76,23 +72,16 @@ pub struct Red<P> {
     rng: Rng,
 }
 
-impl<P: PathPacket> Red<P> {
-    pub fn new(spec: RedSpec, limit: Limit, pkt_time_ns: f64, rng: Rng) -> Self {
-        Self {
-            spec,
-            limit,
-            fifo: VecDeque::new(),
-            bytes: 0,
-            avg: 0.0,
-            count: -1,
-            idle_since: Some(0),
-            pkt_time: pkt_time_ns.max(1.0),
-            rng,
-        }
+impl Discipline for Red {
+    type Settings = RedSpec;
+
+    fn new(spec: &RedSpec, b: &Buffer) -> Self {
+        let pkt_time_ns = b.wire_bytes as f64 * 8e9 / b.rate_bps as f64;
+        Self { spec: *spec, avg: 0.0, count: -1, idle_since: Some(0), pkt_time: pkt_time_ns.max(1.0), rng: b.rng.clone() }
     }
 
-    pub fn enqueue(&mut self, now: Time, p: P) -> bool {
-        let q = self.fifo.len() as f64;
+    fn arrive<P: PathPacket>(&mut self, now: Time, _: &P, fifo: &Fifo<P>, full: bool) -> Verdict {
+        let q = fifo.len_packets() as f64;
         match self.idle_since.take() {
             Some(t) => {
                 let m = (now.saturating_sub(t)) as f64 / self.pkt_time;
@@ -117,43 +106,28 @@ impl<P: PathPacket> Red<P> {
                 false
             }
         };
-        let full = self.limit.full(self.fifo.len(), self.bytes, p.wire_bytes());
-        if drop || full {
-            if self.fifo.is_empty() {
-                self.idle_since = Some(now);
-            }
-            return false;
-        }
-        self.bytes += p.wire_bytes() as u64;
-        self.fifo.push_back(p);
-        true
-    }
-
-    pub fn dequeue(&mut self, now: Time) -> Option<P> {
-        let p = self.fifo.pop_front()?;
-        self.bytes -= p.wire_bytes() as u64;
-        if self.fifo.is_empty() {
+        if (drop || full) && fifo.is_empty() {
             self.idle_since = Some(now);
         }
-        Some(p)
+        if drop {
+            Verdict::Drop
+        } else {
+            Verdict::Pass
+        }
     }
 
-    pub fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    pub fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &P> {
-        self.fifo.iter()
+    fn depart<P: PathPacket>(&mut self, now: Time, _: &P, _: Time, fifo: &Fifo<P>) -> Verdict {
+        if fifo.is_empty() {
+            self.idle_since = Some(now);
+        }
+        Verdict::Pass
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::{Limit, Policy, Queue};
     use crate::test_packet::{self, Pkt};
 
     fn pkt() -> Pkt {
@@ -169,18 +143,21 @@ mod tests {
         // (for small p_b about 2 p_b / (1 + p_b), Floyd and Jacobson Sec. 7).
         let spec = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true };
         for q in [8usize, 12, 20] {
-            let mut red: Red<Pkt> = Red::new(spec, Limit::Packets(1000), 1000.0, Rng::new(1, q as u64));
+            // 1500-byte packets at 12 Gbit/s take 1000 ns each (the unit of the idle decay).
+            let b = Buffer { limit: Limit::Packets(1000), wire_bytes: 1500, rate_bps: 12_000_000_000, rng: Rng::new(1, q as u64) };
+            let mut red = Red::new(&spec, &b);
             red.avg = q as f64;
             red.idle_since = None;
+            let mut queue = Queue { fifo: Fifo::default(), limit: b.limit, policy: Policy::Red(red) };
             for _ in 0..q {
-                red.fifo.push_back(pkt());
+                queue.fifo.push(0, pkt());
             }
             let (mut drops, n) = (0u32, 200_000);
             for i in 0..n {
-                if red.enqueue(i, pkt()) {
-                    red.dequeue(i);
-                } else {
+                if queue.enqueue(i, pkt()) == Verdict::Drop {
                     drops += 1;
+                } else {
+                    queue.dequeue(i, |_| unreachable!("RED drops only arrivals"));
                 }
             }
             let pb = spec.ramp(q as f64);

@@ -6,7 +6,7 @@ use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
 use super::{DuplexLink, FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES, MAX_HOPS};
 use crate::loss::LossSpec;
 use crate::packet::Packet;
-use crate::queue::Limit;
+use crate::queue::{Fifo, Limit};
 use crate::record::Results;
 
 const MS: f64 = 1e6;
@@ -27,7 +27,7 @@ pub const MEMORY_BUDGET_BYTES: u64 = 4 << 30;
 const SEGMENT_BYTES: u64 = 2 * (1 + 8 + std::mem::size_of::<cubiclab_cc::host::rate::TxStamp>() as u64);
 
 /// Bytes a queued packet takes in a buffer that grows by doubling.
-const QUEUED_PACKET_BYTES: u64 = 2 * std::mem::size_of::<Packet>() as u64;
+const QUEUED_PACKET_BYTES: u64 = 2 * Fifo::<Packet>::ENTRY_BYTES as u64;
 
 /// Bytes of one recorded value (every column is at most 8 bytes wide).
 const VALUE_BYTES: u64 = 8;
@@ -125,11 +125,8 @@ impl Scenario {
         ];
         for (k, l) in self.links.iter().enumerate() {
             let at = self.link_key(k);
-            times.extend([
-                (format!("{at}.delay"), l.delay_ns),
-                (format!("{at}.codel.target"), l.settings.codel.target_ns),
-                (format!("{at}.codel.interval"), l.settings.codel.interval_ns),
-            ]);
+            times.push((format!("{at}.delay"), l.delay_ns));
+            times.extend(l.settings.times(&at));
         }
         for (i, g) in self.flows.iter().enumerate() {
             let last_start = (g.count.saturating_sub(1) as u64)

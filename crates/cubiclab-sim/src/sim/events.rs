@@ -1,7 +1,7 @@
 //! Packets through the world: offered to each link of their route, serialized, carried by
 //! the delay line after it, received; ACKs back to the sender; web objects opened and closed.
 
-use super::Sim;
+use super::{Flow, Sim};
 use crate::engine::{Ev, Time};
 use crate::packet::{Packet, SackBlocks};
 use crate::tcp::rcv_window::ts_ms;
@@ -44,14 +44,15 @@ impl Sim {
         match self.links[link as usize].offer(self.now, p) {
             Offer::Started(t) => self.q.push(t, Ev::TxDone(link)),
             Offer::Queued => {}
-            Offer::Dropped => self.count_drop(p),
+            Offer::Dropped => Self::count_drop(&mut self.flows, p),
         }
     }
 
+    /// A packet a link dropped, in its flow's counts (the link counts its own).
     #[inline]
-    fn count_drop(&mut self, p: Packet) {
+    fn count_drop(flows: &mut [Flow], p: Packet) {
         if !p.is_ack() {
-            let f = &mut self.flows[p.flow as usize];
+            let f = &mut flows[p.flow as usize];
             f.drops += 1;
             f.total_drops += 1;
         }
@@ -78,20 +79,10 @@ impl Sim {
 
     #[inline]
     pub(super) fn on_tx_done(&mut self, link: u32) {
-        let (p, lost, next) = self.links[link as usize].tx_done(self.now);
+        let (p, lost, next) = self.links[link as usize].tx_done(self.now, |d| Self::count_drop(&mut self.flows, d));
         if let Some(t) = next {
             self.q.push(t, Ev::TxDone(link));
         }
-        let mut head_drops = 0;
-        self.links[link as usize].queue.drain_dropped(|d| {
-            head_drops += 1;
-            if !d.is_ack() {
-                let f = &mut self.flows[d.flow as usize];
-                f.drops += 1;
-                f.total_drops += 1;
-            }
-        });
-        self.links[link as usize].drops += head_drops;
         let fl = &mut self.flows[p.flow as usize];
         if !p.is_ack() {
             fl.tx_bytes += p.size as u64;
