@@ -264,7 +264,7 @@ class Scenario:
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
         delay = min(positive_rtts) // 4 if b.delay is None else units.parse_time(b.delay, "bottleneck.delay")
         wire = self.mss + HEADER_BYTES
-        bdp_bytes = rate * max(positive_rtts) // 8 // 1_000_000_000
+        bdp_bytes = _core.bdp_bytes(max(rate, 0), max(positive_rtts))  # a negative rate is the schema's to refuse
         return {
             "seed": self.seed,
             "duration": units.parse_time(self.duration, "duration"),

@@ -23,7 +23,7 @@ use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaState, TcpState
 use crate::CongestionControl;
 
 /// Scale of `beta`: `last_max_cwnd = cwnd * beta / 1024`.
-const BICTCP_BETA_SCALE: u32 = 1024;
+pub const BICTCP_BETA_SCALE: u32 = 1024;
 /// Binary search steps a quarter (1/B) of the distance to `last_max_cwnd` per RTT.
 const BICTCP_B: u32 = 4;
 /// Jiffies per second (Linux `CONFIG_HZ`; 1000 on most distribution kernels).

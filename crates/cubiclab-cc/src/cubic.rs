@@ -34,7 +34,7 @@ use crate::tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState,
 use crate::CongestionControl;
 
 /// `BICTCP_BETA_SCALE`: beta is in 1/1024.
-const BICTCP_BETA_SCALE: u32 = 1024;
+pub const BICTCP_BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: the cubic clock ticks 2^10 times a second.
 const BICTCP_HZ: u32 = 10;
 

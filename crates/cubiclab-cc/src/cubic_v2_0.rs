@@ -83,7 +83,7 @@ use crate::tcp::{AckSample, CaState, TcpState};
 use crate::CongestionControl;
 
 /// `BICTCP_BETA_SCALE`: beta is in 1/1024.
-const BETA_SCALE: u32 = 1024;
+pub const BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: CUBIC's own time unit is 2^-10 s.
 const BICTCP_HZ: u32 = 10;
 

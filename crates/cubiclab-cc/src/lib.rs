@@ -24,6 +24,7 @@ pub mod cubic_2_2;
 pub mod cubic_rfc9438;
 pub mod cubic_rfc9438_fixed;
 pub mod cubic_v2_0;
+pub mod facts;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;

@@ -17,9 +17,9 @@ use cubiclab_cc::CaState;
 use super::scoreboard::DUPTHRESH;
 use crate::engine::Time;
 
-/// `TCP_TIMEOUT_MIN`: two jiffies added to the reorder timeout (HZ 250).
+/// `TCP_TIMEOUT_MIN`: two jiffies of the testbed's kernel added to the reorder timeout.
 const TIMEOUT_MIN_NS: Time = 2 * JIFFY_NS;
-const JIFFY_NS: Time = 4_000_000;
+const JIFFY_NS: Time = cubiclab_cc::clock::TESTBED_JIFFY_NS;
 
 #[inline]
 fn seq_before(a: u32, b: u32) -> bool {

@@ -41,9 +41,10 @@
 //! Not modelled: `tcp_tso_should_defer`, pacing by the `fq` qdisc. Algorithms without fast recovery (Tahoe)
 //! treat a fast retransmit like a timeout without the backoff.
 
+use cubiclab_cc::clock::TESTBED_JIFFY_NS;
 use cubiclab_cc::host::pacing::{tso_segs, Pacer, TCP_MIN_TSO_SEGS};
 use cubiclab_cc::host::rate::{Delivered, RateEstimator};
-use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
+use cubiclab_cc::host::rtt::RttEstimator;
 use cubiclab_cc::host::{Host, PrrAck, RecoveryEnd};
 use cubiclab_cc::{AckSample, Algorithm, CaState, CongestionControl, TcpState};
 
@@ -205,8 +206,8 @@ impl Sender {
             mss,
             ..TcpState::default()
         };
-        // Timeouts are whole jiffies of the testbed's kernel (CONFIG_HZ=250).
-        let rtt = RttEstimator::new(cfg.min_rto_ns / 1000, JIFFY_US_HZ250);
+        // Timeouts are whole jiffies of the testbed's kernel.
+        let rtt = RttEstimator::new(cfg.min_rto_ns / 1000, TESTBED_JIFFY_NS / 1000);
         Self {
             host: Host::new(alg, tcp, rtt),
             sb: Scoreboard::new(),
@@ -647,7 +648,7 @@ impl Sender {
     /// `tcp_rearm_rto` while the timer stands for a probe or a reorder timeout: the RTO
     /// from the head's transmission, at least one jiffy away.
     fn rearm_rto_from_head(&mut self, now: Time) {
-        self.rto_deadline = self.head_rto().max(now + JIFFY_US_HZ250 * 1000);
+        self.rto_deadline = self.head_rto().max(now + TESTBED_JIFFY_NS);
         self.timer = XmitTimer::Rto;
     }
 
