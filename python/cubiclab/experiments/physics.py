@@ -95,7 +95,7 @@ def _cubic_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float:
     k = (w * b / g["c"]) ** (1 / 3)
     # The plans of seed 001's entries read its Smax as packets per RTT, though cubic-2005
     # clamps per second: kept, so that s001-exp3's planned runs stay as they are.
-    per_rtt = rtt if a.name == "cubic-2005" else 1.0
+    per_rtt = rtt if a.name.startswith("cubic-2005") else 1.0
     k = max(k, b * w / g["max_increase_per_s"] * per_rtt)
     if g["reno_friendly"]:
         alpha = 3 * b / (2 - b)
@@ -128,7 +128,7 @@ _RULES = {
     # RFC 3649's b(w) at mid-range: halfway from Low_Window's to High_Decrease, in ln w
     "highspeed": (lambda a: (_hstcp_low(a)[1] + HS_HIGH_DECREASE) / 2,
                   lambda a, b, w, rtt: _hstcp_epoch_rtts(a, w) * rtt),
-    # H-TCP's least backoff (BETA_MIN), its backoff with a full BDP of buffer
+    # H-TCP's backoff at BETA_MIN (half), what its RTT ratio gives with a full BDP of buffer
     "htcp": (lambda a: 1 - a.beta_kept_bounds[0], lambda a, b, w, rtt: _htcp_epoch_s(b, w, rtt)),
     # BBR does not decrease on a loss: its epoch is its ProbeRTT interval, its longest
     # cycle, and convergence is planned as if it halved once per epoch
