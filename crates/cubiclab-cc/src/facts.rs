@@ -98,30 +98,28 @@ pub(crate) fn reno(_: &Resolved) -> Facts {
     Facts::fixed(0.5, Growth::Reno)
 }
 
-/// Linux CUBIC's C from `bic_scale`: `cube_factor = 2^(10 + 3 BICTCP_HZ) / (bic_scale * 10)`
-/// makes K = cbrt(W (1 - beta) 2^10 / (bic_scale * 10)) s, so C = bic_scale * 10 / 2^10.
-fn linux_c(p: &Resolved) -> f64 {
-    p.f64("bic_scale") * 10.0 / 1024.0
+/// Linux CUBIC (`cubictcp_recalc_ssthresh`): `cwnd * beta / beta_scale`. C from
+/// `bic_scale`: `cube_factor = 2^(10 + 3 BICTCP_HZ) / (bic_scale * 10)` makes
+/// K = cbrt(W (1 - beta) 2^10 / (bic_scale * 10)) s, so C = bic_scale * 10 / 2^10.
+fn linux_cubic(p: &Resolved, beta_scale: u32, max_increase_per_s: Option<f64>) -> Facts {
+    let c = p.f64("bic_scale") * 10.0 / 1024.0;
+    let growth = Growth::Cubic { c, reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s };
+    Facts::fixed(p.f64("beta") / f64::from(beta_scale), growth)
 }
 
-/// `cubictcp_recalc_ssthresh` (v2.2, v2.3): `cwnd * beta / BICTCP_BETA_SCALE`.
 pub(crate) fn cubic(p: &Resolved) -> Facts {
-    let growth = Growth::Cubic { c: linux_c(p), reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s: None };
-    Facts::fixed(p.f64("beta") / f64::from(cubic::BICTCP_BETA_SCALE), growth)
+    linux_cubic(p, cubic::BICTCP_BETA_SCALE, None)
 }
 
 pub(crate) fn cubic_2_2(p: &Resolved) -> Facts {
-    let growth = Growth::Cubic { c: linux_c(p), reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s: None };
-    Facts::fixed(p.f64("beta") / f64::from(cubic_2_2::BETA_SCALE), growth)
+    linux_cubic(p, cubic_2_2::BETA_SCALE, None)
 }
 
 /// v2.0 clamps growth to `max_increment` segments per 100 ms of min RTT; the 2.6.18
 /// scaling bug makes it an eighth of that (`cubic_v2_0`'s module documentation).
 pub(crate) fn cubic_v2_0(p: &Resolved) -> Facts {
     let per_s = p.f64("max_increment") * 10.0 / if p.bool("scaling_bug") { 8.0 } else { 1.0 };
-    let growth =
-        Growth::Cubic { c: linux_c(p), reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s: Some(per_s) };
-    Facts::fixed(p.f64("beta") / f64::from(cubic_v2_0::BETA_SCALE), growth)
+    linux_cubic(p, cubic_v2_0::BETA_SCALE, Some(per_s))
 }
 
 /// Seed 000's beta is the fraction removed: ssthresh = cwnd (1 - beta).
