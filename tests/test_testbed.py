@@ -123,6 +123,44 @@ def test_receive_buffer_is_the_plans():
     assert p.receiver_sysctls == {"net.ipv4.tcp_rmem": "4096 131072 6291456"}
 
 
+def test_a_testbed_plan_compiles_its_scenario_once(tmp_path, monkeypatch):
+    # plan() compiles the scenario once and derives the flow plan, the emulator's path and
+    # the web schedule from that one compiled form; the cache key and the run take it from
+    # the plan. A reproduction plans each distinct run once (a run two entries share, too)
+    # and hands the plan to the run.
+    from cubiclab.experiments import testbed_backend
+    from cubiclab.scenario import Scenario
+    from cubiclab.sweep import Run
+    from cubiclab.testbed.cache_key import kernel_run_key
+
+    if "reno" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer reno")
+    sc = cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("reno", count=2, rtt="40ms")],
+                           bottleneck=cubiclab.Bottleneck(rate="10Mbps"),
+                           web=[WebGroup(sessions=2, think="500ms", rtt="40ms", mean_size="10packets")])
+    key = kernel_run_key(sc)  # compiles on its own, before counting starts
+    compiled = []
+    compile_ = Scenario.compile
+    monkeypatch.setattr(Scenario, "compile", lambda self: compiled.append(self) or compile_(self))
+    p = tbrun.plan(sc)
+    assert compiled == [sc] and p.web and len(p.flows) == 2
+    assert kernel_run_key(sc, p.compiled) == key and compiled == [sc]
+
+    a, b = (Run(sc.replace(seed=seed)) for seed in (1, 2))
+    a.key, b.key  # the simulator's cache keys compile too: made before counting
+    compiled.clear()
+    given = []
+
+    def testbed(sc, planned=None, **kw):  # records the plan it is given instead of running
+        given.append(planned)
+        raise RuntimeError("not run here")
+
+    monkeypatch.setattr(tbrun, "testbed", testbed)
+    testbed_backend.run_all([[a, b], [a]], tmp_path, 600, log=None)
+    assert compiled == [a.scenario, b.scenario]
+    assert [x.scenario for x in given] == [a.scenario, b.scenario]
+
+
 def test_without_root_a_clear_error(monkeypatch):
     available = tbrun.kernel_algorithms()
     if not available:

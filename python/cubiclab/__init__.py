@@ -15,13 +15,13 @@ from cubiclab.algorithms import algorithms, check_algorithm
 from cubiclab.algorithms import info as algorithm_info
 from cubiclab.replay import builtin_trace, replay
 from cubiclab.results import Results
-from cubiclab.scenario import Bottleneck, FlowGroup, Record, Scenario, default_scenario
+from cubiclab.scenario import Bottleneck, FlowGroup, Link, Record, Scenario, default_scenario
 from cubiclab.simulate import simulate
 from cubiclab.testbed import testbed
 from cubiclab.window import window_curve
 
 __all__ = [
     "algorithms", "algorithm_info", "check_algorithm", "builtin_trace", "replay", "window_curve",
-    "Scenario", "FlowGroup", "Bottleneck", "Record", "default_scenario", "simulate", "Results", "testbed",
+    "Scenario", "FlowGroup", "Bottleneck", "Link", "Record", "default_scenario", "simulate", "Results", "testbed",
 ]
 __version__ = "0.1.0"

@@ -1,13 +1,18 @@
-"""Network namespaces for kernel experiments: naming, building and teardown on every exit
-path, and cleanup of what killed runs left. Shared by the two ways cubiclab runs the real
-Linux TCP stack:
+"""The kernel lab's one namespace and endpoint layer: network namespaces (naming, the
+machine-wide lock, teardown on every exit path, cleanup of what killed runs left), the
+links and addresses inside them (veth pairs, TUN devices, routes, qdiscs), their sysctls,
+and the endpoint processes started in them (the standalone programs of
+:mod:`cubiclab.endpoints`). Shared by the two ways cubiclab runs the real Linux TCP stack,
+each of which only says which namespaces and links it wants:
 
-- :mod:`cubiclab.kernel` (the kernel lab): one flow through a ``tbf`` router, traced ACK by
-  ACK, to check that an algorithm of cubiclab's computes what the kernel's computes. Use it
-  to validate an algorithm.
+- :mod:`cubiclab.kernel` (per-ACK checks): one flow through a ``tbf`` router
+  (:class:`cubiclab.kernel.tbf_path.TbfPath`), traced ACK by ACK, to check that an
+  algorithm of cubiclab's computes what the kernel's computes. Use it to validate an
+  algorithm.
 - :mod:`cubiclab.testbed`: a whole scenario (many flows, per-flow RTTs, the scenario's
-  buffer, queue discipline and random loss) through the user-space emulator, with results in
-  the simulator's shape. Use it to compare the simulator with the kernel on an experiment.
+  buffer, queue discipline and random loss) through the user-space emulator
+  (:class:`cubiclab.testbed.net.TunPath`), with results in the simulator's shape. Use it
+  to compare the simulator with the kernel on an experiment.
 
 Every namespace is named ``clk<pid>-<tag><role>``: the pid says whose it is, so
 :func:`cleanup` can remove those of runs that are gone, and nothing is ever created outside
@@ -24,12 +29,15 @@ from __future__ import annotations
 import abc
 import atexit
 import fcntl
+import json
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 PREFIX = "clk"
 _NAME_RE = re.compile(rf"^{PREFIX}(\d+)-")
@@ -96,17 +104,26 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     return p
 
 
-def availability() -> str | None:
-    """None if namespaces can be used here, else the reason they cannot."""
+def availability(tun: bool = False) -> str | None:
+    """None if namespaces (with `tun`: and TUN devices in them) can be used here, else the
+    reason they cannot."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, tc, tracefs)"
     if shutil.which("ip") is None or shutil.which("tc") is None:
         return "iproute2 ('ip' and 'tc') is not installed"
+    if tun and not os.path.exists("/dev/net/tun"):
+        return "/dev/net/tun is missing (no TUN support)"
     probe = f"{PREFIX}{os.getpid()}-probe"
     p = run("ip", "netns", "add", probe, check=False)
     if p.returncode != 0:
         return f"cannot create a network namespace: {p.stderr.strip()}"
-    run("ip", "netns", "del", probe, check=False)
+    try:
+        if tun:
+            p = run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "probe", check=False)
+            if p.returncode != 0:
+                return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
+    finally:
+        run("ip", "netns", "del", probe, check=False)
     return None
 
 
@@ -156,10 +173,24 @@ def cleanup(prefix: str = PREFIX, include_live: bool = False) -> list[str]:
     return gone
 
 
+def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout):
+        raise RuntimeError(f"{what}: no answer within {timeout} s")
+    line = proc.stdout.readline()
+    if not line:
+        err = proc.stderr.read() if proc.stderr else ""
+        raise RuntimeError(f"{what} exited without answering: {err.strip()}")
+    return json.loads(line)
+
+
 class Namespaces(abc.ABC):
     """A set of namespaces named ``clk<pid>-<tag><role>``, built by :meth:`_build` and torn
-    down on every exit path: context manager, ``atexit``, SIGTERM/SIGINT/SIGHUP. Subclasses
-    set ``roles`` and implement ``_build``; :meth:`close` is idempotent."""
+    down on every exit path: context manager, ``atexit``, SIGTERM/SIGINT/SIGHUP, with the
+    endpoint processes started in them (:meth:`start`). Subclasses set ``roles`` and
+    implement ``_build`` with :meth:`veth`, :meth:`tun`, :meth:`address`, :meth:`ip`,
+    :meth:`tc` and :meth:`sysctl`; :meth:`close` is idempotent."""
 
     #: role -> suffix of the namespace name
     roles: dict = {}
@@ -169,6 +200,7 @@ class Namespaces(abc.ABC):
         self.names = {role: base + suffix for role, suffix in self.roles.items()}
         self._up = False
         self._old_handlers = {}
+        self._procs: list[subprocess.Popen] = []
 
     def exec_args(self, role: str) -> list[str]:
         """The command prefix that runs a program inside the namespace of `role`."""
@@ -199,14 +231,58 @@ class Namespaces(abc.ABC):
     def _build(self) -> None:
         """Create this lab's links, addresses and qdiscs inside the namespaces."""
 
+    # --- what _build makes inside the namespaces (it dies with them) --------------------
+
     def sysctl(self, role: str, key: str, value) -> None:
         """Set a per-namespace sysctl (it dies with the namespace: nothing to restore)."""
-        run("ip", "netns", "exec", self.names[role], "sysctl", "-q", "-w", f"{key}={value}")
+        run(*self.exec_args(role), "sysctl", "-q", "-w", f"{key}={value}")
+
+    def ip(self, role: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """``ip`` run on the namespace of `role`."""
+        return run("ip", "-n", self.names[role], *args, check=check)
+
+    def tc(self, role: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        """``tc`` run on the namespace of `role`."""
+        return run("tc", "-n", self.names[role], *args, check=check)
+
+    def veth(self, role_a: str, dev_a: str, role_b: str, dev_b: str) -> None:
+        """A veth pair, `dev_a` in the namespace of `role_a`, `dev_b` in that of `role_b`.
+        Both ends are created directly inside the namespaces: no name ever exists in the
+        host's, so concurrent runs cannot collide."""
+        run("ip", "link", "add", dev_a, "netns", self.names[role_a], "type", "veth",
+            "peer", "name", dev_b, "netns", self.names[role_b])
+
+    def tun(self, role: str, dev: str, mtu: int, txqueuelen: int) -> None:
+        """A persistent TUN device in the namespace of `role`, for a process to attach to."""
+        self.ip(role, "tuntap", "add", "mode", "tun", "name", dev)
+        self.ip(role, "link", "set", dev, "mtu", str(mtu), "txqueuelen", str(txqueuelen))
+
+    def address(self, role: str, dev: str, cidr: str, peer: str | None = None) -> None:
+        """Give `dev` the address `cidr` (point to point with `peer`, if given) and bring it up."""
+        self.ip(role, "addr", "add", cidr, *(("peer", peer) if peer else ()), "dev", dev)
+        self.ip(role, "link", "set", dev, "up")
+
+    # --- endpoint processes ----------------------------------------------------------
+
+    def start(self, role: str, program: Path, *args, what: str, timeout: float = 10) -> tuple[subprocess.Popen, dict]:
+        """Run the standalone endpoint `program` (see :mod:`cubiclab.endpoints`) with `args`
+        in the namespace of `role`; return it and its first output line (JSON: that it is
+        ready, or its report), read within `timeout` s. :meth:`close` kills it if it is
+        still running then."""
+        proc = subprocess.Popen(self.exec_args(role) + [sys.executable, str(program), *map(str, args)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._procs.append(proc)
+        return proc, _read_json_line(proc, what, timeout)
 
     def close(self) -> None:
         if not self._up:
             return
         self._up = False
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self._procs.clear()
         for ns in self.names.values():
             _delete_netns(ns)
         self._restore_handlers()

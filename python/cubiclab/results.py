@@ -12,6 +12,7 @@ import pandas as pd
 from cubiclab.io import atomic_dir
 
 from cubiclab import _core
+from cubiclab.scenario import compiled_links
 
 INFINITE_SSTHRESH = 0x7FFFFFFF
 #: Linux's congestion-avoidance states in the kernel's order: the one spelling of ``ca_state``.
@@ -48,13 +49,16 @@ class Results:
     - ``flows``: one row per flow per interval: t (s), flow, group, algorithm, cwnd,
       ssthresh (NaN while infinite), srtt_ms, throughput_bps (data leaving the
       bottleneck), goodput_bps (in-order payload delivered), drops, retransmits, ca_state.
-    - ``link``: one row per interval: t, queue_packets, queue_bytes, drops, utilization.
+    - ``link``: one row per link per interval (forward direction): t, link, queue_packets,
+      queue_bytes, drops, random_losses, utilization.
     - ``cwnd``: every change of cwnd/ssthresh (with ``record.cwnd = "changes"``).
     - ``rtt``: every RTT sample (with ``record.rtt_samples = true``).
     - ``losses``: every congestion event: t, flow, cwnd before it, timeout.
     - ``totals``: one row per flow.
     - ``web``: one row per completed background web object: t (requested), session, group,
       bytes, fct_s (request to last byte acknowledged, one RTT of handshake included).
+    - ``link_totals``: one row per link direction over the run: link, name, direction,
+      tx_bytes, capacity_bytes, drops, random_losses.
     - ``summary``: a dict (see ``summary_dict``).
     """
 
@@ -66,6 +70,7 @@ class Results:
     losses: pd.DataFrame
     totals: pd.DataFrame
     web: pd.DataFrame
+    link_totals: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: dict = field(default_factory=dict)
 
     @classmethod
@@ -89,7 +94,9 @@ class Results:
 
     def _summary(self, spec, run, wall_s) -> dict:
         duration = spec["duration"] / 1e9
-        rate = spec["bottleneck"]["rate"]
+        # The run's counters are the first link's, forward (the bottleneck of a dumbbell).
+        first = compiled_links(spec)[0]
+        rate = first["rate"]
         mss = spec["mss"]
         t = self.totals
         delivered = float(t["delivered_bytes"].sum())
@@ -98,9 +105,9 @@ class Results:
             "scenario": getattr(self.scenario, "name", "scenario"),
             "duration_s": duration,
             "rate_bps": rate,
-            "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration) if not spec["bottleneck"].get("schedule")
+            "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration) if not first.get("schedule")
             else run["bottleneck_tx_bytes"] / run["bottleneck_capacity_bytes"],
-            "goodput_utilization": delivered * 8 / (rate * duration) if not spec["bottleneck"].get("schedule")
+            "goodput_utilization": delivered * 8 / (rate * duration) if not first.get("schedule")
             else delivered / run["bottleneck_capacity_bytes"],
             "flows": [
                 {
@@ -129,7 +136,7 @@ class Results:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.flows, "link": self.link, "cwnd": self.cwnd, "rtt": self.rtt,
-                "losses": self.losses, "totals": self.totals, "web": self.web}
+                "losses": self.losses, "totals": self.totals, "web": self.web, "link_totals": self.link_totals}
 
     def write(self, folder: str | Path, fmt: str = "parquet") -> list[Path]:
         """Write every table (Parquet or CSV) and summary.json into `folder`, a fresh folder

@@ -23,6 +23,19 @@ A scenario file (every key optional except ``flows``)::
     # schedule = { trace = "cellular" }         # forward rate over time: rate steps, or a
     #                                           # Mahimahi trace (a shipped name or a file)
 
+    # A path of several links instead of [bottleneck] (each with the keys of [bottleneck]
+    # and a name; a delay left out is a quarter of the smallest flow RTT over the links of
+    # the longest route):
+    # [[links]]
+    # name = "a"
+    # rate = "100Mbps"
+    # [[links]]
+    # name = "b"
+    # rate = "50Mbps"
+    # ... and in each [[flows]] / [[web]] group: route = ["a", "b"] (the links its data
+    # crosses, in order; its ACKs come back across their reverse directions, or across
+    # ack_route = [...] in a flow group). With one link, route may be left out.
+
     [[web]]                     # background web sessions (seed 000 Sec. 6.1, seed 002)
     sessions = 50               # with `load`, the think time is set to reach it
     load = 0.15                 # fraction of the bottleneck, per direction (optional)
@@ -85,13 +98,13 @@ class _Link:
 
 def _discipline_times() -> dict[str, set[str]]:
     """The queue disciplines' settings tables (``red``, ``codel``, from the Rust schema's
-    ``QueueSettings``, flattened into the bottleneck), each with its integer keys, which are
+    ``QueueSettings``, flattened into each link), each with its integer keys, which are
     times in ns (a file gives them as "5ms"). The Rust schema owns them, so a new discipline
     needs nothing here."""
     schema = json.loads(_core.scenario_schema())["definitions"]
     tables = {}
     for name in _core.DISCIPLINE_TABLES:
-        prop = schema["Bottleneck"]["properties"][name]
+        prop = schema["DuplexLink"]["properties"][name]
         ref = prop.get("allOf", [prop])[0].get("$ref", "").rsplit("/", 1)[-1]
         settings = schema[ref]["properties"] if ref in schema else {}
         tables[name] = {k for k, v in settings.items() if v.get("type") == "integer"}
@@ -106,6 +119,12 @@ Bottleneck = make_dataclass(
     namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "
                           f"table per discipline: {', '.join(DISCIPLINE_TABLES)}) and random loss."})
 Bottleneck.__module__ = __name__
+
+Link = make_dataclass(
+    "Link", [("name", "str | None", None)], bases=(Bottleneck,),
+    namespace={"__doc__": "One link of a path of several ([[links]]): a name its routes use, and the keys "
+                          "of Bottleneck."})
+Link.__module__ = __name__
 
 
 @dataclass
@@ -122,6 +141,8 @@ class WebGroup:
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
     name: str | None = None
+    #: The links its sessions cross, left to right (forward sessions send data that way).
+    route: list[str] | None = None
 
 
 @dataclass
@@ -142,6 +163,10 @@ class FlowGroup:
     initial_ssthresh: int | None = None
     rwnd: str | int | None = None
     name: str | None = None
+    #: The links its data crosses, in order (needed when the path has several links).
+    route: list[str] | None = None
+    #: The links its ACKs cross (reverse directions), in order; default: the route backwards.
+    ack_route: list[str] | None = None
 
 
 @dataclass
@@ -157,6 +182,8 @@ class Record:
 class Scenario:
     flows: list[FlowGroup] = field(default_factory=list)
     bottleneck: Bottleneck = field(default_factory=Bottleneck)
+    #: A path of several links instead of the bottleneck (each a Link with its name).
+    links: list[Link] = field(default_factory=list)
     web: list[WebGroup] = field(default_factory=list)
     duration: str | int = "60s"
     seed: int = 1
@@ -185,7 +212,7 @@ class Scenario:
             raise ValueError(f"scenario must be a table; got {type(d).__name__}")
         _check_keys(d, cls, "scenario")
         kw = dict(d)
-        for key, group in (("flows", FlowGroup), ("web", WebGroup)):
+        for key, group in (("flows", FlowGroup), ("web", WebGroup), ("links", Link)):
             if key in kw:
                 kw[key] = _groups(kw[key], group, key)
         for key, table in (("bottleneck", Bottleneck), ("record", Record)):
@@ -240,11 +267,17 @@ class Scenario:
         flows_in = _groups(self.flows, FlowGroup, "flows")
         web_in = _groups(self.web, WebGroup, "web")
         b = _table(self.bottleneck, Bottleneck, "bottleneck")
+        links_in = _groups(self.links, Link, "links")
+        if links_in and b != Bottleneck():
+            raise ValueError("bottleneck: a scenario gives its path either as bottleneck (one link) or as links, "
+                             "not both")
+        # The path as (key path, link): the shorthand's one link, or each of `links`.
+        path = [(f"links[{k}]", link) for k, link in enumerate(links_in)] or [("bottleneck", b)]
         rec = _table(self.record, Record, "record")
         if isinstance(self.mss, bool) or not isinstance(self.mss, int) or self.mss < 1:
             # Sizes in packets and the BDP are computed from it here; the schema checks its range.
             raise ValueError(f"mss is {self.mss!r}; allowed: a positive integer (bytes)")
-        rate = units.parse_rate(b.rate, "bottleneck.rate")
+        rates = [units.parse_rate(link.rate, f"{at}.rate") for at, link in path]
         flows, rtts = [], []
         for i, g in enumerate(flows_in):
             at = f"flows[{i}]"
@@ -260,11 +293,29 @@ class Scenario:
                 "delack_timeout": units.parse_time(g.delack_timeout, f"{at}.delack_timeout"),
                 "initial_cwnd": g.initial_cwnd, "initial_ssthresh": g.initial_ssthresh,
                 "rwnd": _rwnd(g.rwnd, f"{at}.rwnd", self.mss),
+                **{key: getattr(g, key) for key in ("route", "ack_route") if getattr(g, key) is not None},
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
-        delay = min(positive_rtts) // 4 if b.delay is None else units.parse_time(b.delay, "bottleneck.delay")
+        # A delay left out: a quarter of the smallest RTT, shared by the links of the longest route.
+        hops = max([len(r) for g in [*flows_in, *web_in] for r in (g.route,) if isinstance(r, list)] or [1])
+        delays = [min(positive_rtts) // (4 * hops) if link.delay is None else units.parse_time(link.delay, f"{at}.delay")
+                  for at, link in path]
         wire = self.mss + HEADER_BYTES
-        bdp_bytes = _core.bdp_bytes(max(rate, 0), max(positive_rtts))  # a negative rate is the schema's to refuse
+        # Each link's BDP at the largest RTT (a negative rate gets none: the schema refuses it).
+        compiled = [
+            _link(link, at, rate, delay, _core.bdp_bytes(max(rate, 0), max(positive_rtts)), wire)
+            for (at, link), rate, delay in zip(path, rates, delays)]
+        if links_in:
+            for (at, link), c in zip(path, compiled):
+                c["name"] = link.name
+        names = [getattr(link, "name", "bottleneck") for _, link in path]
+
+        def web_path(g) -> tuple[int, int]:
+            """The rate (the slowest link's) and one-way delay of a web group's route."""
+            route = [names.index(n) for n in g.route if n in names] if isinstance(g.route, list) else [0]
+            route = route or [0]
+            return min(rates[k] for k in route), sum(delays[k] for k in route)
+
         return {
             "seed": self.seed,
             "duration": units.parse_time(self.duration, "duration"),
@@ -272,28 +323,21 @@ class Scenario:
             "start_jitter": units.parse_time(self.start_jitter, "start_jitter"),
             "min_rto": units.parse_time(self.min_rto, "min_rto"),
             **({} if self.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(self.tcp_rmem, self.mss)}),
-            "bottleneck": {
-                "rate": rate, "delay": delay,
-                "buffer": _buffer(b.buffer, "bottleneck.buffer", bdp_bytes, wire),
-                "reverse_buffer": _buffer(b.reverse_buffer, "bottleneck.reverse_buffer", bdp_bytes, wire),
-                "queue": b.queue,
-                **{name: _discipline_settings(getattr(b, name), name) for name in DISCIPLINE_TABLES},
-                "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
-                "schedule": _schedule(b.schedule),
-            },
+            **({"links": compiled} if links_in else {"bottleneck": compiled[0]}),
             "flows": flows,
-            "web": [_web(g, i, rate, delay, wire, self.mss) for i, g in enumerate(web_in)],
+            "web": [_web(g, i, *web_path(g), wire, self.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
                        "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap),
                        "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows)},
         }
 
     def bottleneck_packets(self) -> float:
-        """Full-sized packets the bottleneck carries in the run at line rate (rate x duration
-        / wire size). The simulator's cost is per packet, so this is a run's planned work:
-        progress estimates and the catalog's benchmark weigh runs by it."""
+        """Full-sized packets the links carry in the run at line rate (rate x duration / wire
+        size, summed over the links). The simulator's cost is per packet, so this is a run's
+        planned work: progress estimates and the catalog's benchmark weigh runs by it."""
         spec = self.compile()
-        return spec["bottleneck"]["rate"] / 8 / (self.mss + HEADER_BYTES) * spec["duration"] / 1e9
+        rate = sum(link["rate"] for link in compiled_links(spec))
+        return rate / 8 / (self.mss + HEADER_BYTES) * spec["duration"] / 1e9
 
     def to_json(self) -> str:
         """The compiled scenario as the JSON the Rust schema reads."""
@@ -313,6 +357,25 @@ class Scenario:
         Without ``check_algorithms`` the names are not looked up in the library's registry
         (the testbed runs the kernel's algorithms and checks them there)."""
         return json.loads(_core.plan(self.to_json(), check_algorithms))
+
+
+def compiled_links(spec: dict) -> list[dict]:
+    """The links of a compiled scenario (``Scenario.compile``), the bottleneck's one or each of
+    ``links``, in order: the first is the one the run's summary reports on."""
+    return spec["links"] if "links" in spec else [spec["bottleneck"]]
+
+
+def _link(b, at: str, rate: int, delay: int, bdp_bytes: int, wire: int) -> dict:
+    """A link (the bottleneck, or one of `links`, at key path `at`) in the schema's layout."""
+    return {
+        "rate": rate, "delay": delay,
+        "buffer": _buffer(b.buffer, f"{at}.buffer", bdp_bytes, wire),
+        "reverse_buffer": _buffer(b.reverse_buffer, f"{at}.reverse_buffer", bdp_bytes, wire),
+        "queue": b.queue,
+        **{name: _discipline_settings(getattr(b, name), f"{at}.{name}") for name in DISCIPLINE_TABLES},
+        "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
+        "schedule": _schedule(b.schedule, f"{at}.schedule"),
+    }
 
 
 def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> dict:
@@ -358,14 +421,14 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
         "mean_size": size, "shape": g.shape, "max_size": g.max_size,
         "think": 10_000_000_000 if think is None else think, "rtt": {kind: rtt},
         "algorithm": g.algorithm, "params": g.params, "recovery": g.recovery,
+        **({} if g.route is None else {"route": g.route}),
     }
 
 
-def _schedule(value) -> dict | None:
-    """`bottleneck.schedule` in the schema's layout: rate steps with times in ns and rates
-    in bits/s, or a Mahimahi trace's opportunities (read here from a shipped trace or a
-    file; see `cubiclab.traces`). The schema checks the rest (order, periods, rates)."""
-    where = "bottleneck.schedule"
+def _schedule(value, where: str) -> dict | None:
+    """A link's schedule (at key path `where`) in the schema's layout: rate steps with times
+    in ns and rates in bits/s, or a Mahimahi trace's opportunities (read here from a shipped
+    trace or a file; see `cubiclab.traces`). The schema checks the rest (order, periods, rates)."""
     if value is None:
         return None
     if not isinstance(value, dict) or len({"steps", "trace"} & set(value)) != 1:
@@ -390,12 +453,13 @@ def _schedule(value) -> dict | None:
             "repeat": None if value.get("repeat") is None else units.parse_time(value["repeat"], f"{where}.repeat")}
 
 
-def _discipline_settings(table, name: str):
-    """A queue discipline's settings with its times (its integer keys) in ns."""
+def _discipline_settings(table, at: str):
+    """A queue discipline's settings (at key path `at`, ending in the discipline's name) with
+    its times (its integer keys) in ns."""
     if not isinstance(table, dict):
         return table  # the schema refuses it, naming the key
-    times = DISCIPLINE_TIMES[name]
-    return {k: units.parse_time(v, f"bottleneck.{name}.{k}") if k in times and isinstance(v, str) else v
+    times = DISCIPLINE_TIMES[at.rsplit(".", 1)[-1]]
+    return {k: units.parse_time(v, f"{at}.{k}") if k in times and isinstance(v, str) else v
             for k, v in table.items()}
 
 

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
 use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
-use cubiclab_sim::{Column, Direction, Results, Scenario, Sim};
+use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
     let mut p = Params::new();
@@ -224,10 +224,16 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
 fn emulator_path(spec_json: &str) -> PyResult<String> {
     let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
     sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
-    let schedule = sc.bottleneck.schedule.as_ref().map(|s| s.spec());
+    if sc.links.len() != 1 {
+        return Err(PyValueError::new_err(format!(
+            "links: the testbed's emulator runs a path of one link; this scenario has {}",
+            sc.links.len()
+        )));
+    }
+    let schedule = sc.links[0].schedule.as_ref().map(|s| s.spec());
     Ok(cubiclab_emu::config::path_text(
-        &sc.link_spec(Direction::Forward),
-        &sc.link_spec(Direction::Reverse),
+        &sc.link_spec(0, Direction::Forward),
+        &sc.link_spec(0, Direction::Reverse),
         schedule.as_ref(),
         sc.seed,
     ))
@@ -250,7 +256,10 @@ fn web_schedule(spec_json: &str) -> PyResult<String> {
             let lane = &plan.lanes[s.lane as usize];
             let w = &sc.web[lane.web_group];
             let objects = s.draws.objects(s.first_request_ns, sc.duration_ns);
-            let (forward_delay_ns, reverse_delay_ns) = sc.loop_delays(s.rtt_ns);
+            let delay = |hops: &[PlannedHop]| hops.iter().map(|h| h.delay_ns).sum::<u64>();
+            let (data, acks) = (delay(&s.data_hops), delay(&s.ack_hops));
+            let forward = lane.direction == Direction::Forward;
+            let (forward_delay_ns, reverse_delay_ns) = if forward { (data, acks) } else { (acks, data) };
             serde_json::json!({
                 "group": lane.group, "forward": lane.direction == Direction::Forward,
                 "rtt_ns": s.rtt_ns, "forward_delay_ns": forward_delay_ns, "reverse_delay_ns": reverse_delay_ns,

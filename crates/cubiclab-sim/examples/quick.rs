@@ -10,7 +10,7 @@ fn main() {
     let secs: f64 = a.get(5).map_or(20.0, |s| s.parse().unwrap());
     let rtt_ns = (rtt * 1e6) as u64;
     let mut sc = Scenario::dumbbell((rate * 1e6) as u64, rtt_ns, Limit::Packets(1), (secs * 1e9) as u64);
-    sc.bottleneck.buffer = Limit::Packets(sc.bdp_packets(rtt_ns).max(10));
+    sc.links[0].buffer = Limit::Packets(sc.bdp_packets(rtt_ns).max(10));
     for i in 0..n {
         let mut f = FlowGroup::bulk(alg, rtt_ns);
         f.start_ns = i as u64 * 100_000_000;

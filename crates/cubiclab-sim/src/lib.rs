@@ -17,7 +17,8 @@ pub use cubiclab_path::{loss, queue, rng};
 pub use cubiclab_path::{CoDelSpec, Limit, LossSpec, QueueDiscipline, QueueSettings, RedSpec};
 pub use record::{Column, Results, Table};
 pub use scenario::{
-    Bottleneck, CwndRecording, Direction, FlowGroup, Plan, Record, RttDist, Scenario, WebDirection, WebGroup,
+    CwndRecording, Direction, DuplexLink, FlowGroup, Plan, PlannedHop, Record, RttDist, Scenario, WebDirection,
+    WebGroup, BOTTLENECK, MAX_HOPS,
 };
 pub use sim::Sim;
 pub use tcp::Recovery;

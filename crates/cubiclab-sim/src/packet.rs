@@ -68,7 +68,8 @@ impl SackBlocks {
 
 /// What a packet is, in one word: data (bit 31 clear; bit 0 its PSH flag), or an ACK
 /// (bit 31) that may carry a SACK option (bit 30), record `id` of its flow's
-/// [`SackOptions`] (the low 30 bits).
+/// [`SackOptions`] (the low 24 bits); either way, bits 24-27 count the hops of its route
+/// still ahead after the one it is on (bits 28-29 are free).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kind(u32);
 
@@ -77,6 +78,8 @@ impl Kind {
     const ACK_BIT: u32 = 1 << 31;
     const SACK_BIT: u32 = 1 << 30;
     const PSH_BIT: u32 = 1;
+    const HOP_SHIFT: u32 = 24;
+    const HOP_MASK: u32 = 0xf << Self::HOP_SHIFT;
     pub const ACK: Kind = Kind(Self::ACK_BIT);
 
     #[inline]
@@ -86,11 +89,15 @@ impl Kind {
 }
 
 /// The SACK option of one ACK, by its place in the flow's [`SackOptions`]: ids count
-/// modulo 2^30 (far more than ever in flight).
+/// modulo 2^24 (far more than ever in flight: a flow's ACKs in flight fit in its links'
+/// buffers and delay lines).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SackId(u32);
 
-const SACK_ID_MASK: u32 = Kind::SACK_BIT - 1;
+const SACK_ID_MASK: u32 = (1 << Kind::HOP_SHIFT) - 1;
+
+// The hop count fits `MAX_HOPS`.
+const _: () = assert!(Kind::HOP_MASK >> Kind::HOP_SHIFT == crate::scenario::MAX_HOPS as u32 - 1);
 
 /// The SACK options of one flow's ACKs in flight, oldest first. An ACK carries only the
 /// id of its option (a packet copied through queues and delay lines stays small, and data
@@ -203,7 +210,29 @@ impl Packet {
     /// Data only: whether it carries the PSH flag.
     #[inline]
     pub fn is_pushed(&self) -> bool {
-        self.kind.0 == Kind::PSH_BIT
+        self.kind.0 & (Kind::ACK_BIT | Kind::PSH_BIT) == Kind::PSH_BIT
+    }
+
+    /// How many hops of its route are still ahead after the one it is on (the link it is
+    /// on, or the delay line after that link): 0 on the last, so that arriving at the end
+    /// of a route is one test of the packet, not a look at the route.
+    #[inline]
+    pub fn hops_left(&self) -> usize {
+        ((self.kind.0 & Kind::HOP_MASK) >> Kind::HOP_SHIFT) as usize
+    }
+
+    /// The same packet about to cross the first hop of a route of `hops` (1 to `MAX_HOPS`).
+    #[inline]
+    pub fn routed(mut self, hops: u32) -> Self {
+        self.kind.0 |= (hops - 1) << Kind::HOP_SHIFT;
+        self
+    }
+
+    /// The same packet on the next hop of its route (not on its last: see [`Packet::hops_left`]).
+    #[inline]
+    pub fn next_hop(mut self) -> Self {
+        self.kind.0 -= 1 << Kind::HOP_SHIFT;
+        self
     }
 
     #[inline]
@@ -248,6 +277,25 @@ mod tests {
     }
 
     #[test]
+    fn the_hop_count_leaves_the_rest_of_the_kind_alone() {
+        // On a route of 16 links (the most), 15 hops ahead and then none: the PSH flag, the
+        // ACK bit and the SACK id read as before all along.
+        let mut ring = SackOptions::default();
+        let id = ring.push(SackBlocks::NONE);
+        let (mut data, mut ack) =
+            (Packet::data(0, 0, 5, 1500, 0, 0).pushed(), Packet::ack(0, 0, 5, 0, 0, 0, Some(id), 1));
+        (data, ack) = (data.routed(16), ack.routed(16));
+        assert_eq!((data.hops_left(), ack.hops_left()), (15, 15));
+        assert!(data.is_pushed() && !data.is_ack() && ack.is_ack() && !ack.is_pushed());
+        for _ in 0..crate::scenario::MAX_HOPS - 1 {
+            (data, ack) = (data.next_hop(), ack.next_hop());
+        }
+        assert_eq!((data.hops_left(), ack.hops_left()), (0, 0));
+        assert!(data.is_pushed() && !data.is_ack() && ack.is_ack() && !ack.is_pushed());
+        assert_eq!(ack.sack(), Some(id));
+    }
+
+    #[test]
     fn an_acks_size_follows_its_sack_blocks() {
         // Linux's pure ACK with timestamps: IPv4 20 + TCP 20 + NOP NOP TS(10) = 52 bytes, the
         // HEADER_BYTES of data (no link header is counted on either). tcp_options_write
@@ -267,12 +315,13 @@ mod tests {
     }
 
     #[test]
-    fn ids_wrap_at_2_to_the_30() {
+    fn ids_wrap_at_2_to_the_24() {
         let mut ring = SackOptions { records: VecDeque::new(), front: SACK_ID_MASK };
         let last = ring.push(SackBlocks::of(&[(1, 2)]));
         let first = ring.push(SackBlocks::of(&[(2, 3)]));
-        assert_eq!((last, first), (SackId((1 << 30) - 1), SackId(0)));
-        assert_eq!(Packet::ack(0, 0, 0, 0, 0, 0, Some(last), 1).kind, Kind(u32::MAX));
+        assert_eq!((last, first), (SackId((1 << 24) - 1), SackId(0)));
+        // ACK, SACK and the id's 24 ones: 0xc0ff_ffff, hop 0.
+        assert_eq!(Packet::ack(0, 0, 0, 0, 0, 0, Some(last), 1).kind, Kind(0xc0ff_ffff));
         assert_eq!(ring.take(first).as_slice(), &[(2, 3)]);
         assert_eq!(ring.front, 1);
     }

@@ -88,10 +88,12 @@ table! {
 }
 
 table! {
-    /// Bottleneck samples (forward direction), one row per interval.
+    /// Link samples (forward direction), one row per link per interval.
     LinkSamples => "link" {
         /// Sample time, ns.
         t_ns: u64,
+        /// The link (its index in the scenario's links; `link_totals` has its name).
+        link: u32,
         /// Packets in the buffer.
         queue_packets: u32,
         /// Bytes in the buffer.
@@ -194,13 +196,33 @@ table! {
 }
 
 table! {
+    /// Each link direction over the whole run, one row each (forward, then reverse, per link).
+    LinkTotals => "link_totals" {
+        /// The link (its index in the scenario's links).
+        link: u32,
+        /// Its name ("bottleneck" for the `[bottleneck]` shorthand).
+        name: String,
+        /// "forward" (the data of routes that name it) or "reverse" (their ACKs).
+        direction: String,
+        /// Bytes that finished serialization.
+        tx_bytes: u64,
+        /// Bytes it could have carried: its rate, or its schedule's, over the run.
+        capacity_bytes: u64,
+        /// Congestion drops.
+        drops: u64,
+        /// Random losses.
+        random_losses: u64,
+    }
+}
+
+table! {
     /// Whole-run counters, one row.
     RunTotals => "run" {
         /// Events processed.
         events: u64,
         /// Simulated time reached, ns.
         sim_ns: u64,
-        /// Bytes that finished serialization on the forward bottleneck.
+        /// Bytes that finished serialization on the first link's forward direction (the bottleneck).
         bottleneck_tx_bytes: u64,
         /// Bytes the forward bottleneck could have carried: its rate, or its schedule's, over the run.
         bottleneck_capacity_bytes: u64,
@@ -223,6 +245,7 @@ pub struct Results {
     pub losses: LossEvents,
     pub totals: FlowTotals,
     pub web: WebObjects,
+    pub link_totals: LinkTotals,
     pub run: RunTotals,
 }
 
@@ -240,6 +263,7 @@ impl Results {
             t(self.losses),
             t(self.totals),
             t(self.web),
+            t(self.link_totals),
             t(self.run),
         ]
     }
@@ -257,6 +281,7 @@ impl Results {
             s::<LossEvents>(),
             s::<FlowTotals>(),
             s::<WebObjects>(),
+            s::<LinkTotals>(),
             s::<RunTotals>(),
         ]
     }

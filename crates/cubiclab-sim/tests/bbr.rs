@@ -17,7 +17,7 @@ fn one_bbr_flow_fills_the_link_with_a_small_queue() {
     let mut sc = Scenario::dumbbell(20_000_000, rtt, Limit::Packets(1), 20 * S);
     let bdp = sc.bdp_packets(rtt);
     assert_eq!(bdp, 66);
-    sc.bottleneck.buffer = Limit::Packets(bdp);
+    sc.links[0].buffer = Limit::Packets(bdp);
     sc.record.cwnd = CwndRecording::Changes;
     sc.flows.push(FlowGroup::bulk("bbr", rtt));
     let r = Sim::new(sc).unwrap().run();

@@ -7,7 +7,7 @@ const S: u64 = 1_000_000_000;
 
 fn one_flow(alg: &str, rate_bps: u64, rtt_ns: u64, secs: u64) -> Scenario {
     let mut sc = Scenario::dumbbell(rate_bps, rtt_ns, Limit::Packets(1), secs * S);
-    sc.bottleneck.buffer = Limit::Packets(sc.bdp_packets(rtt_ns));
+    sc.links[0].buffer = Limit::Packets(sc.bdp_packets(rtt_ns));
     sc.record.cwnd = CwndRecording::Changes;
     sc.flows.push(FlowGroup::bulk(alg, rtt_ns));
     sc
@@ -47,8 +47,8 @@ fn packets_are_conserved_at_every_sample() {
     // lost at random, or in the network.
     let mut sc = one_flow("reno", 50_000_000, 30 * MS, 5);
     sc.flows.push(FlowGroup::bulk("cubic", 80 * MS));
-    sc.bottleneck.buffer = Limit::Packets(20); // small, so that drops happen
-    sc.bottleneck.loss = cubiclab_sim::LossSpec::Bernoulli { p: 0.001 };
+    sc.links[0].buffer = Limit::Packets(20); // small, so that drops happen
+    sc.links[0].loss = cubiclab_sim::LossSpec::Bernoulli { p: 0.001 };
     let mut sim = Sim::new(sc).unwrap();
     let mut t = 0;
     let mut drops = 0;
@@ -83,8 +83,8 @@ fn reno_favours_the_short_rtt_flow() {
     // RTT^-2 with synchronised losses). With RTTs of 20 ms and 200 ms the short flow
     // should get well over 3 times the long one's throughput.
     let mut sc = one_flow("reno", 20_000_000, 20 * MS, 120);
-    sc.bottleneck.delay_ns = 5 * MS;
-    sc.bottleneck.buffer = Limit::Packets(100);
+    sc.links[0].delay_ns = 5 * MS;
+    sc.links[0].buffer = Limit::Packets(100);
     sc.flows.push(FlowGroup::bulk("reno", 200 * MS));
     let r = Sim::new(sc).unwrap().run();
     let (short, long) = goodput_second_half(&r);
@@ -123,10 +123,10 @@ fn bad_scenarios_are_refused_with_the_field_named() {
     let e = Sim::new(sc).err().unwrap();
     assert!(e.contains("flows[0]") && e.contains("rtt"), "{e}");
     let mut sc = one_flow("nope", 10_000_000, 40 * MS, 1);
-    sc.bottleneck.rate_bps = 1;
+    sc.links[0].rate_bps = 1;
     assert!(Sim::new(sc).err().unwrap().contains("unknown algorithm 'nope'"));
     let mut sc = one_flow("reno", 10_000_000, 40 * MS, 1);
-    sc.bottleneck.buffer = Limit::Packets(0);
+    sc.links[0].buffer = Limit::Packets(0);
     assert!(Sim::new(sc).err().unwrap().contains("bottleneck.buffer"));
 }
 

@@ -18,6 +18,7 @@ const KEYS: &[&str] = &[
     "min_rto",
     "tcp_rmem",
     "bottleneck",
+    "links",
     "flows",
     "web",
     "record",

@@ -11,7 +11,7 @@ const RTT: u64 = 176 * MS;
 /// (advertised window in bytes and cwnd at the start of each RTT 0..=10, slow-start peak).
 fn run(rwnd: Option<Rwnd>) -> (Vec<(u64, u32)>, u32) {
     let mut sc = Scenario::dumbbell(50_000_000, RTT, Limit::Packets(1), 3000 * MS);
-    sc.bottleneck.buffer = Limit::Packets(sc.bdp_packets(RTT));
+    sc.links[0].buffer = Limit::Packets(sc.bdp_packets(RTT));
     let mut g = FlowGroup::bulk("reno", RTT);
     g.rwnd = rwnd;
     sc.flows.push(g);

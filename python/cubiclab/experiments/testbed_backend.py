@@ -51,29 +51,38 @@ class KernelRuns:
     pending: set = field(default_factory=set)
 
 
-def why_not(run: Run, max_duration: float) -> str | None:
-    """None if the testbed can run `run`, else why not."""
+def plan_run(run: Run, max_duration: float):
+    """``(plan, None)``: the testbed's plan of `run` (its scenario compiled once, for the
+    cache key and the run alike); ``(None, why)`` if the testbed cannot run it."""
     from cubiclab.testbed.emu import peak_rate_bps
     from cubiclab.testbed.run import plan
 
-    sc = run.scenario
-    bottleneck = sc.compile()["bottleneck"]
+    try:
+        p = plan(run.scenario, max_duration)
+    except ValueError as e:
+        return None, str(e)
+    bottleneck = p.spec["bottleneck"]
     rate = peak_rate_bps(bottleneck)
     if rate > MAX_RATE_BPS:
         what = "bottleneck rate" if not bottleneck.get("schedule") else "bottleneck schedule's peak rate"
-        return f"{what} {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
-    try:
-        plan(sc, max_duration)
-    except ValueError as e:
-        return str(e)
-    return None
+        return None, f"{what} {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
+    return p, None
+
+
+def why_not(run: Run, max_duration: float) -> str | None:
+    """None if the testbed can run `run`, else why not."""
+    return plan_run(run, max_duration)[1]
+
+
+def _lab_time(durations_s) -> float:
+    durations_s = list(durations_s)
+    return sum(d + SETUP_S for d in durations_s) + LOCK_PAUSE_S * max(0, len(durations_s) - 1)
 
 
 def lab_time_s(runs) -> float:
     """Projected lab time of `runs` one after another: each one's duration, its set-up and
     the pause between runs."""
-    runs = list(runs)
-    return sum(r.scenario.compile()["duration"] / 1e9 + SETUP_S for r in runs) + LOCK_PAUSE_S * max(0, len(runs) - 1)
+    return _lab_time(r.scenario.compile()["duration"] / 1e9 for r in runs)
 
 
 def _duration_text(s: float) -> str:
@@ -93,30 +102,38 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
     from cubiclab.testbed.run import testbed
 
     kr = KernelRuns(Cache(Path(cache_root) / "testbed"))
+    planned = {}  # run key -> plan_run(run): each scenario compiled once, shared runs included
     todo: dict[str, Run] = {}
     per_entry = []  # (name, the runs this entry adds to todo)
     for name, runs in zip(names or [None] * len(entries), entries):
         before = len(todo)
+        for r in runs:
+            if r.key not in planned:
+                planned[r.key] = plan_run(r, max_duration)
         # Only the run the testbed cannot take is named refused (another entry may share
         # its partners and need them); `kernel_outcome` refuses the whole entry from it.
-        reasons = {r.key: why for r in runs if (why := why_not(r, max_duration))}
+        reasons = {r.key: why for r in runs if (why := planned[r.key][1])}
         kr.refused.update(reasons)
         if not reasons:
             for r in runs:
                 if r.key not in kr.kernel_key:
-                    kr.kernel_key[r.key] = kernel_run_key(r.scenario)
+                    kr.kernel_key[r.key] = kernel_run_key(r.scenario, planned[r.key][0].compiled)
                 if not kr.cache.has(kr.kernel_key[r.key]):
                     todo[r.key] = r
-        per_entry.append((name, list(todo.values())[before:]))
+        per_entry.append((name, list(todo)[before:]))
+
+    def duration_s(key: str) -> float:
+        return planned[key][0].spec["duration"] / 1e9
+
     if log and todo:
-        total_s = sum(r.scenario.compile()["duration"] for r in todo.values()) / 1e9
+        total_s = sum(map(duration_s, todo))
+        lab_s = _lab_time(map(duration_s, todo))
         print(f"cubiclab: {len(todo)} testbed runs, {_duration_text(total_s)} of run time; projected lab time "
-              f"{_duration_text(lab_time_s(todo.values()))} (with {SETUP_S:g} s of set-up a run; cache: "
-              f"{kr.cache.root})", file=log)
-        for name, runs in per_entry:
-            if name and runs:
-                print(f"  {name}: {len(runs)} runs, {_duration_text(lab_time_s(runs))}", file=log)
-        if budget_s is None and lab_time_s(todo.values()) > 3600:
+              f"{_duration_text(lab_s)} (with {SETUP_S:g} s of set-up a run; cache: {kr.cache.root})", file=log)
+        for name, keys in per_entry:
+            if name and keys:
+                print(f"  {name}: {len(keys)} runs, {_duration_text(_lab_time(map(duration_s, keys)))}", file=log)
+        if budget_s is None and lab_s > 3600:
             print("cubiclab: --testbed-budget SECONDS runs what fits in that time; the same command continues",
                   file=log)
     t_all = time.monotonic()
@@ -126,7 +143,7 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
             # for the lock is woken then, but this process, still on the CPU, would take it
             # again first. A pause lets another engineer's run in between ours.
             time.sleep(LOCK_PAUSE_S)
-        planned_s = run.scenario.compile()["duration"] / 1e9
+        planned_s = duration_s(key)
         if budget_s is not None and time.monotonic() - t_all + planned_s > budget_s:
             kr.pending = set(list(todo)[i:])
             if log:
@@ -135,7 +152,7 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
             break
         t0 = time.monotonic()
         try:
-            res = testbed(run.scenario, trace=False, max_duration=max_duration)
+            res = testbed(run.scenario, trace=False, max_duration=max_duration, planned=planned[key][0])
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as e:  # noqa: BLE001 - one run's failure must not sink the others

@@ -6,9 +6,10 @@ One bulk flow runs through a ``tbf`` router between namespaces while the ``tcp_p
 then replayed through cubiclab's algorithm and the two windows compared. Use it to
 validate an algorithm's arithmetic; to compare whole experiments (many flows, RTTs, the
 scenario's buffer, discipline and loss) between the simulator and the kernel, use
-:mod:`cubiclab.testbed`. Both build their namespaces with :mod:`cubiclab.namespaces`.
+:mod:`cubiclab.testbed`. Both build their namespaces, links and endpoint processes with
+:mod:`cubiclab.namespaces` and run the programs of :mod:`cubiclab.endpoints`.
 
-``netns``: the sender/router/receiver dumbbell with a tbf bottleneck; ``tracing``: the
+``tbf_path``: the sender/router/receiver namespaces with a tbf bottleneck; ``tracing``: the
 tracepoints; ``capture``: a real bulk flow, traced; ``convert``: the trace as a replay
 trace plus the kernel's window after each ACK; ``compare``: replay and compare. Needs root,
 network namespaces and tracefs.

@@ -1,7 +1,8 @@
-"""Run a real bulk TCP flow through the testbed while tracing the sender's socket.
+"""Run a real bulk TCP flow through the tbf path (:mod:`cubiclab.kernel.tbf_path`) while
+tracing the sender's socket.
 
-The two ends are plain Python sockets in subprocesses started with ``ip netns exec``; the
-sender picks its congestion control with ``setsockopt(IPPROTO_TCP, TCP_CONGESTION)``
+The two ends are plain Python sockets in endpoint processes
+(:mod:`cubiclab.endpoints`, ``check_flow.py``) started in the namespaces; the sender picks its congestion control with ``setsockopt(IPPROTO_TCP, TCP_CONGESTION)``
 before connecting and keeps a send buffer far larger than its window, so that it is
 cwnd-limited throughout (``tcp_is_cwnd_limited``): an app-limited sender would not grow
 its window and could not be compared.
@@ -10,8 +11,6 @@ its window and could not be compared.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +18,10 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab import namespaces as _netns
-from cubiclab.kernel.netns import Testbed
-from cubiclab.namespaces import KernelLabUnavailable
+from cubiclab.endpoints import CHECK_FLOW
 from cubiclab.kernel import tracing as _tracing
-
-ENDPOINTS = Path(__file__).with_name("_endpoints.py")
+from cubiclab.kernel.tbf_path import SENDER_DEV, TbfPath
+from cubiclab.namespaces import KernelLabUnavailable
 
 
 def availability() -> str | None:
@@ -51,20 +49,6 @@ class Capture:
     ack_drops: int = 0
 
 
-def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
-    import selectors
-
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    if not sel.select(timeout):
-        raise RuntimeError(f"{what}: no answer within {timeout} s")
-    line = proc.stdout.readline()
-    if not line:
-        err = proc.stderr.read() if proc.stderr else ""
-        raise RuntimeError(f"{what} exited without answering: {err.strip()}")
-    return json.loads(line)
-
-
 def run_flow(
     cc: str = "cubic",
     seconds: float = 6.0,
@@ -74,7 +58,7 @@ def run_flow(
     sysctls: dict | None = None,
     ticks: bool = True,
 ) -> Capture:
-    """Create the testbed, trace one bulk flow of `seconds` with congestion control `cc`,
+    """Build the tbf path, trace one bulk flow of `seconds` with congestion control `cc`,
     tear everything down, and return the records (see :func:`tracing.parse_trace`).
 
     `sysctls` maps ``(role, key)`` to a value set inside that namespace before the flow.
@@ -83,45 +67,23 @@ def run_flow(
     reason = availability()
     if reason:
         raise KernelLabUnavailable(reason)
-    procs: list[subprocess.Popen] = []
     tmp = tempfile.TemporaryDirectory(prefix="cubiclab-kernel-")
     ackfile = Path(tmp.name) / "acks.jsonl"
-    with tmp, Testbed(rate=rate, limit_bytes=limit_bytes) as tb:
+    with tmp, TbfPath(rate=rate, limit_bytes=limit_bytes) as net:
         for (role, key), value in (sysctls or {}).items():
-            tb.sysctl(role, key, value)
-        try:
-            sniffer = subprocess.Popen(
-                tb.exec_args("sender") + [sys.executable, str(ENDPOINTS), "sniff", "s0", str(port), str(ackfile)],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            )
-            procs.append(sniffer)
-            _read_json_line(sniffer, "ACK sniffer", 10)
-            with _tracing.TraceSession(port=port, ticks=ticks) as tr:
-                srv = subprocess.Popen(
-                    tb.exec_args("receiver") + [sys.executable, str(ENDPOINTS), "server", tb.receiver_ip, str(port)],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                )
-                procs.append(srv)
-                _read_json_line(srv, "receiver", 10)
-                cli = subprocess.Popen(
-                    tb.exec_args("sender")
-                    + [sys.executable, str(ENDPOINTS), "client", tb.receiver_ip, str(port), cc, str(seconds)],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                )
-                procs.append(cli)
-                info = _read_json_line(cli, "sender", seconds + 30)
-                cli.wait(10)
-                srv.wait(10)
-                records = tr.records()
-            sniffer.terminate()
-            sniffer.wait(10)
-            acks, ack_drops = _read_acks(ackfile)
-            qdisc = tb.qdisc_stats()
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+            net.sysctl(role, key, value)
+        sniffer, _ = net.start("sender", CHECK_FLOW, "sniff", SENDER_DEV, port, ackfile, what="ACK sniffer")
+        with _tracing.TraceSession(port=port, ticks=ticks) as tr:
+            srv, _ = net.start("receiver", CHECK_FLOW, "server", net.receiver_ip, port, what="receiver")
+            cli, info = net.start("sender", CHECK_FLOW, "client", net.receiver_ip, port, cc, seconds,
+                                   what="sender", timeout=seconds + 30)
+            cli.wait(10)
+            srv.wait(10)
+            records = tr.records()
+        sniffer.terminate()
+        sniffer.wait(10)
+        acks, ack_drops = _read_acks(ackfile)
+        qdisc = net.qdisc_stats()
     if info.get("cc") != cc:
         raise RuntimeError(f"the sender runs '{info.get('cc')}', not '{cc}'")
     # Tracepoints are machine-wide: another namespace's flow to the same port (another run

@@ -79,6 +79,8 @@ def availability() -> str | None:
 
 
 def registered() -> list[str]:
+    """The congestion controls this kernel offers now, in its own order: built in, loaded
+    as modules, and BPF ports registered (by this process's loaders or others')."""
     try:
         return AVAILABLE_CC.read_text().split()
     except OSError:

@@ -23,15 +23,20 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from cubiclab import _core
 from cubiclab.scenario import Scenario
+
+if TYPE_CHECKING:
+    from cubiclab.testbed.run import Compiled
 
 _PKG = Path(__file__).resolve().parents[1]
 #: The Python files a kernel run executes (cubiclab.testbed.run and what it imports for
 #: the run itself; compare.py, ensemble.py and cli.py only call it).
 RUN_CODE = tuple(_PKG / p for p in (
     "testbed/run.py", "testbed/emu.py", "testbed/net.py", "testbed/results.py", "testbed/bpf.py",
-    "testbed/_bulk.py", "testbed/_web.py", "namespaces.py", "kernel/tracing.py", "units.py"))
+    "endpoints/bulk.py", "endpoints/web.py", "namespaces.py", "kernel/tracing.py", "units.py"))
 
 
 @lru_cache(maxsize=64)
@@ -67,18 +72,13 @@ def code_fingerprint(uses_bpf: bool) -> dict:
     return fp
 
 
-def kernel_run_key(scenario: Scenario) -> str:
-    """The cache key of `scenario` run on the testbed (see the module's docstring)."""
-    from cubiclab.testbed.run import kernel_algorithms
+def kernel_run_key(scenario: Scenario, compiled: Compiled | None = None) -> str:
+    """The cache key of `scenario` run on the testbed (see the module's docstring);
+    `compiled`: the scenario's :func:`~cubiclab.testbed.run.compile_scenario`, if made."""
+    from cubiclab.testbed.run import compile_scenario, kernel_algorithms
 
-    text = scenario.to_json()
+    c = compiled or compile_scenario(scenario)
     kernel_ccs = set(kernel_algorithms())
     uses_bpf = any(g.algorithm not in kernel_ccs for g in scenario.flows)
-    made = {
-        "spec": scenario.compile(),
-        "plan": scenario.plan(check_algorithms=False),
-        "path": _core.emulator_path(text),
-        "web": json.loads(_core.web_schedule(text)) if scenario.web else [],
-        "code": code_fingerprint(uses_bpf),
-    }
+    made = {"spec": c.spec, "plan": c.flow_plan, "path": c.path, "web": c.web, "code": code_fingerprint(uses_bpf)}
     return hashlib.sha256(json.dumps(made, sort_keys=True, default=str).encode()).hexdigest()

@@ -67,15 +67,15 @@ def _per_flow(res, duration: float) -> pd.DataFrame:
 def compare(scenario: Scenario | str, progress: bool = False, **testbed_kw) -> Comparison:
     """Simulate `scenario` and run it on the testbed; return both and their differences."""
     from cubiclab.simulate import simulate
-    from cubiclab.testbed.run import plan, testbed
+    from cubiclab.testbed.run import MAX_DURATION_S, plan, testbed
 
     if isinstance(scenario, str):
         scenario = Scenario.load(scenario)
     sc = scenario.replace()
     sc.record.cwnd = "changes"
-    plan(sc)  # the testbed's checks first: fail before anything runs
+    planned = plan(sc, testbed_kw.get("max_duration", MAX_DURATION_S))  # the testbed's checks first
     sim = simulate(sc)
-    tb = testbed(sc, progress=progress, **testbed_kw)
+    tb = testbed(sc, progress=progress, planned=planned, **testbed_kw)
     duration = sim.summary["duration_s"]
     a, b = _per_flow(sim, duration), _per_flow(tb, duration)
     m = a.merge(b, on=["flow", "group", "algorithm"], suffixes=("_sim", "_testbed"))
@@ -134,7 +134,7 @@ def compare_ensemble(scenario: Scenario | str, runs: int = 5, progress: bool = F
     (start jitter and random loss differ); every metric's mean and 95% interval per side and
     whether they agree. `kernel_runs` (metrics of earlier testbed runs) skips the testbed."""
     from cubiclab.simulate import simulate
-    from cubiclab.testbed.run import plan, testbed
+    from cubiclab.testbed.run import MAX_DURATION_S, plan, testbed
 
     if isinstance(scenario, str):
         scenario = Scenario.load(scenario)
@@ -149,10 +149,12 @@ def compare_ensemble(scenario: Scenario | str, runs: int = 5, progress: bool = F
         sim_first = sim_first or res
         sim_runs.append(run_metrics(res))
     if kernel_runs is None:
-        plan(sc)  # the testbed's checks before anything runs
+        # Every run's plan (the testbed's checks) before anything runs.
+        max_duration = testbed_kw.get("max_duration", MAX_DURATION_S)
+        plans = [plan(sc.replace(seed=seed), max_duration) for seed in seeds(sc, runs)]
         kernel_runs = []
-        for seed in seeds(sc, runs):
-            res = testbed(sc.replace(seed=seed), progress=progress, **testbed_kw)
+        for p in plans:
+            res = testbed(p.scenario, progress=progress, planned=p, **testbed_kw)
             tb_first = tb_first or res
             kernel_runs.append(run_metrics(res))
     verdicts = pd.DataFrame(compare_runs(sim_runs, kernel_runs))

@@ -18,15 +18,16 @@ Settings touched are those of the testbed's own namespaces (they die with them):
 ports never fall among the servers' ports, below 50000, by which the emulator tells flows
 apart) and, on request, the sender's
 ``net.ipv4.tcp_sack`` and route metrics (``initcwnd``, ``ssthresh``, ``rto_min``).
-Namespaces are named ``clk<pid>-tb<role>``, the kernel lab's prefix, so that
-:func:`cubiclab.namespaces.cleanup` removes what a killed run left.
+Built with :mod:`cubiclab.namespaces`, as the per-ACK checks' tbf path is
+(:mod:`cubiclab.kernel.tbf_path`); namespaces are named ``clk<pid>-tb<role>``, the kernel
+lab's prefix, so that :func:`cubiclab.namespaces.cleanup` removes what a killed run left.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cubiclab.namespaces import Namespaces, run
+from cubiclab.namespaces import Namespaces
 
 SENDER_IP = "10.78.0.1"
 RECEIVER_IP = "10.78.0.2"
@@ -61,20 +62,17 @@ class TunPath(Namespaces):
 
     def _build(self) -> None:
         for role, ip, peer in (("sender", SENDER_IP, RECEIVER_IP), ("receiver", RECEIVER_IP, SENDER_IP)):
-            ns = self.names[role]
             self.sysctl(role, "net.ipv6.conf.all.disable_ipv6", 1)
             self.sysctl(role, "net.ipv6.conf.default.disable_ipv6", 1)
             self.sysctl(role, "net.ipv4.ip_local_port_range", f"{EPHEMERAL_PORTS[0]} {EPHEMERAL_PORTS[1]}")
-            run("ip", "-n", ns, "tuntap", "add", "mode", "tun", "name", DEV)
-            run("ip", "-n", ns, "link", "set", DEV, "mtu", str(self.mtu), "txqueuelen", str(self.txqueuelen))
-            run("ip", "-n", ns, "addr", "add", f"{ip}/32", "peer", f"{peer}/32", "dev", DEV)
-            run("ip", "-n", ns, "link", "set", DEV, "up")
+            self.tun(role, DEV, self.mtu, self.txqueuelen)
+            self.address(role, DEV, f"{ip}/32", peer=f"{peer}/32")
         for role, sysctls in (("sender", self.sender_sysctls), ("receiver", self.receiver_sysctls)):
             for k, v in sysctls.items():
                 self.sysctl(role, k, v)
         if self.route_opts:
             opts = [str(x) for kv in self.route_opts.items() for x in kv]
-            run("ip", "-n", self.names["sender"], "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
+            self.ip("sender", "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
 
     def device_drops(self, role: str) -> dict:
         """Packets the kernel dropped at the TUN device of `role` before the emulator read
@@ -83,12 +81,12 @@ class TunPath(Namespaces):
         import json as _json
 
         out = {"qdisc_drops": 0, "tx_dropped": 0}
-        p = run("tc", "-s", "-j", "-n", self.names[role], "qdisc", "show", "dev", DEV, check=False)
+        p = self.tc(role, "-s", "-j", "qdisc", "show", "dev", DEV, check=False)
         try:
             out["qdisc_drops"] = sum(int(q.get("drops", 0)) for q in _json.loads(p.stdout or "[]"))
         except ValueError:
             pass
-        p = run("ip", "-s", "-j", "-n", self.names[role], "link", "show", DEV, check=False)
+        p = self.ip(role, "-s", "-j", "link", "show", DEV, check=False)
         try:
             stats = _json.loads(p.stdout or "[]")[0].get("stats64", {})
             out["tx_dropped"] = int(stats.get("tx", {}).get("dropped", 0))
@@ -98,5 +96,5 @@ class TunPath(Namespaces):
 
     def carrier(self, role: str) -> bool:
         """Whether the TUN device of `role` has a reader attached (the emulator)."""
-        out = run("ip", "-n", self.names[role], "link", "show", DEV, check=False).stdout
+        out = self.ip(role, "link", "show", DEV, check=False).stdout
         return "NO-CARRIER" not in out and "LOWER_UP" in out

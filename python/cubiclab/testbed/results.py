@@ -50,7 +50,7 @@ def _ssthresh(x):
     return x.where(x < INFINITE_SSTHRESH)
 
 
-def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, records, trace_lost: int,
+def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trace_lost: int,
                   trace_reason: str | None, wall_s: float, web: pd.DataFrame) -> TestbedResults:
     spec = plan.spec
     nflows = len(plan.flows)
@@ -224,6 +224,7 @@ def build_results(scenario, plan, epoch: int, emu, source: dict, sink: dict, rec
     if len(flows) == 0:
         flows = pd.DataFrame(columns=["t", "flow", "cwnd", "ssthresh", "throughput_bps", "goodput_bps", "drops",
                                       "retransmits", "ca_state", "group", "algorithm", "srtt_ms"])
+    scenario = plan.scenario
     res = TestbedResults(scenario, flows, link, cwnd, rtt, losses, totals, web, info=info, drops=ev)
     s = emu.summary
     delivered = float(totals["delivered_bytes"].sum()) if len(totals) else 0.0

@@ -3,7 +3,7 @@
 :func:`testbed` builds the namespaces (:mod:`cubiclab.testbed.net`), starts the emulator
 (:mod:`cubiclab.testbed.emu`) with the scenario's rate, buffers, per-flow delays and random
 loss, a sink in the receiver's namespace and a source in the sender's
-(:mod:`cubiclab.testbed._bulk`), records ``tcp:tcp_probe`` / ``tcp:tcp_cong_state_set``
+(:mod:`cubiclab.endpoints`, ``bulk.py``), records ``tcp:tcp_probe`` / ``tcp:tcp_cong_state_set``
 for the testbed's sockets (:mod:`cubiclab.kernel.tracing`), and returns the results in the
 simulator's shape (:mod:`cubiclab.testbed.results`). Everything it created is removed on
 every exit path.
@@ -23,6 +23,7 @@ import pandas as pd
 
 from cubiclab import _core, units
 from cubiclab import namespaces as _netns
+from cubiclab.endpoints import BULK, WEB
 from cubiclab.kernel import tracing as _tracing
 from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario
@@ -30,9 +31,6 @@ from cubiclab.testbed import bpf as _bpf
 from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns, peak_rate_bps
 from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
 
-BULK = Path(__file__).with_name("_bulk.py")
-WEB = Path(__file__).with_name("_web.py")
-AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 BASE_PORT = 47000
 #: Web session i's server listens on WEB_PORT + i (below the ephemeral ports, net.py).
 WEB_PORT = 48000
@@ -49,43 +47,45 @@ SINK_FIFO = 20
 MAX_DURATION_S = 600.0
 
 
-def kernel_algorithms() -> list[str]:
-    """The congestion controls this kernel offers (loaded), in its own order."""
-    try:
-        return AVAILABLE_CC.read_text().split()
-    except OSError:
-        return []
+#: The congestion controls this kernel offers (:func:`cubiclab.testbed.bpf.registered`).
+kernel_algorithms = _bpf.registered
 
 
 def availability() -> str | None:
     """None if the testbed can run here, else the reason it cannot."""
-    reason = _netns.availability()
-    if reason:
-        return reason
-    if not Path("/dev/net/tun").exists():
-        return "/dev/net/tun is missing (no TUN support)"
-    import os
+    return _netns.availability(tun=True)
 
-    probe = f"{_netns.PREFIX}{os.getpid()}-tbprobe"
-    try:
-        _netns.run("ip", "netns", "add", probe)
-        p = _netns.run("ip", "-n", probe, "tuntap", "add", "mode", "tun", "name", "tbp", check=False)
-        if p.returncode != 0:
-            return f"cannot create a TUN device in a namespace: {p.stderr.strip()}"
-    except RuntimeError as e:
-        return f"cannot create a network namespace: {e}"
-    finally:
-        _netns.run("ip", "netns", "del", probe, check=False)
-    return None
+
+@dataclass(frozen=True)
+class Compiled:
+    """A scenario compiled once, and what the extension makes of that one compiled form for a
+    kernel run. The plan, the emulator and the cache key read these, never the scenario."""
+
+    spec: dict
+    #: The flow plan (``_core.plan``): the simulator's flows, delays and start times.
+    flow_plan: dict
+    #: The emulator's path configuration (``_core.emulator_path``): the bottleneck as the
+    #: simulator builds it, in the emulator's terms.
+    path: str
+    #: The background web sessions (``_core.web_schedule``).
+    web: list
+
+
+def compile_scenario(sc: Scenario) -> Compiled:
+    """Compile `sc` once and derive from that compiled form all a kernel run needs."""
+    text = sc.to_json()
+    return Compiled(spec=json.loads(text), flow_plan=json.loads(_core.plan(text, False)),
+                    path=_core.emulator_path(text), web=json.loads(_core.web_schedule(text)) if sc.web else [])
 
 
 @dataclass
 class Plan:
     """The scenario in the testbed's terms."""
 
-    spec: dict
+    scenario: Scenario
+    compiled: Compiled
     flows: list = field(default_factory=list)  # dicts: port, cc, group, start_ns, stop_ns, bytes, fwd/rev delay
-    #: Background web sessions (``_core.web_schedule``) with their server's port.
+    #: Background web sessions (``Compiled.web``) with their server's port.
     web: list = field(default_factory=list)
     route_opts: dict = field(default_factory=dict)
     #: BPF ports to register for the run: name -> (library algorithm, params).
@@ -94,12 +94,18 @@ class Plan:
     receiver_sysctls: dict = field(default_factory=dict)
     mtu: int = 1500
 
+    @property
+    def spec(self) -> dict:
+        return self.compiled.spec
+
 
 def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
     """Check that the testbed can run `sc` and translate it; ValueError names what cannot.
 
     The flows (names, per-flow delays, start times with the seed's jitter) come from the
-    scenario's one flow plan, the same the simulator runs."""
+    scenario's one flow plan, the same the simulator runs. The scenario is compiled once,
+    here (:func:`compile_scenario`): pass the plan on (``testbed(sc, planned=...)``) rather
+    than the scenario, and nothing compiles it again."""
     available = kernel_algorithms()
     p_bpf: dict = {}  # registered name -> (algorithm, params), per flow group with a BPF port
     bpf_names = {}  # flow group index -> its registered name
@@ -115,30 +121,28 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
         if w.params:
             raise ValueError(f"web[{i}].params: the testbed runs the kernel's {w.algorithm}, whose parameters "
                              "are module-wide (not per socket); remove them")
-    spec = sc.compile()
-    planned = sc.plan(check_algorithms=False)
-    flows = planned["flows"]
+    compiled = compile_scenario(sc)
+    spec = compiled.spec
+    flows = compiled.flow_plan["flows"]
     duration_s = spec["duration"] / 1e9
     if duration_s > max_duration:
         raise ValueError(f"duration is {duration_s:g} s; the testbed's bound is {max_duration:g} s "
                          "(raise max_duration / --max-duration to allow it)")
     if len(flows) > 1000:
         raise ValueError(f"{len(flows)} flows; the testbed allows at most 1000")
-    p = Plan(spec=spec, mtu=spec["mss"] + HEADER_BYTES, bpf=p_bpf)
-    web = json.loads(_core.web_schedule(sc.to_json())) if sc.web else []
-    if len(web) > MAX_WEB_SESSIONS:
-        raise ValueError(f"web: {len(web)} sessions; the testbed allows at most {MAX_WEB_SESSIONS}")
-    for i, s in enumerate(web):
-        s["port"] = WEB_PORT + i
-    p.web = web
-    recov = {f["recovery"] for f in flows} | {s["recovery"] for s in web}
+    p = Plan(scenario=sc, compiled=compiled, mtu=spec["mss"] + HEADER_BYTES, bpf=p_bpf)
+    if len(compiled.web) > MAX_WEB_SESSIONS:
+        raise ValueError(f"web: {len(compiled.web)} sessions; the testbed allows at most {MAX_WEB_SESSIONS}")
+    # Copies: the compiled schedule stays as the extension made it (the cache key hashes it).
+    p.web = [dict(s, port=WEB_PORT + i) for i, s in enumerate(compiled.web)]
+    recov = {f["recovery"] for f in flows} | {s["recovery"] for s in compiled.web}
     if len(recov) > 1:
         raise ValueError("flows, web: the testbed needs the same recovery (sack or newreno) for all flows "
                          "and web groups (a namespace-wide setting)")
     if recov == {"newreno"}:
         p.sender_sysctls["net.ipv4.tcp_sack"] = 0
     # Autotuned receivers (rwnd = "autotune", web sessions) grow within the plan's tcp_rmem.
-    p.receiver_sysctls["net.ipv4.tcp_rmem"] = " ".join(map(str, planned["tcp_rmem"]))
+    p.receiver_sysctls["net.ipv4.tcp_rmem"] = " ".join(map(str, compiled.flow_plan["tcp_rmem"]))
     iw = {f["initial_cwnd"] for f in flows}
     if len(iw) > 1:
         raise ValueError("flows: the testbed needs the same initial_cwnd for all flows (a route metric)")
@@ -178,23 +182,9 @@ def _buffer_bytes(spec: dict) -> int:
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
 
 
-def _read_json_line(proc: subprocess.Popen, what: str, timeout: float) -> dict:
-    import selectors
-
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    if not sel.select(timeout):
-        raise RuntimeError(f"{what}: no answer within {timeout} s")
-    line = proc.stdout.readline()
-    if not line:
-        err = proc.stderr.read() if proc.stderr else ""
-        raise RuntimeError(f"{what} exited without answering: {err.strip()}")
-    return json.loads(line)
-
-
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
             max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
-            realtime: bool = True, io_trace: int = 0):
+            realtime: bool = True, io_trace: int = 0, planned: Plan | None = None):
     """Run `scenario`'s flows as real kernel TCP connections through the emulated
     bottleneck and return a :class:`cubiclab.testbed.results.TestbedResults` (the
     simulator's tables plus ``info``, the TCP_INFO samples, and ``drops``, the emulator's
@@ -210,16 +200,20 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     when each write left). The receivers' buffers are the
     flow plan's: forced with SO_RCVBUFFORCE (far above the path's BDP without `rwnd`, or the
     buffer of a pinned `rwnd`), or left to the kernel's autotuning (`rwnd = "autotune"`)
-    within the scenario's `tcp_rmem`, set in the receiver's namespace. Needs root: raises :class:`KernelLabUnavailable` saying why not. Bad or
-    unsupported scenarios raise ValueError before anything is created.
+    within the scenario's `tcp_rmem`, set in the receiver's namespace. `planned`: the
+    caller's ``plan(scenario)``, so that the scenario is not compiled again (`max_duration`
+    was checked when it was made). Needs root: raises :class:`KernelLabUnavailable` saying
+    why not. Bad or unsupported scenarios raise ValueError before anything is created.
     """
     from cubiclab.testbed.results import build_results
 
+    if planned is not None and planned.scenario is not scenario:
+        raise ValueError("planned is another scenario's plan")
     if isinstance(scenario, str):
         scenario = Scenario.load(scenario)
     elif isinstance(scenario, dict):
         scenario = Scenario.from_dict(scenario)
-    p = plan(scenario, max_duration)
+    p = planned or plan(scenario, max_duration)
     reason = availability()
     if reason:
         raise KernelLabUnavailable(f"the testbed {reason}")
@@ -232,7 +226,6 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     tmpctx = tempfile.TemporaryDirectory(prefix="cubiclab-testbed-")
     work = Path(keep_dir) if keep_dir else Path(tmpctx.name)
     work.mkdir(parents=True, exist_ok=True)
-    procs: list[subprocess.Popen] = []
     emu = None
     wall0 = time.perf_counter()
     with tmpctx, _bpf.Registered(p.bpf), TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls,
@@ -260,11 +253,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 emu_cfg["pcap"] = str(Path(spec["record"]["pcap"]).resolve())
                 if spec["record"]["pcap_flows"] is not None:
                     emu_cfg["pcap_flows"] = " ".join(map(str, spec["record"]["pcap_flows"]))
-            # The bottleneck (rate, buffers, discipline, random loss, seed) as the simulator
-            # builds it from the same scenario, in the emulator's terms.
-            path = _core.emulator_path(scenario.to_json())
             t_start = time.monotonic_ns()
-            emu = Emulator(net.exec_args("emulator"), path + config_text(**emu_cfg), work)
+            emu = Emulator(net.exec_args("emulator"), p.compiled.path + config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10
             while not (net.carrier("sender") and net.carrier("receiver")):
                 if not emu.alive():
@@ -293,14 +283,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                           for f in p.flows],
             }
             (work / "bulk.json").write_text(json.dumps(bulk_cfg))
-            sink = subprocess.Popen(
-                net.exec_args("receiver") + [sys.executable, str(BULK), "sink", str(work / "bulk.json"),
-                                             str(work / "sink.json")],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            procs.append(sink)
-            _read_json_line(sink, "the receiver", 10)
+            sink, _ = net.start("receiver", BULK, "sink", work / "bulk.json", work / "sink.json", what="the receiver")
             web_procs = _start_web(net, p, epoch, end, work)
-            procs += web_procs
             tr = None
             if trace_reason is None:
                 n_acks = spec["bottleneck"]["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
@@ -309,12 +293,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 tr = _tracing.TraceSession(port=BASE_PORT, filter=flt, strict=False, buffer_kb=buf_kb)
                 tr.__enter__()
             try:
-                src = subprocess.Popen(
-                    net.exec_args("sender") + [sys.executable, str(BULK), "source", str(work / "bulk.json"),
-                                               str(work / "source.json")],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                procs.append(src)
-                _read_json_line(src, "the sender", 10)
+                src, _ = net.start("sender", BULK, "source", work / "bulk.json", work / "source.json",
+                                   what="the sender")
                 late = time.monotonic_ns() - epoch
                 if late > 0:
                     raise RuntimeError(f"the traffic processes were up only {late / 1e9:.2f} s after the run's start: "
@@ -354,10 +334,6 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             web_out = [json.loads((work / f"web-{role}.json").read_text()) for role in ("sender", "receiver")
                        if p.web]
         finally:
-            for pr in procs:
-                if pr.poll() is None:
-                    pr.kill()
-                    pr.wait()
             if emu is not None:
                 emu.kill()
     if source_out.get("errors"):
@@ -365,7 +341,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
-    res = build_results(scenario, p, epoch, emu_out, source_out, sink_out, records, trace_lost,
+    res = build_results(p, epoch, emu_out, source_out, sink_out, records, trace_lost,
                         trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
@@ -402,12 +378,9 @@ def _start_web(net: TunPath, p: Plan, epoch: int, end: int, work: Path) -> list[
                         for s in p.web if s["forward"] != serves_forward],
         }
         (work / f"web-{role}-cfg.json").write_text(json.dumps(cfg))
-        proc = subprocess.Popen(
-            net.exec_args(role) + [sys.executable, str(WEB), str(work / f"web-{role}-cfg.json"),
-                                   str(work / f"web-{role}.json")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc, _ = net.start(role, WEB, work / f"web-{role}-cfg.json", work / f"web-{role}.json",
+                            what=f"the web sessions in the {role}'s namespace")
         procs.append(proc)
-        _read_json_line(proc, f"the web sessions in the {role}'s namespace", 10)
     return procs
 
 

@@ -1,7 +1,9 @@
 //! The scenario schema: the one definition of what a run is, in integer units (bits/s, ns,
-//! bytes). The dumbbell of seed 000 Fig. 7 / seed 001 Fig. 7: every flow crosses one
-//! bottleneck (rate, one-way delay, buffer) forward and its ACKs cross the reverse link;
-//! each flow's own two-way propagation RTT comes from its access links.
+//! bytes). A path is a list of duplex links (`[[links]]`, each with a name); each flow group
+//! names the links its data crosses in order (`route`), and its ACKs cross their reverse
+//! directions back (or `ack_route`). `[bottleneck]` is the shorthand for one link that every
+//! flow crosses: the dumbbell of seed 000 Fig. 7 / seed 001 Fig. 7. Each flow's own two-way
+//! propagation RTT comes from its links plus its access links.
 //!
 //! Keys are the scenario file's keys (`bottleneck.rate`, `flows[0].rtt`); values are already
 //! in base units: the Python edge (`cubiclab.scenario`) parses `"400Mbps"`, `"40ms"`,
@@ -19,7 +21,9 @@ use cubiclab_cc::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use plan::{rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedSession, SessionDraws, WebLane};
+pub use plan::{
+    rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, SessionDraws, WebLane, MAX_HOPS,
+};
 pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
@@ -58,7 +62,18 @@ pub struct Scenario {
     /// 4096 131072 33554432.
     #[serde(default = "default_tcp_rmem")]
     pub tcp_rmem: [u64; 3],
-    pub bottleneck: Bottleneck,
+    /// The shorthand for one link named "bottleneck" that every flow crosses (file:
+    /// `[bottleneck]`). [`Scenario::parse_json`] moves it into `links`: a parsed scenario
+    /// holds its path in `links` alone, so nothing downstream knows the shorthand.
+    #[serde(default, skip_serializing)]
+    pub bottleneck: Option<DuplexLink>,
+    /// The path's links, both ways (file: `[[links]]`, each with a `name`).
+    #[serde(default)]
+    pub links: Vec<DuplexLink>,
+    /// Whether the file gave its path as `[bottleneck]` (its messages then say so).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub from_shorthand: bool,
     /// Long-lived flow groups.
     #[serde(default)]
     pub flows: Vec<FlowGroup>,
@@ -68,16 +83,25 @@ pub struct Scenario {
     pub record: Record,
 }
 
-/// The shared link, both ways.
+/// The name the `[bottleneck]` shorthand gives its one link.
+pub const BOTTLENECK: &str = "bottleneck";
+
+/// A link both ways: a forward direction (the data of routes that name it) and a reverse
+/// one (their ACKs), each a buffer under the queue discipline in front of a transmitter.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-pub struct Bottleneck {
+pub struct DuplexLink {
+    /// What routes call it (required in `[[links]]`; the `[bottleneck]` shorthand's is
+    /// "bottleneck").
+    #[serde(default)]
+    pub name: Option<String>,
     /// Link rate, bits/s (file: "400Mbps").
     #[serde(rename = "rate")]
     pub rate_bps: u64,
     /// One-way propagation delay, ns (file: "5ms"; default: a quarter of the smallest flow RTT).
     #[serde(rename = "delay")]
     pub delay_ns: u64,
-    /// Forward buffer (file: "100%BDP" of the largest flow RTT, "500packets" or "2MB").
+    /// Forward buffer (file: "100%BDP" of the link's rate and the largest flow RTT,
+    /// "500packets" or "2MB").
     pub buffer: Limit,
     /// Reverse buffer, where the ACKs queue.
     pub reverse_buffer: Limit,
@@ -127,9 +151,9 @@ impl Schedule {
         }
     }
 
-    /// The path's form of it, checked.
-    pub fn rate_schedule(&self) -> Result<RateSchedule, String> {
-        RateSchedule::new(&self.spec()).map_err(|e| format!("bottleneck.schedule: {e}"))
+    /// The path's form of it, checked; `at` is the schedule's key path in messages.
+    pub fn rate_schedule(&self, at: &str) -> Result<RateSchedule, String> {
+        RateSchedule::new(&self.spec()).map_err(|e| format!("{at}: {e}"))
     }
 }
 
@@ -146,9 +170,17 @@ pub struct FlowGroup {
     pub params: BTreeMap<String, f64>,
     /// Number of flows in the group.
     pub count: u32,
-    /// Two-way propagation delay of each flow, ns.
+    /// Two-way propagation delay of each flow, ns: its links' delays both ways plus its
+    /// access delay.
     #[serde(rename = "rtt")]
     pub rtt_ns: u64,
+    /// The links its data crosses, in order, by name (default: the one link of a path that
+    /// has one).
+    #[serde(default)]
+    pub route: Option<Vec<String>>,
+    /// The links its ACKs cross (reverse directions), in order (default: the route backwards).
+    #[serde(default)]
+    pub ack_route: Option<Vec<String>>,
     /// Start of the group's first flow, ns.
     #[serde(rename = "start")]
     pub start_ns: u64,
@@ -205,9 +237,9 @@ fn default_tcp_rmem() -> [u64; 3] {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WebDirection {
-    /// Data on the forward bottleneck, like the long-lived flows.
+    /// Data on the forward directions of its route, like the long-lived flows.
     Forward,
-    /// Data on the reverse bottleneck, sharing it with the long-lived flows' ACKs.
+    /// Data on the reverse directions, sharing them with the long-lived flows' ACKs.
     Reverse,
     /// Half of the sessions each way.
     Both,
@@ -248,6 +280,10 @@ pub struct WebGroup {
     pub think_mean_ns: u64,
     /// Per-session RTT.
     pub rtt: RttDist,
+    /// The links its sessions cross, left to right (default: the one link of a path that has
+    /// one): forward sessions send their data that way, reverse ones back along it.
+    #[serde(default)]
+    pub route: Option<Vec<String>>,
     pub algorithm: String,
     #[serde(default)]
     pub params: BTreeMap<String, f64>,
@@ -295,19 +331,54 @@ impl Scenario {
     /// Parse without the range checks (see [`Scenario::validate`]).
     pub fn parse_json(text: &str) -> Result<Self, String> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut sc: Self = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            if path == "bottleneck" {
+            if path == "bottleneck" || (path.starts_with("links[") && path.ends_with(']')) {
                 // Inside the flattened discipline tables serde knows only their parent: parse
                 // the tables alone to name the key.
-                if let Some(precise) = discipline_error(text) {
+                if let Some(precise) = discipline_error(text, &path) {
                     return precise;
                 }
             }
             // ".", "?" or "[0]": the text as a whole, broken or not a table, not a key.
             let whole = !path.starts_with(|c: char| c.is_ascii_alphabetic());
             path_error(if whole { "scenario" } else { &path }, "", e.into_inner())
-        })
+        })?;
+        sc.expand_shorthand()?;
+        Ok(sc)
+    }
+
+    /// Move `[bottleneck]` into `links` as the one link named "bottleneck"; a scenario gives
+    /// its path one way or the other.
+    fn expand_shorthand(&mut self) -> Result<(), String> {
+        match (self.bottleneck.take(), self.links.is_empty()) {
+            (Some(mut b), true) => {
+                if let Some(name) = &b.name {
+                    return Err(format!(
+                        "bottleneck.name is \"{name}\"; the one link of [bottleneck] is named \"{BOTTLENECK}\" \
+                         (name links in [[links]] instead)"
+                    ));
+                }
+                b.name = Some(BOTTLENECK.to_string());
+                self.links.push(b);
+                self.from_shorthand = true;
+                Ok(())
+            }
+            (Some(_), false) => Err("bottleneck: a scenario gives its path either as [bottleneck] (one link) or as \
+                                     [[links]], not both"
+                .into()),
+            (None, false) => Ok(()),
+            (None, true) => Err("links: a scenario needs a path: [bottleneck] or at least one [[links]]".into()),
+        }
+    }
+
+    /// Key path of link `k` in the file: `bottleneck` for the shorthand, else `links[k]`.
+    pub fn link_key(&self, k: usize) -> String {
+        if self.from_shorthand {
+            BOTTLENECK.to_string()
+        } else {
+            format!("links[{k}]")
+        }
     }
 
     /// The JSON Schema of a scenario (keys, types, units in the descriptions), from which the
@@ -327,7 +398,10 @@ impl Scenario {
             start_jitter_ns: 0,
             min_rto_ns: cubiclab_cc::host::rtt::TCP_RTO_MIN_US * 1000,
             tcp_rmem: default_tcp_rmem(),
-            bottleneck: Bottleneck {
+            bottleneck: None,
+            from_shorthand: true,
+            links: vec![DuplexLink {
+                name: Some(BOTTLENECK.to_string()),
                 rate_bps,
                 delay_ns: rtt_ns / 4,
                 buffer,
@@ -338,7 +412,7 @@ impl Scenario {
                 loss: LossSpec::None,
                 reverse_loss: LossSpec::None,
                 schedule: None,
-            },
+            }],
             flows: Vec::new(),
             web: Vec::new(),
             record: Record {
@@ -351,11 +425,10 @@ impl Scenario {
         }
     }
 
-    /// Data packet size on the wire.
-    /// The bottleneck in direction `dir`, as the path crate builds it (the simulator and
-    /// the emulator alike).
-    pub fn link_spec(&self, dir: Direction) -> LinkSpec {
-        let b = &self.bottleneck;
+    /// Link `k` in direction `dir`, as the path crate builds it (the simulator and the
+    /// emulator alike).
+    pub fn link_spec(&self, k: usize, dir: Direction) -> LinkSpec {
+        let b = &self.links[k];
         let (buffer, loss) = match dir {
             Direction::Forward => (b.buffer, &b.loss),
             Direction::Reverse => (b.reverse_buffer, &b.reverse_loss),
@@ -370,13 +443,14 @@ impl Scenario {
         }
     }
 
+    /// Data packet size on the wire.
     pub fn wire_bytes(&self) -> u32 {
         self.mss + HEADER_BYTES
     }
 
-    /// One bandwidth-delay product of the bottleneck in whole packets for a round trip of `rtt_ns`.
+    /// One bandwidth-delay product of the first link in whole packets for a round trip of `rtt_ns`.
     pub fn bdp_packets(&self, rtt_ns: u64) -> u32 {
-        (bdp_bytes(self.bottleneck.rate_bps, rtt_ns) / u64::from(self.wire_bytes())) as u32
+        (bdp_bytes(self.links[0].rate_bps, rtt_ns) / u64::from(self.wire_bytes())) as u32
     }
 }
 
@@ -418,17 +492,29 @@ fn path_error(at: &str, path: &str, e: serde_json::Error) -> String {
     }
 }
 
-/// The error in the bottleneck's discipline tables of scenario JSON `text`, with its key path.
-fn discipline_error(text: &str) -> Option<String> {
+/// The error in the discipline tables of the link at key path `at` (`bottleneck` or
+/// `links[k]`) of scenario JSON `text`, with its key path.
+fn discipline_error(text: &str, at: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
-    let b = v.get("bottleneck")?.as_object()?;
+    let b = match at.strip_prefix("links[").and_then(|k| k.strip_suffix(']')) {
+        Some(k) => v.get("links")?.get(k.parse::<usize>().ok()?)?,
+        None => v.get(at)?,
+    }
+    .as_object()?;
     let tables: serde_json::Map<String, serde_json::Value> =
         QueueSettings::table_names().into_iter().filter_map(|k| b.get(&k).map(|t| (k, t.clone()))).collect();
     let json = serde_json::Value::Object(tables).to_string();
     let de = &mut serde_json::Deserializer::from_str(&json);
     let e = serde_path_to_error::deserialize::<_, QueueSettings>(de).err()?;
     let path = e.path().to_string();
-    Some(path_error("bottleneck", &path, e.into_inner()))
+    Some(path_error(at, &path, e.into_inner()))
+}
+
+impl DuplexLink {
+    /// What routes call it.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or(BOTTLENECK)
+    }
 }
 
 impl FlowGroup {
@@ -441,6 +527,8 @@ impl FlowGroup {
             params: BTreeMap::new(),
             count: 1,
             rtt_ns,
+            route: None,
+            ack_route: None,
             start_ns: 0,
             start_spacing_ns: 0,
             stop_ns: None,

@@ -25,7 +25,7 @@ pub fn rcvbuf_for_window(window: u64) -> u64 {
 const STREAM_START: u64 = 0;
 const STREAM_WEB: u64 = 2 << 40;
 
-/// Which way data crosses the bottleneck.
+/// Which way data crosses a link: its route's way (forward) or back along it (reverse).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
@@ -34,10 +34,11 @@ pub enum Direction {
 }
 
 impl Direction {
-    /// Index of this direction's link.
+    /// Index of this direction of link `link` among the run's link directions: each link's
+    /// forward direction, then its reverse one ([`Scenario::link_directions`]).
     #[inline]
-    pub fn index(self) -> usize {
-        self as usize
+    pub fn of_link(self, link: usize) -> usize {
+        2 * link + self as usize
     }
 
     /// The direction the ACKs of this direction's data take.
@@ -60,9 +61,11 @@ pub struct PlannedFlow {
     pub params: Params,
     /// Two-way propagation delay.
     pub rtt_ns: u64,
-    /// One-way delay after the forward bottleneck (its propagation plus half of the access
-    /// delay) and after the reverse one (the rest). All access delay sits after the
-    /// bottleneck: for one shared bottleneck only the loop delay matters.
+    /// The link directions its data crosses, each with the delay after it.
+    pub data_hops: Vec<PlannedHop>,
+    /// The link directions its ACKs cross, each with the delay after it.
+    pub ack_hops: Vec<PlannedHop>,
+    /// One-way delay of its data (the sum over `data_hops`) and of its ACKs (over `ack_hops`).
     pub forward_delay_ns: u64,
     pub reverse_delay_ns: u64,
     /// Start time, jitter included.
@@ -83,6 +86,21 @@ pub struct PlannedFlow {
     pub initial_ssthresh: Option<u32>,
 }
 
+/// Most links a route may cross: a packet counts its hop in 4 bits (`packet::Kind`).
+pub const MAX_HOPS: usize = 16;
+
+/// One hop of a route: a link direction and the delay line after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PlannedHop {
+    /// The link direction ([`Direction::of_link`]).
+    pub link: u32,
+    /// The delay after it, ns: the link's propagation; after a route's last hop also the
+    /// flow's access delay that way (half of its RTT beyond the links, the rest for the
+    /// ACKs). All access delay sits after the last link: where it sits before the first
+    /// one, only the loop delay matters to a flow.
+    pub delay_ns: u64,
+}
+
 /// One direction of a web group: its sessions share a label and a direction.
 #[derive(Clone, Debug, Serialize)]
 pub struct WebLane {
@@ -98,6 +116,8 @@ pub struct PlannedSession {
     /// Index in `Plan::lanes`.
     pub lane: u32,
     pub rtt_ns: u64,
+    pub data_hops: Vec<PlannedHop>,
+    pub ack_hops: Vec<PlannedHop>,
     /// When it requests its first object.
     pub first_request_ns: u64,
     /// Object sizes and later think times, continuing the session's stream.
@@ -169,6 +189,7 @@ impl Scenario {
                 WebDirection::Reverse => &[Direction::Reverse],
                 WebDirection::Both => &[Direction::Forward, Direction::Reverse],
             };
+            let route = self.route_links(w.route.as_deref());
             for &direction in directions {
                 let lane = lanes.len() as u32;
                 lanes.push(WebLane { group: group.clone(), web_group: i, direction });
@@ -178,15 +199,19 @@ impl Scenario {
                         RttDist::Fixed(r) => r,
                         // Whole milliseconds, so that sessions share delay lines.
                         RttDist::Exp(mean) => {
-                            let floor = 2 * self.bottleneck.delay_ns + 1_000_000;
+                            let floor = 2 * self.route_delay_ns(&route) + 1_000_000;
                             let r = (rng.exponential(mean as f64) as u64).max(floor);
                             r.div_ceil(1_000_000) * 1_000_000
                         }
                     };
                     let first_request_ns = rng.exponential(w.think_mean_ns as f64) as u64;
+                    let (data_hops, ack_hops) = match direction {
+                        Direction::Forward => self.hops(&route, Direction::Forward, &backwards(&route), rtt_ns),
+                        Direction::Reverse => self.hops(&backwards(&route), Direction::Reverse, &route, rtt_ns),
+                    };
                     let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
                     let draws = SessionDraws { rng, sizes, think_mean_ns: w.think_mean_ns as f64 };
-                    sessions.push(PlannedSession { lane, rtt_ns, first_request_ns, draws });
+                    sessions.push(PlannedSession { lane, rtt_ns, data_hops, ack_hops, first_request_ns, draws });
                 }
             }
         }
@@ -208,11 +233,18 @@ impl Scenario {
     pub fn default_rcvbuf(&self, max_rtt_ns: u64) -> u64 {
         const MIN: u64 = 8 << 20;
         const MAX: u64 = 256 << 20;
-        let bdp = bdp_bytes(self.bottleneck.rate_bps, max_rtt_ns);
-        let buffer = match self.bottleneck.buffer {
-            Limit::Packets(n) => n as u64 * self.wire_bytes() as u64,
-            Limit::Bytes(b) => b,
-        };
+        // The fastest link's BDP and every forward buffer: what one flow could ever have in
+        // flight on any route (for the one link of a dumbbell, its BDP and buffer).
+        let rate = self.links.iter().map(|l| l.rate_bps).max().unwrap_or(0);
+        let bdp = bdp_bytes(rate, max_rtt_ns);
+        let buffer = self
+            .links
+            .iter()
+            .map(|l| match l.buffer {
+                Limit::Packets(n) => n as u64 * self.wire_bytes() as u64,
+                Limit::Bytes(b) => b,
+            })
+            .fold(0u64, u64::saturating_add);
         bdp.saturating_add(buffer).saturating_mul(4).clamp(MIN, MAX)
     }
 
@@ -229,14 +261,19 @@ impl Scenario {
     }
 
     fn planned_flow(&self, g: &FlowGroup, group: String, start_ns: u64) -> PlannedFlow {
-        let (forward_delay_ns, reverse_delay_ns) = self.loop_delays(g.rtt_ns);
+        let route = self.route_links(g.route.as_deref());
+        let acks = g.ack_route.as_deref().map_or_else(|| backwards(&route), |r| self.route_links(Some(r)));
+        let (data_hops, ack_hops) = self.hops(&route, Direction::Forward, &acks, g.rtt_ns);
+        let total = |hops: &[PlannedHop]| hops.iter().map(|h| h.delay_ns).sum();
         PlannedFlow {
             group,
             algorithm: g.algorithm.clone(),
             params: g.cc_params(),
             rtt_ns: g.rtt_ns,
-            forward_delay_ns,
-            reverse_delay_ns,
+            forward_delay_ns: total(&data_hops),
+            reverse_delay_ns: total(&ack_hops),
+            data_hops,
+            ack_hops,
             start_ns,
             stop_ns: g.stop_ns,
             bytes: g.bytes,
@@ -250,11 +287,64 @@ impl Scenario {
         }
     }
 
-    /// (forward, reverse) one-way delays after the bottleneck for a flow or session of
-    /// two-way delay `rtt_ns`: the bottleneck's propagation plus half of the access delay each way.
-    pub fn loop_delays(&self, rtt_ns: u64) -> (u64, u64) {
-        let d = self.bottleneck.delay_ns;
-        let access = rtt_ns - 2 * d;
-        (d + access / 2, d + (access - access / 2))
+    /// The links of a route by index (the scenario is valid: every name is known); no
+    /// route: the one link.
+    pub fn route_links(&self, route: Option<&[String]>) -> Vec<usize> {
+        match route {
+            None => vec![0],
+            Some(names) => names
+                .iter()
+                .map(|n| self.links.iter().position(|l| l.name() == n).expect("a validated route names known links"))
+                .collect(),
+        }
     }
+
+    /// One-way propagation delay of the links `route` crosses.
+    pub fn route_delay_ns(&self, route: &[usize]) -> u64 {
+        route.iter().map(|&k| self.links[k].delay_ns).sum()
+    }
+
+    /// The hops of data crossing links `data` in direction `way` and of its ACKs crossing
+    /// links `acks` the other way, for two-way delay `rtt_ns` (at least both routes'
+    /// delays): each hop's delay is its link's; the last of each also carries the access
+    /// delay, half of what `rtt_ns` leaves to the forward way, the rest to the reverse.
+    pub fn hops(
+        &self,
+        data: &[usize],
+        way: Direction,
+        acks: &[usize],
+        rtt_ns: u64,
+    ) -> (Vec<PlannedHop>, Vec<PlannedHop>) {
+        let access = rtt_ns - self.route_delay_ns(data) - self.route_delay_ns(acks);
+        let leg = |links: &[usize], way: Direction, extra: u64| -> Vec<PlannedHop> {
+            let last = links.len() - 1;
+            links
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| PlannedHop {
+                    link: way.of_link(k) as u32,
+                    delay_ns: self.links[k].delay_ns + if i == last { extra } else { 0 },
+                })
+                .collect()
+        };
+        let extra = |way| if way == Direction::Forward { access / 2 } else { access - access / 2 };
+        (leg(data, way, extra(way)), leg(acks, way.other(), extra(way.other())))
+    }
+
+    /// The random stream number of link `k` in direction `dir` (`cubiclab_path::Link::new`
+    /// numbers its streams from it): 0 and 1 for the first link, as when the path was one
+    /// bottleneck, then 2^16 apart per link, so the streams of no two links meet.
+    pub fn link_stream(k: usize, dir: Direction) -> u32 {
+        ((k as u32) << 16) | dir as u32
+    }
+
+    /// The run's link directions, in the order [`Direction::of_link`] numbers them.
+    pub fn link_directions(&self) -> impl Iterator<Item = (usize, Direction)> + '_ {
+        (0..self.links.len()).flat_map(|k| [(k, Direction::Forward), (k, Direction::Reverse)])
+    }
+}
+
+/// A route's links in the opposite order: the way its ACKs come back.
+fn backwards(route: &[usize]) -> Vec<usize> {
+    route.iter().rev().copied().collect()
 }

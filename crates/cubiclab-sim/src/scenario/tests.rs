@@ -9,15 +9,39 @@ fn json_with(edit: impl FnOnce(&mut serde_json::Value)) -> String {
     let mut sc = Scenario::dumbbell(10_000_000, 40 * MS, Limit::Packets(33), 2_000 * MS);
     sc.flows.push(FlowGroup::bulk("reno", 40 * MS));
     let mut v = serde_json::to_value(&sc).unwrap();
+    // As the Python edge writes a one-link path: the `[bottleneck]` shorthand.
+    let mut link = v["links"][0].take();
+    link.as_object_mut().unwrap().remove("name");
+    let top = v.as_object_mut().unwrap();
+    top.remove("links");
+    top.insert("bottleneck".into(), link);
     edit(&mut v);
     v.to_string()
+}
+
+/// Two links "a" (10 Mbit/s, 10 ms) and "b" (5 Mbit/s, 5 ms) instead of the bottleneck,
+/// with `edit` applied.
+fn two_links_with(edit: impl FnOnce(&mut serde_json::Value)) -> Result<Scenario, String> {
+    Scenario::from_json(&json_with(|v| {
+        let mut a = v["bottleneck"].take();
+        a["name"] = "a".into();
+        let mut b = a.clone();
+        b["name"] = "b".into();
+        b["rate"] = 5_000_000.into();
+        b["delay"] = (5 * MS).into();
+        let top = v.as_object_mut().unwrap();
+        top.remove("bottleneck");
+        top.insert("links".into(), serde_json::json!([a, b]));
+        v["flows"][0]["route"] = serde_json::json!(["a", "b"]);
+        edit(v);
+    }))
 }
 
 #[test]
 fn a_scenario_round_trips_through_its_json() {
     let sc = Scenario::from_json(&json_with(|_| {})).unwrap();
-    assert_eq!(sc.bottleneck.rate_bps, 10_000_000);
-    assert_eq!(sc.bottleneck.buffer, Limit::Packets(33));
+    assert_eq!(sc.links[0].rate_bps, 10_000_000);
+    assert_eq!(sc.links[0].buffer, Limit::Packets(33));
     assert_eq!(sc.flows[0].rtt_ns, 40 * MS);
     // The file's key names, not the Rust field names, are the JSON keys.
     assert!(json_with(|_| {}).contains("\"rate\":10000000"));
@@ -45,7 +69,10 @@ fn type_errors_name_the_key_path() {
 fn range_errors_name_the_key_and_what_is_allowed() {
     let e = Scenario::from_json(&json_with(|v| v["flows"][0]["rtt"] = (10 * MS).into())).unwrap_err();
     // Bottleneck delay = 40 ms / 4 = 10 ms one way, so an RTT must be at least 20 ms.
-    assert_eq!(e, "flows[0].rtt is 10 ms, smaller than twice the bottleneck delay (10 ms one way); allowed: >= 20 ms");
+    assert_eq!(
+        e,
+        "flows[0].rtt is 10 ms, smaller than the bottleneck's delays (10 ms one way, 10 ms back); allowed: >= 20 ms"
+    );
     let e = Scenario::from_json(&json_with(|v| v["bottleneck"]["red"]["max_p"] = 2.0.into())).unwrap_err();
     assert_eq!(e, "bottleneck.red.max_p is 2; allowed: (0, 1]", "the RED table is checked with drop-tail too");
     let e = Scenario::from_json(&json_with(|v| v["flows"][0]["algorithm"] = "cubik".into())).unwrap_err();
@@ -72,7 +99,83 @@ fn the_plan_names_groups_splits_access_delay_and_spaces_starts() {
     // each direction's bottleneck: 10 + 15 = 25 ms one way.
     assert_eq!((plan.flows[3].forward_delay_ns, plan.flows[3].reverse_delay_ns), (25 * MS, 25 * MS));
     // An odd access delay (40 ms + 1 ns - 2 x 10 ms) puts its extra nanosecond on the way back.
-    assert_eq!(sc.loop_delays(40 * MS + 1), (20 * MS, 20 * MS + 1));
+    let (data, acks) = sc.hops(&[0], Direction::Forward, &[0], 40 * MS + 1);
+    assert_eq!(data, [PlannedHop { link: 0, delay_ns: 20 * MS }]);
+    assert_eq!(acks, [PlannedHop { link: 1, delay_ns: 20 * MS + 1 }]);
+}
+
+#[test]
+fn the_bottleneck_is_the_one_link_of_links() {
+    let short = Scenario::from_json(&json_with(|_| {})).unwrap();
+    let long = Scenario::from_json(&json_with(|v| {
+        let mut b = v["bottleneck"].take();
+        b["name"] = "bottleneck".into();
+        v.as_object_mut().unwrap().remove("bottleneck");
+        v["links"] = serde_json::json!([b]);
+        v["flows"][0]["route"] = serde_json::json!(["bottleneck"]);
+    }))
+    .unwrap();
+    assert_eq!(short.links.len(), 1);
+    assert_eq!(short.links[0].name(), BOTTLENECK);
+    assert_eq!(serde_json::to_value(short.plan()).unwrap(), serde_json::to_value(long.plan()).unwrap());
+    // Messages name the link as the file did.
+    assert_eq!(short.link_key(0), "bottleneck");
+    assert_eq!(long.link_key(0), "links[0]");
+}
+
+#[test]
+fn a_route_crosses_its_links_and_its_acks_come_back() {
+    let sc = two_links_with(|_| {}).unwrap();
+    let f = &sc.plan().flows[0];
+    // RTT 40 ms over a (10 ms) and b (5 ms) both ways: access = 40 - 2 x 15 = 10 ms, 5 ms
+    // after the data's last link (b) and 5 ms after the ACKs' last (a, backwards).
+    // Link directions: a forward 0, a reverse 1, b forward 2, b reverse 3.
+    let hop = |link, ms| PlannedHop { link, delay_ns: ms * MS };
+    assert_eq!(f.data_hops, [hop(0, 10), hop(2, 5 + 5)]);
+    assert_eq!(f.ack_hops, [hop(3, 5), hop(1, 10 + 5)]);
+    assert_eq!((f.forward_delay_ns, f.reverse_delay_ns), (20 * MS, 20 * MS));
+    // ACKs over b alone: access = 40 - 15 - 5 = 20 ms, 10 ms each way.
+    let sc = two_links_with(|v| v["flows"][0]["ack_route"] = serde_json::json!(["b"])).unwrap();
+    let f = &sc.plan().flows[0];
+    assert_eq!(f.data_hops, [hop(0, 10), hop(2, 5 + 10)]);
+    assert_eq!(f.ack_hops, [hop(3, 5 + 10)]);
+}
+
+#[test]
+fn bad_routes_name_the_group_and_the_link() {
+    let e = |edit: fn(&mut serde_json::Value)| two_links_with(edit).unwrap_err();
+    assert_eq!(
+        e(|v| v["flows"][0]["route"] = serde_json::json!(["a", "c"])),
+        "flows[0].route[1] is \"c\", not a link; allowed: \"a\", \"b\""
+    );
+    assert_eq!(
+        e(|v| v["flows"][0]["route"] = serde_json::json!(["a", "a"])),
+        "flows[0].route[1] repeats link \"a\"; allowed: each link once"
+    );
+    assert_eq!(
+        e(|v| v["flows"][0]["route"] = serde_json::json!([])),
+        "flows[0].route has 0 links; allowed: 1 to 16 link names"
+    );
+    assert!(e(|v| v["flows"][0]["route"] = serde_json::Value::Null).starts_with(
+        "flows[0].route is missing; a path of 2 links needs each group's route, a list of link names from: \"a\", \"b\""
+    ));
+    assert_eq!(
+        e(|v| v["flows"][0]["ack_route"] = serde_json::json!(["z"])),
+        "flows[0].ack_route[0] is \"z\", not a link; allowed: \"a\", \"b\""
+    );
+    assert_eq!(
+        e(|v| v["links"][1]["name"] = "a".into()),
+        "links[1].name \"a\" is taken by an earlier link; allowed: a name used once"
+    );
+    assert!(e(|v| v["links"][1]["red"]["max_p"] = 2.0.into()).starts_with("links[1].red.max_p is 2"));
+    assert!(e(|v| v["links"][0]["speed"] = 1.into()).starts_with("links[0].speed: unknown key"));
+    // RTT 25 ms cannot cross a and b both ways (30 ms).
+    assert_eq!(
+        e(|v| v["flows"][0]["rtt"] = (25 * MS).into()),
+        "flows[0].rtt is 25 ms, smaller than its links' delays (15 ms one way, 15 ms back); allowed: >= 30 ms"
+    );
+    let both = Scenario::from_json(&json_with(|v| v["links"] = serde_json::json!([v["bottleneck"].clone()])));
+    assert!(both.unwrap_err().contains("either as [bottleneck] (one link) or as [[links]], not both"));
 }
 
 #[test]
@@ -102,6 +205,7 @@ fn web_groups_split_their_sessions_by_direction() {
         max_size_ratio: 1000.0,
         think_mean_ns: 1_000 * MS,
         rtt: RttDist::Exp(50 * MS),
+        route: None,
         algorithm: "reno".into(),
         params: BTreeMap::new(),
         recovery: Recovery::Sack,

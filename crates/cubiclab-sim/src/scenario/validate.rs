@@ -3,7 +3,7 @@
 
 use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
 
-use super::{FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES};
+use super::{DuplexLink, FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES, MAX_HOPS};
 use crate::loss::LossSpec;
 use crate::packet::Packet;
 use crate::queue::Limit;
@@ -75,6 +75,10 @@ impl Scenario {
     /// Every check but the algorithm names and parameters: for the testbed, whose
     /// algorithms are the kernel's (it checks them against the kernel instead).
     pub fn validate_path_and_flows(&self) -> Result<(), String> {
+        if self.links.is_empty() || self.bottleneck.is_some() {
+            // `parse_json` moves the shorthand into `links`; built in Rust, fill `links`.
+            return Err("links: a scenario needs a path: [bottleneck] or at least one [[links]]".into());
+        }
         if !(1..=65_000).contains(&self.mss) {
             return Err(format!("mss is {}; allowed: an integer in [1, 65000] bytes", self.mss));
         }
@@ -88,7 +92,7 @@ impl Scenario {
             return Err("record.pcap is empty; allowed: a file path (e.g. \"run.pcap\")".into());
         }
         self.validate_times()?;
-        self.validate_bottleneck()?;
+        self.validate_links()?;
         if self.flows.is_empty() && self.web.is_empty() {
             return Err("flows: a scenario needs at least one flow group or web group".into());
         }
@@ -118,10 +122,15 @@ impl Scenario {
             ("start_jitter".to_string(), self.start_jitter_ns),
             ("min_rto".to_string(), self.min_rto_ns),
             ("record.interval".to_string(), self.record.interval_ns),
-            ("bottleneck.delay".to_string(), self.bottleneck.delay_ns),
-            ("bottleneck.codel.target".to_string(), self.bottleneck.settings.codel.target_ns),
-            ("bottleneck.codel.interval".to_string(), self.bottleneck.settings.codel.interval_ns),
         ];
+        for (k, l) in self.links.iter().enumerate() {
+            let at = self.link_key(k);
+            times.extend([
+                (format!("{at}.delay"), l.delay_ns),
+                (format!("{at}.codel.target"), l.settings.codel.target_ns),
+                (format!("{at}.codel.interval"), l.settings.codel.interval_ns),
+            ]);
+        }
         for (i, g) in self.flows.iter().enumerate() {
             let last_start = (g.count.saturating_sub(1) as u64)
                 .checked_mul(g.start_spacing_ns)
@@ -159,25 +168,27 @@ impl Scenario {
                 format!("{} flows x {} segments x {SEGMENT_BYTES} bytes of window state", g.count, g.initial_cwnd);
             needs.push((format!("flows[{i}].initial_cwnd"), bytes, what));
         }
-        let b = &self.bottleneck;
-        for (name, limit, smallest) in [
-            ("bottleneck.buffer", b.buffer, self.wire_bytes() as u64),
-            ("bottleneck.reverse_buffer", b.reverse_buffer, ACK_BYTES as u64),
-        ] {
-            let packets = match limit {
-                Limit::Packets(n) => n as u64,
-                Limit::Bytes(n) => n / smallest,
-            };
-            let what = format!("{packets} packets x {QUEUED_PACKET_BYTES} bytes when full");
-            needs.push((name.to_string(), packets.saturating_mul(QUEUED_PACKET_BYTES), what));
+        for (k, b) in self.links.iter().enumerate() {
+            let at = self.link_key(k);
+            for (name, limit, smallest) in
+                [("buffer", b.buffer, self.wire_bytes() as u64), ("reverse_buffer", b.reverse_buffer, ACK_BYTES as u64)]
+            {
+                let packets = match limit {
+                    Limit::Packets(n) => n as u64,
+                    Limit::Bytes(n) => n / smallest,
+                };
+                let what = format!("{packets} packets x {QUEUED_PACKET_BYTES} bytes when full");
+                needs.push((format!("{at}.{name}"), packets.saturating_mul(QUEUED_PACKET_BYTES), what));
+            }
         }
         let samples = self.duration_ns / self.record.interval_ns + 1;
         let flows: u64 = self.flows.iter().map(|g| g.count as u64).sum();
         let columns = |table: &str| {
             Results::schema().into_iter().find(|(t, _)| *t == table).map_or(0, |(_, cols)| cols.len() as u64)
         };
-        let row_bytes = flows * columns("flows") * VALUE_BYTES + columns("link") * VALUE_BYTES;
-        let what = format!("{samples} samples x {row_bytes} bytes ({flows} flows and the link)");
+        let links = self.links.len() as u64;
+        let row_bytes = flows * columns("flows") * VALUE_BYTES + links * columns("link") * VALUE_BYTES;
+        let what = format!("{samples} samples x {row_bytes} bytes ({flows} flows and {links} links)");
         needs.push(("record.interval".to_string(), samples.saturating_mul(row_bytes), what));
         let total = needs.iter().fold(0u64, |sum, (_, b, _)| sum.saturating_add(*b));
         if total <= MEMORY_BUDGET_BYTES {
@@ -192,13 +203,33 @@ impl Scenario {
         ))
     }
 
-    fn validate_bottleneck(&self) -> Result<(), String> {
-        let b = &self.bottleneck;
-        positive(b.rate_bps, "bottleneck.rate")?;
-        if let Some(s) = &b.schedule {
-            s.rate_schedule()?;
+    /// Every link: its name (in `[[links]]`, each once) and its own checks.
+    fn validate_links(&self) -> Result<(), String> {
+        for (k, l) in self.links.iter().enumerate() {
+            let at = self.link_key(k);
+            if !self.from_shorthand {
+                match l.name.as_deref().map(str::trim) {
+                    None | Some("") => {
+                        return Err(format!("{at}.name is missing; every [[links]] entry needs a name its routes use"))
+                    }
+                    Some(n) if self.links[..k].iter().any(|o| o.name() == n) => {
+                        return Err(format!("{at}.name \"{n}\" is taken by an earlier link; allowed: a name used once"))
+                    }
+                    _ => {}
+                }
+            }
+            self.validate_link(l, &at)?;
         }
-        for (name, limit) in [("bottleneck.buffer", b.buffer), ("bottleneck.reverse_buffer", b.reverse_buffer)] {
+        Ok(())
+    }
+
+    fn validate_link(&self, b: &DuplexLink, at: &str) -> Result<(), String> {
+        positive(b.rate_bps, &format!("{at}.rate"))?;
+        if let Some(s) = &b.schedule {
+            s.rate_schedule(&format!("{at}.schedule"))?;
+        }
+        for (key, limit) in [("buffer", b.buffer), ("reverse_buffer", b.reverse_buffer)] {
+            let name = format!("{at}.{key}");
             match limit {
                 Limit::Packets(0) | Limit::Bytes(0) => return Err(format!("{name} is 0; it must be > 0")),
                 Limit::Bytes(n) if n < self.wire_bytes() as u64 => {
@@ -211,26 +242,29 @@ impl Scenario {
             }
         }
         if let Some(key) = b.unknown.keys().next() {
-            // The known keys are what a bottleneck serialises to (the unknown ones are skipped).
+            // The known keys are what a link serialises to (the unknown ones are skipped).
             let known = match serde_json::to_value(b) {
-                Ok(serde_json::Value::Object(m)) => m.keys().cloned().collect::<Vec<_>>(),
-                _ => unreachable!("a bottleneck serialises to a JSON object"),
+                // `[bottleneck]` has no name of its own.
+                Ok(serde_json::Value::Object(m)) => {
+                    m.keys().filter(|k| !(self.from_shorthand && *k == "name")).cloned().collect::<Vec<_>>()
+                }
+                _ => unreachable!("a link serialises to a JSON object"),
             };
-            return Err(format!("bottleneck.{key}: unknown key; allowed: {}", known.join(", ")));
+            return Err(format!("{at}.{key}: unknown key; allowed: {}", known.join(", ")));
         }
-        b.settings.validate("bottleneck")?;
-        b.loss.validate("bottleneck.loss")?;
-        b.reverse_loss.validate("bottleneck.reverse_loss")?;
+        b.settings.validate(at)?;
+        b.loss.validate(&format!("{at}.loss"))?;
+        b.reverse_loss.validate(&format!("{at}.reverse_loss"))?;
         // A Poisson loss event takes the next packet to leave; more events per second than
         // the link can send packets (of ACK size, the smallest) lose every packet and only
         // cost time: each packet would walk through the events that fell since the last.
         let packets_per_s = b.rate_bps as f64 / (8.0 * ACK_BYTES as f64);
-        for (name, spec) in [("bottleneck.loss", &b.loss), ("bottleneck.reverse_loss", &b.reverse_loss)] {
+        for (key, spec) in [("loss", &b.loss), ("reverse_loss", &b.reverse_loss)] {
             if let LossSpec::Poisson { rate_per_s } = *spec {
                 if rate_per_s > packets_per_s {
                     return Err(format!(
-                        "{name}.rate is {rate_per_s} events per second; allowed: at most {packets_per_s:.0}, the \
-                         packets per second the bottleneck can send ({ACK_BYTES}-byte packets at its rate)"
+                        "{at}.{key}.rate is {rate_per_s} events per second; allowed: at most {packets_per_s:.0}, the \
+                         packets per second the link can send ({ACK_BYTES}-byte packets at its rate)"
                     ));
                 }
             }
@@ -238,14 +272,47 @@ impl Scenario {
         Ok(())
     }
 
-    fn check_rtt(&self, rtt_ns: u64, at: &str) -> Result<(), String> {
+    /// A route (`at`, absent or a list of link names): each name a link's, none twice, at
+    /// most [`MAX_HOPS`]; absent only on a path of one link. Returns the links by index.
+    fn check_route(&self, route: Option<&[String]>, at: &str) -> Result<Vec<usize>, String> {
+        let names = || self.links.iter().map(|l| format!("\"{}\"", l.name())).collect::<Vec<_>>().join(", ");
+        let Some(route) = route else {
+            if self.links.len() > 1 {
+                return Err(format!(
+                    "{at} is missing; a path of {} links needs each group's route, a list of link names \
+                     from: {}",
+                    self.links.len(),
+                    names()
+                ));
+            }
+            return Ok(vec![0]);
+        };
+        if route.is_empty() || route.len() > MAX_HOPS {
+            return Err(format!("{at} has {} links; allowed: 1 to {MAX_HOPS} link names", route.len()));
+        }
+        for (i, n) in route.iter().enumerate() {
+            if !self.links.iter().any(|l| l.name() == n) {
+                return Err(format!("{at}[{i}] is \"{n}\", not a link; allowed: {}", names()));
+            }
+            if route[..i].contains(n) {
+                return Err(format!("{at}[{i}] repeats link \"{n}\"; allowed: each link once"));
+            }
+        }
+        Ok(self.route_links(Some(route)))
+    }
+
+    /// A two-way delay of at least what its data's and its ACKs' links take.
+    fn check_rtt(&self, rtt_ns: u64, data: &[usize], acks: &[usize], at: &str) -> Result<(), String> {
         positive(rtt_ns, at)?;
-        let floor = 2 * self.bottleneck.delay_ns;
+        let (there, back) = (self.route_delay_ns(data), self.route_delay_ns(acks));
+        let floor = there + back;
         if rtt_ns < floor {
+            let links = if self.from_shorthand { "the bottleneck's" } else { "its links'" };
             return Err(format!(
-                "{at} is {} ms, smaller than twice the bottleneck delay ({} ms one way); allowed: >= {} ms",
+                "{at} is {} ms, smaller than {links} delays ({} ms one way, {} ms back); allowed: >= {} ms",
                 rtt_ns as f64 / MS,
-                self.bottleneck.delay_ns as f64 / MS,
+                there as f64 / MS,
+                back as f64 / MS,
                 floor as f64 / MS
             ));
         }
@@ -279,7 +346,12 @@ impl Scenario {
         if !(1..=MAX_FLOWS).contains(&(g.count as u64)) {
             return Err(format!("{at}.count is {}; allowed: an integer in [1, {MAX_FLOWS}]", g.count));
         }
-        self.check_rtt(g.rtt_ns, &format!("{at}.rtt"))?;
+        let route = self.check_route(g.route.as_deref(), &format!("{at}.route"))?;
+        let acks = match &g.ack_route {
+            Some(r) => self.check_route(Some(r), &format!("{at}.ack_route"))?,
+            None => route.iter().rev().copied().collect(),
+        };
+        self.check_rtt(g.rtt_ns, &route, &acks, &format!("{at}.rtt"))?;
         if let Some(stop) = g.stop_ns {
             if stop <= g.start_ns {
                 return Err(format!("{at}.stop must be after start"));
@@ -324,8 +396,9 @@ impl Scenario {
         }
         positive(w.mean_size_bytes, &format!("{at}.mean_size"))?;
         positive(w.think_mean_ns, &format!("{at}.think"))?;
+        let route = self.check_route(w.route.as_deref(), &format!("{at}.route"))?;
         match w.rtt {
-            RttDist::Fixed(r) => self.check_rtt(r, &format!("{at}.rtt")),
+            RttDist::Fixed(r) => self.check_rtt(r, &route, &route, &format!("{at}.rtt")),
             RttDist::Exp(m) => positive(m, &format!("{at}.rtt")),
         }
     }

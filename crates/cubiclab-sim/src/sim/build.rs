@@ -1,11 +1,11 @@
-//! Building a simulation from a scenario: the two bottleneck links, then one slot per
-//! planned flow and per web session, with their delay lines and first events.
+//! Building a simulation from a scenario: every link both ways, then one slot per planned
+//! flow and per web session, with their routes, delay lines and first events.
 
 use std::path::Path;
 
 use cubiclab_cc::Algorithm;
 
-use super::{Flow, Session, Sim};
+use super::{Flow, Hop, LinkMarks, Route, Session, Sim};
 use cubiclab_path::Link;
 
 use crate::engine::{Ev, EventQueue, Time};
@@ -13,13 +13,15 @@ use crate::packet::{Packet, SackOptions};
 use crate::pcap::{Announce, Capture};
 use crate::pipe::Pipe;
 use crate::record::Results;
-use crate::scenario::{Direction, Scenario};
+use crate::scenario::{Direction, PlannedHop, Scenario};
 use crate::tcp::rcv_window::PeerWindow;
 use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
 
 /// What a flow slot needs besides its sender's configuration.
-struct Slot {
+struct Slot<'a> {
     rtt_ns: Time,
+    data_hops: &'a [PlannedHop],
+    ack_hops: &'a [PlannedHop],
     data_dir: Direction,
     ack_every: u32,
     delack_timeout: Time,
@@ -37,7 +39,8 @@ impl Sim {
         let mut sim = Self {
             q: EventQueue::default(),
             now: 0,
-            links: [Self::link(&sc, Direction::Forward), Self::link(&sc, Direction::Reverse)],
+            links: sc.link_directions().map(|(k, dir)| Self::link(&sc, k, dir)).collect(),
+            hops: Vec::new(),
             flows: Vec::new(),
             pipes: Vec::new(),
             web: Vec::new(),
@@ -45,10 +48,7 @@ impl Sim {
             planned: plan.flows.clone(),
             res: Results::default(),
             capture: None,
-            link_tx_mark: 0,
-            link_capacity_mark: 0,
-            link_drop_mark: 0,
-            link_loss_mark: 0,
+            link_marks: vec![LinkMarks::default(); sc.links.len()],
             sc,
         };
         for (i, f) in plan.flows.iter().enumerate() {
@@ -70,6 +70,8 @@ impl Sim {
             }
             let slot = Slot {
                 rtt_ns: f.rtt_ns,
+                data_hops: &f.data_hops,
+                ack_hops: &f.ack_hops,
                 data_dir: Direction::Forward,
                 ack_every: f.ack_every,
                 delack_timeout: f.delack_timeout_ns,
@@ -79,7 +81,7 @@ impl Sim {
             };
             sim.add_flow(alg, cfg, app_limit, slot);
         }
-        for s in plan.sessions {
+        for s in &plan.sessions {
             let lane = &plan.lanes[s.lane as usize];
             let w = &sim.sc.web[lane.web_group];
             let alg = Algorithm::new(&w.algorithm, &w.cc_params()).map_err(|e| e.0)?;
@@ -95,7 +97,7 @@ impl Sim {
             let f = sim.flows.len() as u32;
             sim.web.push(Session {
                 lane: s.lane,
-                draws: s.draws,
+                draws: s.draws.clone(),
                 rtt_ns: s.rtt_ns,
                 alg: alg.clone(),
                 object_start: 0,
@@ -103,6 +105,8 @@ impl Sim {
             });
             let slot = Slot {
                 rtt_ns: s.rtt_ns,
+                data_hops: &s.data_hops,
+                ack_hops: &s.ack_hops,
                 data_dir: lane.direction,
                 ack_every: 2,
                 delack_timeout: 40_000_000,
@@ -113,8 +117,11 @@ impl Sim {
             sim.add_flow(alg, cfg, 0, slot);
             sim.q.push(s.first_request_ns, Ev::Object(f));
         }
-        if let Some(s) = &sim.sc.bottleneck.schedule {
-            sim.links[Direction::Forward.index()].vary(s.rate_schedule()?);
+        for k in 0..sim.sc.links.len() {
+            if let Some(s) = &sim.sc.links[k].schedule {
+                let schedule = s.rate_schedule(&format!("{}.schedule", sim.sc.link_key(k)))?;
+                sim.links[Direction::Forward.of_link(k)].vary(schedule);
+            }
         }
         sim.q.push(sim.sc.record.interval_ns, Ev::Sample);
         if let Some(path) = &sim.sc.record.pcap {
@@ -131,10 +138,10 @@ impl Sim {
         Ok(sim)
     }
 
-    /// The bottleneck in direction `dir`, built by the path crate from the scenario and seed
-    /// (its random streams are numbered apart from the plan's, `scenario::plan`).
-    fn link(sc: &Scenario, dir: Direction) -> Link<Packet> {
-        Link::new(&sc.link_spec(dir), sc.seed, dir.index() as u32)
+    /// Link `k` in direction `dir`, built by the path crate from the scenario and seed (its
+    /// random streams are numbered apart from the plan's, `scenario::plan`).
+    fn link(sc: &Scenario, k: usize, dir: Direction) -> Link<Packet> {
+        Link::new(&sc.link_spec(k, dir), sc.seed, Scenario::link_stream(k, dir))
     }
 
     /// Segments of `bytes` payload, at least one.
@@ -147,8 +154,8 @@ impl Sim {
         cfg.rwnd = window.syn_window_segments();
         let mut sender = Sender::new(alg, cfg, self.sc.mss);
         sender.app_limit = app_limit;
-        let (forward, reverse) = self.sc.loop_delays(slot.rtt_ns);
-        let pipe_after = [self.pipe_for(forward), self.pipe_for(reverse)];
+        let routes = [self.add_route(slot.data_hops), self.add_route(slot.ack_hops)];
+        let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {
             sender,
             receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window),
@@ -156,7 +163,7 @@ impl Sim {
             sack_options: SackOptions::default(),
             ts_recent: 0,
             reverse_delay: reverse,
-            pipe_after,
+            routes,
             data_dir: slot.data_dir,
             conn: 0,
             start_ns: slot.start_ns,
@@ -173,6 +180,14 @@ impl Sim {
             last_ssthresh: 0,
             web: slot.web,
         });
+    }
+
+    /// A route's hops, with the delay line after each, in the hop table (last hop first).
+    fn add_route(&mut self, hops: &[PlannedHop]) -> Route {
+        let pipes: Vec<u32> = hops.iter().map(|h| self.pipe_for(h.delay_ns)).collect();
+        let first = self.hops.len() as u32;
+        self.hops.extend(hops.iter().zip(pipes).rev().map(|(h, pipe)| Hop { link: h.link, pipe }));
+        Route { first, len: hops.len() as u32 }
     }
 
     /// The delay line with `delay`, shared by every flow with that delay.

@@ -1,10 +1,9 @@
-//! Packets through the world: offered to a bottleneck, serialized, carried by a delay
-//! line, received; ACKs back to the sender; web objects opened and closed.
+//! Packets through the world: offered to each link of their route, serialized, carried by
+//! the delay line after it, received; ACKs back to the sender; web objects opened and closed.
 
 use super::Sim;
 use crate::engine::Ev;
 use crate::packet::{Packet, SackBlocks};
-use crate::scenario::Direction;
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
 use crate::tcp::Sender;
@@ -38,10 +37,11 @@ impl Sim {
         self.q.push(next, Ev::Object(f));
     }
 
+    /// Offer `p` to link direction `link` (the one its route's hop names).
     #[inline(always)]
-    fn offer(&mut self, dir: Direction, p: Packet) {
-        match self.links[dir.index()].offer(self.now, p) {
-            Offer::Started(t) => self.q.push(t, Ev::TxDone(dir.index() as u32)),
+    fn offer(&mut self, link: u32, p: Packet) {
+        match self.links[link as usize].offer(self.now, p) {
+            Offer::Started(t) => self.q.push(t, Ev::TxDone(link)),
             Offer::Queued => {}
             Offer::Dropped => self.count_drop(p),
         }
@@ -60,14 +60,15 @@ impl Sim {
     #[inline]
     pub(super) fn transmit(&mut self, f: u32) {
         let size = self.sc.wire_bytes();
-        let (dir, conn, ts) = {
+        let (route, conn, ts) = {
             let fl = &self.flows[f as usize];
-            (fl.data_dir, fl.conn, fl.ts_recent)
+            (fl.routes[0], fl.conn, fl.ts_recent)
         };
+        let link = self.hops[route.start()].link;
         let ts_snd = Sender::ts_val(self.now);
         while let Some(s) = self.flows[f as usize].sender.next_segment(self.now) {
-            let p = Packet::data(f, conn, s.seq, size, ts_snd, ts);
-            self.offer(dir, if s.push { p.pushed() } else { p });
+            let p = Packet::data(f, conn, s.seq, size, ts_snd, ts).routed(route.len);
+            self.offer(link, if s.push { p.pushed() } else { p });
         }
         self.sync_rto(f);
         self.sync_pace(f);
@@ -100,8 +101,9 @@ impl Sim {
             }
             return;
         }
-        let id = fl.pipe_after[link as usize];
-        if let Some(c) = &mut self.capture {
+        let id = self.hops[fl.routes[p.is_ack() as usize].at(p.hops_left())].pipe;
+        // The capture is of the first link, both ways (the bottleneck of a dumbbell).
+        if let (Some(c), 0..=1) = (&mut self.capture, link) {
             let sack = p.sack().map_or(&SackBlocks::NONE, |id| fl.sack_options.get(id));
             c.packet(self.now, &p, sack);
         }
@@ -116,8 +118,15 @@ impl Sim {
         if let Some(t) = next {
             self.q.push(t, Ev::PipeOut(id));
         }
-        if p.conn != self.flows[p.flow as usize].conn {
+        let fl = &self.flows[p.flow as usize];
+        if p.conn != fl.conn {
             return; // a straggler of a finished web object
+        }
+        if p.hops_left() != 0 {
+            let p = p.next_hop();
+            let link = self.hops[fl.routes[p.is_ack() as usize].at(p.hops_left())].link;
+            self.offer(link, p);
+            return;
         }
         if p.is_ack() {
             self.on_ack_arrival(p);
@@ -134,9 +143,11 @@ impl Sim {
         let ts_snd = fl.receiver.ts_echo();
         fl.receiver.acked_now();
         let win = fl.receiver.select_window();
-        let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks);
-        let dir = fl.data_dir.other();
-        self.offer(dir, ack);
+        let route = fl.routes[1];
+        let ack =
+            Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks).routed(route.len);
+        let link = self.hops[route.start()].link;
+        self.offer(link, ack);
     }
 
     fn on_data_arrival(&mut self, p: Packet) {

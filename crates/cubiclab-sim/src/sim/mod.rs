@@ -1,10 +1,11 @@
-//! The dumbbell world: flows, the bottleneck in both directions, and the event loop.
+//! The world: flows, the links in both directions, and the event loop.
 //!
-//! Path of a data packet: sender → bottleneck (buffer, serialization, random loss) → the
-//! flow's delay line for that direction (bottleneck propagation plus its access links) →
-//! receiver. ACKs go back through the other direction's bottleneck and delay line. Flows
-//! with the same delay share a delay line (packets carry their flow), so the event heap
-//! grows with the number of distinct RTTs, not with the number of flows.
+//! Path of a data packet: sender → each link of its route in turn (buffer, serialization,
+//! random loss), each followed by a delay line (the link's propagation; after the last,
+//! also the flow's access delay) → receiver. ACKs go back the same way over their own route.
+//! A packet carries its flow and how many hops of its route are still ahead; the flow's
+//! route says where it goes next. Flows with the same delay after a hop share a delay line, so the event heap
+//! grows with the number of distinct delays, not with the number of flows.
 //!
 //! Long-lived flows come first (indices 0..n, in plan order); background web sessions
 //! follow, each in one flow slot that opens a new connection per object.
@@ -42,10 +43,9 @@ struct Flow {
     /// One-way delay from the receiver back to the sender, beyond the bottleneck: the
     /// SYN-ACK left that long before the first data (its TSval is the first echoed).
     reverse_delay: Time,
-    /// The delay line (index in `Sim::pipes`) after each direction's bottleneck, by
-    /// `Direction::index`: its data takes one, its ACKs the other.
-    pipe_after: [u32; 2],
-    /// The direction its data crosses the bottleneck (its ACKs take the other).
+    /// Its data's route and its ACKs', by `Packet::is_ack` (in `Sim::hops`).
+    routes: [Route; 2],
+    /// Which way its data crosses its route's links (web sessions may go back along it).
     data_dir: Direction,
     /// Connection number, bumped for each web object.
     conn: u16,
@@ -78,12 +78,55 @@ struct Session {
     object_bytes: u64,
 }
 
+/// One hop of a route: the link direction a packet crosses and the delay line after it.
+#[derive(Clone, Copy)]
+struct Hop {
+    /// Index in `Sim::links`.
+    link: u32,
+    /// Index in `Sim::pipes`.
+    pipe: u32,
+}
+
+/// A route: `len` hops in `Sim::hops` from `first`, last hop first: the entry of a packet
+/// with `hops_left` hops still ahead is `first + hops_left`, one index per packet.
+#[derive(Clone, Copy)]
+struct Route {
+    first: u32,
+    len: u32,
+}
+
+impl Route {
+    /// Index in `Sim::hops` of the hop a packet with `hops_left` hops ahead is on.
+    #[inline]
+    fn at(self, hops_left: usize) -> usize {
+        self.first as usize + hops_left
+    }
+
+    /// Index of its first hop.
+    #[inline]
+    fn start(self) -> usize {
+        self.at(self.len as usize - 1)
+    }
+}
+
+/// What the run counted on one link direction at the last sample.
+#[derive(Clone, Copy, Default)]
+struct LinkMarks {
+    tx_bytes: u64,
+    /// Its capacity, bits (with a schedule).
+    capacity_bits: u128,
+    drops: u64,
+    losses: u64,
+}
+
 pub struct Sim {
     sc: Scenario,
     q: EventQueue,
     now: Time,
-    /// The bottleneck, indexed by `Direction::index`.
-    links: [Link<Packet>; 2],
+    /// Every link direction, by `Direction::of_link`.
+    links: Vec<Link<Packet>>,
+    /// Every route's hops, each route's side by side.
+    hops: Vec<Hop>,
     flows: Vec<Flow>,
     pipes: Vec<Pipe>,
     web: Vec<Session>,
@@ -94,11 +137,8 @@ pub struct Sim {
     res: Results,
     /// The packet capture, with `record.pcap`.
     capture: Option<Capture>,
-    link_tx_mark: u64,
-    /// The forward link's capacity at the last sample, bits.
-    link_capacity_mark: u128,
-    link_drop_mark: u64,
-    link_loss_mark: u64,
+    /// Each link's forward direction at the last sample (by the link's index).
+    link_marks: Vec<LinkMarks>,
 }
 
 impl Sim {
@@ -187,12 +227,22 @@ impl Sim {
     /// Data packets of long-lived flow `f` anywhere in the network (queue, link, delay line):
     /// for the conservation check `sent = arrived + dropped + lost + in network`.
     pub fn in_network(&self, f: u32) -> u64 {
-        let l = &self.links[Direction::Forward.index()];
         let data_of_f = |p: &Packet| p.flow == f && !p.is_ack();
-        (l.queue.count(data_of_f)
-            + l.in_service().map_or(0, |p| data_of_f(p) as usize)
-            + self.pipes[self.flows[f as usize].pipe_after[Direction::Forward.index()] as usize].count_flow(f))
-            as u64
+        let route = self.flows[f as usize].routes[0];
+        let hops = &self.hops[route.at(0)..route.at(route.len as usize)];
+        let mut pipes: Vec<u32> = hops.iter().map(|h| h.pipe).collect();
+        // Hops with the same delay share a delay line: count each line once.
+        pipes.sort_unstable();
+        pipes.dedup();
+        let queued: usize = hops
+            .iter()
+            .map(|h| {
+                let l = &self.links[h.link as usize];
+                l.queue.count(data_of_f) + l.in_service().map_or(0, |p| data_of_f(p) as usize)
+            })
+            .sum();
+        let delayed: usize = pipes.iter().map(|&p| self.pipes[p as usize].count_flow(f)).sum();
+        (queued + delayed) as u64
     }
 
     /// (segments sent, arrived at the receiver, dropped by the buffer, lost at random) of

@@ -84,28 +84,32 @@ impl Sim {
             fl.drops = 0;
             fl.last_retx = fl.sender.stats.retransmits;
         }
-        // Utilisation is of what the link could carry in the interval: its rate, or with a
-        // schedule what the schedule offered (NaN through an outage).
-        let capacity_bits = match self.sc.bottleneck.schedule {
-            None => self.sc.bottleneck.rate_bps as f64 * dt,
-            Some(_) => {
-                let capacity = self.links[Direction::Forward.index()].capacity_bits(now);
-                let offered = (capacity - self.link_capacity_mark) as f64;
-                self.link_capacity_mark = capacity;
-                offered
-            }
-        };
-        let l = &self.links[Direction::Forward.index()];
-        let lr = &mut self.res.link;
-        lr.t_ns.push(now);
-        lr.queue_packets.push(l.queue.len_packets() as u32);
-        lr.queue_bytes.push(l.queue.len_bytes());
-        lr.drops.push((l.drops - self.link_drop_mark) as u32);
-        lr.random_losses.push((l.loss.losses - self.link_loss_mark) as u32);
-        lr.utilization.push((l.tx_bytes - self.link_tx_mark) as f64 * 8.0 / capacity_bits);
-        self.link_drop_mark = l.drops;
-        self.link_tx_mark = l.tx_bytes;
-        self.link_loss_mark = l.loss.losses;
+        for (k, spec) in self.sc.links.iter().enumerate() {
+            let l = &self.links[Direction::Forward.of_link(k)];
+            let mark = &mut self.link_marks[k];
+            // Utilisation is of what the link could carry in the interval: its rate, or with
+            // a schedule what the schedule offered (NaN through an outage).
+            let capacity_bits = match spec.schedule {
+                None => spec.rate_bps as f64 * dt,
+                Some(_) => {
+                    let capacity = l.capacity_bits(now);
+                    let offered = (capacity - mark.capacity_bits) as f64;
+                    mark.capacity_bits = capacity;
+                    offered
+                }
+            };
+            let lr = &mut self.res.link;
+            lr.t_ns.push(now);
+            lr.link.push(k as u32);
+            lr.queue_packets.push(l.queue.len_packets() as u32);
+            lr.queue_bytes.push(l.queue.len_bytes());
+            lr.drops.push((l.drops - mark.drops) as u32);
+            lr.random_losses.push((l.loss.losses - mark.losses) as u32);
+            lr.utilization.push((l.tx_bytes - mark.tx_bytes) as f64 * 8.0 / capacity_bits);
+            mark.drops = l.drops;
+            mark.tx_bytes = l.tx_bytes;
+            mark.losses = l.loss.losses;
+        }
         let next = now + self.sc.record.interval_ns;
         if next <= self.sc.duration_ns {
             self.q.push(next, Ev::Sample);
@@ -132,7 +136,19 @@ impl Sim {
             t.delivered_bytes.push(fl.total_delivered * mss);
             t.fct_ns.push(fl.fct_ns);
         }
-        let fwd = &self.links[Direction::Forward.index()];
+        for (k, (dir, l)) in self.sc.link_directions().zip(&self.links).enumerate() {
+            let t = &mut self.res.link_totals;
+            let (link, dir) = dir;
+            t.link.push(link as u32);
+            t.name.push(self.sc.links[link].name().to_string());
+            t.direction.push(if dir == Direction::Forward { "forward" } else { "reverse" }.to_string());
+            t.tx_bytes.push(l.tx_bytes);
+            t.capacity_bytes.push((l.capacity_bits(self.now) / 8) as u64);
+            t.drops.push(l.drops);
+            t.random_losses.push(l.loss.losses);
+            debug_assert_eq!(k, dir.of_link(link));
+        }
+        let fwd = &self.links[Direction::Forward.of_link(0)];
         let run = &mut self.res.run;
         run.events.push(self.q.processed);
         run.sim_ns.push(self.now);

@@ -2,8 +2,8 @@
 
 Standalone (standard library only), run by ``ip netns exec``::
 
-    python3 _bulk.py sink CONFIG.json OUT.json
-    python3 _bulk.py source CONFIG.json OUT.json
+    python3 bulk.py sink CONFIG.json OUT.json
+    python3 bulk.py source CONFIG.json OUT.json
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling

@@ -2,7 +2,7 @@
 
 Standalone (standard library only), run by ``ip netns exec``::
 
-    python3 _web.py CONFIG.json OUT.json
+    python3 web.py CONFIG.json OUT.json
 
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (this namespace's address),
 ``peer`` (the other one's), ``epoch_ns`` (CLOCK_MONOTONIC time of t = 0), ``end_ns``,

@@ -1,10 +1,11 @@
-"""The two ends of the bulk flow, run inside the namespaces by ``ip netns exec``.
+"""The per-ACK checks' bulk flow (both ends) and the sniffer of its ACKs, run inside the
+namespaces by :meth:`cubiclab.namespaces.Namespaces.start`.
 
 Standalone (standard library only) so that it runs as a plain script:
 
-    python3 _endpoints.py server HOST PORT
-    python3 _endpoints.py client HOST PORT CC SECONDS
-    python3 _endpoints.py sniff IFACE PORT OUTFILE
+    python3 check_flow.py server HOST PORT
+    python3 check_flow.py client HOST PORT CC SECONDS
+    python3 check_flow.py sniff IFACE PORT OUTFILE
 
 ``sniff`` records every ACK that arrives on IFACE from PORT (ack number and SACK blocks)
 until SIGTERM, then writes them as JSON lines to OUTFILE: the tracepoint has no SACK
