@@ -5,12 +5,14 @@ Quick start::
     import cubiclab
     df = cubiclab.replay("cubic", cubiclab.builtin_trace())   # pandas DataFrame
     cubiclab.algorithms()                                       # the registry
+    cubiclab.algorithm_info("cubic").beta_kept                  # 717/1024: the window kept at a loss
     res = cubiclab.simulate(cubiclab.default_scenario())        # seed 000 Fig. 6
     res.flows, res.totals, res.summary
     tb = cubiclab.testbed(scenario)                             # the same on the real kernel (root)
 """
 
 from cubiclab.algorithms import algorithms, check_algorithm
+from cubiclab.algorithms import info as algorithm_info
 from cubiclab.replay import builtin_trace, replay
 from cubiclab.results import Results
 from cubiclab.scenario import Bottleneck, FlowGroup, Link, Record, Scenario, default_scenario
@@ -19,7 +21,7 @@ from cubiclab.testbed import testbed
 from cubiclab.window import window_curve
 
 __all__ = [
-    "algorithms", "check_algorithm", "builtin_trace", "replay", "window_curve",
+    "algorithms", "algorithm_info", "check_algorithm", "builtin_trace", "replay", "window_curve",
     "Scenario", "FlowGroup", "Bottleneck", "Link", "Record", "default_scenario", "simulate", "Results", "testbed",
 ]
 __version__ = "0.1.0"

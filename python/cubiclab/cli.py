@@ -34,6 +34,11 @@ def cmd_algorithms(args) -> int:
 
     for a in algorithms():
         print(f"{a.name:15s} {a.reference}")
+        kept = "no decrease" if a.beta_kept is None else f"keeps {a.beta_kept:.4g} of the window"
+        if a.beta_kept_bounds and a.beta_kept_bounds[0] != a.beta_kept_bounds[1]:
+            kept += f" at first ({a.beta_kept_bounds[0]:.4g} to {a.beta_kept_bounds[1]:.4g})"
+        constants = "".join(f", {k} {v:g}" for k, v in a.growth_constants.items())
+        print(f"    at a loss: {kept}; grows: {a.growth}{constants}")
         for p in a.params:
             kind = "int" if p.integer else "real"
             print(f"    {p.name:22s} default {p.default:<10g} {kind} in [{p.min:g}, {p.max:g}]  {p.help}")

@@ -301,8 +301,9 @@ class Scenario:
         delays = [min(positive_rtts) // (4 * hops) if link.delay is None else units.parse_time(link.delay, f"{at}.delay")
                   for at, link in path]
         wire = self.mss + HEADER_BYTES
+        # Each link's BDP at the largest RTT (a negative rate gets none: the schema refuses it).
         compiled = [
-            _link(link, at, rate, delay, rate * max(positive_rtts) // 8 // 1_000_000_000, wire)
+            _link(link, at, rate, delay, _core.bdp_bytes(max(rate, 0), max(positive_rtts)), wire)
             for (at, link), rate, delay in zip(path, rates, delays)]
         if links_in:
             for (at, link), c in zip(path, compiled):

@@ -40,7 +40,7 @@ const CYCLE_LEN: u32 = 8;
 /// Window of the bandwidth filter, round trips.
 const BW_RTTS: u32 = CYCLE_LEN + 2;
 /// Window of the min_rtt filter, seconds.
-const MIN_RTT_WIN_SEC: u32 = 10;
+pub const MIN_RTT_WIN_SEC: u32 = 10;
 /// Time at the minimum window in PROBE_RTT, ms.
 const PROBE_RTT_MODE_MS: u32 = 200;
 /// Below this pacing rate (bits/s) a TSO burst is one segment.

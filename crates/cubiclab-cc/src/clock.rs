@@ -4,6 +4,12 @@
 
 /// `USEC_PER_SEC`.
 pub const USEC_PER_SEC: u64 = 1_000_000;
+/// `CONFIG_HZ` of the testbed's kernel: the simulator's host runs its timers (RTO, TLP,
+/// RACK) and the min-RTT window on these jiffies, and the kernel checks assume it until
+/// they measure the kernel's.
+pub const TESTBED_HZ: u32 = 250;
+/// One jiffy at [`TESTBED_HZ`], in ns.
+pub const TESTBED_JIFFY_NS: u64 = 1_000_000_000 / TESTBED_HZ as u64;
 /// `MAX_JIFFY_OFFSET` on 64-bit: `(LONG_MAX >> 1) - 1`.
 pub const MAX_JIFFY_OFFSET: u64 = ((i64::MAX as u64) >> 1) - 1;
 

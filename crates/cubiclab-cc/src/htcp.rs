@@ -27,9 +27,9 @@ use crate::CongestionControl;
 /// 1.0 in the 1/128 fixed point of `alpha`.
 const ALPHA_BASE: u32 = 1 << 7;
 /// β = 0.5 in 1/128.
-const BETA_MIN: u8 = 1 << 6;
+pub const BETA_MIN: u8 = 1 << 6;
 /// β = 0.8 in 1/128 (102/128 = 0.797).
-const BETA_MAX: u8 = 102;
+pub const BETA_MAX: u8 = 102;
 
 /// H-TCP.
 #[derive(Clone, Debug)]

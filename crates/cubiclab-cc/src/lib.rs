@@ -26,6 +26,7 @@ pub mod cubic_frame;
 pub mod cubic_rfc9438;
 pub mod cubic_rfc9438_fixed;
 pub mod cubic_v2_0;
+pub mod facts;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;

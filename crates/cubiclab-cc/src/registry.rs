@@ -2,23 +2,33 @@
 //! from a name and checked parameters, like Linux's registry of `tcp_congestion_ops`.
 
 use crate::bic::Bic;
+use crate::facts::{self, Facts};
 use crate::highspeed::HighSpeed;
 use crate::htcp::Htcp;
-use crate::params::{ParamError, ParamSpec, Params};
+use crate::params::{ParamError, ParamSpec, Params, Resolved};
 use crate::reno::{Reno, Tahoe};
 use crate::scalable::Scalable;
 use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState};
 use crate::CongestionControl;
 
-/// One registry entry: the name users write, what it follows, and its parameters.
+/// One registry entry: the name users write, what it follows, its parameters, and its
+/// decrease and growth facts.
 pub struct AlgorithmInfo {
     pub name: &'static str,
     pub reference: &'static str,
     pub params: &'static [ParamSpec],
+    facts: fn(&Resolved) -> Facts,
+}
+
+impl AlgorithmInfo {
+    /// The algorithm's decrease and growth for `params` (checked as when building it).
+    pub fn facts(&self, params: &Params) -> Result<Facts, ParamError> {
+        Ok((self.facts)(&params.check(self.name, self.params)?))
+    }
 }
 
 macro_rules! registry {
-    ($( $variant:ident($ty:ty) = $name:literal, $reference:literal; )*) => {
+    ($( $variant:ident($ty:ty) = $name:literal, $reference:literal, $facts:path; )*) => {
         /// Any algorithm of the library.
         #[derive(Clone, Debug)]
         pub enum Algorithm {
@@ -27,7 +37,7 @@ macro_rules! registry {
 
         /// Every algorithm, in the order `cubiclab` lists them.
         pub const ALGORITHMS: &[AlgorithmInfo] = &[
-            $( AlgorithmInfo { name: $name, reference: $reference, params: <$ty>::PARAMS }, )*
+            $( AlgorithmInfo { name: $name, reference: $reference, params: <$ty>::PARAMS, facts: $facts }, )*
         ];
 
         impl Algorithm {
@@ -36,10 +46,7 @@ macro_rules! registry {
             pub fn new(name: &str, params: &Params) -> Result<Self, ParamError> {
                 match name {
                     $( $name => Ok(Algorithm::$variant(<$ty>::new(params)?)), )*
-                    _ => Err(ParamError(format!(
-                        "unknown algorithm '{name}'; allowed: {}",
-                        ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
-                    ))),
+                    _ => Err(unknown(name)),
                 }
             }
 
@@ -107,27 +114,39 @@ macro_rules! registry {
 }
 
 registry! {
-    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x)";
-    CubicV20(crate::cubic_v2_0::CubicV20) = "cubic-2.0", "Linux net/ipv4/tcp_cubic.c v2.0 (2.6.19-2.6.21), the 2.6.18 scaling bug as a parameter";
-    Cubic22(crate::cubic_2_2::Cubic22) = "cubic-2.2", "Linux net/ipv4/tcp_cubic.c v2.2 (2.6.25-2.6.28), the code seed 000 measured";
-    Cubic2008(crate::cubic_2008::Cubic2008) = "cubic-2008", "Seed 000 Algorithm 1 (Linux CUBIC v2.2 as the 2008 paper describes it)";
-    Cubic2008Fixed(crate::cubic_2008_fixed::Cubic2008Fixed) = "cubic-2008-fixed", "Seed 000 Algorithm 1 in the integers of its BPF port (jiffies, C to 2^-10, K to 2^-10 s)";
-    Cubic2005(crate::cubic_2005::Cubic2005) = "cubic-2005", "Seed 001 (Rhee, Xu, PFLDnet 2005): beta kept 0.8, Smax clamp, TCP mode Eq. 4";
-    Cubic2005Fixed(crate::cubic_2005_fixed::Cubic2005Fixed) = "cubic-2005-fixed", "Seed 001 CUBIC in the integers of its BPF port (us clock, C to 2^-10, K to 2^-10 s)";
-    CubicRfc9438(crate::cubic_rfc9438::CubicRfc9438) = "cubic-rfc9438", "RFC 9438 Section 4 (W_est, alpha_cubic, target clamped to 1.5 cwnd)";
-    CubicRfc9438Fixed(crate::cubic_rfc9438_fixed::CubicRfc9438Fixed) = "cubic-rfc9438-fixed", "RFC 9438 in the integers of its BPF port (us clock, C to 2^-10, K and W_max to 2^-10)";
-    Reno(Reno) = "reno", "Linux net/ipv4/tcp_cong.c tcp_reno_* (6.x); RFC 5681";
-    Tahoe(Tahoe) = "tahoe", "RFC 5681 without fast recovery (seed 003)";
-    Bic(Bic) = "bic", "Linux net/ipv4/tcp_bic.c (6.x)";
-    HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649";
-    Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)";
-    Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)";
-    Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c";
+    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x)", facts::cubic;
+    CubicV20(crate::cubic_v2_0::CubicV20) = "cubic-2.0", "Linux net/ipv4/tcp_cubic.c v2.0 (2.6.19-2.6.21), the 2.6.18 scaling bug as a parameter", facts::cubic_v2_0;
+    Cubic22(crate::cubic_2_2::Cubic22) = "cubic-2.2", "Linux net/ipv4/tcp_cubic.c v2.2 (2.6.25-2.6.28), the code seed 000 measured", facts::cubic_2_2;
+    Cubic2008(crate::cubic_2008::Cubic2008) = "cubic-2008", "Seed 000 Algorithm 1 (Linux CUBIC v2.2 as the 2008 paper describes it)", facts::cubic_2008;
+    Cubic2008Fixed(crate::cubic_2008_fixed::Cubic2008Fixed) = "cubic-2008-fixed", "Seed 000 Algorithm 1 in the integers of its BPF port (jiffies, C to 2^-10, K to 2^-10 s)", facts::cubic_2008;
+    Cubic2005(crate::cubic_2005::Cubic2005) = "cubic-2005", "Seed 001 (Rhee, Xu, PFLDnet 2005): beta kept 0.8, Smax clamp, TCP mode Eq. 4", facts::cubic_2005;
+    Cubic2005Fixed(crate::cubic_2005_fixed::Cubic2005Fixed) = "cubic-2005-fixed", "Seed 001 CUBIC in the integers of its BPF port (us clock, C to 2^-10, K to 2^-10 s)", facts::cubic_2005;
+    CubicRfc9438(crate::cubic_rfc9438::CubicRfc9438) = "cubic-rfc9438", "RFC 9438 Section 4 (W_est, alpha_cubic, target clamped to 1.5 cwnd)", facts::cubic_rfc9438;
+    CubicRfc9438Fixed(crate::cubic_rfc9438_fixed::CubicRfc9438Fixed) = "cubic-rfc9438-fixed", "RFC 9438 in the integers of its BPF port (us clock, C to 2^-10, K and W_max to 2^-10)", facts::cubic_rfc9438;
+    Reno(Reno) = "reno", "Linux net/ipv4/tcp_cong.c tcp_reno_* (6.x); RFC 5681", facts::reno;
+    Tahoe(Tahoe) = "tahoe", "RFC 5681 without fast recovery (seed 003)", facts::reno;
+    Bic(Bic) = "bic", "Linux net/ipv4/tcp_bic.c (6.x)", facts::bic;
+    HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649", facts::highspeed;
+    Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)", facts::scalable;
+    Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)", facts::htcp;
+    Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c", facts::bbr;
 }
 
 /// The registry entry for `name`.
 pub fn info(name: &str) -> Option<&'static AlgorithmInfo> {
     ALGORITHMS.iter().find(|a| a.name == name)
+}
+
+/// The registry entry for `name`, or the error that names the algorithms there are.
+pub fn lookup(name: &str) -> Result<&'static AlgorithmInfo, ParamError> {
+    info(name).ok_or_else(|| unknown(name))
+}
+
+fn unknown(name: &str) -> ParamError {
+    ParamError(format!(
+        "unknown algorithm '{name}'; allowed: {}",
+        ALGORITHMS.iter().map(|a| a.name).collect::<Vec<_>>().join(", ")
+    ))
 }
 
 #[cfg(test)]

@@ -7,9 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
-use cubiclab_cc::{Algorithm, CaState, Params, ALGORITHMS};
-use cubiclab_sim::scenario::{ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
-use cubiclab_sim::traffic::BoundedPareto;
+use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
+use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
@@ -102,6 +101,26 @@ fn algorithms() -> Vec<(&'static str, &'static str, Vec<ParamRow>)> {
             )
         })
         .collect()
+}
+
+/// An algorithm's decrease and growth facts for `params` (`cubiclab_cc::facts`): a dict of
+/// beta_kept, beta_kept_bounds, beta_kept_by_window, growth and growth_constants.
+#[pyfunction]
+#[pyo3(signature = (algorithm, params=None))]
+fn algorithm_facts<'py>(
+    py: Python<'py>,
+    algorithm: &str,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let a = registry::lookup(algorithm).map_err(|e| PyValueError::new_err(e.0))?;
+    let facts = a.facts(&params_from(params)?).map_err(|e| PyValueError::new_err(e.0))?;
+    let out = PyDict::new(py);
+    out.set_item("beta_kept", facts.beta_kept)?;
+    out.set_item("beta_kept_bounds", facts.beta_kept_bounds)?;
+    out.set_item("beta_kept_by_window", facts.beta_kept_by_window())?;
+    out.set_item("growth", facts.growth.name())?;
+    out.set_item("growth_constants", facts.growth.constants())?;
+    Ok(out)
 }
 
 /// Check an algorithm name and parameters without running anything.
@@ -223,9 +242,8 @@ fn emulator_path(spec_json: &str) -> PyResult<String> {
 /// The background web sessions of a scenario as the testbed runs them, JSON: per session its
 /// group, direction ("forward": data on the forward bottleneck), RTT and one-way delays,
 /// algorithm, first request time, and the objects it requests in order with the think time
-/// after each: (bytes, think ns), drawn from the session's own stream in the order the
-/// simulator draws them (`sim/events.rs`: a size when the object starts, a think time when
-/// it is acknowledged), as many as fit in the run.
+/// after each: (bytes, think ns), as many as fit in the run (`SessionDraws::objects`: the
+/// simulator's draws).
 #[pyfunction]
 fn web_schedule(spec_json: &str) -> PyResult<String> {
     let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
@@ -237,15 +255,7 @@ fn web_schedule(spec_json: &str) -> PyResult<String> {
         .map(|s| {
             let lane = &plan.lanes[s.lane as usize];
             let w = &sc.web[lane.web_group];
-            let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
-            let mut rng = s.rng;
-            let (mut t, mut objects) = (s.first_request_ns, Vec::new());
-            while t < sc.duration_ns {
-                let bytes = (sizes.sample(&mut rng) as u64).max(1);
-                let think = rng.exponential(w.think_mean_ns as f64) as u64;
-                objects.push((bytes, think));
-                t = t.saturating_add(think);
-            }
+            let objects = s.draws.objects(s.first_request_ns, sc.duration_ns);
             let delay = |hops: &[PlannedHop]| hops.iter().map(|h| h.delay_ns).sum::<u64>();
             let (data, acks) = (delay(&s.data_hops), delay(&s.ack_hops));
             let forward = lane.direction == Direction::Forward;
@@ -259,6 +269,12 @@ fn web_schedule(spec_json: &str) -> PyResult<String> {
         })
         .collect();
     Ok(serde_json::Value::Array(sessions).to_string())
+}
+
+/// One bandwidth-delay product in whole bytes (`cubiclab_sim::scenario::bdp_bytes`).
+#[pyfunction]
+fn bdp_bytes(rate_bps: u64, rtt_ns: u64) -> u64 {
+    scenario::bdp_bytes(rate_bps, rtt_ns)
 }
 
 /// The scenario's JSON Schema (keys, types, units, meaning).
@@ -291,11 +307,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_csv, m)?)?;
     m.add_function(wrap_pyfunction!(bbr_entry_phases, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithm_facts, m)?)?;
     m.add_function(wrap_pyfunction!(check_algorithm, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulator_path, m)?)?;
     m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(bdp_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
@@ -303,6 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_FLOWS", MAX_FLOWS)?;
     m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;
+    m.add("TESTBED_HZ", cubiclab_cc::clock::TESTBED_HZ)?;
     m.add("CA_STATES", CaState::ALL.map(CaState::name).to_vec())?;
     Ok(())
 }

@@ -5,12 +5,15 @@ window at loss (its share of the pipe and the buffer), the congestion epoch its 
 needs to regain that window after a decrease (CUBIC: K = cbrt(W beta / C), seed 000 Eq. 2,
 or the TCP-friendly window's linear growth when that is faster; TCP: W/2 RTTs; HSTCP: RFC
 3649's a(w), b(w); ...), and the number of epochs a synchronised AIMD pair needs to bring a
-difference down to a tenth (ln 0.1 / ln(1 - beta)). Warm-up = the last start + slow start
-+ convergence; the measured window holds `epochs` epochs of the slowest flow and as many
-random losses of the bottleneck's loss model, if it has one (at least `min_window_s`). An
-entry may name the flow groups its metrics measure: only their epochs and convergence
-count; and, where the flows do not share the pipe equally, the share one flow of a group
-holds (a TCP flow beside CUBIC flows is squeezed to a small window, so its epoch is short).
+difference down to a tenth (ln 0.1 / ln(1 - beta)). Each algorithm's decrease and growth
+constants are the library's (`cubiclab.algorithms.info`); the rules here are per growth
+law, and an algorithm whose law has no rule is an error. Warm-up = the last start + slow
+start + convergence; the measured window holds `epochs` epochs of the slowest flow and as
+many random losses of the bottleneck's loss model, if it has one (at least
+`min_window_s`). An entry may name the flow groups its metrics measure: only their epochs
+and convergence count; and, where the flows do not share the pipe equally, the share one
+flow of a group holds (a TCP flow beside CUBIC flows is squeezed to a small window, so its
+epoch is short).
 A budget caps the length; the plan then says how many epochs it holds."""
 
 from __future__ import annotations
@@ -18,10 +21,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cubiclab import units
+from cubiclab import _core, units
+from cubiclab.algorithms import AlgorithmInfo, info
 from cubiclab.scenario import HEADER_BYTES, Scenario
 
-CUBIC_C = 0.4  # seed 000: C = 0.4 (Linux: bic_scale 41 x 10 / 1024)
+#: RFC 3649's response function, the model of HighSpeed's table (Linux derived the table
+#: from it): b(w) falls linearly in ln w to High_Decrease 0.1 at High_Window 83000 from the
+#: table's first row (Low_Window, b = 0.5), and p(w) = 0.078 / w^1.2.
+HS_HIGH_WINDOW, HS_HIGH_DECREASE = 83000, 0.1
 
 
 @dataclass(frozen=True)
@@ -45,88 +52,122 @@ class RunLength:
         return s + (" (capped by the run budget: fewer than asked)" if self.capped else "")
 
 
-def decrease_fraction(algorithm: str, params: dict) -> float:
-    """The fraction of the window given up at a congestion event."""
-    p = params or {}
-    if algorithm in ("cubic", "cubic-2.2"):
-        return 1 - p.get("beta", 717) / 1024
-    if algorithm in ("cubic-2.0", "bic"):
-        return 1 - p.get("beta", 819) / 1024
-    if algorithm == "cubic-2008":
-        return p.get("beta", 0.2)
-    if algorithm == "cubic-2005":
-        return 1 - p.get("beta", 0.8)
-    if algorithm == "cubic-rfc9438":
-        return 1 - p.get("beta", 0.7)
-    if algorithm == "scalable":
-        return 1 / 2 ** p.get("md_scale", 3)
-    if algorithm == "highspeed":
-        return 0.3  # RFC 3649's b(w) runs from 0.5 at 38 packets to 0.1 at 83000; mid-range
-    return 0.5  # reno, tahoe, htcp (0.5 with a full BDP of buffer), and the rest
+def _hstcp_low(a: AlgorithmInfo) -> tuple[int, float]:
+    """HighSpeed's Low_Window and its decrease: the first row of its table."""
+    w, kept = a.beta_kept_by_window[0]
+    return w, 1 - kept
 
 
-def _hstcp_epoch_rtts(w: float) -> float:
-    """RFC 3649: b(w) = 0.5 + (0.1 - 0.5) (ln w - ln 38) / (ln 83000 - ln 38), a(w) = w^2 p(w)
-    2 b / (2 - b) with p(w) = 0.078 / w^1.2; an epoch regains b w at a per RTT."""
-    if w <= 38:
-        return 0.5 * w
-    b = 0.5 - 0.4 * (math.log(w) - math.log(38)) / (math.log(83000) - math.log(38))
-    a = w * w * 0.078 / w ** 1.2 * 2 * b / (2 - b)
-    return b * w / max(a, 1.0)
+def _hstcp_epoch_rtts(a: AlgorithmInfo, w: float) -> float:
+    """RFC 3649: b(w) = b_low + (High_Decrease - b_low) (ln w - ln Low_Window) / (ln High_Window
+    - ln Low_Window), a(w) = w^2 p(w) 2 b / (2 - b) with p(w) = 0.078 / w^1.2; an epoch
+    regains b w at a per RTT."""
+    low_w, low_b = _hstcp_low(a)
+    if w <= low_w:
+        return low_b * w
+    b = low_b - (low_b - HS_HIGH_DECREASE) * (math.log(w) - math.log(low_w)) / (math.log(HS_HIGH_WINDOW) -
+                                                                                 math.log(low_w))
+    alpha = w * w * 0.078 / w ** 1.2 * 2 * b / (2 - b)
+    return b * w / max(alpha, 1.0)
 
 
-def _htcp_epoch_s(w: float, rtt: float) -> float:
+def _htcp_epoch_s(b: float, w: float, rtt: float) -> float:
     """H-TCP (Leith, Shorten 2004): alpha(D) = 1 + 10 (D - 1) + 0.25 (D - 1)^2 packets per RTT
-    for D > 1 s after the last backoff; time to regain half the window, in 10 ms steps."""
-    need, grown, t = 0.5 * w, 0.0, 0.0
+    for D > 1 s after the last backoff; time to regain the `b` w given up, in 10 ms steps."""
+    need, grown, t = b * w, 0.0, 0.0
     while grown < need and t < 3600:
         d = t - 1.0
-        a = 1.0 if d <= 0 else 1 + 10 * d + 0.25 * d * d
-        grown += a * 0.01 / rtt
+        alpha = 1.0 if d <= 0 else 1 + 10 * d + 0.25 * d * d
+        grown += alpha * 0.01 / rtt
         t += 0.01
     return t
+
+
+def _reno_epoch_s(w: float, rtt: float) -> float:
+    """Reno regains the half it gave up at one packet per RTT."""
+    return (1 - info("reno").beta_kept) * w * rtt
+
+
+def _cubic_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float:
+    """K = cbrt(W b / C) (seed 000 Eq. 2), at least the growth clamp's time to regain b W,
+    at most the TCP-friendly window's (3 b / (2 - b) packets per RTT, seed 000 Eq. 4)."""
+    g = a.growth_constants
+    k = (w * b / g["c"]) ** (1 / 3)
+    # The plans of seed 001's entries read its Smax as packets per RTT, though cubic-2005
+    # clamps per second: kept, so that s001-exp3's planned runs stay as they are.
+    per_rtt = rtt if a.name.startswith("cubic-2005") else 1.0
+    k = max(k, b * w / g["max_increase_per_s"] * per_rtt)
+    if g["reno_friendly"]:
+        alpha = 3 * b / (2 - b)
+        k = min(k, b * w / alpha * rtt)
+    return k
+
+
+def _bic_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float:
+    """Binary search down to 0.01 packets, at most max_increment packets per RTT; Reno up to
+    low_window."""
+    g = a.growth_constants
+    reno = _reno_epoch_s(w, rtt)
+    steps = max(math.log2(max(b * w / 0.01, 2.0)), b * w / g["max_increment"])
+    return min(steps * rtt, reno) if w > g["low_window"] else reno
+
+
+def _scalable_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float:
+    """One packet per min(cwnd, ai_cnt) ACKs (Linux): w / ai_cnt packets per RTT, at least one."""
+    per_rtt = max(1.0, w / a.growth_constants["ai_cnt"])
+    return b * w / per_rtt * rtt
+
+
+#: growth law -> (the decrease a plan assumes, the epoch in seconds), both of
+#: (algorithm's facts, w packets at loss, rtt s).
+_RULES = {
+    "reno": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
+    "cubic": (lambda a: 1 - a.beta_kept, _cubic_epoch_s),
+    "bic": (lambda a: 1 - a.beta_kept, _bic_epoch_s),
+    "scalable": (lambda a: 1 - a.beta_kept, _scalable_epoch_s),
+    # RFC 3649's b(w) at mid-range: halfway from Low_Window's to High_Decrease, in ln w
+    "highspeed": (lambda a: (_hstcp_low(a)[1] + HS_HIGH_DECREASE) / 2,
+                  lambda a, b, w, rtt: _hstcp_epoch_rtts(a, w) * rtt),
+    # H-TCP's backoff at BETA_MIN (half), what its RTT ratio gives with a full BDP of buffer
+    "htcp": (lambda a: 1 - a.beta_kept_bounds[0], lambda a, b, w, rtt: _htcp_epoch_s(b, w, rtt)),
+    # BBR does not decrease on a loss: its epoch is its ProbeRTT interval, its longest
+    # cycle, and convergence is planned as if it halved once per epoch
+    "bbr": (lambda a: 0.5, lambda a, b, w, rtt: a.growth_constants["probe_rtt_interval_s"]),
+}
+
+
+def _facts(algorithm: str, params: dict) -> AlgorithmInfo:
+    """The algorithm's facts from the library; an algorithm without a rule here is an error."""
+    names = [row[0] for row in _core.algorithms()]
+    a = info(algorithm, params) if algorithm in names else None
+    if a is None or a.growth not in _RULES:
+        known = [n for n in names if info(n).growth in _RULES]
+        raise ValueError(f"the run-length physics has no rule for algorithm '{algorithm}'; it has rules for "
+                         f"{', '.join(known)}")
+    return a
+
+
+def decrease_fraction(algorithm: str, params: dict) -> float:
+    """The fraction of the window given up at a congestion event, as the plan assumes it."""
+    a = _facts(algorithm, params or {})
+    return _RULES[a.growth][0](a)
 
 
 def epoch_s(algorithm: str, params: dict, w: float, rtt: float) -> float:
     """Seconds a flow with window `w` (packets) at loss and round-trip time `rtt` (s) needs
     to regain `w` after a decrease: the length of its congestion epoch."""
-    p = params or {}
-    b = decrease_fraction(algorithm, p)
-    reno = 0.5 * w * rtt
-    if algorithm.startswith("cubic"):
-        c = p.get("c", CUBIC_C) if algorithm in ("cubic-2008", "cubic-2005", "cubic-rfc9438") else \
-            p.get("bic_scale", 41) * 10 / 1024
-        k = (w * b / c) ** (1 / 3)
-        if algorithm == "cubic-2005":  # growth at most Smax packets per RTT
-            k = max(k, b * w / p.get("smax", 160) * rtt)
-        if algorithm == "cubic-2.0":  # at most max_increment packets per 100 ms, whatever the RTT
-            k = max(k, b * w / (p.get("max_increment", 16) * 10 / (8 if p.get("scaling_bug") else 1)))
-        if p.get("tcp_friendliness", p.get("reno_friendly", 1)):
-            alpha = 3 * b / (2 - b)  # the TCP-friendly window's packets per RTT (seed 000 Eq. 4)
-            k = min(k, b * w / alpha * rtt)
-        return k
-    if algorithm == "bic":
-        steps = max(math.log2(max(b * w / 0.01, 2.0)), b * w / p.get("max_increment", 16))
-        return min(steps * rtt, reno) if w > p.get("low_window", 14) else reno
-    if algorithm == "highspeed":
-        return _hstcp_epoch_rtts(w) * rtt
-    if algorithm == "scalable":
-        per_rtt = max(1.0, w / p.get("ai_cnt", 100))  # Linux: one packet per min(cwnd, ai_cnt) ACKs
-        return b * w / per_rtt * rtt
-    if algorithm == "htcp":
-        return _htcp_epoch_s(w, rtt)
-    if algorithm == "bbr":
-        return 10.0  # BBR's ProbeRTT interval: its longest cycle
-    return reno
+    a = _facts(algorithm, params or {})
+    decrease, epoch = _RULES[a.growth]
+    return epoch(a, decrease(a), w, rtt)
 
 
 def _flows(sc: Scenario):
-    """(algorithm, params, rtt s, start s, count, group name) per flow group."""
+    """(algorithm, params, rtt ns, start s, count, group name) per flow group."""
     for g in sc.flows:
-        rtt = units.parse_time(g.rtt, "rtt") / 1e9
+        rtt_ns = units.parse_time(g.rtt, "rtt")
         start = units.parse_time(g.start, "start") / 1e9 + (g.count - 1) * units.parse_time(g.start_spacing,
                                                                                               "start_spacing") / 1e9
-        yield g.algorithm, dict(g.params), rtt, start, g.count, g.name
+        yield g.algorithm, dict(g.params), rtt_ns, start, g.count, g.name
 
 
 def random_loss_rate(spec: dict, rate_pps: float) -> float:
@@ -162,11 +203,13 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
     if unknown:
         raise ValueError(f"scenario '{sc.name}' has no flow group named {', '.join(sorted(unknown))}")
     epoch = conv = ss = last_start = 0.0
-    for alg, params, rtt, start, _, name in groups:
+    for alg, params, rtt_ns, start, _, name in groups:
         last_start = max(last_start, start)
         if measured and name not in measured:
             continue
-        w = max(2.0, (rate_pps * rtt + buffer_pkts) * shares.get(name, 1 / n))
+        rtt = rtt_ns / 1e9
+        bdp_pkts = _core.bdp_bytes(spec["bottleneck"]["rate"], rtt_ns) / wire
+        w = max(2.0, (bdp_pkts + buffer_pkts) * shares.get(name, 1 / n))
         e = epoch_s(alg, params, w, rtt)
         b = decrease_fraction(alg, params)
         epoch = max(epoch, e)

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cubiclab._core import TESTBED_HZ
 from cubiclab.kernel.capture import Capture, run_flow
 from cubiclab.kernel.compare import Comparison, compare
 from cubiclab.kernel.convert import Converted, convert, inflight_share
@@ -29,7 +30,7 @@ from cubiclab.kernel.convert import Converted, convert, inflight_share
 #: kernel's, so the replay runs at the kernel's HZ (measured by :func:`measure_hz_and_phase`).
 SETUPS = {
     "reno": dict(seed="start", params={}),
-    "cubic": dict(seed="ss_exit", params={"hz": 250}),
+    "cubic": dict(seed="ss_exit", params={"hz": TESTBED_HZ}),
 }
 BPF_SETUP = dict(seed="start", params={})
 
@@ -116,7 +117,7 @@ def run_check(
                 raise RuntimeError(f"{alg}: the BPF witness lost {lost} records (ring buffer full); the check "
                                    "cannot tell which ACKs ran no BPF")
         conv = convert(cap.records, cap.mss, cap.t_stop_us, cap.acks, seed=s["seed"], bpf_seen=seen)
-        hz = int(s["params"].get("hz", kernel_hz or 250))
+        hz = int(s["params"].get("hz", kernel_hz or TESTBED_HZ))
         cmp = compare(conv, replayed, s["params"], hz=hz)
         out[alg] = Result(alg, cap, conv, cmp, seconds)
     return out

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from cubiclab._core import TESTBED_HZ
 from cubiclab.kernel.convert import Converted
 from cubiclab.replay import replay
 
@@ -44,7 +45,8 @@ class Comparison:
         return self.mismatches().cause.value_counts().to_dict()
 
 
-def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int = 250, lag_us: int = 100) -> Comparison:
+def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int = TESTBED_HZ,
+            lag_us: int = 100) -> Comparison:
     """Replay `conv.trace` through `algorithm` (seeded with the kernel's window at the seed
     ACK) and compare ``cwnd`` and ``ssthresh`` after every compared ACK."""
     params = dict(params or {})

@@ -69,6 +69,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from cubiclab._core import TESTBED_HZ
+
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 _REDUCING = ("Recovery", "CWR")
 
@@ -334,7 +336,7 @@ def convert(
     acks: pd.DataFrame | None = None,
     seed: str = "start",
     gap_us: int = 50,
-    hz: int = 250,
+    hz: int = TESTBED_HZ,
     phase_us: int = 0,
     bpf_seen: pd.DataFrame | None = None,
 ) -> Converted:

@@ -232,7 +232,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                                                 receiver_sysctls=p.receiver_sysctls) as net:
         try:
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
-            bdp_bytes = spec["bottleneck"]["rate"] * max_rtt // 8 // 1_000_000_000
+            bdp_bytes = _core.bdp_bytes(spec["bottleneck"]["rate"], max_rtt)
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",

@@ -24,6 +24,7 @@ pub mod prr;
 pub mod rate;
 pub mod rtt;
 
+use crate::clock::{TESTBED_HZ, TESTBED_JIFFY_NS};
 use crate::minmax::Minmax;
 use crate::seq::before;
 use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
@@ -69,10 +70,10 @@ pub struct Host {
     pub rate: RateEstimator,
 }
 
-/// `tcp_jiffies32` of the testbed's kernel (CONFIG_HZ=250), for the min-RTT window.
-const NS_PER_JIFFY: u64 = 4_000_000;
+/// `tcp_jiffies32` of the testbed's kernel, for the min-RTT window.
+const NS_PER_JIFFY: u64 = TESTBED_JIFFY_NS;
 /// `sysctl_tcp_min_rtt_wlen`: 300 s, in jiffies.
-const MIN_RTT_WLEN_JIFFIES: u32 = 300 * 250;
+const MIN_RTT_WLEN_JIFFIES: u32 = 300 * TESTBED_HZ;
 
 impl Host {
     pub fn new(alg: Algorithm, tcp: TcpState, rtt: RttEstimator) -> Self {

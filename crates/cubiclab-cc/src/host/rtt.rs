@@ -15,8 +15,6 @@ pub const TCP_RTO_MIN_US: u64 = 200_000;
 pub const TCP_RTO_MAX_US: u64 = 120_000_000;
 /// Linux `TCP_TIMEOUT_INIT`: 1 s before the first RTT sample (RFC 6298).
 pub const TCP_TIMEOUT_INIT_US: u64 = 1_000_000;
-/// One jiffy of the testbed's kernel (`CONFIG_HZ=250`), in microseconds.
-pub const JIFFY_US_HZ250: u64 = 4_000;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RttEstimator {
@@ -157,7 +155,7 @@ mod tests {
         // exceeds the 200 ms floor, so rttvar stays 200: rto = 189.9 + 200 = 389.9 ms,
         // 390 ms in whole milliseconds (HZ 1000) and 392 ms in 4 ms jiffies (HZ 250).
         // RFC 6298's estimator (rttvar gain 1/4 both ways) gives 623 ms after the same six.
-        for (jiffy, steady, want) in [(1000, 501_000, 390_000), (JIFFY_US_HZ250, 504_000, 392_000)] {
+        for (jiffy, steady, want) in [(1000, 501_000, 390_000), (4_000, 504_000, 392_000)] {
             let mut e = RttEstimator::new(TCP_RTO_MIN_US, jiffy);
             let mut seq = 0;
             rounds(&mut e, 300_000, 200, &mut seq);

@@ -21,7 +21,9 @@ use cubiclab_cc::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use plan::{rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, WebLane, MAX_HOPS};
+pub use plan::{
+    rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, SessionDraws, WebLane, MAX_HOPS,
+};
 pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
@@ -446,10 +448,17 @@ impl Scenario {
         self.mss + HEADER_BYTES
     }
 
-    /// One bandwidth-delay product of the first link in packets for a round trip of `rtt_ns`.
+    /// One bandwidth-delay product of the first link in whole packets for a round trip of `rtt_ns`.
     pub fn bdp_packets(&self, rtt_ns: u64) -> u32 {
-        ((self.links[0].rate_bps as u128 * rtt_ns as u128) / (8 * self.wire_bytes() as u128 * 1_000_000_000)) as u32
+        (bdp_bytes(self.links[0].rate_bps, rtt_ns) / u64::from(self.wire_bytes())) as u32
     }
+}
+
+/// One bandwidth-delay product in whole bytes: `rate_bps` x `rtt_ns` / 8 / 10^9, rounded
+/// down (at most `u64::MAX`). Where every BDP is computed: the plan's receive buffers,
+/// `bdp_packets`, and the Python scenario's `"100%BDP"` (through the bindings).
+pub fn bdp_bytes(rate_bps: u64, rtt_ns: u64) -> u64 {
+    u64::try_from(u128::from(rate_bps) * u128::from(rtt_ns) / 8 / 1_000_000_000).unwrap_or(u64::MAX)
 }
 
 /// serde's "expected u64" and "expected struct RedSpec" in the terms of a scenario file: the

@@ -7,11 +7,12 @@
 use cubiclab_cc::Params;
 use serde::Serialize;
 
-use super::{FlowGroup, RttDist, Rwnd, RwndMode, Scenario, WebDirection};
+use super::{bdp_bytes, FlowGroup, RttDist, Rwnd, RwndMode, Scenario, WebDirection};
 use crate::queue::Limit;
 use crate::rng::Rng;
 use crate::tcp::rcv_window::TUN_SCALING_RATIO;
 use crate::tcp::Recovery;
+use crate::traffic::BoundedPareto;
 
 /// The `SO_RCVBUF` whose window is `window` bytes once the first segment has set the
 /// receive path's scaling ratio: `2 x SO_RCVBUF x ratio / 256 >= window` (rounded up).
@@ -119,10 +120,44 @@ pub struct PlannedSession {
     pub ack_hops: Vec<PlannedHop>,
     /// When it requests its first object.
     pub first_request_ns: u64,
-    /// The session's own random stream, positioned after the draws of the plan (its RTT and
-    /// first think time); object sizes and later think times continue from here.
+    /// Object sizes and later think times, continuing the session's stream.
     #[serde(skip)]
-    pub rng: Rng,
+    pub draws: SessionDraws,
+}
+
+/// A web session's draws after the plan's (its RTT and first think time), from its own
+/// stream and in this order: an object's size when it is requested, then the think time
+/// after it when it is acknowledged. The simulator draws as the session runs; the testbed
+/// takes a run's worth in advance (`objects`).
+#[derive(Clone, Debug)]
+pub struct SessionDraws {
+    rng: Rng,
+    sizes: BoundedPareto,
+    think_mean_ns: f64,
+}
+
+impl SessionDraws {
+    /// The next object's size, bytes (at least one).
+    pub fn object_bytes(&mut self) -> u64 {
+        (self.sizes.sample(&mut self.rng) as u64).max(1)
+    }
+
+    /// The think time after the object, ns.
+    pub fn think_ns(&mut self) -> u64 {
+        self.rng.exponential(self.think_mean_ns) as u64
+    }
+
+    /// The objects a session whose first request is at `first_request_ns` requests before
+    /// `until_ns`, each with the think time after it: (bytes, think ns).
+    pub fn objects(mut self, first_request_ns: u64, until_ns: u64) -> Vec<(u64, u64)> {
+        let (mut t, mut objects) = (first_request_ns, Vec::new());
+        while t < until_ns {
+            let object = (self.object_bytes(), self.think_ns());
+            objects.push(object);
+            t = t.saturating_add(object.1);
+        }
+        objects
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -174,7 +209,9 @@ impl Scenario {
                         Direction::Forward => self.hops(&route, Direction::Forward, &backwards(&route), rtt_ns),
                         Direction::Reverse => self.hops(&backwards(&route), Direction::Reverse, &route, rtt_ns),
                     };
-                    sessions.push(PlannedSession { lane, rtt_ns, data_hops, ack_hops, first_request_ns, rng });
+                    let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
+                    let draws = SessionDraws { rng, sizes, think_mean_ns: w.think_mean_ns as f64 };
+                    sessions.push(PlannedSession { lane, rtt_ns, data_hops, ack_hops, first_request_ns, draws });
                 }
             }
         }
@@ -199,7 +236,7 @@ impl Scenario {
         // The fastest link's BDP and every forward buffer: what one flow could ever have in
         // flight on any route (for the one link of a dumbbell, its BDP and buffer).
         let rate = self.links.iter().map(|l| l.rate_bps).max().unwrap_or(0);
-        let bdp = (rate as u128 * max_rtt_ns as u128 / 8 / 1_000_000_000) as u64;
+        let bdp = bdp_bytes(rate, max_rtt_ns);
         let buffer = self
             .links
             .iter()

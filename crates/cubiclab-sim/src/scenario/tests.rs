@@ -224,3 +224,15 @@ fn web_groups_split_their_sessions_by_direction() {
         assert!(s.rtt_ns >= 21 * MS && s.rtt_ns % MS == 0, "{}", s.rtt_ns);
     }
 }
+
+#[test]
+fn bdp_is_rate_times_rtt_in_whole_bytes() {
+    // 100 Mbit/s x 40 ms = 4 Mbit = 500,000 bytes; 1 bit/s x 1 s is an eighth of a byte: 0.
+    assert_eq!(bdp_bytes(100_000_000, 40_000_000), 500_000);
+    assert_eq!(bdp_bytes(1, 1_000_000_000), 0);
+    // 2^64 - 1 bit/s for 10^10 s is over 2^64 bytes: held at u64::MAX.
+    assert_eq!(bdp_bytes(u64::MAX, 10_000_000_000), u64::MAX);
+    // In packets of the scenario's wire size (1500 bytes): 500,000 / 1500 = 333.3 -> 333.
+    let sc = Scenario::dumbbell(100_000_000, 40 * MS, Limit::Packets(33), 2_000 * MS);
+    assert_eq!((sc.wire_bytes(), sc.bdp_packets(40 * MS)), (1500, 333));
+}

@@ -16,7 +16,6 @@ use crate::record::Results;
 use crate::scenario::{Direction, PlannedHop, Scenario};
 use crate::tcp::rcv_window::PeerWindow;
 use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
-use crate::traffic::BoundedPareto;
 
 /// What a flow slot needs besides its sender's configuration.
 struct Slot<'a> {
@@ -95,14 +94,12 @@ impl Sim {
                 loss_probes: true,
                 frto: true,
             };
-            let sizes = BoundedPareto::with_mean(w.mean_size_bytes as f64, w.shape, w.max_size_ratio);
             let f = sim.flows.len() as u32;
             sim.web.push(Session {
                 lane: s.lane,
-                rng: s.rng.clone(),
+                draws: s.draws.clone(),
                 rtt_ns: s.rtt_ns,
                 alg: alg.clone(),
-                sizes,
                 object_start: 0,
                 object_bytes: 0,
             });

@@ -2,7 +2,7 @@
 //! the delay line after it, received; ACKs back to the sender; web objects opened and closed.
 
 use super::{Flow, Sim};
-use crate::engine::{Ev, Time};
+use crate::engine::Ev;
 use crate::packet::{Packet, SackBlocks};
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
@@ -17,9 +17,9 @@ impl Sim {
         let segs_of = |bytes: u64, mss: u32| bytes.div_ceil(mss as u64).clamp(1, u32::MAX as u64 - 1) as u32;
         let fl = &mut self.flows[f as usize];
         let s = &mut self.web[fl.web.expect("Object event for a long-lived flow") as usize];
-        let bytes = s.sizes.sample(&mut s.rng) as u64;
+        let bytes = s.draws.object_bytes();
         s.object_start = now;
-        s.object_bytes = bytes.max(1);
+        s.object_bytes = bytes;
         fl.conn = fl.conn.wrapping_add(1);
         fl.sender.reset(s.alg.clone(), segs_of(bytes, self.sc.mss));
         fl.receiver.reset();
@@ -32,8 +32,7 @@ impl Sim {
     pub(super) fn object_done(&mut self, f: u32, w: u32) {
         self.record_object(f, w);
         let s = &mut self.web[w as usize];
-        let think = self.sc.web[self.lanes[s.lane as usize].web_group].think_mean_ns as f64;
-        let next = self.now + s.rng.exponential(think) as Time;
+        let next = self.now + s.draws.think_ns();
         self.flows[f as usize].sender.stop_timer();
         self.q.push(next, Ev::Object(f));
     }

@@ -26,11 +26,9 @@ use crate::packet::{Packet, SackOptions};
 use crate::pcap::Capture;
 use crate::pipe::Pipe;
 use crate::record::Results;
-use crate::rng::Rng;
-use crate::scenario::{Direction, PlannedFlow, Scenario, WebLane};
+use crate::scenario::{Direction, PlannedFlow, Scenario, SessionDraws, WebLane};
 use crate::tcp::rcv_window::{ts_ms, PeerWindow};
 use crate::tcp::{Receiver, Sender};
-use crate::traffic::BoundedPareto;
 use cubiclab_path::Link;
 
 struct Flow {
@@ -75,10 +73,9 @@ struct Flow {
 struct Session {
     /// Index of its lane (web group and direction) in the plan.
     lane: u32,
-    rng: Rng,
+    draws: SessionDraws,
     rtt_ns: Time,
     alg: Algorithm,
-    sizes: BoundedPareto,
     object_start: Time,
     object_bytes: u64,
 }

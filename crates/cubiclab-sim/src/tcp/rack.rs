@@ -22,9 +22,9 @@ use crate::engine::Time;
 /// Recovery at it.
 pub const DUPTHRESH: u32 = 3;
 
-/// `TCP_TIMEOUT_MIN`: two jiffies added to the reorder timeout (HZ 250).
+/// `TCP_TIMEOUT_MIN`: two jiffies of the testbed's kernel added to the reorder timeout.
 const TIMEOUT_MIN_NS: Time = 2 * JIFFY_NS;
-const JIFFY_NS: Time = 4_000_000;
+const JIFFY_NS: Time = cubiclab_cc::clock::TESTBED_JIFFY_NS;
 
 /// `tcp_rack_sent_after`: sent later, or at the same time with a higher sequence.
 #[inline]

@@ -11,8 +11,8 @@ use cubiclab_cc::seq::before;
 
 use crate::engine::Time;
 
-/// `TCP_TIMEOUT_MIN` (two jiffies at HZ 250) and one jiffy.
-const JIFFY_NS: Time = 4_000_000;
+/// `TCP_TIMEOUT_MIN` (two jiffies of the testbed's kernel) and one jiffy.
+const JIFFY_NS: Time = cubiclab_cc::clock::TESTBED_JIFFY_NS;
 const TIMEOUT_MIN_NS: Time = 2 * JIFFY_NS;
 /// `TCP_TIMEOUT_INIT`: the probe timeout before any RTT sample.
 const TIMEOUT_INIT_NS: Time = 1_000_000_000;

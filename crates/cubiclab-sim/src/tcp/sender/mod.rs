@@ -40,9 +40,10 @@ mod loss;
 mod timers;
 mod xmit;
 
+use cubiclab_cc::clock::TESTBED_JIFFY_NS;
 use cubiclab_cc::host::pacing::Pacer;
 use cubiclab_cc::host::rate::RateEstimator;
-use cubiclab_cc::host::rtt::{RttEstimator, JIFFY_US_HZ250};
+use cubiclab_cc::host::rtt::RttEstimator;
 use cubiclab_cc::host::Host;
 use cubiclab_cc::seq::before;
 use cubiclab_cc::{Algorithm, TcpState};
@@ -218,8 +219,8 @@ impl Sender {
             mss,
             ..TcpState::default()
         };
-        // Timeouts are whole jiffies of the testbed's kernel (CONFIG_HZ=250).
-        let rtt = RttEstimator::new(cfg.min_rto_ns / 1000, JIFFY_US_HZ250);
+        // Timeouts are whole jiffies of the testbed's kernel.
+        let rtt = RttEstimator::new(cfg.min_rto_ns / 1000, TESTBED_JIFFY_NS / 1000);
         Self {
             host: Host::new(alg, tcp, rtt),
             sb: Scoreboard::new(),

@@ -9,7 +9,7 @@
 //! it shares the retransmission timer (as `ICSK_TIME_*` do), the place that arms it and its
 //! arm in [`Sender::on_retransmission_timer`].
 
-use cubiclab_cc::host::rtt::JIFFY_US_HZ250;
+use cubiclab_cc::clock::TESTBED_JIFFY_NS;
 use cubiclab_cc::host::PrrAck;
 use cubiclab_cc::CaState;
 
@@ -128,7 +128,7 @@ impl Sender {
     /// `tcp_rearm_rto` while the timer stands for a probe or a reorder timeout: the RTO
     /// from the head's transmission, at least one jiffy away.
     fn rearm_rto_from_head(&mut self, now: Time) {
-        self.timers.xmit_at = self.head_rto().max(now + JIFFY_US_HZ250 * 1000);
+        self.timers.xmit_at = self.head_rto().max(now + TESTBED_JIFFY_NS);
         self.timers.xmit = Timer::Retransmit;
     }
 

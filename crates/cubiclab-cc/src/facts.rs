@@ -1,0 +1,297 @@
+//! What each algorithm does at a congestion event and how it grows back, as numbers for
+//! models and users (the catalog's run-length physics asks for them through the bindings):
+//! derived from the constants and the checked parameters the algorithm itself uses, one
+//! function per registry row. The tests hold every row to what its `ssthresh()` does.
+
+use crate::bic_lineage::BICTCP_BETA_SCALE;
+use crate::params::Resolved;
+use crate::{bbr, highspeed, htcp};
+
+/// An algorithm's response to a loss and its growth law, for one parameter set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Facts {
+    /// The fraction of the window KEPT at the first congestion event after a fresh start:
+    /// `ssthresh() / cwnd`. `None`: no multiplicative decrease (BBR keeps ssthresh).
+    pub beta_kept: Option<f64>,
+    /// The smallest and largest kept fraction the rule chooses from (equal when fixed):
+    /// H-TCP adapts it to the RTT ratio, HighSpeed's depends on the window.
+    pub beta_kept_bounds: Option<(f64, f64)>,
+    pub growth: Growth,
+}
+
+/// How the window grows back after a decrease.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Growth {
+    /// One segment per RTT (`tcp_cong_avoid_ai(cwnd)`).
+    Reno,
+    /// W(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta_kept) / C).
+    Cubic {
+        /// C, segments/s^3.
+        c: f64,
+        /// Grows at least as fast as an emulated Reno flow (TCP friendliness).
+        reno_friendly: bool,
+        /// The growth clamp, segments per second (`None`: no clamp).
+        max_increase_per_s: Option<f64>,
+    },
+    /// BIC's binary search, at most `max_increment` segments per RTT; Reno up to `low_window`.
+    Bic { max_increment: f64, low_window: f64 },
+    /// HighSpeed's AIMD table: (cwnd up to which a row holds, md in 1/256); a(w) = row + 1
+    /// segments per RTT, b(w) = md / 256.
+    HighSpeed { table: &'static [(u32, u32)] },
+    /// One segment per `ai_cnt` ACKs above `ai_cnt` segments (Reno below).
+    Scalable { ai_cnt: f64 },
+    /// H-TCP's alpha(Δ), a function of the time since the last backoff.
+    Htcp,
+    /// Model-based: the window follows the bandwidth and min-RTT estimates, which expire
+    /// after `probe_rtt_interval_s` without a lower RTT (ProbeRTT).
+    Bbr { probe_rtt_interval_s: f64 },
+}
+
+impl Growth {
+    /// The growth law's name (what a model dispatches on).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Growth::Reno => "reno",
+            Growth::Cubic { .. } => "cubic",
+            Growth::Bic { .. } => "bic",
+            Growth::HighSpeed { .. } => "highspeed",
+            Growth::Scalable { .. } => "scalable",
+            Growth::Htcp => "htcp",
+            Growth::Bbr { .. } => "bbr",
+        }
+    }
+
+    /// The law's constants by name (tables aside).
+    pub fn constants(&self) -> Vec<(&'static str, f64)> {
+        match *self {
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp => vec![],
+            Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
+                ("c", c),
+                ("reno_friendly", f64::from(u8::from(reno_friendly))),
+                ("max_increase_per_s", max_increase_per_s.unwrap_or(f64::INFINITY)),
+            ],
+            Growth::Bic { max_increment, low_window } => {
+                vec![("max_increment", max_increment), ("low_window", low_window)]
+            }
+            Growth::Scalable { ai_cnt } => vec![("ai_cnt", ai_cnt)],
+            Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
+        }
+    }
+}
+
+impl Facts {
+    /// The kept fraction by window where it depends on the window (HighSpeed): (largest
+    /// cwnd of the row, kept); empty otherwise.
+    pub fn beta_kept_by_window(&self) -> Vec<(u32, f64)> {
+        match self.growth {
+            Growth::HighSpeed { table } => table.iter().map(|&(w, md)| (w, highspeed_kept(md))).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn fixed(beta_kept: f64, growth: Growth) -> Self {
+        Facts { beta_kept: Some(beta_kept), beta_kept_bounds: Some((beta_kept, beta_kept)), growth }
+    }
+}
+
+/// `tcp_reno_ssthresh`: `cwnd >> 1`.
+pub(crate) fn reno(_: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Reno)
+}
+
+/// Linux CUBIC (`cubictcp_recalc_ssthresh`): `cwnd * beta / beta_scale`. C from
+/// `bic_scale`: `cube_factor = 2^(10 + 3 BICTCP_HZ) / (bic_scale * 10)` makes
+/// K = cbrt(W (1 - beta) 2^10 / (bic_scale * 10)) s, so C = bic_scale * 10 / 2^10.
+fn linux_cubic(p: &Resolved, max_increase_per_s: Option<f64>) -> Facts {
+    let c = p.f64("bic_scale") * 10.0 / 1024.0;
+    let growth = Growth::Cubic { c, reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s };
+    Facts::fixed(p.f64("beta") / f64::from(BICTCP_BETA_SCALE), growth)
+}
+
+pub(crate) fn cubic(p: &Resolved) -> Facts {
+    linux_cubic(p, None)
+}
+
+pub(crate) fn cubic_2_2(p: &Resolved) -> Facts {
+    linux_cubic(p, None)
+}
+
+/// v2.0 clamps growth to `max_increment` segments per 100 ms of min RTT; the 2.6.18
+/// scaling bug makes it an eighth of that (`cubic_v2_0`'s module documentation).
+pub(crate) fn cubic_v2_0(p: &Resolved) -> Facts {
+    let per_s = p.f64("max_increment") * 10.0 / if p.bool("scaling_bug") { 8.0 } else { 1.0 };
+    linux_cubic(p, Some(per_s))
+}
+
+/// Seed 000's beta is the fraction removed: ssthresh = cwnd (1 - beta).
+pub(crate) fn cubic_2008(p: &Resolved) -> Facts {
+    let growth = Growth::Cubic { c: p.f64("c"), reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s: None };
+    Facts::fixed(1.0 - p.f64("beta"), growth)
+}
+
+/// Seed 001's beta is the fraction kept; Smax clamps growth (segments per second).
+pub(crate) fn cubic_2005(p: &Resolved) -> Facts {
+    let smax = p.f64("smax");
+    let growth = Growth::Cubic {
+        c: p.f64("c"),
+        reno_friendly: p.bool("tcp_friendliness"),
+        max_increase_per_s: (smax > 0.0).then_some(smax),
+    };
+    Facts::fixed(p.f64("beta"), growth)
+}
+
+/// RFC 9438's beta_cubic is the fraction kept.
+pub(crate) fn cubic_rfc9438(p: &Resolved) -> Facts {
+    let growth = Growth::Cubic { c: p.f64("c"), reno_friendly: p.bool("reno_friendly"), max_increase_per_s: None };
+    Facts::fixed(p.f64("beta"), growth)
+}
+
+/// `bictcp_recalc_ssthresh` above `low_window` (Reno's half below it).
+pub(crate) fn bic(p: &Resolved) -> Facts {
+    let growth = Growth::Bic { max_increment: p.f64("max_increment"), low_window: p.f64("low_window") };
+    Facts::fixed(p.f64("beta") / f64::from(BICTCP_BETA_SCALE), growth)
+}
+
+/// `hstcp_ssthresh`: `cwnd - (cwnd * md) >> 8` with md from the row of the window; a fresh
+/// connection is on row 0.
+pub(crate) fn highspeed(_: &Resolved) -> Facts {
+    let table = &highspeed::HSTCP_AIMD_VALS[..];
+    let (first, last) = (highspeed_kept(table[0].1), highspeed_kept(table[table.len() - 1].1));
+    Facts { beta_kept: Some(first), beta_kept_bounds: Some((first, last)), growth: Growth::HighSpeed { table } }
+}
+
+fn highspeed_kept(md: u32) -> f64 {
+    1.0 - f64::from(md) / 256.0
+}
+
+/// `tcp_scalable_ssthresh`: `cwnd - (cwnd >> md_scale)`.
+pub(crate) fn scalable(p: &Resolved) -> Facts {
+    let kept = 1.0 - 1.0 / f64::from(1u32 << p.u32("md_scale"));
+    Facts::fixed(kept, Growth::Scalable { ai_cnt: p.f64("ai_cnt") })
+}
+
+/// `htcp_recalc_ssthresh`: `cwnd * beta >> 7`, beta from BETA_MIN (the start, and after a
+/// throughput change) up to BETA_MAX (minRTT / maxRTT).
+pub(crate) fn htcp(_: &Resolved) -> Facts {
+    let kept = |beta: u8| f64::from(beta) / 128.0;
+    Facts {
+        beta_kept: Some(kept(htcp::BETA_MIN)),
+        beta_kept_bounds: Some((kept(htcp::BETA_MIN), kept(htcp::BETA_MAX))),
+        growth: Growth::Htcp,
+    }
+}
+
+/// `bbr_ssthresh` keeps ssthresh: no multiplicative decrease.
+pub(crate) fn bbr(_: &Resolved) -> Facts {
+    let growth = Growth::Bbr { probe_rtt_interval_s: f64::from(bbr::MIN_RTT_WIN_SEC) };
+    Facts { beta_kept: None, beta_kept_bounds: None, growth }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::info;
+    use crate::tcp::{CaState, TcpState};
+    use crate::{Algorithm, CongestionControl, Params, ALGORITHMS};
+
+    /// ssthresh / cwnd at a first loss of a fresh connection in congestion avoidance at
+    /// `cwnd`, after one ACK there (HighSpeed picks its table row on an ACK).
+    fn kept_on_loss(name: &str, params: &Params, cwnd: u32) -> f64 {
+        let mut alg = Algorithm::new(name, params).unwrap();
+        let mut tcp =
+            TcpState { cwnd, ssthresh: 2, cwnd_limited: true, ca_state: CaState::Open, ..TcpState::default() };
+        alg.init(&mut tcp, 10_000_000_000);
+        tcp.cwnd = cwnd;
+        tcp.ssthresh = 2;
+        alg.cong_avoid(&mut tcp, 1, 10_001_000_000);
+        tcp.cwnd = cwnd;
+        f64::from(alg.ssthresh(&tcp, 10_002_000_000)) / f64::from(cwnd)
+    }
+
+    fn facts(name: &str, params: &Params) -> super::Facts {
+        info(name).unwrap().facts(params).unwrap()
+    }
+
+    #[test]
+    fn every_rows_beta_kept_is_what_its_ssthresh_keeps() {
+        // At cwnd 2^20 the integer rounding of ssthresh is below 2^-20 of the window;
+        // HighSpeed at 38, the top of its first row.
+        for a in ALGORITHMS {
+            let f = facts(a.name, &Params::new());
+            let cwnd = if matches!(a.name, "highspeed") { 38 } else { 1 << 20 };
+            let kept = kept_on_loss(a.name, &Params::new(), cwnd);
+            match f.beta_kept {
+                Some(b) => assert!((kept - b).abs() <= 1.0 / f64::from(cwnd) + 1e-9, "{}: {kept} vs {b}", a.name),
+                // BBR: ssthresh stays where it was (2 here).
+                None => assert_eq!(kept * f64::from(cwnd), 2.0, "{}", a.name),
+            }
+        }
+    }
+
+    #[test]
+    fn beta_kept_follows_the_parameters() {
+        // cubic: beta 512/1024 keeps half; cubic-2008 removes its beta (0.3 -> 0.7 kept);
+        // cubic-2005 and RFC 9438 keep theirs; scalable with md_scale 1 keeps 1 - 2^-1.
+        for (name, key, value, kept) in [
+            ("cubic", "beta", 512.0, 0.5),
+            ("cubic-2.0", "beta", 512.0, 0.5),
+            ("cubic-2008", "beta", 0.3, 0.7),
+            ("cubic-2008-fixed", "beta", 0.3, 0.7),
+            ("cubic-2005", "beta", 0.6, 0.6),
+            ("cubic-rfc9438", "beta", 0.6, 0.6),
+            ("bic", "beta", 512.0, 0.5),
+            ("scalable", "md_scale", 1.0, 0.5),
+        ] {
+            let p = Params::new().set(key, value);
+            assert!((facts(name, &p).beta_kept.unwrap() - kept).abs() < 1e-12, "{name}");
+            assert!((kept_on_loss(name, &p, 1 << 20) - kept).abs() < 1e-6, "{name}");
+        }
+    }
+
+    #[test]
+    fn kernel_constants() {
+        // tcp_cubic.c: beta = 717 (/1024), bic_scale = 41 (C = 410/1024); tcp_bic.c and
+        // CUBIC v2.0: beta = 819; tcp_cong.c: Reno halves.
+        assert_eq!(facts("cubic", &Params::new()).beta_kept, Some(717.0 / 1024.0));
+        assert_eq!(facts("cubic-2.2", &Params::new()).beta_kept, Some(717.0 / 1024.0));
+        assert_eq!(facts("cubic-2.0", &Params::new()).beta_kept, Some(819.0 / 1024.0));
+        assert_eq!(facts("bic", &Params::new()).beta_kept, Some(819.0 / 1024.0));
+        assert_eq!(facts("reno", &Params::new()).beta_kept, Some(0.5));
+        assert_eq!(facts("tahoe", &Params::new()).beta_kept, Some(0.5));
+        let c = |name| match facts(name, &Params::new()).growth {
+            super::Growth::Cubic { c, .. } => c,
+            g => panic!("{name}: {g:?}"),
+        };
+        assert_eq!(c("cubic"), 410.0 / 1024.0);
+        assert_eq!(c("cubic-2008"), 0.4);
+        // tcp_scalable.c: TCP_SCALABLE_MD_SCALE 3 keeps 7/8.
+        assert_eq!(facts("scalable", &Params::new()).beta_kept, Some(0.875));
+        // tcp_htcp.c: BETA_MIN = 128 >> 1, BETA_MAX = 102 (of 128).
+        let h = facts("htcp", &Params::new());
+        assert_eq!((h.beta_kept, h.beta_kept_bounds), (Some(0.5), Some((0.5, 102.0 / 128.0))));
+        // tcp_bbr.c: bbr_min_rtt_win_sec = 10.
+        assert_eq!(facts("bbr", &Params::new()).growth.constants(), vec![("probe_rtt_interval_s", 10.0)]);
+    }
+
+    #[test]
+    fn highspeed_keeps_what_its_table_row_says() {
+        // tcp_highspeed.c hstcp_aimd_vals: {38, 128} (b = 0.5) first, {84035, 25} near
+        // RFC 3649's High_Window, {89053, 24} last: kept 1 - 24/256 = 0.90625.
+        let f = facts("highspeed", &Params::new());
+        assert_eq!(f.beta_kept_bounds, Some((0.5, 1.0 - 24.0 / 256.0)));
+        let rows = f.beta_kept_by_window();
+        assert_eq!((rows.len(), rows[0], rows[1]), (72, (38, 0.5), (118, 1.0 - 112.0 / 256.0)));
+        // A window at the top of a row uses that row (to one segment of rounding).
+        for &(w, want) in rows.iter().step_by(7) {
+            let kept = kept_on_loss("highspeed", &Params::new(), w);
+            assert!((kept - want).abs() <= 1.0 / f64::from(w), "row ({w}, {want}): {kept}");
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_as_when_building() {
+        let err = info("cubic").unwrap().facts(&Params::new().set("beta", 2000.0)).unwrap_err();
+        assert!(err.0.contains("'beta'") && err.0.contains("[1, 1023]"), "{err}");
+        let err = crate::registry::lookup("cubik").err().unwrap();
+        assert!(err.0.contains("'cubik'") && err.0.contains("htcp"), "{err}");
+    }
+}

@@ -1,0 +1,79 @@
+"""Each algorithm's decrease and growth facts as the library states them
+(`cubiclab.algorithm_info`), with numbers from the kernel sources, and the run-length
+physics that asks for them."""
+
+import math
+
+import pytest
+
+import cubiclab
+from cubiclab.experiments import physics
+
+
+def test_decrease_is_the_fraction_kept_from_the_kernel_constants():
+    # tcp_cubic.c: beta = 717 in 1/1024 (BICTCP_BETA_SCALE), bic_scale 41: C = 41 * 10 / 2^10.
+    cubic = cubiclab.algorithm_info("cubic")
+    assert cubic.beta_kept == 717 / 1024
+    assert cubic.growth == "cubic" and cubic.growth_constants["c"] == 410 / 1024
+    # tcp_cong.c tcp_reno_ssthresh: cwnd >> 1.
+    assert cubiclab.algorithm_info("reno").beta_kept == 0.5
+    # tcp_bic.c: beta 819 / 1024; tcp_scalable.c: cwnd - (cwnd >> 3) keeps 7/8.
+    assert cubiclab.algorithm_info("bic").beta_kept == 819 / 1024
+    assert cubiclab.algorithm_info("scalable").beta_kept == 7 / 8
+    # tcp_htcp.c: BETA_MIN = 128 >> 1 at the start, up to BETA_MAX = 102 (of 128).
+    htcp = cubiclab.algorithm_info("htcp")
+    assert (htcp.beta_kept, htcp.beta_kept_bounds) == (0.5, (0.5, 102 / 128))
+    # tcp_bbr.c keeps ssthresh on a loss; bbr_min_rtt_win_sec = 10.
+    bbr = cubiclab.algorithm_info("bbr")
+    assert bbr.beta_kept is None and bbr.growth_constants == {"probe_rtt_interval_s": 10.0}
+
+
+def test_highspeed_table():
+    # tcp_highspeed.c hstcp_aimd_vals: 72 rows of {cwnd, md / 256}: {38, 128} keeps 1/2,
+    # {118, 112} keeps 1 - 112/256, the last {89053, 24} keeps 1 - 24/256.
+    hs = cubiclab.algorithm_info("highspeed")
+    rows = hs.beta_kept_by_window
+    assert len(rows) == 72 and rows[0] == (38, 0.5) and rows[1] == (118, 1 - 112 / 256)
+    assert rows[-1] == (89053, 1 - 24 / 256) and hs.beta_kept_bounds == (0.5, 1 - 24 / 256)
+    # RFC 3649's model, which physics plans with, ends at High_Decrease 0.1 near High_Window:
+    # the table's row there removes 25/256, within 3% of it.
+    top = next(kept for w, kept in rows if w >= physics.HS_HIGH_WINDOW)
+    assert 1 - top == pytest.approx(physics.HS_HIGH_DECREASE, rel=0.03)
+
+
+def test_beta_names_the_parameter_and_beta_kept_the_fact():
+    # cubic's beta is kept (in 1/1024), cubic-2008's removed, cubic-2005's and RFC 9438's kept.
+    assert cubiclab.algorithm_info("cubic", {"beta": 512}).beta_kept == 0.5
+    assert cubiclab.algorithm_info("cubic-2008", {"beta": 0.3}).beta_kept == pytest.approx(0.7)
+    assert cubiclab.algorithm_info("cubic-2005", {"beta": 0.6}).beta_kept == 0.6
+    assert cubiclab.algorithm_info("cubic-rfc9438").beta_kept == 0.7
+    # cubic-2.0's clamp: 16 segments per 100 ms = 160/s; the 2.6.18 scaling bug an eighth.
+    assert cubiclab.algorithm_info("cubic-2.0").growth_constants["max_increase_per_s"] == 160
+    assert cubiclab.algorithm_info("cubic-2.0", {"scaling_bug": 1}).growth_constants["max_increase_per_s"] == 20
+    assert math.isinf(cubiclab.algorithm_info("cubic").growth_constants["max_increase_per_s"])
+
+
+def test_every_algorithm_has_facts_and_parameters_with_ranges():
+    for a in cubiclab.algorithms():
+        assert a.growth and all(p.min <= p.default <= p.max for p in a.params), a.name
+
+
+def test_bad_names_and_parameters_are_refused():
+    with pytest.raises(ValueError, match=r"unknown algorithm 'cubik'; allowed: cubic, "):
+        cubiclab.algorithm_info("cubik")
+    with pytest.raises(ValueError, match=r"parameter 'beta' of algorithm 'cubic' is 2000"):
+        cubiclab.algorithm_info("cubic", {"beta": 2000})
+
+
+def test_physics_refuses_an_algorithm_it_has_no_rule_for():
+    with pytest.raises(ValueError, match=r"no rule for algorithm 'vegas'; it has rules for cubic, .*reno"):
+        physics.epoch_s("vegas", {}, 100, 0.1)
+    with pytest.raises(ValueError, match=r"no rule for algorithm 'vegas'"):
+        physics.decrease_fraction("vegas", {})
+
+
+def test_physics_decrease_is_the_librarys():
+    # cubic gives up 1 - 717/1024; cubic-2008 its beta 0.2 (to rounding: 1 - (1 - 0.2)).
+    assert physics.decrease_fraction("cubic", {}) == 1 - 717 / 1024
+    assert physics.decrease_fraction("cubic-2008", {}) == pytest.approx(0.2, abs=1e-15)
+    assert physics.decrease_fraction("htcp", {}) == 0.5
