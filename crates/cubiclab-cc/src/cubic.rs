@@ -35,6 +35,7 @@ use crate::clock::{self, UsecsToJiffies, USEC_PER_SEC};
 use crate::cubic_frame::{GrowthRule, SlowStart};
 use crate::intmath::{clock_us, cubic_root};
 use crate::params::{ParamError, ParamSpec, Params};
+use crate::seq::after;
 use crate::tcp::{tcp_cong_avoid_ai, AckSample, CaEvent, TcpState};
 
 const HYSTART_ACK_TRAIN: u32 = 0x1;
@@ -44,12 +45,6 @@ const HYSTART_MIN_SAMPLES: u8 = 8;
 /// Clamp of the delay-increase threshold `delay_min >> 3`, microseconds.
 const HYSTART_DELAY_MIN: u32 = 4000;
 const HYSTART_DELAY_MAX: u32 = 16000;
-
-/// `after(seq2, seq1)` of `include/net/tcp.h`: seq2 is later than seq1, modulo 2^32.
-#[inline]
-fn after(seq2: u32, seq1: u32) -> bool {
-    (seq1.wrapping_sub(seq2) as i32) < 0
-}
 
 /// Linux CUBIC: `struct bictcp` plus the module parameters and the constants the module
 /// precomputes at load time.
