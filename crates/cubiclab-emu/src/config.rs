@@ -13,6 +13,32 @@ pub struct FlowCfg {
     pub rev_delay_ns: u64,
 }
 
+/// Most links a route may cross (the simulator's `MAX_HOPS`).
+pub const MAX_HOPS: usize = 16;
+
+/// One hop of a flow's route one way: a link (its index in the path) and the delay after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HopCfg {
+    pub link: u16,
+    pub delay_ns: u64,
+}
+
+/// A link after the first (`link K fwd|rev STREAM JSON`, `link_schedule K JSON`): each
+/// direction's spec and the random stream its `Link` numbers from, and the forward rate
+/// over time.
+#[derive(Clone, Debug)]
+pub struct LinkCfg {
+    pub dirs: [(LinkSpec, u32); 2],
+    pub fwd_schedule: Option<RateSchedule>,
+}
+
+/// One way of one link as the emulator builds it.
+pub struct LinkWay<'a> {
+    pub spec: &'a LinkSpec,
+    pub schedule: Option<&'a RateSchedule>,
+    pub stream: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Namespace files (`/var/run/netns/<name>`) holding the two TUN devices, and the one
@@ -29,7 +55,12 @@ pub struct Config {
     /// `fwd.rate_bps`; its time 0 is the records' epoch.
     pub fwd_schedule: Option<RateSchedule>,
     pub seed: u64,
+    /// The links after the first (`fwd`/`rev`), for a path of several.
+    pub links: Vec<LinkCfg>,
     pub flows: Vec<FlowCfg>,
+    /// Per flow, the hops of its packets each way (forward, reverse): its `route` lines, or
+    /// else the first link with its flow line's delay.
+    pub routes: Vec<[Vec<HopCfg>; 2]>,
     pub default_fwd_delay_ns: u64,
     pub default_rev_delay_ns: u64,
     /// Hard bound on the run, from the start.
@@ -94,7 +125,76 @@ pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, fwd_schedule: Option<&ScheduleS
     format!("fwd_link {}\nrev_link {}\n{schedule}seed {seed}\n", json(fwd), json(rev))
 }
 
+/// One duplex link of a path as [`links_text`] writes it: per direction (forward,
+/// reverse) its spec and the random stream its `Link` numbers from, and the forward rate's
+/// schedule.
+pub struct DuplexLink {
+    pub dirs: [(LinkSpec, u32); 2],
+    pub fwd_schedule: Option<ScheduleSpec>,
+}
+
+/// The `key value` lines of a path of links and of the flows' routes across it (`routes[i]`:
+/// the hops of the flow of the i-th `flow` line, forward and reverse): the first link as
+/// [`path_text`] writes it, the others as `link` and `link_schedule` lines, the routes as
+/// `route` lines. A path of one link writes no routes (its flows take it with their flow
+/// lines' delays), so its text is [`path_text`]'s.
+pub fn links_text(links: &[DuplexLink], seed: u64, routes: &[[Vec<HopCfg>; 2]]) -> String {
+    let first = &links[0];
+    debug_assert_eq!((first.dirs[0].1, first.dirs[1].1), (0, 1), "path_text's link numbers streams 0 and 1");
+    let mut text = path_text(&first.dirs[0].0, &first.dirs[1].0, first.fwd_schedule.as_ref(), seed);
+    for (k, l) in links.iter().enumerate().skip(1) {
+        for (way, (spec, stream)) in WAYS.iter().zip(&l.dirs) {
+            text += &format!("link {k} {way} {stream} {}\n", serde_json::to_string(spec).expect("plain data"));
+        }
+        if let Some(s) = &l.fwd_schedule {
+            text += &format!("link_schedule {k} {}\n", serde_json::to_string(s).expect("plain data"));
+        }
+    }
+    if links.len() > 1 {
+        for (i, r) in routes.iter().enumerate() {
+            for (way, hops) in WAYS.iter().zip(r) {
+                let hops: Vec<String> = hops.iter().map(|h| format!("{}:{}", h.link, h.delay_ns)).collect();
+                text += &format!("route {i} {way} {}\n", hops.join(" "));
+            }
+        }
+    }
+    text
+}
+
+/// The two ways of a link in the configuration's words.
+const WAYS: [&str; 2] = ["fwd", "rev"];
+
+/// The first `n` words of `v` and the rest (not empty).
+fn words(v: &str, n: usize) -> Option<(Vec<&str>, &str)> {
+    let mut rest = v.trim();
+    let mut w = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (word, r) = rest.split_once(char::is_whitespace)?;
+        w.push(word);
+        rest = r.trim_start();
+    }
+    Some((w, rest)).filter(|(_, rest)| !rest.is_empty())
+}
+
 impl Config {
+    /// Links in the path.
+    pub fn n_links(&self) -> usize {
+        1 + self.links.len()
+    }
+
+    /// Way `way` (0 forward, 1 reverse) of link `k`.
+    pub fn link(&self, k: usize, way: usize) -> LinkWay<'_> {
+        let (spec, stream, schedule) = match (k, way) {
+            (0, 0) => (&self.fwd, 0, self.fwd_schedule.as_ref()),
+            (0, _) => (&self.rev, 1, None),
+            _ => {
+                let l = &self.links[k - 1];
+                (&l.dirs[way].0, l.dirs[way].1, l.fwd_schedule.as_ref().filter(|_| way == 0))
+            }
+        };
+        LinkWay { spec, schedule, stream }
+    }
+
     /// Parse `key value` lines (`#` comments). Keys: netns_a, tun_a, netns_b, tun_b,
     /// netns_home, fwd_link / rev_link (the bottleneck as `LinkSpec` JSON: rate_bps (0: no
     /// limit), buffer, queue, settings, loss, packet_bytes; default: no limit),
@@ -102,7 +202,8 @@ impl Config {
     /// (`PORT FWD_NS REV_NS`, repeated), default_delay (`FWD_NS REV_NS`), max_duration_ns,
     /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
     /// max_coalesce, min_wait_ns, pcap (a file), pcap_flows (flow indices, in the order of
-    /// the `flow` lines), io_trace (records per direction).
+    /// the `flow` lines), io_trace (records per direction); for a path of several links
+    /// ([`Routes`]): link, link_schedule, route.
     pub fn parse(text: &str) -> Result<Config, String> {
         let link = |buffer| LinkSpec {
             rate_bps: 0,
@@ -122,7 +223,9 @@ impl Config {
             rev: link(Limit::Packets(100_000)),
             fwd_schedule: None,
             seed: 1,
+            links: Vec::new(),
             flows: Vec::new(),
+            routes: Vec::new(),
             default_fwd_delay_ns: 0,
             default_rev_delay_ns: 0,
             max_duration_ns: 60_000_000_000,
@@ -139,6 +242,7 @@ impl Config {
             pcap_flows: None,
             io_trace: 0,
         };
+        let mut routes = Routes::default();
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -161,6 +265,7 @@ impl Config {
                     c.fwd_schedule = Some(RateSchedule::new(&spec).map_err(at)?);
                 }
                 "seed" => c.seed = int(v)?,
+                "link" | "link_schedule" | "route" => routes.line(k, v).map_err(at)?,
                 "flow" => {
                     let w: Vec<&str> = v.split_whitespace().collect();
                     if w.len() != 3 {
@@ -219,7 +324,108 @@ impl Config {
         if let Some(&f) = c.pcap_flows.iter().flatten().find(|&&f| f as usize >= c.flows.len()) {
             return Err(format!("pcap_flows: flow {f}; allowed: indices below the {} flow lines", c.flows.len()));
         }
+        routes.finish(&mut c)?;
         Ok(c)
+    }
+}
+
+/// The lines of a path of several links, gathered until the flows are known:
+/// `link K fwd|rev STREAM <LinkSpec JSON>` (link K >= 1, numbered on from 1; link 0 is
+/// fwd_link / rev_link, streams 0 and 1), `link_schedule K <ScheduleSpec JSON>` (link K's
+/// forward rate over time) and `route I fwd|rev K:DELAY_NS ...` (the links the packets of
+/// the I-th flow line cross that way, in order, each with the delay after it; they must sum
+/// to the flow line's delay that way). A flow without a route line takes link 0 with its
+/// flow line's delay.
+#[derive(Default)]
+pub struct Routes {
+    links: Vec<[Option<(LinkSpec, u32)>; 2]>,
+    schedules: Vec<(usize, RateSchedule)>,
+    routes: Vec<(usize, usize, Vec<HopCfg>)>,
+}
+
+impl Routes {
+    fn line(&mut self, key: &str, v: &str) -> Result<(), String> {
+        let int = |v: &str| v.parse::<u64>().map_err(|e| format!("'{v}': {e}"));
+        let way = |w: &str| WAYS.iter().position(|&x| x == w).ok_or(format!("way '{w}'; allowed: fwd, rev"));
+        let link = |k: &str| match int(k)? {
+            0 => Err("link 0 is fwd_link / rev_link".to_string()),
+            k => Ok(k as usize),
+        };
+        let (usage, n) = match key {
+            "link" => ("K fwd|rev STREAM <LinkSpec JSON>", 3),
+            "link_schedule" => ("K <ScheduleSpec JSON>", 1),
+            _ => ("I fwd|rev LINK:DELAY_NS ...", 2),
+        };
+        let (w, rest) = words(v, n).ok_or(format!("needs {usage}"))?;
+        match key {
+            "link" => {
+                let (k, way) = (link(w[0])?, way(w[1])?);
+                if k > self.links.len() + 1 {
+                    return Err(format!("link {k} before link {}; links are numbered on from 1", self.links.len() + 1));
+                }
+                if k > self.links.len() {
+                    self.links.push([None, None]);
+                }
+                let spec = parse_link(rest, &format!("link {k} {}", WAYS[way]))?;
+                self.links[k - 1][way] = Some((spec, int(w[2])? as u32));
+            }
+            "link_schedule" => {
+                let spec: ScheduleSpec = serde_json::from_str(rest).map_err(|e| e.to_string())?;
+                self.schedules.push((link(w[0])?, RateSchedule::new(&spec)?));
+            }
+            _ => {
+                let hops = rest
+                    .split_whitespace()
+                    .map(|h| {
+                        let (k, d) = h.split_once(':').ok_or(format!("hop '{h}'; allowed: LINK:DELAY_NS"))?;
+                        Ok(HopCfg { link: int(k)?.min(u16::MAX as u64) as u16, delay_ns: int(d)? })
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                self.routes.push((int(w[0])? as usize, way(w[1])?, hops));
+            }
+        }
+        Ok(())
+    }
+
+    /// Check the lines against each other and the flows, and put them into `c`.
+    fn finish(self, c: &mut Config) -> Result<(), String> {
+        for (i, l) in self.links.into_iter().enumerate() {
+            let [Some(fwd), Some(rev)] = l else {
+                return Err(format!("link {}: needs both a fwd and a rev line", i + 1));
+            };
+            c.links.push(LinkCfg { dirs: [fwd, rev], fwd_schedule: None });
+        }
+        for (k, s) in self.schedules {
+            let l = c.links.get_mut(k - 1).ok_or(format!("link_schedule {k}: no link {k}"))?;
+            l.fwd_schedule = Some(s);
+        }
+        let first = |d| vec![HopCfg { link: 0, delay_ns: d }];
+        c.routes = c.flows.iter().map(|f| [first(f.fwd_delay_ns), first(f.rev_delay_ns)]).collect();
+        let mut given = vec![[false; 2]; c.flows.len()];
+        for (i, way, hops) in self.routes {
+            let at = format!("route {i} {}", WAYS[way]);
+            let f = c.flows.get(i).ok_or(format!("{at}: no flow line {i}; there are {}", c.flows.len()))?;
+            if std::mem::replace(&mut given[i][way], true) {
+                return Err(format!("{at}: given twice"));
+            }
+            if hops.is_empty() || hops.len() > MAX_HOPS {
+                return Err(format!("{at}: {} hops; allowed: 1 to {MAX_HOPS}", hops.len()));
+            }
+            for (j, h) in hops.iter().enumerate() {
+                if h.link as usize >= c.n_links() {
+                    return Err(format!("{at}: link {}; the path has {}", h.link, c.n_links()));
+                }
+                if hops[..j].iter().any(|x| x.link == h.link) {
+                    return Err(format!("{at}: link {} twice", h.link));
+                }
+            }
+            let (sum, delay) = (hops.iter().map(|h| h.delay_ns).sum::<u64>(), [f.fwd_delay_ns, f.rev_delay_ns][way]);
+            if sum != delay {
+                return Err(format!("{at}: the hops' delays sum to {sum} ns, flow line {i} says {delay}"));
+            }
+            c.routes[i][way] = hops;
+        }
+        Ok(())
     }
 }
 
@@ -269,6 +475,61 @@ mod tests {
             Config::parse(&format!("{BASE}fwd_schedule {{\"steps\": {{\"steps\": [[5, 1]], \"repeat_ns\": null}}}}"))
                 .unwrap_err();
         assert!(e.contains("fwd_schedule") && e.contains("start at 0"), "{e}");
+    }
+
+    #[test]
+    fn a_path_of_several_links_reads_back_with_its_routes() {
+        let link = |rate_bps| LinkSpec {
+            rate_bps,
+            buffer: Limit::Packets(50),
+            queue: QueueDiscipline::DropTail,
+            settings: QueueSettings::default(),
+            loss: LossSpec::Bernoulli { p: 0.01 },
+            packet_bytes: 1500,
+        };
+        let steps = ScheduleSpec::Steps { steps: vec![(0, 12_000_000), (1_000_000_000, 6_000_000)], repeat_ns: None };
+        let links = [
+            DuplexLink { dirs: [(link(20_000_000), 0), (link(30_000_000), 1)], fwd_schedule: None },
+            DuplexLink { dirs: [(link(10_000_000), 65_536), (link(40_000_000), 65_537)], fwd_schedule: Some(steps) },
+        ];
+        let hop = |link, delay_ns| HopCfg { link, delay_ns };
+        // Flow 0 crosses both links (5 ms after the first, 25 after the second, its ACKs
+        // the other way round); flow 1 only the second.
+        let routes = [
+            [vec![hop(0, 5_000_000), hop(1, 25_000_000)], vec![hop(1, 5_000_000), hop(0, 25_000_000)]],
+            [vec![hop(1, 15_000_000)], vec![hop(1, 15_000_000)]],
+        ];
+        let text = links_text(&links, 7, &routes);
+        let flows = "flow 47000 30000000 30000000\nflow 47001 15000000 15000000\n";
+        let c = Config::parse(&format!("{BASE}{text}{flows}")).unwrap();
+        assert_eq!((c.n_links(), c.seed), (2, 7));
+        for (k, l) in links.iter().enumerate() {
+            for way in 0..2 {
+                let got = c.link(k, way);
+                assert_eq!((got.spec, got.stream), (&l.dirs[way].0, l.dirs[way].1));
+                assert_eq!(got.schedule.is_some(), k == 1 && way == 0);
+            }
+        }
+        assert_eq!(c.routes, routes.to_vec());
+        // One link: the text of the path before links, and no routes.
+        assert_eq!(links_text(&links[..1], 7, &routes), path_text(&links[0].dirs[0].0, &links[0].dirs[1].0, None, 7));
+        let c = Config::parse(&format!("{BASE}{}{flows}", links_text(&links[..1], 7, &routes))).unwrap();
+        assert_eq!(c.routes[1], [vec![hop(0, 15_000_000)], vec![hop(0, 15_000_000)]]);
+        // What does not fit is refused, naming the line.
+        let e = |extra: &str| Config::parse(&format!("{BASE}{text}{flows}{extra}")).unwrap_err();
+        assert!(e("route 1 rev 1:15000000\n").contains("route 1 rev: given twice"));
+        let e =
+            |lines: &str| Config::parse(&format!("{BASE}{}{flows}{lines}", links_text(&links, 7, &[]))).unwrap_err();
+        assert!(e("route 1 fwd 1:14000000\n").contains("sum to 14000000 ns, flow line 1 says 15000000"));
+        assert!(e("route 0 fwd 1:15000000 1:15000000\n").contains("link 1 twice"));
+        assert!(e("route 0 fwd 2:30000000\n").contains("link 2; the path has 2"));
+        assert!(e("route 2 fwd 0:1\n").contains("no flow line 2"));
+        assert!(e("route 0 fwd\n").contains("needs I fwd|rev LINK:DELAY_NS"));
+        assert!(e("link 3 fwd 5 {}\n").contains("link 3 before link 2"));
+        assert!(e("link 0 fwd 0 {}\n").contains("link 0 is fwd_link"));
+        let one_way = format!("link 2 fwd 9 {}\n", serde_json::to_string(&link(1)).unwrap());
+        assert!(e(&one_way).contains("link 2: needs both a fwd and a rev line"));
+        assert!(e("link_schedule 2 {\"steps\": {\"steps\": [[0, 1]], \"repeat_ns\": null}}\n").contains("no link 2"));
     }
 
     #[test]

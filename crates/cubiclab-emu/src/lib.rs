@@ -17,11 +17,16 @@
 //! loop wakes; the lateness of each delivery (time written minus time due) is measured and
 //! reported.
 //!
-//! Modules: [`config`] (the `key value` configuration), [`path`] (the emulated path over a
-//! slab of packets), [`tun`] (the devices, offload and header arithmetic), [`sys`]
-//! (clock, namespaces, scheduling, signals), [`record`] (what a run writes), [`run`] (the
-//! loop).
+//! A path of several links runs as in the simulator: each way chains that way's direction
+//! of every link, and each packet follows its flow's route across them, a delay line after
+//! each link.
+//!
+//! Modules: [`config`] (the `key value` configuration), [`path`] (one link direction and its
+//! delay lines, over a slab of packets), [`chain`] (a way's links along the flows'
+//! routes), [`tun`] (the devices, offload and header arithmetic), [`sys`] (clock,
+//! namespaces, scheduling, signals), [`record`] (what a run writes), [`run`] (the loop).
 
+pub mod chain;
 pub mod config;
 pub mod path;
 pub mod pcap;

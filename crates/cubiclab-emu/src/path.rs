@@ -1,5 +1,6 @@
-//! The emulated path of one direction: the shared bottleneck (`cubiclab-path`, the
-//! simulator's own code) followed by per-flow delay lines, over packets held in a slab.
+//! One link direction of the emulated path: the link (`cubiclab-path`, the simulator's own
+//! code) followed by per-flow delay lines, over packets held in a slab; [`crate::chain`]
+//! joins a way's link directions along the flows' routes.
 //!
 //! The bottleneck sees segments: a super-packet read from TUN is offered segment by
 //! segment, each with its own size on the wire, so buffer limits, drops, RED, CoDel,
@@ -114,6 +115,9 @@ impl Slab {
 /// Segments of one direction with one delay, in order of release; `due` in path time.
 struct DelayLine {
     delay: Time,
+    /// Its segments go on to another link ([`Direction::take_through`]), not to the
+    /// device ([`Direction::deliver`]).
+    through: bool,
     fifo: VecDeque<(Time, Seg)>,
 }
 
@@ -129,7 +133,7 @@ pub enum Fate<'a> {
     Sent(Time, Seg, &'a Slot, bool),
 }
 
-/// One direction: the bottleneck, then the delay lines.
+/// One direction of a link: the link, then the delay lines (one hop of a [`crate::chain::Chain`]).
 pub struct Direction {
     pub link: Link<Seg>,
     /// Finish time of the segment in service, if any.
@@ -145,27 +149,31 @@ pub struct Direction {
 }
 
 impl Direction {
-    /// Direction `dir` (0 forward, 1 reverse) with the flows' delays and the default delay
-    /// for other packets.
+    /// A link direction whose random streams are numbered from `stream` (0 forward, 1
+    /// reverse for the first link), with the flows' delays, the default delay for other
+    /// packets, and which flows go on to another link after their delay (`through[flow]`).
     pub fn new(
         spec: &LinkSpec,
         schedule: Option<&RateSchedule>,
         seed: u64,
-        dir: u32,
+        stream: u32,
         flow_delays: &[Time],
         default_delay: Time,
+        through: &[bool],
     ) -> Self {
         let mut lines: Vec<DelayLine> = Vec::new();
-        let mut line_for = |delay: Time| match lines.iter().position(|l| l.delay == delay) {
-            Some(i) => i,
-            None => {
-                lines.push(DelayLine { delay, fifo: VecDeque::new() });
-                lines.len() - 1
-            }
-        };
-        let line_of_flow = flow_delays.iter().map(|&d| line_for(d)).collect();
-        let line_default = line_for(default_delay);
-        let mut link = Link::new(spec, seed, dir);
+        let mut line_for =
+            |delay: Time, through: bool| match lines.iter().position(|l| (l.delay, l.through) == (delay, through)) {
+                Some(i) => i,
+                None => {
+                    lines.push(DelayLine { delay, through, fifo: VecDeque::new() });
+                    lines.len() - 1
+                }
+            };
+        let line_of_flow =
+            flow_delays.iter().enumerate().map(|(f, &d)| line_for(d, through.get(f) == Some(&true))).collect();
+        let line_default = line_for(default_delay, false);
+        let mut link = Link::new(spec, seed, stream);
         if let Some(s) = schedule {
             link.vary(s.clone());
         }
@@ -208,29 +216,49 @@ impl Direction {
         self.advance(now, slab, &mut fate);
         let h = slab.slots[slot as usize].header;
         for index in 0..h.segments {
-            let s = Seg { slot, index, flow, bytes: h.segment_bytes(index) };
-            self.arrivals += 1;
-            if self.unlimited() {
-                self.tx_segments += 1;
-                let lost = self.link.loss.lose(now);
-                fate(Fate::Sent(now, s, &slab.slots[slot as usize], lost));
-                if lost {
-                    fate(Fate::Lost(now, s, slab.seq(s)));
-                    slab.release(slot, 1);
-                } else {
-                    self.enter_line(now, s);
-                }
-                continue;
+            self.offer_segment(now, Seg { slot, index, flow, bytes: h.segment_bytes(index) }, slab, &mut fate);
+        }
+    }
+
+    /// Offer one segment at `now` (the link has advanced to `now`).
+    pub fn offer_segment(&mut self, now: Time, s: Seg, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
+        self.arrivals += 1;
+        if self.unlimited() {
+            self.tx_segments += 1;
+            let lost = self.link.loss.lose(now);
+            fate(Fate::Sent(now, s, &slab.slots[s.slot as usize], lost));
+            if lost {
+                fate(Fate::Lost(now, s, slab.seq(s)));
+                slab.release(s.slot, 1);
+            } else {
+                self.enter_line(now, s);
             }
-            match self.link.offer(now, s) {
-                Offer::Started(fin) => self.next_done = Some(fin),
-                Offer::Queued => {}
-                Offer::Dropped => {
-                    fate(Fate::Dropped(now, s, slab.seq(s)));
-                    slab.release(slot, 1);
-                }
+            return;
+        }
+        match self.link.offer(now, s) {
+            Offer::Started(fin) => self.next_done = Some(fin),
+            Offer::Queued => {}
+            Offer::Dropped => {
+                fate(Fate::Dropped(now, s, slab.seq(s)));
+                slab.release(s.slot, 1);
             }
         }
+    }
+
+    /// Finish time of the segment in service, if any.
+    pub fn next_tx_done(&self) -> Option<Time> {
+        self.next_done
+    }
+
+    /// Due time of the first segment that goes on to another link.
+    pub fn next_through(&self) -> Option<Time> {
+        self.lines.iter().filter(|l| l.through).filter_map(|l| l.fifo.front().map(|e| e.0)).min()
+    }
+
+    /// Take the first segment that goes on to another link, with its due time.
+    pub fn take_through(&mut self) -> Option<(Time, Seg)> {
+        let line = self.lines.iter_mut().filter(|l| l.through && !l.fifo.is_empty()).min_by_key(|l| l.fifo[0].0)?;
+        line.fifo.pop_front()
     }
 
     /// The earliest path time something is due: a transmission or a delivery.
@@ -242,11 +270,12 @@ impl Direction {
         }
     }
 
-    /// Hand `deliver` every run of segments due by `now`: (slot, first index, count, due
-    /// time of each). A run is consecutive segments of one packet, at most `max_run` long.
+    /// Hand `deliver` every run of segments due by `now` that leaves the path here: (slot,
+    /// first index, count, due time of each). A run is consecutive segments of one packet,
+    /// at most `max_run` long.
     pub fn deliver(&mut self, now: Time, max_run: u32, mut deliver: impl FnMut(u32, u16, u16, &[Time])) {
         let mut dues = [0 as Time; 64];
-        for line in self.lines.iter_mut() {
+        for line in self.lines.iter_mut().filter(|l| !l.through) {
             while let Some(&(due, first)) = line.fifo.front() {
                 if due > now {
                     break;
@@ -305,7 +334,7 @@ mod tests {
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
-        let mut d = Direction::new(&spec, None, 1, 0, &[5_000_000], 0);
+        let mut d = Direction::new(&spec, None, 1, 0, &[5_000_000], 0, &[]);
         let mut slab = Slab::default();
         let buf = slab.read_buffer();
         let slot = slab.insert(buf, 4500, header(3, 1448));
@@ -341,7 +370,7 @@ mod tests {
             loss: LossSpec::None,
             packet_bytes: 1500,
         };
-        let mut d = Direction::new(&spec, None, 1, 0, &[], 1000);
+        let mut d = Direction::new(&spec, None, 1, 0, &[], 1000, &[]);
         let mut slab = Slab::default();
         let buf = slab.read_buffer();
         let slot = slab.insert(buf, 4500, header(3, 1448));

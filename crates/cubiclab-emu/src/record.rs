@@ -1,6 +1,7 @@
-//! What the emulator records: interval samples of the bottleneck (link.csv) and of each
-//! flow (flows.csv), drop and loss events (events.csv), the lateness of deliveries, and the
-//! run's summary (summary.txt, also returned). Each direction records on its own (it runs
+//! What the emulator records: interval samples of the first link (link.csv) and of each
+//! flow (flows.csv), drop and loss events on every link (events.csv), the lateness of
+//! deliveries, and the run's summary (summary.txt, also returned, with every link
+//! direction's totals). Each direction records on its own (it runs
 //! in a thread of its own); [`write`] joins the two.
 
 use std::fmt::Write as _;
@@ -121,7 +122,8 @@ pub struct Records {
     dir: usize,
     /// CLOCK_MONOTONIC of path time 0.
     start: u64,
-    /// Per flow, forward only (a flow's data crosses the forward bottleneck).
+    /// Per flow, forward only (a flow's data crosses the forward links), counted on every
+    /// link it crosses, as the simulator counts.
     flows: Vec<FlowStats>,
     rows: Vec<LinkRow>,
     flows_csv: String,
@@ -174,16 +176,16 @@ impl Records {
         }
     }
 
-    /// Count what happened to a segment.
-    pub fn fate(&mut self, f: Fate) {
+    /// Count what happened to a segment on link `link`.
+    pub fn fate(&mut self, link: usize, f: Fate) {
         let (t, s, seq, kind) = match f {
             Fate::Sent(t, s, slot, lost) => {
                 if let Some(st) = self.flows.get_mut(s.flow as usize) {
                     st.tx_bytes += s.bytes as u64;
                     st.tx_packets += 1;
                 }
-                // The tap is after the link's random loss, as the simulator's.
-                if let (Some(tap), false) = (&mut self.tap, lost) {
+                // The tap is after the first link's random loss, as the simulator's.
+                if let (Some(tap), false, 0) = (&mut self.tap, lost, link) {
                     tap.segment(t, s, slot);
                 }
                 return;
@@ -200,7 +202,8 @@ impl Records {
         }
         if self.n_events < self.max_events {
             let flow = if s.flow == NO_FLOW { -1 } else { s.flow as i32 };
-            let _ = writeln!(self.events_csv, "{},{},{flow},{kind},{seq},{}", self.start + t, self.dir, s.bytes);
+            let (t, dir, len) = (self.start + t, self.dir, s.bytes);
+            let _ = writeln!(self.events_csv, "{t},{dir},{flow},{kind},{seq},{len},{link}");
             self.n_events += 1;
         } else {
             self.events_lost += 1;
@@ -274,7 +277,7 @@ pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Late
         );
     }
     let flows = format!("t_ns,flow,tx_bytes,tx_packets,drops,random_losses\n{}", fwd.flows_csv);
-    let events = format!("t_ns,dir,flow,kind,seq,len\n{}{}", fwd.events_csv, rev.events_csv);
+    let events = format!("t_ns,dir,flow,kind,seq,len,link\n{}{}", fwd.events_csv, rev.events_csv);
     for (name, text) in [("link.csv", &link), ("flows.csv", &flows), ("events.csv", &events)] {
         fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
     }

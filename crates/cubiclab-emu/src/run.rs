@@ -14,8 +14,9 @@ use std::os::fd::RawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::chain::Chain;
 use crate::config::Config;
-use crate::path::{Direction, Slab, NO_FLOW};
+use crate::path::{Slab, NO_FLOW};
 use crate::pcap::{self, Tap};
 use crate::record::{self, Io, IoKind, Records, Summary};
 use crate::sys::{self, mono_ns, STOP};
@@ -71,7 +72,7 @@ pub fn run(cfg: &Config) -> Result<Summary, String> {
 
 /// What one direction's loop leaves.
 struct Half {
-    dir: Direction,
+    chain: Chain,
     rec: Records,
     reads: u64,
     rx_errors: u64,
@@ -122,27 +123,29 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
     }
     let (f, r) = (&fwd, &rev);
     let s = |v: &dyn ToString| v.to_string();
-    let summary = Summary(vec![
+    // The first link's counters keep the names they had when it was the only one.
+    let (f0, r0) = (&f.chain.hops[0], &r.chain.hops[0]);
+    let mut summary = Summary(vec![
         ("start_ns".into(), s(&start)),
         ("end_ns".into(), s(&end)),
         ("stop".into(), f.stop.into()),
         ("offload".into(), s(&(cfg.offload as u8))),
         ("fwd_reads".into(), s(&f.reads)),
-        ("fwd_arrivals".into(), s(&f.dir.arrivals)),
-        ("fwd_tx_packets".into(), s(&f.dir.tx_segments)),
-        ("fwd_tx_bytes".into(), s(&f.dir.link.tx_bytes)),
-        ("fwd_drops".into(), s(&f.dir.link.drops)),
-        ("fwd_random_losses".into(), s(&f.dir.link.loss.losses)),
+        ("fwd_arrivals".into(), s(&f0.arrivals)),
+        ("fwd_tx_packets".into(), s(&f0.tx_segments)),
+        ("fwd_tx_bytes".into(), s(&f0.link.tx_bytes)),
+        ("fwd_drops".into(), s(&f0.link.drops)),
+        ("fwd_random_losses".into(), s(&f0.link.loss.losses)),
         ("fwd_delivered".into(), s(&f.delivered)),
         ("fwd_writes".into(), s(&f.writes)),
         ("fwd_write_errors".into(), s(&f.write_errors)),
         ("fwd_peak_queue_packets".into(), s(&f.rec.peak_q.0)),
         ("fwd_peak_queue_bytes".into(), s(&f.rec.peak_q.1)),
         ("rev_reads".into(), s(&r.reads)),
-        ("rev_arrivals".into(), s(&r.dir.arrivals)),
-        ("rev_tx_packets".into(), s(&r.dir.tx_segments)),
-        ("rev_drops".into(), s(&r.dir.link.drops)),
-        ("rev_random_losses".into(), s(&r.dir.link.loss.losses)),
+        ("rev_arrivals".into(), s(&r0.arrivals)),
+        ("rev_tx_packets".into(), s(&r0.tx_segments)),
+        ("rev_drops".into(), s(&r0.link.drops)),
+        ("rev_random_losses".into(), s(&r0.link.loss.losses)),
         ("rev_delivered".into(), s(&r.delivered)),
         ("rev_writes".into(), s(&r.writes)),
         ("rev_write_errors".into(), s(&r.write_errors)),
@@ -163,6 +166,18 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("rev_pcap_records".into(), s(&pcap_records[1])),
         ("pcap_buffers_made".into(), s(&pcap_buffers_made)),
     ]);
+    // Every link direction's counters (the simulator's link_totals).
+    for (k, (fk, rk)) in f.chain.hops.iter().zip(&r.chain.hops).enumerate() {
+        for (way, h) in [("fwd", fk), ("rev", rk)] {
+            summary.0.extend([
+                (format!("link{k}_{way}_arrivals"), s(&h.arrivals)),
+                (format!("link{k}_{way}_tx_packets"), s(&h.tx_segments)),
+                (format!("link{k}_{way}_tx_bytes"), s(&h.link.tx_bytes)),
+                (format!("link{k}_{way}_drops"), s(&h.link.drops)),
+                (format!("link{k}_{way}_random_losses"), s(&h.link.loss.losses)),
+            ]);
+        }
+    }
     let mut fh = fs::File::create(out.join("summary.txt")).map_err(|e| e.to_string())?;
     fh.write_all(summary.text().as_bytes()).map_err(|e| e.to_string())?;
     Ok(summary)
@@ -176,14 +191,11 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
     for (i, f) in cfg.flows.iter().enumerate() {
         flow_of_port[f.port as usize] = i as u16;
     }
-    let (spec, schedule, delays, default_delay) = if d == 0 {
-        let delays = cfg.flows.iter().map(|f| f.fwd_delay_ns).collect::<Vec<_>>();
-        (&cfg.fwd, cfg.fwd_schedule.as_ref(), delays, cfg.default_fwd_delay_ns)
-    } else {
-        (&cfg.rev, None, cfg.flows.iter().map(|f| f.rev_delay_ns).collect(), cfg.default_rev_delay_ns)
-    };
+    let links: Vec<_> = (0..cfg.n_links()).map(|k| cfg.link(k, d)).collect();
+    let routes: Vec<_> = cfg.routes.iter().map(|r| r[d].clone()).collect();
+    let default_delay = [cfg.default_fwd_delay_ns, cfg.default_rev_delay_ns][d];
     let mut h = Half {
-        dir: Direction::new(spec, schedule, cfg.seed, d as u32, &delays, default_delay),
+        chain: Chain::new(&links, cfg.seed, &routes, default_delay),
         rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap, cfg.io_trace),
         reads: 0,
         rx_errors: 0,
@@ -200,7 +212,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
     }
     let mut epoch = EPOCH.load(Ordering::SeqCst);
     // The schedule's time 0 is the run's (the epoch), not the emulator's start.
-    h.dir.link.set_schedule_origin(epoch.saturating_sub(start));
+    h.chain.set_schedule_origin(epoch.saturating_sub(start));
     let mut next_sample = next_on_grid(if epoch == 0 { start } else { epoch }, start, cfg.sample_ns);
     let mut ctl_buf = [0u8; 64];
     let mut scratch = [0u8; 256];
@@ -216,7 +228,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
         if e != epoch {
             epoch = e;
             next_sample = next_on_grid(epoch, mono_ns(), cfg.sample_ns);
-            h.dir.link.set_schedule_origin(epoch.saturating_sub(start));
+            h.chain.set_schedule_origin(epoch.saturating_sub(start));
         }
         // Deliver what is due first (its time has come), read what arrived (up to a
         // batch, each packet entering the path at the time it was read), then deliver
@@ -247,20 +259,21 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             };
             let slot = slab.insert(buf, len, header);
             let rec = &mut h.rec;
-            h.dir.offer(t, slot, flow, &mut slab, |f| rec.fate(f));
-            let queue = h.dir.queue();
+            h.chain.offer(t, slot, flow, &mut slab, |k, f| rec.fate(k, f));
+            // The records' queue is the first link's (link.csv).
+            let queue = h.chain.hops[0].queue();
             h.rec.queue(queue);
             let (segments, queue, seq) = (header.segments, queue.0 as u32, header.seq);
             h.rec.io(Io { t, kind: IoKind::Read, segments, queue, seq, late: 0, dur: 0 });
         }
         deliver(&mut h, &mut slab, start, out_fd, cfg.max_coalesce, &mut scratch);
         if mono_ns() >= next_sample {
-            h.rec.sample(next_sample, &h.dir);
+            h.rec.sample(next_sample, &h.chain.hops[0]);
             next_sample += cfg.sample_ns;
         }
         // Sleep until the next due event or an arrival.
         let now = mono_ns();
-        let due = h.dir.next_due().map_or(u64::MAX, |t| start + t);
+        let due = h.chain.next_due().map_or(u64::MAX, |t| start + t);
         let next = due.max(now + cfg.min_wait_ns).min(deadline).min(next_sample);
         if next <= now {
             continue;
@@ -311,9 +324,9 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
 fn deliver(h: &mut Half, slab: &mut Slab, start: u64, out_fd: RawFd, max_coalesce: u32, scratch: &mut [u8; 256]) {
     let now = mono_ns() - start;
     let rec = &mut h.rec;
-    h.dir.advance(now, slab, |f| rec.fate(f));
+    h.chain.advance(now, slab, |k, f| rec.fate(k, f));
     let (delivered, writes, errors) = (&mut h.delivered, &mut h.writes, &mut h.write_errors);
-    h.dir.deliver(now, max_coalesce, |slot, first, n, dues| {
+    h.chain.deliver(now, max_coalesce, |slot, first, n, dues| {
         let s = &slab.slots[slot as usize];
         let t = mono_ns() - start;
         if s.header.write_range(out_fd, &s.buf, first, first + n, scratch) < 0 {

@@ -8,6 +8,7 @@ use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
+use cubiclab_emu::config::{DuplexLink, HopCfg};
 use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
@@ -218,25 +219,39 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The emulator's `key value` lines for the scenario's bottleneck in both directions and its
-/// seed: the path the simulator builds from the same scenario.
+/// The emulator's `key value` lines for the scenario's links in both directions (each with
+/// the random streams the simulator gives it), its seed and, for a path of several links,
+/// every flow's route: the path the simulator builds from the same scenario. Routes are
+/// numbered as the testbed writes its flow lines: the long-lived flows, then the web
+/// sessions, in the plan's order.
 #[pyfunction]
 fn emulator_path(spec_json: &str) -> PyResult<String> {
     let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
     sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
-    if sc.links.len() != 1 {
-        return Err(PyValueError::new_err(format!(
-            "links: the testbed's emulator runs a path of one link; this scenario has {}",
-            sc.links.len()
-        )));
-    }
-    let schedule = sc.links[0].schedule.as_ref().map(|s| s.spec());
-    Ok(cubiclab_emu::config::path_text(
-        &sc.link_spec(0, Direction::Forward),
-        &sc.link_spec(0, Direction::Reverse),
-        schedule.as_ref(),
-        sc.seed,
-    ))
+    let links: Vec<DuplexLink> = (0..sc.links.len())
+        .map(|k| DuplexLink {
+            dirs: [Direction::Forward, Direction::Reverse].map(|d| (sc.link_spec(k, d), Scenario::link_stream(k, d))),
+            fwd_schedule: sc.links[k].schedule.as_ref().map(|s| s.spec()),
+        })
+        .collect();
+    let directions: Vec<(usize, Direction)> = sc.link_directions().collect();
+    // A flow's hops sorted by the way they go (its data's and its ACKs' take one way each).
+    let route = |data: &[PlannedHop], acks: &[PlannedHop]| {
+        let mut r: [Vec<HopCfg>; 2] = Default::default();
+        for h in data.iter().chain(acks) {
+            let (k, dir) = directions[h.link as usize];
+            r[dir as usize].push(HopCfg { link: k as u16, delay_ns: h.delay_ns });
+        }
+        r
+    };
+    let plan = sc.plan();
+    let routes: Vec<_> = plan
+        .flows
+        .iter()
+        .map(|f| route(&f.data_hops, &f.ack_hops))
+        .chain(plan.sessions.iter().map(|s| route(&s.data_hops, &s.ack_hops)))
+        .collect();
+    Ok(cubiclab_emu::config::links_text(&links, sc.seed, &routes))
 }
 
 /// The background web sessions of a scenario as the testbed runs them, JSON: per session its
