@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from cubiclab.results import CA_STATES, INFINITE_SSTHRESH, Results
+from cubiclab.scenario import compiled_links
 
 _STATE_CODES = {"Open": 0, "Disorder": 1, "CWR": 2, "Recovery": 3, "Loss": 4}
 
@@ -56,7 +57,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
     nflows = len(plan.flows)
     groups = [f["group"] for f in plan.flows]
     algs = [f["algorithm"] for f in plan.flows]
-    rate = spec["bottleneck"]["rate"]
+    rate = compiled_links(spec)[0]["rate"]
     iv_ns = spec["record"]["interval"]
     iv = iv_ns / 1e9
     duration_ns = spec["duration"]
@@ -255,7 +256,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         "bottleneck_packets": int(s.get("fwd_tx_packets", 0)),
         "peak_queue_packets": int(s.get("fwd_peak_queue_packets", 0)),
         "peak_queue_bytes": int(s.get("fwd_peak_queue_bytes", 0)),
-        "buffer": " ".join(f"{n} {kind}" for kind, n in spec["bottleneck"]["buffer"].items()),
+        "buffer": " ".join(f"{n} {kind}" for kind, n in compiled_links(spec)[0]["buffer"].items()),
         "emulator": s,
         "cwnd_source": "tcp_probe" if traced else "tcp_info",
         "trace": trace_reason or "ok",

@@ -26,7 +26,7 @@ from cubiclab import namespaces as _netns
 from cubiclab.endpoints import BULK, WEB
 from cubiclab.kernel import tracing as _tracing
 from cubiclab.namespaces import KernelLabUnavailable
-from cubiclab.scenario import HEADER_BYTES, Scenario
+from cubiclab.scenario import HEADER_BYTES, Scenario, compiled_links
 from cubiclab.testbed import bpf as _bpf
 from cubiclab.testbed.emu import Emulator, config_text, min_wait_ns, peak_rate_bps
 from cubiclab.testbed.net import RECEIVER_IP, SENDER_IP, TunPath
@@ -178,7 +178,7 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
 
 
 def _buffer_bytes(spec: dict) -> int:
-    (kind, n), = spec["bottleneck"]["buffer"].items()
+    (kind, n), = compiled_links(spec)[0]["buffer"].items()
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
 
 
@@ -218,6 +218,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     if reason:
         raise KernelLabUnavailable(f"the testbed {reason}")
     spec = p.spec
+    # The first link stands for the bottleneck where one rate is needed (as in the simulator's summary).
+    link0 = compiled_links(spec)[0]
     tick_ns = units.parse_time(info_interval, "info_interval")
     if tick_ns < 1_000_000:
         raise ValueError("info_interval must be at least 1ms")
@@ -232,7 +234,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                                                 receiver_sysctls=p.receiver_sysctls) as net:
         try:
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
-            bdp_bytes = _core.bdp_bytes(spec["bottleneck"]["rate"], max_rtt)
+            bdp_bytes = _core.bdp_bytes(link0["rate"], max_rtt)
             sndbuf = int(min(max(4 << 20, 4 * (bdp_bytes + _buffer_bytes(spec))), 256 << 20))
             emu_cfg = dict(
                 netns_a=net.netns_path("sender"), tun_a="tb0",
@@ -240,11 +242,11 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 netns_home=net.netns_path("emulator"),
                 flow=[f"{f['port']} {f['fwd_delay_ns']} {f['rev_delay_ns']}" for f in p.flows]
                 + [f"{s['port']} {s['forward_delay_ns']} {s['reverse_delay_ns']}" for s in p.web],
-                default_delay=f"{spec['bottleneck']['delay']} {spec['bottleneck']['delay']}",
+                default_delay=f"{link0['delay']} {link0['delay']}",
                 max_duration_ns=duration_ns + 60_000_000_000,
                 sample_ns=spec["record"]["interval"],
                 sched_fifo=EMU_FIFO if realtime else 0,
-                min_wait_ns=min_wait_ns(peak_rate_bps(spec["bottleneck"])),
+                min_wait_ns=min_wait_ns(max(peak_rate_bps(link) for link in compiled_links(spec))),
                 io_trace=io_trace or None,
             )
             if spec["record"]["pcap"]:
@@ -272,7 +274,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
             # packet the emulator writes: a quarter of a flow's fair share per sample, at
             # most 64 KB, so the samples stay smooth and the sink's CPU time small.
-            rcvlowat = int(min(65536, max(1, spec["bottleneck"]["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
+            rcvlowat = int(min(65536, max(1, link0["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
             bulk_cfg = {
                 "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
                 "rcvlowat": rcvlowat, "info_file": str(work / "source-info.csv"),
@@ -287,7 +289,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             web_procs = _start_web(net, p, epoch, end, work)
             tr = None
             if trace_reason is None:
-                n_acks = spec["bottleneck"]["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
+                n_acks = link0["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
                 buf_kb = int(min(max(32768, n_acks * 200 / 1024 * 1.5), 262144))
                 flt = f"dport >= {BASE_PORT} && dport < {BASE_PORT + len(p.flows)}"
                 tr = _tracing.TraceSession(port=BASE_PORT, filter=flt, strict=False, buffer_kb=buf_kb)
