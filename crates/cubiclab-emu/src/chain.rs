@@ -24,6 +24,8 @@ pub struct Chain {
     first: Vec<u16>,
     /// Per flow and link (`flow * links + link`), the link its route crosses next, or END.
     next: Vec<u16>,
+    /// Whether any route crosses more than one link; if none does, the links are apart.
+    joined: bool,
 }
 
 impl Chain {
@@ -48,7 +50,8 @@ impl Chain {
                 Direction::new(l.spec, l.schedule, seed, l.stream, &delays, default_delay, &through)
             })
             .collect();
-        Chain { hops, first: routes.iter().map(|r| r[0].link).collect(), next }
+        let joined = next.iter().any(|&j| j != END);
+        Chain { hops, first: routes.iter().map(|r| r[0].link).collect(), next, joined }
     }
 
     /// Take, in order of time up to `now`, every completed transmission (into its delay
@@ -56,6 +59,14 @@ impl Chain {
     /// time). Ties: completions first, as a link finishes what is due before it is offered
     /// more ([`Direction::offer`]). `fate` hears of each segment with its link's index.
     pub fn advance(&mut self, now: Time, slab: &mut Slab, mut fate: impl FnMut(usize, Fate<'_>)) {
+        if !self.joined {
+            // No segment goes from one link to another (a path of one link): each link
+            // finishes what is due by now on its own, without looking for the next event.
+            for (k, h) in self.hops.iter_mut().enumerate() {
+                h.advance(now, slab, |f| fate(k, f));
+            }
+            return;
+        }
         loop {
             let mut first: Option<(Time, bool, usize)> = None;
             for (k, h) in self.hops.iter().enumerate() {
