@@ -13,9 +13,6 @@ pub struct FlowCfg {
     pub rev_delay_ns: u64,
 }
 
-/// Most links a route may cross (the simulator's `MAX_HOPS`).
-pub const MAX_HOPS: usize = 16;
-
 /// One hop of a flow's route one way: a link (its index in the path) and the delay after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HopCfg {
@@ -23,13 +20,13 @@ pub struct HopCfg {
     pub delay_ns: u64,
 }
 
-/// A link after the first (`link K fwd|rev STREAM JSON`, `link_schedule K JSON`): each
-/// direction's spec and the random stream its `Link` numbers from, and the forward rate
-/// over time.
+/// A duplex link: per direction (forward, reverse) its spec and the random stream its
+/// `Link` numbers from, and the forward rate over time (`S`: a `ScheduleSpec` as
+/// [`links_text`] writes it, a `RateSchedule` as the emulator runs it).
 #[derive(Clone, Debug)]
-pub struct LinkCfg {
+pub struct Duplex<S> {
     pub dirs: [(LinkSpec, u32); 2],
-    pub fwd_schedule: Option<RateSchedule>,
+    pub fwd_schedule: Option<S>,
 }
 
 /// One way of one link as the emulator builds it.
@@ -55,8 +52,9 @@ pub struct Config {
     /// `fwd.rate_bps`; its time 0 is the records' epoch.
     pub fwd_schedule: Option<RateSchedule>,
     pub seed: u64,
-    /// The links after the first (`fwd`/`rev`), for a path of several.
-    pub links: Vec<LinkCfg>,
+    /// The links after the first (`fwd`/`rev`), for a path of several (`link K fwd|rev
+    /// STREAM JSON`, `link_schedule K JSON`).
+    pub links: Vec<Duplex<RateSchedule>>,
     pub flows: Vec<FlowCfg>,
     /// Per flow, the hops of its packets each way (forward, reverse): its `route` lines, or
     /// else the first link with its flow line's delay.
@@ -125,20 +123,12 @@ pub fn path_text(fwd: &LinkSpec, rev: &LinkSpec, fwd_schedule: Option<&ScheduleS
     format!("fwd_link {}\nrev_link {}\n{schedule}seed {seed}\n", json(fwd), json(rev))
 }
 
-/// One duplex link of a path as [`links_text`] writes it: per direction (forward,
-/// reverse) its spec and the random stream its `Link` numbers from, and the forward rate's
-/// schedule.
-pub struct DuplexLink {
-    pub dirs: [(LinkSpec, u32); 2],
-    pub fwd_schedule: Option<ScheduleSpec>,
-}
-
 /// The `key value` lines of a path of links and of the flows' routes across it (`routes[i]`:
 /// the hops of the flow of the i-th `flow` line, forward and reverse): the first link as
 /// [`path_text`] writes it, the others as `link` and `link_schedule` lines, the routes as
 /// `route` lines. A path of one link writes no routes (its flows take it with their flow
 /// lines' delays), so its text is [`path_text`]'s.
-pub fn links_text(links: &[DuplexLink], seed: u64, routes: &[[Vec<HopCfg>; 2]]) -> String {
+pub fn links_text(links: &[Duplex<ScheduleSpec>], seed: u64, routes: &[[Vec<HopCfg>; 2]]) -> String {
     let first = &links[0];
     debug_assert_eq!((first.dirs[0].1, first.dirs[1].1), (0, 1), "path_text's link numbers streams 0 and 1");
     let mut text = path_text(&first.dirs[0].0, &first.dirs[1].0, first.fwd_schedule.as_ref(), seed);
@@ -203,7 +193,7 @@ impl Config {
     /// sample_ns, out, ctl_fd, max_events, epoch_ns, sched_fifo, offload (0|1),
     /// max_coalesce, min_wait_ns, pcap (a file), pcap_flows (flow indices, in the order of
     /// the `flow` lines), io_trace (records per direction); for a path of several links
-    /// ([`Routes`]): link, link_schedule, route.
+    /// (see `Routes`): link, link_schedule, route.
     pub fn parse(text: &str) -> Result<Config, String> {
         let link = |buffer| LinkSpec {
             rate_bps: 0,
@@ -337,7 +327,7 @@ impl Config {
 /// to the flow line's delay that way). A flow without a route line takes link 0 with its
 /// flow line's delay.
 #[derive(Default)]
-pub struct Routes {
+struct Routes {
     links: Vec<[Option<(LinkSpec, u32)>; 2]>,
     schedules: Vec<(usize, RateSchedule)>,
     routes: Vec<(usize, usize, Vec<HopCfg>)>,
@@ -393,7 +383,7 @@ impl Routes {
             let [Some(fwd), Some(rev)] = l else {
                 return Err(format!("link {}: needs both a fwd and a rev line", i + 1));
             };
-            c.links.push(LinkCfg { dirs: [fwd, rev], fwd_schedule: None });
+            c.links.push(Duplex { dirs: [fwd, rev], fwd_schedule: None });
         }
         for (k, s) in self.schedules {
             let l = c.links.get_mut(k - 1).ok_or(format!("link_schedule {k}: no link {k}"))?;
@@ -407,9 +397,6 @@ impl Routes {
             let f = c.flows.get(i).ok_or(format!("{at}: no flow line {i}; there are {}", c.flows.len()))?;
             if std::mem::replace(&mut given[i][way], true) {
                 return Err(format!("{at}: given twice"));
-            }
-            if hops.is_empty() || hops.len() > MAX_HOPS {
-                return Err(format!("{at}: {} hops; allowed: 1 to {MAX_HOPS}", hops.len()));
             }
             for (j, h) in hops.iter().enumerate() {
                 if h.link as usize >= c.n_links() {
@@ -489,8 +476,8 @@ mod tests {
         };
         let steps = ScheduleSpec::Steps { steps: vec![(0, 12_000_000), (1_000_000_000, 6_000_000)], repeat_ns: None };
         let links = [
-            DuplexLink { dirs: [(link(20_000_000), 0), (link(30_000_000), 1)], fwd_schedule: None },
-            DuplexLink { dirs: [(link(10_000_000), 65_536), (link(40_000_000), 65_537)], fwd_schedule: Some(steps) },
+            Duplex { dirs: [(link(20_000_000), 0), (link(30_000_000), 1)], fwd_schedule: None },
+            Duplex { dirs: [(link(10_000_000), 65_536), (link(40_000_000), 65_537)], fwd_schedule: Some(steps) },
         ];
         let hop = |link, delay_ns| HopCfg { link, delay_ns };
         // Flow 0 crosses both links (5 ms after the first, 25 after the second, its ACKs

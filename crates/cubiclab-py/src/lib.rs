@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
-use cubiclab_emu::config::{DuplexLink, HopCfg};
+use cubiclab_emu::config::{Duplex, HopCfg};
 use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
@@ -228,8 +228,8 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
 fn emulator_path(spec_json: &str) -> PyResult<String> {
     let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
     sc.validate_path_and_flows().map_err(PyValueError::new_err)?;
-    let links: Vec<DuplexLink> = (0..sc.links.len())
-        .map(|k| DuplexLink {
+    let links: Vec<Duplex<_>> = (0..sc.links.len())
+        .map(|k| Duplex {
             dirs: [Direction::Forward, Direction::Reverse].map(|d| (sc.link_spec(k, d), Scenario::link_stream(k, d))),
             fwd_schedule: sc.links[k].schedule.as_ref().map(|s| s.spec()),
         })
