@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from cubiclab import metrics
+from cubiclab.scenario import compiled_links
 
 
 def sync_share(times, flows, gap: float) -> float:
@@ -37,7 +38,7 @@ def run_diagnostics(res, t0: float, t1: float) -> dict:
     rec = lo[~to] if len(lo) else lo
     rtt = float(res.totals.rtt_ns.max()) / 1e9 if "rtt_ns" in res.totals else float(res.totals.rtt_ms.max()) / 1e3
     link = res.link[(res.link.t > t0) & (res.link.t <= t1)]
-    buf = res.scenario.compile()["bottleneck"]["buffer"]
+    buf = compiled_links(res.scenario.compile())[0]["buffer"]
     buf_pkts = buf.get("packets", buf.get("bytes", 0) / (res.scenario.mss + 52))
     fm = metrics.mean_throughput(res.flows, t0, t1, by="flow", column="throughput_bps")
     mid = (t0 + t1) / 2

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from cubiclab import _core, units
 from cubiclab.algorithms import AlgorithmInfo, info
-from cubiclab.scenario import HEADER_BYTES, Scenario
+from cubiclab.scenario import HEADER_BYTES, Scenario, compiled_links
 
 #: RFC 3649's response function, the model of HighSpeed's table (Linux derived the table
 #: from it): b(w) falls linearly in ln w to High_Decrease 0.1 at High_Window 83000 from the
@@ -173,7 +173,7 @@ def _flows(sc: Scenario):
 def random_loss_rate(spec: dict, rate_pps: float) -> float:
     """Random loss events per second on the bottleneck (0 without a loss model): a metric
     averaged over random losses needs `epochs` of them in its window too."""
-    loss = spec["bottleneck"].get("loss") or {}
+    loss = compiled_links(spec)[0].get("loss") or {}
     if loss.get("model") == "poisson":
         return float(loss.get("rate", 0.0)) or math.inf
     if loss.get("model") == "bernoulli":
@@ -193,8 +193,8 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
     at least `min_window_s`)."""
     spec = sc.compile()
     wire = sc.mss + HEADER_BYTES
-    rate_pps = spec["bottleneck"]["rate"] / 8 / wire
-    buf = spec["bottleneck"]["buffer"]
+    rate_pps = compiled_links(spec)[0]["rate"] / 8 / wire
+    buf = compiled_links(spec)[0]["buffer"]
     buffer_pkts = buf.get("packets", buf.get("bytes", 0) / wire)
     groups = list(_flows(sc))
     n = max(1, sum(g[4] for g in groups))
@@ -208,7 +208,7 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
         if measured and name not in measured:
             continue
         rtt = rtt_ns / 1e9
-        bdp_pkts = _core.bdp_bytes(spec["bottleneck"]["rate"], rtt_ns) / wire
+        bdp_pkts = _core.bdp_bytes(compiled_links(spec)[0]["rate"], rtt_ns) / wire
         w = max(2.0, (bdp_pkts + buffer_pkts) * shares.get(name, 1 / n))
         e = epoch_s(alg, params, w, rtt)
         b = decrease_fraction(alg, params)

@@ -54,6 +54,7 @@ class KernelRuns:
 def plan_run(run: Run, max_duration: float):
     """``(plan, None)``: the testbed's plan of `run` (its scenario compiled once, for the
     cache key and the run alike); ``(None, why)`` if the testbed cannot run it."""
+    from cubiclab.scenario import compiled_links
     from cubiclab.testbed.emu import peak_rate_bps
     from cubiclab.testbed.run import plan
 
@@ -61,11 +62,12 @@ def plan_run(run: Run, max_duration: float):
         p = plan(run.scenario, max_duration)
     except ValueError as e:
         return None, str(e)
-    bottleneck = p.spec["bottleneck"]
-    rate = peak_rate_bps(bottleneck)
-    if rate > MAX_RATE_BPS:
-        what = "bottleneck rate" if not bottleneck.get("schedule") else "bottleneck schedule's peak rate"
-        return None, f"{what} {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
+    for link in compiled_links(p.spec):
+        rate = peak_rate_bps(link)
+        if rate > MAX_RATE_BPS:
+            kind = "schedule's peak rate" if link.get("schedule") else "rate"
+            what = f"{link.get('name', 'bottleneck')} {kind}"
+            return None, f"{what} {rate / 1e6:g} Mbit/s is above the emulator's {MAX_RATE_BPS / 1e6:g} Mbit/s"
     return p, None
 
 
