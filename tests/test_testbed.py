@@ -222,6 +222,14 @@ def test_random_loss_rate_is_reproduced():
     # (at least 90%: losses in the last RTT before the abortive close need not be).
     assert e["fwd_drops"] == 0
     assert res.totals.retransmits.sum() >= 0.9 * res.totals.random_losses.sum()
+    # The link totals are the emulator's own counters, the simulator's table: one link, both
+    # ways, its forward losses and bytes as above; the ACKs (reverse) lose nothing, and the
+    # forward capacity is 100 Mbit/s x 4 s / 8 = 50 MB.
+    t = res.link_totals.set_index("direction")
+    assert list(t.name) == ["bottleneck", "bottleneck"] and set(res.link.link) == {0}
+    assert t.loc["forward", "random_losses"] == k and t.loc["reverse", "random_losses"] == 0
+    assert t.loc["forward", "tx_bytes"] >= res.link.tx_bytes.sum() > 0
+    assert t.loc["forward", "capacity_bytes"] == 50_000_000
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
 
 

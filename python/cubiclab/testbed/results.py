@@ -141,6 +141,8 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
                   "tx_bytes"):
             link[c] = 0
     link["utilization"] = link["tx_bytes"] * 8 / (rate * iv)
+    # The emulator samples the first link (forward), as the simulator's first rows.
+    link.insert(1, "link", 0)
 
     # Per-flow interval rows.
     ef = emu.flows.copy()
@@ -226,7 +228,8 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         flows = pd.DataFrame(columns=["t", "flow", "cwnd", "ssthresh", "throughput_bps", "goodput_bps", "drops",
                                       "retransmits", "ca_state", "group", "algorithm", "srtt_ms"])
     scenario = plan.scenario
-    res = TestbedResults(scenario, flows, link, cwnd, rtt, losses, totals, web, info=info, drops=ev)
+    res = TestbedResults(scenario, flows, link, cwnd, rtt, losses, totals, web, info=info, drops=ev,
+                         link_totals=_link_totals(spec, emu.summary, duration))
     s = emu.summary
     delivered = float(totals["delivered_bytes"].sum()) if len(totals) else 0.0
     by_group = totals.groupby("group")["delivered_bytes"].sum() if len(totals) else {}
@@ -266,3 +269,23 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         "wall_s": wall_s,
     }
     return res
+
+
+def _link_totals(spec: dict, summary: dict, duration: float) -> pd.DataFrame:
+    """Every link direction over the run, as the simulator's ``link_totals``, from the
+    emulator's ``linkK_{fwd,rev}_*`` counters (over its whole run, the handshakes before the
+    flows' time 0 included). Capacity is the rate over the run; with a schedule it is what
+    the emulator does not count, so NaN."""
+    rows = []
+    for k, link in enumerate(compiled_links(spec)):
+        for way, direction in (("fwd", "forward"), ("rev", "reverse")):
+            key = f"link{k}_{way}"
+            rows.append({
+                "link": k, "name": link.get("name") or "bottleneck", "direction": direction,
+                "tx_bytes": int(summary.get(f"{key}_tx_bytes", 0)),
+                "capacity_bytes": math.nan if link.get("schedule") and direction == "forward"
+                else link["rate"] * duration / 8,
+                "drops": int(summary.get(f"{key}_drops", 0)),
+                "random_losses": int(summary.get(f"{key}_random_losses", 0)),
+            })
+    return pd.DataFrame(rows)
