@@ -268,7 +268,12 @@ def test_udp_trains_cross_the_emulator_whole(tmp_path):
     with TunPath() as net:
         cfg = config_text(netns_a=net.netns_path("sender"), tun_a="tb0", netns_b=net.netns_path("receiver"),
                           tun_b="tb0", netns_home=net.netns_path("emulator"), fwd_link=link, rev_link=link,
-                          default_delay="1000000 1000000", max_duration_ns=60_000_000_000, sample_ns=100_000_000)
+                          default_delay="1000000 1000000", max_duration_ns=60_000_000_000, sample_ns=100_000_000,
+                          # Datagrams leave the link 80 us apart (1028 B at 100 Mbit/s): a loop
+                          # that sleeps at least 200 us between deliveries finds two or more
+                          # due each time, so it writes trains whatever the timer precision
+                          # (without it, a loop woken on time for each wrote 1000, once in CI).
+                          min_wait_ns=200_000)
         emu = Emulator(net.exec_args("emulator"), cfg, tmp_path)
         t_end = time.time() + 10
         while not (net.carrier("sender") and net.carrier("receiver")) and time.time() < t_end:
