@@ -108,7 +108,8 @@ impl Cubic {
             min: 1.0,
             max: 1023.0,
             integer: true,
-            help: "window kept after a loss, in 1/1024 (717 = 0.7)",
+            unit: "1/1024",
+            help: "window kept after a loss (717 = 0.7)",
         },
         ParamSpec {
             name: "bic_scale",
@@ -116,7 +117,8 @@ impl Cubic {
             min: 1.0,
             max: 100_000.0,
             integer: true,
-            help: "cubic scaling C in 1/1024, at the kernel's fixed 100 ms RTT (41 = 0.4)",
+            unit: "10/1024 segments/s^3",
+            help: "cubic scaling: C over the kernel's fixed 100 ms RTT (41 = 0.4)",
         },
         ParamSpec::switch("fast_convergence", true, "release bandwidth faster when W_max shrinks (0/1)"),
         ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as an estimated Reno flow (0/1)"),
@@ -127,6 +129,7 @@ impl Cubic {
             min: 0.0,
             max: 3.0,
             integer: true,
+            unit: "bitmask",
             help: "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
         },
         ParamSpec {
@@ -135,7 +138,8 @@ impl Cubic {
             min: 0.0,
             max: 2_147_483_647.0,
             integer: true,
-            help: "HyStart acts only from this cwnd, segments",
+            unit: "segments",
+            help: "HyStart acts only from this cwnd",
         },
         ParamSpec {
             name: "hystart_ack_delta_us",
@@ -143,7 +147,8 @@ impl Cubic {
             min: 0.0,
             max: 2_147_483_647.0,
             integer: true,
-            help: "largest ACK spacing inside an ACK train, microseconds",
+            unit: "us",
+            help: "largest ACK spacing inside an ACK train",
         },
         ParamSpec {
             name: "initial_ssthresh",
@@ -151,7 +156,8 @@ impl Cubic {
             min: 0.0,
             max: 2_147_483_647.0,
             integer: true,
-            help: "initial ssthresh when hystart is off (0: leave it), segments",
+            unit: "segments",
+            help: "initial ssthresh when hystart is off (0: leave it)",
         },
         ParamSpec {
             name: "hz",
@@ -159,6 +165,7 @@ impl Cubic {
             min: 10.0,
             max: 100_000.0,
             integer: true,
+            unit: "Hz",
             help: "kernel HZ: jiffies per second of the epoch clock",
         },
     ];
