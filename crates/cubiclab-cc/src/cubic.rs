@@ -120,9 +120,9 @@ impl Cubic {
             unit: "10/1024 segments/s^3",
             help: "cubic scaling: C over the kernel's fixed 100 ms RTT (41 = 0.4)",
         },
-        ParamSpec::switch("fast_convergence", true, "release bandwidth faster when W_max shrinks (0/1)"),
-        ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as an estimated Reno flow (0/1)"),
-        ParamSpec::switch("hystart", true, "hybrid slow start (0/1)"),
+        ParamSpec::switch("fast_convergence", true, "release bandwidth faster when W_max shrinks"),
+        ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as an estimated Reno flow"),
+        ParamSpec::switch("hystart", true, "hybrid slow start"),
         ParamSpec {
             name: "hystart_detect",
             default: 3.0,
