@@ -58,6 +58,28 @@ def test_every_algorithm_has_facts_and_parameters_with_ranges():
         assert a.growth and all(p.min <= p.default <= p.max for p in a.params), a.name
 
 
+def test_each_parameter_has_the_unit_its_code_reads():
+    # tcp_cubic.c divides cwnd * beta by BICTCP_BETA_SCALE (1024) and keeps that; C =
+    # bic_scale * 10 / 1024; hystart_ack_delta_us is compared with ACK gaps in us.
+    units = {p.name: p.unit for p in cubiclab.algorithm_info("cubic").params}
+    assert units["beta"] == "1/1024" and units["bic_scale"] == "10/1024 segments/s^3"
+    assert units["hystart_ack_delta_us"] == "us" and units["hz"] == "Hz" and units["hystart"] == "0/1"
+    # Seed 000 (cubic-2008) sets ssthresh = cwnd (1 - beta); RFC 9438 keeps cwnd * beta.
+    assert cubiclab.algorithm_info("cubic-2008").params[0].unit == "fraction removed"
+    assert cubiclab.algorithm_info("cubic-rfc9438").params[0].unit == "fraction kept"
+    assert all(p.unit for a in cubiclab.algorithms() for p in a.params)
+
+
+def test_the_cli_prints_each_parameters_unit(capsys):
+    from cubiclab import cli
+
+    assert cli.main(["algorithms"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cubic = lines.index(next(line for line in lines if line.startswith("cubic ")))
+    beta = next(line for line in lines[cubic:] if line.split()[0] == "beta")
+    assert beta.split()[:4] == ["beta", "default", "717", "1/1024"], beta
+
+
 def test_bad_names_and_parameters_are_refused():
     with pytest.raises(ValueError, match=r"unknown algorithm 'cubik'; allowed: cubic, "):
         cubiclab.algorithm_info("cubik")

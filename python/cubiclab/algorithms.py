@@ -15,6 +15,9 @@ class Param:
     min: float
     max: float
     integer: bool
+    #: The unit the algorithm reads the value in ("segments", "us", "Hz", "1/1024",
+    #: "fraction kept", "fraction removed", "0/1", ...), from the Rust table.
+    unit: str
     help: str
 
 

@@ -41,7 +41,8 @@ def cmd_algorithms(args) -> int:
         print(f"    at a loss: {kept}; grows: {a.growth}{constants}")
         for p in a.params:
             kind = "int" if p.integer else "real"
-            print(f"    {p.name:22s} default {p.default:<10g} {kind} in [{p.min:g}, {p.max:g}]  {p.help}")
+            default = f"{p.default:g} {p.unit}"
+            print(f"    {p.name:22s} default {default:30s} {kind} in [{p.min:g}, {p.max:g}]  {p.help}")
     return 0
 
 

@@ -143,6 +143,7 @@ impl Bbr {
         min: 10.0,
         max: 100_000.0,
         integer: true,
+        unit: "Hz",
         help: "kernel HZ: jiffies per second of the min_rtt and PROBE_RTT clocks",
     }];
 

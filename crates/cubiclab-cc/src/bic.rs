@@ -69,7 +69,8 @@ impl Bic {
             min: 1.0,
             max: 1023.0,
             integer: true,
-            help: "window kept after a loss, /1024 (819 = 0.8)",
+            unit: "1/1024",
+            help: "window kept after a loss (819 = 0.8)",
         },
         ParamSpec {
             name: "max_increment",
@@ -77,7 +78,8 @@ impl Bic {
             min: 1.0,
             max: 1e6,
             integer: true,
-            help: "largest increase per RTT during binary search, segments",
+            unit: "segments/RTT",
+            help: "largest increase per RTT during binary search",
         },
         ParamSpec {
             name: "low_window",
@@ -85,7 +87,8 @@ impl Bic {
             min: 0.0,
             max: 1e6,
             integer: true,
-            help: "windows up to this follow Reno (TCP friendliness), segments",
+            unit: "segments",
+            help: "windows up to this follow Reno (TCP friendliness)",
         },
         ParamSpec {
             name: "smooth_part",
@@ -93,6 +96,7 @@ impl Bic {
             min: 1.0,
             max: 1000.0,
             integer: true,
+            unit: "RTTs",
             help: "RTTs to grow from last_max - B to last_max",
         },
         ParamSpec::switch(
@@ -106,7 +110,8 @@ impl Bic {
             min: 0.0,
             max: 2147483647.0,
             integer: true,
-            help: "initial slow-start threshold, segments (0: none)",
+            unit: "segments",
+            help: "initial slow-start threshold (0: none)",
         },
     ];
 

@@ -53,6 +53,7 @@ impl Cubic2005 {
             min: 0.01,
             max: 0.99,
             integer: false,
+            unit: "fraction kept",
             help: "fraction of the window kept after a loss",
         },
         ParamSpec {
@@ -61,7 +62,8 @@ impl Cubic2005 {
             min: 1e-4,
             max: 100.0,
             integer: false,
-            help: "cubic coefficient, segments/s^3",
+            unit: "segments/s^3",
+            help: "cubic coefficient C",
         },
         ParamSpec {
             name: "smax",
@@ -69,7 +71,8 @@ impl Cubic2005 {
             min: 0.0,
             max: 1e9,
             integer: false,
-            help: "largest window increase, segments per second (0: no clamp)",
+            unit: "segments/s",
+            help: "largest window increase per second (0: no clamp)",
         },
         ParamSpec::switch("tcp_friendliness", true, "TCP mode: follow W_tcp (Eq. 4) when it is above W_cubic"),
     ];

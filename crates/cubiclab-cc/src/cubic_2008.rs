@@ -61,6 +61,7 @@ impl Cubic2008 {
             min: 0.01,
             max: 0.99,
             integer: false,
+            unit: "fraction removed",
             help: "multiplicative decrease: the window keeps 1 - beta",
         },
         ParamSpec {
@@ -69,7 +70,8 @@ impl Cubic2008 {
             min: 1e-4,
             max: 1e6,
             integer: false,
-            help: "cubic coefficient, segments/s^3",
+            unit: "segments/s^3",
+            help: "cubic coefficient C",
         },
         ParamSpec::switch("fast_convergence", true, "W_last_max = cwnd*(2-beta)/2 on a loss below it"),
         ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as the emulated Reno window (Eq. 4)"),

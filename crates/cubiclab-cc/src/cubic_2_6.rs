@@ -22,7 +22,8 @@ pub(crate) const BETA: ParamSpec = ParamSpec {
     min: 1.0,
     max: 1023.0,
     integer: true,
-    help: "window kept after a loss, /1024",
+    unit: "1/1024",
+    help: "window kept after a loss",
 };
 pub(crate) const BIC_SCALE: ParamSpec = ParamSpec {
     name: "bic_scale",
@@ -30,6 +31,7 @@ pub(crate) const BIC_SCALE: ParamSpec = ParamSpec {
     min: 1.0,
     max: 1000.0,
     integer: true,
+    unit: "10/1024 segments/s^3",
     help: "C = bic_scale*10/1024 (41 gives 0.40)",
 };
 pub(crate) const FAST_CONVERGENCE: ParamSpec =
@@ -43,7 +45,8 @@ pub(crate) const INITIAL_SSTHRESH: ParamSpec = ParamSpec {
     min: 0.0,
     max: 2147483647.0,
     integer: true,
-    help: "ssthresh set at init, segments (0: leave it)",
+    unit: "segments",
+    help: "ssthresh set at init (0: leave it)",
 };
 
 /// `struct bictcp` of v2.0 to v2.2, with the module parameters and the constants

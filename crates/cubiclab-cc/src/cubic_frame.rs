@@ -22,6 +22,7 @@ pub(crate) const HZ: ParamSpec = ParamSpec {
     min: 100.0,
     max: 10000.0,
     integer: true,
+    unit: "Hz",
     help: "kernel HZ (jiffies per second)",
 };
 

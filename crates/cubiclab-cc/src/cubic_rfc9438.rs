@@ -82,6 +82,7 @@ impl CubicRfc9438 {
             min: 0.01,
             max: 0.99,
             integer: false,
+            unit: "fraction kept",
             help: "beta_cubic: fraction of the window kept after a congestion event",
         },
         ParamSpec {
@@ -90,7 +91,8 @@ impl CubicRfc9438 {
             min: 1e-4,
             max: 100.0,
             integer: false,
-            help: "cubic coefficient, segments/s^3",
+            unit: "segments/s^3",
+            help: "cubic coefficient C",
         },
         ParamSpec::switch("fast_convergence", true, "W_max = cwnd*(1+beta)/2 on an event below W_max (Sec 4.7)"),
         ParamSpec::switch("reno_friendly", true, "follow W_est when W_cubic(t) < W_est (Sec 4.3)"),

@@ -147,6 +147,7 @@ impl CubicV20 {
             min: 1.0,
             max: 1.0e6,
             integer: true,
+            unit: "segments/100 ms",
             help: "increment clamp: segments per 100 ms of minimum RTT",
         },
         FAST_CONVERGENCE,

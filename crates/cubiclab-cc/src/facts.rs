@@ -247,6 +247,72 @@ mod tests {
         }
     }
 
+    /// The fraction of the window a decrease parameter's value keeps, read through its unit
+    /// (`None`: not a decrease unit).
+    fn kept_by_unit(unit: &str, value: f64) -> Option<f64> {
+        match unit {
+            "1/1024" => Some(value / 1024.0),
+            "fraction kept" => Some(value),
+            "fraction removed" => Some(1.0 - value),
+            "2^-n removed" => Some(1.0 - (-value).exp2()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn decrease_units_say_what_ssthresh_keeps() {
+        // Linux's beta is in 1/1024: bictcp_recalc_ssthresh / cubictcp_recalc_ssthresh keep
+        // cwnd * beta / BICTCP_BETA_SCALE (1024). Seed 000's Algorithm 1 (cubic-2008) sets
+        // ssthresh = cwnd (1 - beta): its beta is removed; seed 001 (cubic-2005) and RFC 9438
+        // keep cwnd * beta. tcp_scalable.c removes cwnd >> md_scale. The defaults (0.2, 0.8,
+        // 0.7, 717, 819, 3) tell kept from removed apart.
+        let unit = |name, param| info(name).unwrap().params.iter().find(|p| p.name == param).unwrap().unit;
+        assert_eq!(unit("cubic", "beta"), "1/1024");
+        assert_eq!(unit("cubic-2008", "beta"), "fraction removed");
+        assert_eq!((unit("cubic-2005", "beta"), unit("cubic-rfc9438", "beta")), ("fraction kept", "fraction kept"));
+        let mut read = 0;
+        for a in ALGORITHMS {
+            for p in a.params {
+                let Some(kept) = kept_by_unit(p.unit, p.default) else { continue };
+                let measured = kept_on_loss(a.name, &Params::new(), 1 << 20);
+                assert!(
+                    (measured - kept).abs() < 1e-6,
+                    "{} {} in {}: ssthresh keeps {measured}",
+                    a.name,
+                    p.name,
+                    p.unit
+                );
+                read += 1;
+            }
+        }
+        // The four Linux CUBIC/BIC betas, the three papers' betas and their fixed-point
+        // ports, scalable's md_scale.
+        assert_eq!(read, 11);
+    }
+
+    #[test]
+    fn coefficient_units_say_c() {
+        // Linux: cube_rtt_scale = bic_scale * 10 over ticks of 2^-10 s, so C = bic_scale *
+        // 10/1024 segments/s^3; the papers' and RFC 9438's c is C.
+        let mut read = 0;
+        for a in ALGORITHMS {
+            for p in a.params {
+                let scale = match p.unit {
+                    "segments/s^3" => 1.0,
+                    "10/1024 segments/s^3" => 10.0 / 1024.0,
+                    _ => continue,
+                };
+                match facts(a.name, &Params::new()).growth {
+                    super::Growth::Cubic { c, .. } => assert_eq!(c, p.default * scale, "{} {}", a.name, p.name),
+                    g => panic!("{}: {g:?}", a.name),
+                }
+                read += 1;
+            }
+        }
+        // Every CUBIC: three Linux versions, three papers' and their ports.
+        assert_eq!(read, 9);
+    }
+
     #[test]
     fn kernel_constants() {
         // tcp_cubic.c: beta = 717 (/1024), bic_scale = 41 (C = 410/1024); tcp_bic.c and

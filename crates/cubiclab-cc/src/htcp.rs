@@ -65,28 +65,19 @@ pub struct Htcp {
 
 impl Htcp {
     pub const PARAMS: &'static [ParamSpec] = &[
-        ParamSpec {
-            name: "use_rtt_scaling",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "scale the increase by minRTT / 100 ms (clamped to [0.1, 2])",
-        },
-        ParamSpec {
-            name: "use_bandwidth_switch",
-            default: 1.0,
-            min: 0.0,
-            max: 1.0,
-            integer: true,
-            help: "back off by 0.5 when throughput changed by more than 20% since the last loss",
-        },
+        ParamSpec::switch("use_rtt_scaling", true, "scale the increase by minRTT / 100 ms (clamped to [0.1, 2])"),
+        ParamSpec::switch(
+            "use_bandwidth_switch",
+            true,
+            "back off by 0.5 when throughput changed by more than 20% since the last loss",
+        ),
         ParamSpec {
             name: "hz",
             default: 1000.0,
             min: 10.0,
             max: 10000.0,
             integer: true,
+            unit: "Hz",
             help: "kernel CONFIG_HZ: jiffies per second, the clock's resolution",
         },
     ];

@@ -12,13 +12,17 @@ pub struct ParamSpec {
     pub max: f64,
     /// Integer-valued (booleans are integers in 0..=1).
     pub integer: bool,
+    /// The unit the algorithm's code reads the value in: "segments", "us", "Hz", "1/1024"
+    /// (Linux's fixed-point beta), "fraction kept" or "fraction removed" (the papers'
+    /// betas differ), "0/1" for a switch.
+    pub unit: &'static str,
     pub help: &'static str,
 }
 
 impl ParamSpec {
     /// A 0/1 switch, on or off by default.
     pub const fn switch(name: &'static str, on: bool, help: &'static str) -> Self {
-        ParamSpec { name, default: if on { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, integer: true, help }
+        ParamSpec { name, default: if on { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, integer: true, unit: "0/1", help }
     }
 }
 
@@ -76,10 +80,11 @@ impl Params {
             let in_range = value.is_finite() && value >= spec.min && value <= spec.max;
             if !in_range || (spec.integer && value.fract() != 0.0) {
                 return Err(ParamError(format!(
-                    "parameter '{name}' of algorithm '{algorithm}' is {value}; allowed: {} in [{}, {}] ({})",
+                    "parameter '{name}' of algorithm '{algorithm}' is {value}; allowed: {} in [{}, {}] {} ({})",
                     if spec.integer { "an integer" } else { "a number" },
                     spec.min,
                     spec.max,
+                    spec.unit,
                     spec.help
                 )));
             }
@@ -131,7 +136,8 @@ mod tests {
         min: 1.0,
         max: 1023.0,
         integer: true,
-        help: "decrease factor, /1024",
+        unit: "1/1024",
+        help: "decrease factor",
     }];
 
     #[test]
@@ -143,7 +149,7 @@ mod tests {
     #[test]
     fn out_of_range_names_range() {
         let err = Params::new().set("beta", 2000.0).check("cubic", SPECS).unwrap_err();
-        assert!(err.0.contains("[1, 1023]"), "{err}");
+        assert!(err.0.contains("[1, 1023] 1/1024 (decrease factor)"), "{err}");
         let err = Params::new().set("beta", 1.5).check("cubic", SPECS).unwrap_err();
         assert!(err.0.contains("integer"), "{err}");
     }

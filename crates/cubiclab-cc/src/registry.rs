@@ -160,6 +160,15 @@ mod tests {
     }
 
     #[test]
+    fn every_parameter_has_a_unit() {
+        for a in ALGORITHMS {
+            for p in a.params {
+                assert!(!p.unit.trim().is_empty(), "{} {}", a.name, p.name);
+            }
+        }
+    }
+
+    #[test]
     fn names_round_trip() {
         for a in ALGORITHMS {
             let alg = Algorithm::new(a.name, &Params::new()).unwrap();

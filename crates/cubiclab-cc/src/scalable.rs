@@ -29,6 +29,7 @@ impl Scalable {
             min: 1.0,
             max: 1e9,
             integer: true,
+            unit: "segments",
             help: "TCP_SCALABLE_AI_CNT: segments ACKed per one-segment increase above this window",
         },
         ParamSpec {
@@ -37,6 +38,7 @@ impl Scalable {
             min: 1.0,
             max: 31.0,
             integer: true,
+            unit: "2^-n removed",
             help: "TCP_SCALABLE_MD_SCALE: a loss removes cwnd >> md_scale",
         },
     ];

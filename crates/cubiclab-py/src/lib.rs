@@ -86,8 +86,8 @@ fn bbr_entry_phases(seed: u64, n: usize) -> Vec<u32> {
     cubiclab_cc::bbr::Bbr::entry_phases(seed, n.min(1 << 16))
 }
 
-/// One parameter as Python sees it: (name, default, min, max, integer, help).
-type ParamRow = (&'static str, f64, f64, f64, bool, &'static str);
+/// One parameter as Python sees it: (name, default, min, max, integer, unit, help).
+type ParamRow = (&'static str, f64, f64, f64, bool, &'static str, &'static str);
 
 /// The registry: a list of (name, reference, [parameter rows]).
 #[pyfunction]
@@ -98,7 +98,7 @@ fn algorithms() -> Vec<(&'static str, &'static str, Vec<ParamRow>)> {
             (
                 a.name,
                 a.reference,
-                a.params.iter().map(|p| (p.name, p.default, p.min, p.max, p.integer, p.help)).collect(),
+                a.params.iter().map(|p| (p.name, p.default, p.min, p.max, p.integer, p.unit, p.help)).collect(),
             )
         })
         .collect()
