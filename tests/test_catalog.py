@@ -3,6 +3,8 @@ mode (seconds of simulated time, one seed: every verdict indicative), the claims
 snapshot-tested, verdicts follow from confidence intervals, run lengths from the physics,
 scenario files are package data. Nothing here requires a paper's claim to hold."""
 
+from __future__ import annotations
+
 import dataclasses
 import json
 import math

@@ -7,6 +7,8 @@ tests/test_metrics.py covers) on tiny constructed results; the model entries' re
 stand-in model tables; the numbers the entries' own explanations quote. Never whether a claim
 holds."""
 
+from __future__ import annotations
+
 import math
 from types import SimpleNamespace
 

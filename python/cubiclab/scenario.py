@@ -74,7 +74,10 @@ from __future__ import annotations
 
 import copy
 import json
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: the same parser, published as tomli
+    import tomli as tomllib
 from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from pathlib import Path
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: the same parser, published as tomli
+    import tomli as tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
