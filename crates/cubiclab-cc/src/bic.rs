@@ -19,7 +19,7 @@
 
 use crate::bic_lineage::{
     count_is_fresh, kept_window, last_max_after_loss, per_ack_count, update_ack_ratio, ACK_RATIO_SHIFT,
-    BICTCP_BETA_SCALE,
+    BICTCP_BETA_SCALE, INITIAL_SSTHRESH,
 };
 use crate::cubic_frame::{GrowthRule, SlowStart};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -104,15 +104,7 @@ impl Bic {
             true,
             "lower last_max further when the window shrank since the last loss",
         ),
-        ParamSpec {
-            name: "initial_ssthresh",
-            default: 0.0,
-            min: 0.0,
-            max: 2147483647.0,
-            integer: true,
-            unit: "segments",
-            help: "initial slow-start threshold (0: none)",
-        },
+        INITIAL_SSTHRESH,
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {

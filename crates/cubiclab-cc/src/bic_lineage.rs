@@ -2,12 +2,26 @@
 //! `tcp_cubic.c` v2.0 to v2.3), written once. Each module keeps its own conditions around
 //! these calls, since the kernel versions differ there.
 
+use crate::params::ParamSpec;
+
 /// `BICTCP_BETA_SCALE`: beta is in 1/1024.
 pub(crate) const BICTCP_BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: CUBIC's own time unit is 2^-10 s.
 pub(crate) const BICTCP_HZ: u32 = 10;
 /// `ACK_RATIO_SHIFT`: the delayed-ACK ratio holds packets per ACK << 4.
 pub(crate) const ACK_RATIO_SHIFT: u32 = 4;
+
+/// The module parameter `initial_ssthresh` that `tcp_bic.c` and every `tcp_cubic.c` declare
+/// (default 0: the kernel's own initial ssthresh stays).
+pub(crate) const INITIAL_SSTHRESH: ParamSpec = ParamSpec {
+    name: "initial_ssthresh",
+    default: 0.0,
+    min: 0.0,
+    max: 2147483647.0,
+    integer: true,
+    unit: "segments",
+    help: "ssthresh set at init (0: leave it)",
+};
 
 /// `beta_scale` of `cubictcp_register`: the Reno estimate grows one segment per
 /// `cwnd * beta_scale / 8` ACKs, `8 (1024 + beta) / 3 / (1024 - beta)` in integer steps.

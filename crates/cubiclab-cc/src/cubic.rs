@@ -29,7 +29,7 @@
 
 use crate::bic_lineage::{
     beta_scale, count_is_fresh, count_toward, cube_factor, cubic_target, epoch_curve, keep_min_delay, kept_window,
-    last_max_after_loss, reno_friendly_count, BICTCP_BETA_SCALE, BICTCP_HZ,
+    last_max_after_loss, reno_friendly_count, BICTCP_BETA_SCALE, BICTCP_HZ, INITIAL_SSTHRESH,
 };
 use crate::clock::{self, UsecsToJiffies, USEC_PER_SEC};
 use crate::cubic_frame::{GrowthRule, SlowStart};
@@ -150,15 +150,7 @@ impl Cubic {
             unit: "us",
             help: "largest ACK spacing inside an ACK train",
         },
-        ParamSpec {
-            name: "initial_ssthresh",
-            default: 0.0,
-            min: 0.0,
-            max: 2_147_483_647.0,
-            integer: true,
-            unit: "segments",
-            help: "initial ssthresh when hystart is off (0: leave it)",
-        },
+        ParamSpec { help: "initial ssthresh when hystart is off (0: leave it)", ..INITIAL_SSTHRESH },
         ParamSpec {
             name: "hz",
             default: 1000.0,

@@ -39,15 +39,7 @@ pub(crate) const FAST_CONVERGENCE: ParamSpec =
 pub(crate) const TCP_FRIENDLINESS: ParamSpec =
     ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as the emulated Reno window");
 /// `initial_ssthresh` of v2.2 (v2.0's default is 100).
-pub(crate) const INITIAL_SSTHRESH: ParamSpec = ParamSpec {
-    name: "initial_ssthresh",
-    default: 0.0,
-    min: 0.0,
-    max: 2147483647.0,
-    integer: true,
-    unit: "segments",
-    help: "ssthresh set at init (0: leave it)",
-};
+pub(crate) use crate::bic_lineage::INITIAL_SSTHRESH;
 
 /// `struct bictcp` of v2.0 to v2.2, with the module parameters and the constants
 /// `cubictcp_register` precomputes.

@@ -200,14 +200,20 @@ impl Direction {
                 slab.release(d.slot, 1);
             });
             self.next_done = next;
-            self.tx_segments += 1;
-            fate(Fate::Sent(fin, s, &slab.slots[s.slot as usize], lost));
-            if lost {
-                fate(Fate::Lost(fin, s, slab.seq(s)));
-                slab.release(s.slot, 1);
-            } else {
-                self.enter_line(fin, s);
-            }
+            self.leave(fin, s, lost, slab, &mut fate);
+        }
+    }
+
+    /// Segment `s` left the link at `t`: counted as sent, then lost at random (`lost`) or
+    /// into its delay line.
+    fn leave(&mut self, t: Time, s: Seg, lost: bool, slab: &mut Slab, fate: &mut impl FnMut(Fate<'_>)) {
+        self.tx_segments += 1;
+        fate(Fate::Sent(t, s, &slab.slots[s.slot as usize], lost));
+        if lost {
+            fate(Fate::Lost(t, s, slab.seq(s)));
+            slab.release(s.slot, 1);
+        } else {
+            self.enter_line(t, s);
         }
     }
 
@@ -224,15 +230,8 @@ impl Direction {
     pub fn offer_segment(&mut self, now: Time, s: Seg, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         self.arrivals += 1;
         if self.unlimited() {
-            self.tx_segments += 1;
             let lost = self.link.loss.lose(now);
-            fate(Fate::Sent(now, s, &slab.slots[s.slot as usize], lost));
-            if lost {
-                fate(Fate::Lost(now, s, slab.seq(s)));
-                slab.release(s.slot, 1);
-            } else {
-                self.enter_line(now, s);
-            }
+            self.leave(now, s, lost, slab, &mut fate);
             return;
         }
         match self.link.offer(now, s) {

@@ -41,6 +41,14 @@ impl Direction {
         2 * link + self as usize
     }
 
+    /// Its name in result tables, as serde spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        }
+    }
+
     /// The direction the ACKs of this direction's data take.
     #[inline]
     pub fn other(self) -> Self {

@@ -136,17 +136,16 @@ impl Sim {
             t.delivered_bytes.push(fl.total_delivered * mss);
             t.fct_ns.push(fl.fct_ns);
         }
-        for (k, (dir, l)) in self.sc.link_directions().zip(&self.links).enumerate() {
+        // `Sim::links` is built in the order of `link_directions`.
+        for ((link, dir), l) in self.sc.link_directions().zip(&self.links) {
             let t = &mut self.res.link_totals;
-            let (link, dir) = dir;
             t.link.push(link as u32);
             t.name.push(self.sc.links[link].name().to_string());
-            t.direction.push(if dir == Direction::Forward { "forward" } else { "reverse" }.to_string());
+            t.direction.push(dir.name().to_string());
             t.tx_bytes.push(l.tx_bytes);
             t.capacity_bytes.push((l.capacity_bits(self.now) / 8) as u64);
             t.drops.push(l.drops);
             t.random_losses.push(l.loss.losses);
-            debug_assert_eq!(k, dir.of_link(link));
         }
         let fwd = &self.links[Direction::Forward.of_link(0)];
         let run = &mut self.res.run;
