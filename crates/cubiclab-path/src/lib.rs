@@ -29,16 +29,52 @@ pub use schedule::{RateSchedule, ScheduleSpec};
 /// Nanoseconds since the start of the run.
 pub type Time = u64;
 
+/// The IP header's ECN field as its two bits on the wire (RFC 3168 Sec. 5): ECT(0) and
+/// ECT(1) say the transport can take a mark, CE is the mark. L4S senders use ECT(1)
+/// (RFC 9331), classic ones ECT(0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// The codepoint of the field's two bits (higher bits ignored).
+    #[inline]
+    pub const fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    #[inline]
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
 /// What the path needs of a packet: its size on the wire, in bytes, and, for a discipline
 /// that marks, its ECN field.
 pub trait PathPacket: Copy {
     fn wire_bytes(&self) -> u32;
 
-    /// Whether it carries ECT(0) or ECT(1), so that a discipline may mark it instead of
-    /// dropping it (RFC 3168 Sec. 5). A packet without an ECN field is not.
+    /// Its ECN field. A packet without one is Not-ECT.
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        Ecn::NotEct
+    }
+
+    /// Whether a discipline may mark it instead of dropping it: ECT(0), ECT(1), or CE
+    /// already (a mark on a marked packet leaves it CE, as Linux's `INET_ECN_set_ce`).
     #[inline]
     fn ecn_capable(&self) -> bool {
-        false
+        self.ecn() != Ecn::NotEct
     }
 
     /// Set CE. Called only on packets that are `ecn_capable`.
@@ -68,8 +104,12 @@ pub(crate) mod test_packet {
             self.size
         }
 
-        fn ecn_capable(&self) -> bool {
-            self.ect
+        fn ecn(&self) -> super::Ecn {
+            match (self.ect, self.ce) {
+                (_, true) => super::Ecn::Ce,
+                (true, false) => super::Ecn::Ect0,
+                (false, false) => super::Ecn::NotEct,
+            }
         }
 
         fn mark_ce(&mut self) {

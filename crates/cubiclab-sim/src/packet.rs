@@ -2,6 +2,8 @@
 
 use std::collections::VecDeque;
 
+use cubiclab_path::Ecn;
+
 /// Most SACK blocks an ACK carries: TCP's 40 bytes of options hold the timestamps (12 with
 /// their padding) and three blocks (4 + 3 x 8), D-SACK included (Linux
 /// `tcp_established_options`).
@@ -69,7 +71,7 @@ impl SackBlocks {
 /// What a packet is, in one word: data (bit 31 clear; bit 0 its PSH flag), or an ACK
 /// (bit 31) that may carry a SACK option (bit 30), record `id` of its flow's
 /// [`SackOptions`] (the low 24 bits); either way, bits 24-27 count the hops of its route
-/// still ahead after the one it is on (bits 28-29 are free).
+/// still ahead after the one it is on, and bits 28-29 hold its IP ECN field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kind(u32);
 
@@ -80,6 +82,8 @@ impl Kind {
     const PSH_BIT: u32 = 1;
     const HOP_SHIFT: u32 = 24;
     const HOP_MASK: u32 = 0xf << Self::HOP_SHIFT;
+    const ECN_SHIFT: u32 = 28;
+    const ECN_MASK: u32 = 0b11 << Self::ECN_SHIFT;
     pub const ACK: Kind = Kind(Self::ACK_BIT);
 
     #[inline]
@@ -235,6 +239,13 @@ impl Packet {
         self
     }
 
+    /// The same packet with ECN field `ecn`.
+    #[inline]
+    pub fn with_ecn(mut self, ecn: Ecn) -> Self {
+        self.kind.0 = (self.kind.0 & !Kind::ECN_MASK) | (ecn.bits() as u32) << Kind::ECN_SHIFT;
+        self
+    }
+
     #[inline]
     pub fn is_ack(&self) -> bool {
         self.kind.0 & Kind::ACK_BIT != 0
@@ -251,6 +262,16 @@ impl cubiclab_path::PathPacket for Packet {
     #[inline]
     fn wire_bytes(&self) -> u32 {
         self.size as u32
+    }
+
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        Ecn::from_bits((self.kind.0 >> Kind::ECN_SHIFT) as u8)
+    }
+
+    #[inline]
+    fn mark_ce(&mut self) {
+        *self = self.with_ecn(Ecn::Ce);
     }
 }
 
@@ -293,6 +314,28 @@ mod tests {
         assert_eq!((data.hops_left(), ack.hops_left()), (0, 0));
         assert!(data.is_pushed() && !data.is_ack() && ack.is_ack() && !ack.is_pushed());
         assert_eq!(ack.sack(), Some(id));
+    }
+
+    #[test]
+    fn the_ecn_field_leaves_the_rest_of_the_kind_alone() {
+        use cubiclab_path::PathPacket;
+        // Every codepoint on a pushed segment two hops from the end, and on an ACK with a
+        // SACK id: the field reads back, nothing else moves.
+        let mut ring = SackOptions::default();
+        let id = ring.push(SackBlocks::NONE);
+        let (data, ack) =
+            (Packet::data(0, 0, 5, 1500, 0, 0).pushed().routed(3), Packet::ack(0, 0, 5, 0, 0, 0, Some(id), 1));
+        assert_eq!(data.ecn(), Ecn::NotEct);
+        for ecn in [Ecn::Ect1, Ecn::Ect0, Ecn::Ce, Ecn::NotEct] {
+            let (d, a) = (data.with_ecn(ecn), ack.with_ecn(ecn));
+            assert_eq!((d.ecn(), a.ecn()), (ecn, ecn));
+            assert!(d.is_pushed() && !d.is_ack() && d.hops_left() == 2);
+            assert!(a.is_ack() && a.sack() == Some(id) && a.hops_left() == 0);
+            assert_eq!(d.next_hop().ecn(), ecn);
+        }
+        let mut marked = data.with_ecn(Ecn::Ect0);
+        marked.mark_ce();
+        assert_eq!((marked.ecn(), marked.hops_left()), (Ecn::Ce, 2));
     }
 
     #[test]
