@@ -100,6 +100,10 @@ class Results:
         mss = spec["mss"]
         t = self.totals
         delivered = float(t["delivered_bytes"].sum())
+        # Goodput through the first link's forward direction: the flows whose data crosses it.
+        name = first.get("name", "bottleneck")
+        through = (t["direction"] == "forward") & t["route"].map(lambda r: name in r.split(">"))
+        through_first = float(t.loc[through, "delivered_bytes"].sum())
         by_group = t.groupby("group", observed=True)["delivered_bytes"].sum()
         return {
             "scenario": getattr(self.scenario, "name", "scenario"),
@@ -107,8 +111,8 @@ class Results:
             "rate_bps": rate,
             "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration) if not first.get("schedule")
             else run["bottleneck_tx_bytes"] / run["bottleneck_capacity_bytes"],
-            "goodput_utilization": delivered * 8 / (rate * duration) if not first.get("schedule")
-            else delivered / run["bottleneck_capacity_bytes"],
+            "goodput_utilization": through_first * 8 / (rate * duration) if not first.get("schedule")
+            else through_first / run["bottleneck_capacity_bytes"],
             "flows": [
                 {
                     "flow": int(r.flow), "group": r.group, "algorithm": r.algorithm,

@@ -34,7 +34,9 @@ A scenario file (every key optional except ``flows``)::
     # rate = "50Mbps"
     # ... and in each [[flows]] / [[web]] group: route = ["a", "b"] (the links its data
     # crosses, in order; its ACKs come back across their reverse directions, or across
-    # ack_route = [...] in a flow group). With one link, route may be left out.
+    # ack_route = [...] in a flow group). With one link, route may be left out. A flow
+    # group with direction = "reverse" sends its data back along its route instead, on the
+    # links' reverse directions, where the other flows' ACKs queue behind it.
 
     [[web]]                     # background web sessions (seed 000 Sec. 6.1, seed 002)
     sessions = 50               # with `load`, the think time is set to reach it
@@ -168,8 +170,12 @@ class FlowGroup:
     name: str | None = None
     #: The links its data crosses, in order (needed when the path has several links).
     route: list[str] | None = None
-    #: The links its ACKs cross (reverse directions), in order; default: the route backwards.
+    #: The links its ACKs cross, in the order they cross them, the other way from its data;
+    #: default: the data's links backwards.
     ack_route: list[str] | None = None
+    #: "forward": data along its route; "reverse": data back along it, on the links' reverse
+    #: directions, where it meets the other flows' ACKs (a congested reverse path).
+    direction: str = "forward"
 
 
 @dataclass
@@ -296,6 +302,9 @@ class Scenario:
                 "delack_timeout": units.parse_time(g.delack_timeout, f"{at}.delack_timeout"),
                 "initial_cwnd": g.initial_cwnd, "initial_ssthresh": g.initial_ssthresh,
                 "rwnd": _rwnd(g.rwnd, f"{at}.rwnd", self.mss),
+                # Left out when forward, the schema's default, so that forward-only scenarios
+                # compile (and cache) as before.
+                **({} if g.direction == "forward" else {"direction": g.direction}),
                 **{key: getattr(g, key) for key in ("route", "ack_route") if getattr(g, key) is not None},
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]

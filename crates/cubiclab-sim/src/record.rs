@@ -156,6 +156,10 @@ table! {
         group: String,
         /// Algorithm name.
         algorithm: String,
+        /// Which way its data crosses its links: "forward" or "reverse".
+        direction: String,
+        /// The links its data crosses, by name, in the order it crosses them, joined by ">".
+        route: String,
         /// Two-way propagation delay, ns.
         rtt_ns: u64,
         /// Start time (jitter included), ns.

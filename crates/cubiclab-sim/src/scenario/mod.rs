@@ -178,9 +178,14 @@ pub struct FlowGroup {
     /// has one).
     #[serde(default)]
     pub route: Option<Vec<String>>,
-    /// The links its ACKs cross (reverse directions), in order (default: the route backwards).
+    /// The links its ACKs cross, in the order they cross them, the other way from its data
+    /// (default: the data's links backwards).
     #[serde(default)]
     pub ack_route: Option<Vec<String>>,
+    /// Which way its data goes: "forward" along its route, or "reverse", back along it on
+    /// the links' reverse directions, where it shares them with the other flows' ACKs.
+    #[serde(default)]
+    pub direction: Direction,
     /// Start of the group's first flow, ns.
     #[serde(rename = "start")]
     pub start_ns: u64,
@@ -529,6 +534,7 @@ impl FlowGroup {
             rtt_ns,
             route: None,
             ack_route: None,
+            direction: Direction::Forward,
             start_ns: 0,
             start_spacing_ns: 0,
             stop_ns: None,

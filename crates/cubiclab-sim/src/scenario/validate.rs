@@ -343,12 +343,12 @@ impl Scenario {
         if !(1..=MAX_FLOWS).contains(&(g.count as u64)) {
             return Err(format!("{at}.count is {}; allowed: an integer in [1, {MAX_FLOWS}]", g.count));
         }
-        let route = self.check_route(g.route.as_deref(), &format!("{at}.route"))?;
-        let acks = match &g.ack_route {
-            Some(r) => self.check_route(Some(r), &format!("{at}.ack_route"))?,
-            None => route.iter().rev().copied().collect(),
-        };
-        self.check_rtt(g.rtt_ns, &route, &acks, &format!("{at}.rtt"))?;
+        self.check_route(g.route.as_deref(), &format!("{at}.route"))?;
+        if let Some(r) = &g.ack_route {
+            self.check_route(Some(r), &format!("{at}.ack_route"))?;
+        }
+        let (data, acks) = self.flow_links(g);
+        self.check_rtt(g.rtt_ns, &data, &acks, &format!("{at}.rtt"))?;
         if let Some(stop) = g.stop_ns {
             if stop <= g.start_ns {
                 return Err(format!("{at}.stop must be after start"));
