@@ -34,7 +34,8 @@ A scenario file (every key optional except ``flows``)::
     # rate = "50Mbps"
     # ... and in each [[flows]] / [[web]] group: route = ["a", "b"] (the links its data
     # crosses, in order; its ACKs come back across their reverse directions, or across
-    # ack_route = [...] in a flow group). With one link, route may be left out. A flow
+    # ack_route = [...] in a flow group). With one link, route may be left out. Or a preset,
+    # [topology] preset = "parking-lot", hops = 3 (see cubiclab.topology). A flow
     # group with direction = "reverse" sends its data back along its route instead, on the
     # links' reverse directions, where the other flows' ACKs queue behind it.
 
@@ -219,6 +220,10 @@ class Scenario:
                 raise ValueError(f"{where}: {e}") from None
         if not isinstance(d, dict):
             raise ValueError(f"scenario must be a table; got {type(d).__name__}")
+        if "topology" in d:
+            from cubiclab.topology import expand  # it builds on this module
+
+            d = expand(d)
         _check_keys(d, cls, "scenario")
         kw = dict(d)
         for key, group in (("flows", FlowGroup), ("web", WebGroup), ("links", Link)):

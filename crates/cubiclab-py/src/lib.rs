@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
 use cubiclab_emu::config::{Duplex, HopCfg};
-use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
+use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MAX_HOPS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
@@ -334,6 +334,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("HEADER_BYTES", HEADER_BYTES)?;
     m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
     m.add("MAX_FLOWS", MAX_FLOWS)?;
+    m.add("MAX_HOPS", MAX_HOPS)?;
     m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;
     m.add("TESTBED_HZ", cubiclab_cc::clock::TESTBED_HZ)?;
