@@ -650,3 +650,28 @@ def test_a_rate_schedule_steps_the_delivered_rate():
         want = rate * (b - a) / 8
         assert abs(got - want) <= 0.02 * want, (a, b, got, want)
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_pcap_link_captures_the_named_link(tmp_path):
+    # A flow across "a" (20 Mbit/s) then "b" (10 Mbit/s), and a cross flow on "a" alone:
+    # capturing "b" shows only the long flow's data, and exactly the bytes the emulator's
+    # link 1 serialized forward.
+    import dpkt
+
+    from cubiclab.testbed.net import SENDER_IP
+
+    path = tmp_path / "b.pcap"
+    sc = cubiclab.Scenario(duration="3s", links=[cubiclab.Link(name="a", rate="20Mbps"),
+                                                 cubiclab.Link(name="b", rate="10Mbps")],
+                           flows=[cubiclab.FlowGroup("cubic", rtt="40ms", route=["a", "b"]),
+                                  cubiclab.FlowGroup("reno", rtt="40ms", route=["a"])],
+                           record=cubiclab.Record(pcap=str(path), pcap_link="b"))
+    res = cubiclab.testbed(sc, trace=False)
+    e = res.summary["emulator"]
+    sender = bytes(int(o) for o in SENDER_IP.split("."))
+    with open(path, "rb") as f:
+        fwd = [ip for _, buf in dpkt.pcap.Reader(f) if (ip := dpkt.ip.IP(buf)).src == sender]
+    port_of_flow = [f["port"] for f in tbrun.plan(sc).flows]
+    assert {ip.data.dport for ip in fwd} == {port_of_flow[0]}
+    assert sum(ip.len for ip in fwd) == e["link1_fwd_tx_bytes"]

@@ -68,6 +68,7 @@ A scenario file (every key optional except ``flows``)::
     rtt_samples = false
     pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
     pcap_flows = [0, 2]         # only these long-lived flows (default: every packet)
+    pcap_link = "b"             # with [[links]]: the link captured, both ways (default: the first)
 
 Every value is checked before anything runs; a bad one raises ValueError naming its field
 and what is allowed.
@@ -186,6 +187,8 @@ class Record:
     rtt_samples: bool = False
     pcap: str | None = None
     pcap_flows: list[int] | None = None
+    #: The link whose two directions the capture holds, by name; None: the first.
+    pcap_link: str | None = None
 
 
 @dataclass
@@ -346,7 +349,8 @@ class Scenario:
             "web": [_web(g, i, *web_path(g), wire, self.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
                        "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap),
-                       "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows)},
+                       "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows),
+                       **({} if rec.pcap_link is None else {"pcap_link": rec.pcap_link})},
         }
 
     def bottleneck_packets(self) -> float:

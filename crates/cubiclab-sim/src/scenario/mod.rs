@@ -306,7 +306,8 @@ pub struct Record {
     pub cwnd: CwndRecording,
     /// Record every RTT sample given to the algorithms.
     pub rtt_samples: bool,
-    /// Write every packet leaving the bottleneck (both directions) to this pcap file, with
+    /// Write every packet leaving the bottleneck, or the link `pcap_link` names (both
+    /// directions), to this pcap file, with
     /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
     #[serde(default)]
     pub pcap: Option<String>,
@@ -314,6 +315,9 @@ pub struct Record {
     /// sessions are then left out); default: every packet.
     #[serde(default)]
     pub pcap_flows: Option<Vec<u32>>,
+    /// The link whose two directions the capture holds, by name; default: the first.
+    #[serde(default)]
+    pub pcap_link: Option<String>,
 }
 
 /// How often cwnd is recorded.
@@ -426,6 +430,7 @@ impl Scenario {
                 rtt_samples: false,
                 pcap: None,
                 pcap_flows: None,
+                pcap_link: None,
             },
         }
     }

@@ -108,6 +108,9 @@ impl Scenario {
         if let Some(sel) = &self.record.pcap_flows {
             self.validate_pcap_flows(sel)?;
         }
+        if let Some(name) = &self.record.pcap_link {
+            self.validate_pcap_link(name)?;
+        }
         if total > MAX_FLOWS {
             return Err(format!("flows and web sessions number {total} in all; allowed: at most {MAX_FLOWS}"));
         }
@@ -314,6 +317,23 @@ impl Scenario {
             ));
         }
         Ok(())
+    }
+
+    /// `record.pcap_link`: a link's name, with a capture to make of it.
+    fn validate_pcap_link(&self, name: &str) -> Result<(), String> {
+        if self.record.pcap.is_none() {
+            return Err("record.pcap_link is set without record.pcap; allowed: only with a capture file".into());
+        }
+        if self.links.iter().any(|l| l.name() == name) {
+            return Ok(());
+        }
+        let names: Vec<String> = self.links.iter().map(|l| format!("\"{}\"", l.name())).collect();
+        Err(format!("record.pcap_link is \"{name}\", not a link; allowed: {}", names.join(", ")))
+    }
+
+    /// The link `record.pcap_link` names (the scenario is valid), else the first.
+    pub fn pcap_link(&self) -> usize {
+        self.record.pcap_link.as_deref().map_or(0, |n| self.route_links(Some(&[n.to_string()]))[0])
     }
 
     /// `record.pcap_flows`: long-lived flow indices, each once, with a capture to select from.

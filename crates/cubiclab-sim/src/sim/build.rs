@@ -128,6 +128,7 @@ impl Sim {
             let receivers = sim.flows.iter().map(|f| Announce::of(f.receiver.window())).collect();
             let capture = Capture::create(
                 Path::new(path),
+                sim.sc.pcap_link(),
                 sim.sc.mss,
                 receivers,
                 sim.planned.len(),

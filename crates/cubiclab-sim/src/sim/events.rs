@@ -4,6 +4,7 @@
 use super::{Flow, Sim};
 use crate::engine::Ev;
 use crate::packet::{Packet, SackBlocks};
+use crate::scenario::Direction;
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
 use crate::tcp::Sender;
@@ -93,8 +94,8 @@ impl Sim {
             return;
         }
         let id = self.hops[fl.routes[p.is_ack() as usize].at(p.hops_left())].pipe;
-        // The capture is of the first link, both ways (the bottleneck of a dumbbell).
-        if let (Some(c), 0..=1) = (&mut self.capture, link) {
+        // The capture is of one link, both ways (`record.pcap_link`; the first by default).
+        if let Some(c) = self.capture.as_mut().filter(|c| Direction::link_of(link as usize) == c.link) {
             let sack = p.sack().map_or(&SackBlocks::NONE, |id| fl.sack_options.get(id));
             c.packet(self.now, &p, sack);
         }
