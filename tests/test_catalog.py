@@ -17,8 +17,9 @@ import pytest
 
 from cubiclab.experiments import CATALOG, reproduce
 from cubiclab.experiments import base, physics, stability
-from cubiclab.experiments.claims import (EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
-                                         NONNEGATIVE, NOT_CONVERGED, PAPER, SENSITIVITY, TEXT, UNBOUNDED, Above, Band,
+from cubiclab.experiments.claims import (EVIDENCE, EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
+                                         NONNEGATIVE, NOT_CONVERGED, PAPER, SENSITIVITY, SIMULATION, TEXT, UNBOUNDED,
+                                         Above, Band,
                                          ClaimSpec, Verdict, jain, judge, mean_ci)
 
 ENTRIES = sorted(CATALOG)
@@ -47,15 +48,31 @@ def test_entry_runs_tiny(tiny_run, name):
     assert {v.verdict for v in o.verdicts} <= {INDICATIVE, "not measured"}
     doc = json.loads((out / name / "claims.json").read_text())
     assert [c["id"] for c in doc["claims"]] == [v.spec.id for v in o.verdicts]
+    # The folder can move: figures are named relative to it; the run says what made it.
+    assert [out / p for p in doc["figures"]] == [Path(p) for p in o.figures]
+    assert all(not Path(p).is_absolute() for p in doc["figures"])
+    assert set(doc["provenance"]) == {"version", "build", "commit", "command", "machine"}
+    assert doc["evidence"] == o.evidence == CATALOG[name].evidence
     for p in o.figures:
         assert Path(p).stat().st_size > 1000
     for table in o.data:
         assert (out / name / f"{table}.parquet").exists()
 
 
+def test_entries_that_compute_say_what_they_compute_from():
+    # Entries without runs compute from formulas or a model; every other one simulates packets.
+    for name, e in CATALOG.items():
+        computes = type(e).compute is not base.Experiment.compute
+        assert (e.evidence != SIMULATION) == computes, name
+        assert e.evidence in EVIDENCE, name
+
+
 def test_report_is_self_contained_and_tallies_by_kind(tiny_run):
     out, outcomes = tiny_run
     html = (out / "report.html").read_text()
+    assert "Headline: paper claims of the seeds judged on packets:" in html
+    assert "version: <code>" in html and "commit: <code>" in html and "command: <code>" in html
+    assert html.count("Consistency check, not evidence") == 4
     assert 'src="http' not in html and "href='http" not in html
     for name in ENTRIES:
         assert f"id='{name}'" in html

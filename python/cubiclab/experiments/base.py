@@ -19,7 +19,7 @@ import pandas as pd
 
 from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
-                                         SENSITIVITY, ClaimSpec, judge, then)
+                                         SENSITIVITY, SIMULATION, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -160,6 +160,18 @@ def with_cubic(sc: Scenario, algorithm: str) -> Scenario:
     return sc
 
 
+#: The paper of each seed (the seeds' README), as `--list` and the report name it; entries of
+#: papers outside the seeds name theirs in their title and claims.
+PAPERS = {
+    "000": 'Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant" (2008)',
+    "001": 'Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant" (PFLDnet 2005)',
+    "002": 'Leith, Shorten, McCullagh, "Experimental Evaluation of Cubic TCP" (PFLDnet 2007)',
+    "003": 'Shanker, "Congestion Control II: CUBIC" (2018)',
+    "004": 'Bao, Wong, Leung, "A Model for Steady State Throughput of TCP CUBIC"',
+    "outside": "papers outside the seeds (each entry names its own)",
+}
+
+
 # ---- outcomes ------------------------------------------------------------------------------
 
 
@@ -181,6 +193,19 @@ class Outcome:
     error: str = ""
     wall_s: float = 0.0
     runs: int = 0
+    #: What its verdicts rest on (`claims.EVIDENCE`).
+    evidence: str = SIMULATION
+
+    def to_doc(self, root: Path | None = None) -> dict:
+        """The entry as its claims.json holds it; figure paths relative to `root` (the
+        output folder), so that the folder can move."""
+        def rel(p) -> str:
+            p = Path(p)
+            return str(p.relative_to(root)) if root is not None and p.is_relative_to(root) else str(p)
+
+        return {"name": self.name, "seed": self.seed, "figure": self.figure, "title": self.title, "mode": self.mode,
+                "evidence": self.evidence, "error": self.error, "caveats": self.caveats,
+                "claims": [v.to_dict() for v in self.verdicts], "figures": [rel(p) for p in self.figures]}
 
 
 # ---- experiments ---------------------------------------------------------------------------
@@ -198,6 +223,9 @@ class Experiment:
 
     name = ""
     seed = ""  # "000" ... "004"
+    # what its verdicts rest on when run on the simulator (claims.EVIDENCE): entries that
+    # `compute` say which kind of computation they are
+    evidence = SIMULATION
     figure = ""
     title = ""
     setup = ""
@@ -381,7 +409,8 @@ class Experiment:
         return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()
 
     def outcome(self, mode: Mode, **kw) -> Outcome:
-        return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name, **kw)
+        return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name,
+                       **{"evidence": self.evidence, **kw})
 
 
 CATALOG: dict[str, Experiment] = {}

@@ -28,6 +28,15 @@ TEXT, FIGURE, MODEL = "stated in text", "read off figure", "computed from the pa
 # a finding of a paper outside the seeds, worded from memory without its text at hand: not a quote
 RECALLED = "recalled, not quoted"
 
+# What a verdict rests on: a packet-level simulation, real Linux TCP on the testbed, an
+# analytic model solved by cubiclab (seed 004's Markov chain), or the paper's own formulas and
+# rules evaluated (seed 000's Eqs. 1-5, seed 001's friendly region). The tally counts them
+# apart, and its headline counts only packets: simulated or real.
+SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC = (
+    "packet-level simulation", "kernel testbed", "analytic model", "the paper's own arithmetic")
+EVIDENCE = (SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC)
+HEADLINE_EVIDENCE = (SIMULATION, KERNEL)
+
 HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED = (
     "holds", "does not hold", "inconclusive", "not converged", "indicative", "not measured")
 VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED)
@@ -136,7 +145,10 @@ def cite(quote: str, source: str) -> str:
 class ClaimSpec:
     """One row of an entry's claims table. `transient`: the metric describes a transient
     (a convergence time), so it has no steady-state halves to compare. `bounds`: the natural
-    bounds of the metric's kind (FRACTION, NONNEGATIVE, jain(n); UNBOUNDED for differences)."""
+    bounds of the metric's kind (FRACTION, NONNEGATIVE, jain(n); UNBOUNDED for differences).
+    `construction`: why the claim holds by the construction of cubiclab's own code (its
+    metric compares a thing with itself, or states an identity of the model): such a row is a
+    consistency check of the code, reported apart and never tallied as evidence."""
 
     id: str
     quote: str
@@ -151,6 +163,7 @@ class ClaimSpec:
     contradiction: str = ""
     transient: bool = False
     bounds: Bounds = UNBOUNDED
+    construction: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -169,7 +182,7 @@ class ClaimSpec:
         return {"id": self.id, "kind": self.kind, "where": self.where, "source": self.source, "quote": self.quote,
                 "paper": self.paper, "metric": self.metric, "unit": self.unit, "tolerance": str(self.accept),
                 "sided": self.accept.sided, "rationale": self.rationale, "contradiction": self.contradiction,
-                "transient": self.transient, "bounds": str(self.bounds)}
+                "transient": self.transient, "bounds": str(self.bounds), "construction": self.construction}
 
 
 # Two-sided 97.5% quantiles of Student's t for 1-30 degrees of freedom (standard tables).

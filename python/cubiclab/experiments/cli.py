@@ -7,12 +7,18 @@ import sys
 
 def cmd_reproduce(args) -> int:
     from cubiclab.experiments import CATALOG, reproduce
-    from cubiclab.experiments.runner import tally
+    from cubiclab.experiments import tally
 
     if args.list:
+        from cubiclab.experiments.base import PAPERS
+
         print(f"{len(CATALOG)} entries")
-        for name, e in CATALOG.items():
-            print(f"  {name:26s} seed {e.seed} {e.figure:14s} {e.title}")
+        for seed, paper in PAPERS.items():
+            entries = [(name, e) for name, e in CATALOG.items() if e.seed == seed]
+            if entries:
+                print(f"seed {seed}: {paper}")
+            for name, e in entries:
+                print(f"  {name:26s} {e.figure:14s} {e.title} [{e.evidence}]")
         return 0
     if not args.all and not args.names:
         raise ValueError("name one or more entries, or --all (see --list)")
@@ -48,8 +54,10 @@ def cmd_reproduce(args) -> int:
         for v in o.verdicts:
             print(f"{o.name:22s} {v.verdict:14s} {v.spec.id:30s} paper {v.spec.paper} | ours {v.ours} "
                   f"({v.spec.accept}{' ' + v.spec.unit if v.spec.unit else ''}) [{v.spec.kind}]")
-    for kind, counts in tally(outcomes).items():
-        print(f"{kind}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    counts = tally.count(tally.claim_docs(outcomes))
+    for (evidence, row), n in counts.items():
+        print(f"{evidence}, {row}: " + ", ".join(f"{k} {v}" for v, k in n.items()))
+    print(f"headline: {tally.headline_text(counts)}")
     return 1 if any(o.error for o in outcomes) else 0
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from cubiclab.experiments.base import CATALOG, Mode, Outcome, mode_named
 from cubiclab.io import atomic_path, atomic_write_text
+from cubiclab.provenance import provenance
 from cubiclab.report import write_report
 from cubiclab.sweep import SweepResult, run_sweep
 
@@ -121,15 +122,6 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     return outcomes
 
 
-def tally(outcomes: list[Outcome]) -> dict:
-    """{kind: {verdict: count}} over every verdict."""
-    out: dict = {}
-    for o in outcomes:
-        for v in o.verdicts:
-            out.setdefault(v.spec.kind, Counter())[v.verdict] += 1
-    return {k: dict(c) for k, c in out.items()}
-
-
 def _write_data(edir: Path, o: Outcome):
     for name, df in o.data.items():
         with atomic_path(edir / f"{name}.parquet") as tmp:
@@ -137,6 +129,5 @@ def _write_data(edir: Path, o: Outcome):
 
 
 def _write_verdicts(edir: Path, o: Outcome):
-    doc = {"name": o.name, "seed": o.seed, "figure": o.figure, "title": o.title, "mode": o.mode, "error": o.error,
-           "caveats": o.caveats, "claims": [v.to_dict() for v in o.verdicts], "figures": [str(p) for p in o.figures]}
+    doc = {**o.to_doc(edir.parent), "provenance": provenance()}
     atomic_write_text(edir / "claims.json", json.dumps(doc, indent=2, default=str) + "\n")

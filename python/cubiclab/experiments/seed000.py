@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
-from cubiclab.experiments.claims import (EXTENSION, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
+from cubiclab.experiments.claims import (ARITHMETIC, EXTENSION, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
                                          Band, Below, ClaimSpec, jain)
 from cubiclab.experiments.common import (converged_after, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
                                          loglog_slope, loss_events_window, plateau_in, select_row, shares)
@@ -30,6 +30,7 @@ HS = (CUBIC, "bic", "highspeed", "reno")  # the protocols of Figs. 8-10 (reno = 
 class Fig3(Experiment):
     name = "s000-fig3"
     seed = "000"
+    evidence = ARITHMETIC
     figure = "Fig. 3"
     title = "Response functions of standard TCP, HSTCP and CUBIC at 10 ms and 100 ms"
     setup = ("Average window against loss rate: standard TCP (Mathis, 1.22/sqrt(p)), HSTCP (RFC 3649) and CUBIC "
@@ -48,7 +49,9 @@ class Fig3(Experiment):
         ClaimSpec("cubic_equals_tcp", "In this case, CUBIC achieves exactly the same rate as Standard TCP",
                   "Sec. 5.1", TEXT, "ratio 1", "CUBIC's average window / TCP's at RTT 10 ms, p = 1e-6", "",
                   Band(1.0, 0.01), "'exactly': the TCP-friendly floor (Eq. 4) binds, up to rounding",
-                  bounds=NONNEGATIVE),
+                  bounds=NONNEGATIVE,
+                  construction="CUBIC's window is the larger of Eq. 6's and the TCP-friendly floor, which at this "
+                  "point is the standard TCP window it is divided by: the ratio is 1 by the formula"),
         ClaimSpec("hstcp_10x", "whereas HSTCP is about ten times more aggressive than Standard TCP", "Sec. 5.1", TEXT,
                   "≈ 10", "HSTCP's window / TCP's at p = 1e-6", "", Band(10.0, 1.5),
                   "'about ten': one significant figure, ± 15%", bounds=NONNEGATIVE),
@@ -620,6 +623,7 @@ class Fig10bc(Experiment):
 @register
 class TcpModeCutoffs(Experiment):
     name = "s000-tcp-mode"
+    evidence = ARITHMETIC
     seed = "000"
     figure = "Sec. 6.4"
     title = "BIC-TCP's and HSTCP's fixed TCP-mode cut-offs (14 and 38 packets) against CUBIC's real-time region"

@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics, units
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, Below, ClaimSpec
+from cubiclab.experiments.claims import ARITHMETIC, FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, Below, ClaimSpec
 from cubiclab.experiments.common import converged_after, group_flow_ids, group_means, plateau_in, shares
 
 CUBIC = "cubic-2005"
@@ -114,6 +114,7 @@ class Fig3_4(Experiment):
 @register
 class FriendlyRegion(Experiment):
     name = "s001-friendly-region"
+    evidence = ARITHMETIC
     seed = "001"
     figure = "Sec. II-C"
     title = "CUBIC's TCP-friendly region: the loss rate above which CUBIC is TCP-friendly"

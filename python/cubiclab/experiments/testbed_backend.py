@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cubiclab.experiments.base import Outcome
-from cubiclab.experiments.claims import INDICATIVE, NOT_MEASURED
+from cubiclab.experiments.claims import INDICATIVE, KERNEL, NOT_MEASURED
 from cubiclab.io import atomic_write_text
 from cubiclab.sweep import Cache, Run, SweepResult, _payload
 
@@ -173,19 +173,21 @@ def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> 
     not be."""
     refused = [kr.refused[r.key] for r in runs if r.key in kr.refused]
     if refused:
-        return entry.outcome(mode, error=f"the testbed cannot run it: {refused[0]}")
+        return entry.outcome(mode, evidence=KERNEL, error=f"the testbed cannot run it: {refused[0]}")
     pending = {r.key for r in runs} & kr.pending
     if pending:
         n = len({r.key for r in runs})
-        return entry.outcome(mode, error=f"not wholly run on the kernel yet: {n - len(pending)} of {n} testbed runs "
+        return entry.outcome(mode, evidence=KERNEL, error=f"not wholly run on the kernel yet: {n - len(pending)} of {n} testbed runs "
                              "done within the time budget (--testbed-budget); the same command continues")
     failed = [kr.failed[r.key] for r in runs if r.key in kr.failed]
     if failed:
-        return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
+        return entry.outcome(mode, evidence=KERNEL, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
     if not runs:
-        return entry.outcome(mode, error="it has no runs (its claims come from models, not experiments)")
+        return entry.outcome(mode, evidence=KERNEL, error="it has no runs (its claims come from models, not experiments)")
     kernel_runs = [Run(r.scenario, r.tags, _key=kr.kernel_key[r.key]) for r in runs]
-    return entry.analyse(SweepResult(kernel_runs, kr.cache), mode, edir / "kernel")
+    o = entry.analyse(SweepResult(kernel_runs, kr.cache), mode, edir / "kernel")
+    o.evidence = KERNEL
+    return o
 
 
 def verdict_label(v) -> str:
