@@ -32,15 +32,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT.parent / "shared" / "peers" / "ns3_dumbbell.py"
 
 
-def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic"):
-    """The ns-3 peer's dumbbell: flow i starts at 0.1 i s, buffer one BDP in packets,
-    access links folded into the RTT."""
+def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic", spacing=0.1):
+    """The ns-3 peer's dumbbell: flow i starts at `spacing` x i s (0.1 s), buffer one BDP in
+    packets, access links folded into the RTT."""
     import cubiclab
 
     sc = cubiclab.Scenario(
         name="bench", duration=f"{secs}s", start_jitter="0ms",
         bottleneck=cubiclab.Bottleneck(rate=f"{rate_mbps}Mbps", buffer="100%BDP", delay=f"{rtt_ms / 2 - 2}ms"),
-        flows=[cubiclab.FlowGroup(alg, count=flows, rtt=f"{rtt_ms}ms", start_spacing="0.1s")],
+        flows=[cubiclab.FlowGroup(alg, count=flows, rtt=f"{rtt_ms}ms", start_spacing=f"{spacing}s")],
         record=cubiclab.Record(interval="1s"),
     )
     t0 = time.perf_counter()
@@ -200,10 +200,11 @@ def main():
     for rate, v in pps.items():
         print(f"  {rate:6d} Mbps: {v / 1e6:6.2f} M pkt/s  (x{v / best:.2f} of the best rate)", flush=True)
 
-    print("== cost per packet against flows (1 Gbps, 40 ms; issue 28 asks 10,000 flows >= 0.8x one flow)")
+    print("== cost per packet against flows (1 Gbps, 40 ms, all started within 5 s; issue 28 asks 10,000 flows "
+          ">= 0.8x one flow)")
     base = None
     for n in (1, 10, 100, 1000, 10000):
-        c = cubiclab_run(1000, 40, n, 20 if n < 1000 else 60, args.alg)
+        c = cubiclab_run(1000, 40, n, 20 if n < 1000 else 60, args.alg, spacing=min(0.1, 5 / n))
         base = base or c["pps"]
         print(f"  {n:5d} flows: {c['pps'] / 1e6:6.2f} M pkt/s  (x{c['pps'] / base:.2f} of 1 flow)", flush=True)
 
