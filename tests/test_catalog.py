@@ -18,7 +18,7 @@ import pytest
 from cubiclab.experiments import CATALOG, reproduce
 from cubiclab.experiments import base, physics, stability
 from cubiclab.experiments.claims import (EVIDENCE, EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
-                                         NONNEGATIVE, NOT_CONVERGED, PAPER, SENSITIVITY, SIMULATION, TEXT, UNBOUNDED,
+                                         NONNEGATIVE, NOT_CONVERGED, ONE_TRAJ, PAPER, SENSITIVITY, SIMULATION, TEXT, UNBOUNDED,
                                          Above, Band,
                                          ClaimSpec, Verdict, jain, judge, mean_ci)
 
@@ -154,11 +154,14 @@ def test_verdict_from_the_interval():
 
 def test_seeds_that_move_nothing_are_called_one_trajectory():
     band = _spec(Band(1.0, 0.2))
-    # spread 0.0019 < 1% of the scale 0.2 (0.002): the seeds sampled nothing, and the note says so.
+    # spread 0.0019 < 1% of the scale 0.2 (0.002): the seeds sampled nothing; the interval
+    # [1.0, 1.0015] would hold, but it decides nothing, and the note says which side it lies on.
     v = judge(band, [1.0, 1.0019, 1.0, 1.001, 1.0])
-    assert v.verdict == HOLDS and "move it by 0.0019" in v.note and "one trajectory's" in v.note
-    # spread 0.0021 >= 0.002: an ensemble's interval, no such note.
-    assert judge(band, [1.0, 1.0021, 1.0, 1.001, 1.0]).note == ""
+    assert v.verdict == ONE_TRAJ and "move it by 0.0019" in v.note and "lies inside the tolerance" in v.note
+    assert judge(band, [2.0, 2.0019, 2.0, 2.001, 2.0]).note.endswith("lies outside the tolerance)")
+    # spread 0.0021 >= 0.002: an ensemble's interval, judged as one.
+    v = judge(band, [1.0, 1.0021, 1.0, 1.001, 1.0])
+    assert v.verdict == HOLDS and v.note == ""
 
 
 def test_the_interval_is_clipped_to_the_metrics_bounds():
@@ -195,7 +198,8 @@ def test_bounds_are_declared_per_metric_kind():
 
 def test_drift_between_halves_is_not_converged():
     band = _spec(Band(1.0, 0.2))
-    vals = [1.0] * 5
+    # mean 1, s = 0.01414, 95% CI 2.776 x 0.01414 / sqrt(5) = 0.0176: inside 1 ± 0.2
+    vals = [0.98, 1.0, 1.02, 1.0, 1.0]
     # the halves differ by 0.5 (> the band's 0.2) in every seed: drifting.
     v = judge(band, vals, first=[0.75] * 5, second=[1.25] * 5)
     assert v.verdict == NOT_CONVERGED and v.drift == pytest.approx(0.5)

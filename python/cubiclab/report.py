@@ -36,7 +36,7 @@ def _img(path: Path) -> str:
 
 
 _CLASS = {"holds": "holds", "does not hold": "fails", "inconclusive": "untested", "not converged": "untested",
-          "indicative": "untested", "not measured": "untested"}
+          "one trajectory": "untested", "indicative": "untested", "not measured": "untested"}
 
 
 def _tally_table(outcomes: list) -> str:

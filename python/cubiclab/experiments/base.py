@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab.experiments import physics, plotting
-from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
+from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, ONE_TRAJ, PAPER,
                                          SENSITIVITY, SIMULATION, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
@@ -79,7 +79,7 @@ def mode_named(name: str, seeds: int | None = None, budget_scale: float | None =
 
 # Verdicts a measured window too short for a steady state withdraws: what the interval gave,
 # and "not measured" (a window without a single congestion event, say).
-DECIDED = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
+DECIDED = (HOLDS, FAILS, INCONCLUSIVE, ONE_TRAJ, NOT_MEASURED)
 
 # ---- scenario files ------------------------------------------------------------------------
 

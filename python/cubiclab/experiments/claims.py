@@ -12,6 +12,8 @@ seed into a `Verdict`:
 - inconclusive: it straddles the boundary;
 - not converged: the metric still drifts between the first and the second half of the
   measured window (its mean change is both significant and larger than the claim's scale);
+- one trajectory: the seeds move the value by under 1% of the claim's scale, so the runs are
+  one trajectory, not a sample, and their interval decides nothing;
 - indicative: quick and tiny modes (one seed, short runs) never give holds / does not hold.
 """
 
@@ -37,9 +39,9 @@ SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC = (
 EVIDENCE = (SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC)
 HEADLINE_EVIDENCE = (SIMULATION, KERNEL)
 
-HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED = (
-    "holds", "does not hold", "inconclusive", "not converged", "indicative", "not measured")
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED)
+HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED = (
+    "holds", "does not hold", "inconclusive", "not converged", "one trajectory", "indicative", "not measured")
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED)
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,14 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
         v.note = (f"the metric moves by {_num(v.drift)} ± {_num(v.drift_ci)} from the first to the second half of the "
                   f"measured window, more than the claim's scale {_num(a.scale)}: not judged")
         return v
+    spread = max(vals) - min(vals)
+    if n >= 2 and not exact and spread < ONE_TRAJECTORY * a.scale:
+        v.verdict = ONE_TRAJ
+        v.note = (f"its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's scale "
+                  f"{_num(a.scale)}: what they vary does not change it, so the interval is one trajectory's, not a "
+                  f"sample's, and decides nothing (the value lies {'inside' if a.lo <= m <= a.hi else 'outside'} the "
+                  "tolerance)")
+        return v
     lo, hi = v.interval
     if a.lo <= lo and hi <= a.hi:
         v.verdict = HOLDS
@@ -301,11 +311,6 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
     else:
         v.verdict = INCONCLUSIVE
         v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
-    spread = max(vals) - min(vals)
-    if n >= 2 and not exact and spread < ONE_TRAJECTORY * a.scale:
-        v.note = then(v.note, f"Its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's "
-                      f"scale {_num(a.scale)}: what they vary (the flows' start times) does not change it, so the "
-                      "interval is one trajectory's, not a sample's.")
     return v
 
 
