@@ -72,7 +72,7 @@ impl Sim {
                 rtt_ns: f.rtt_ns,
                 data_hops: &f.data_hops,
                 ack_hops: &f.ack_hops,
-                data_dir: Direction::Forward,
+                data_dir: f.direction,
                 ack_every: f.ack_every,
                 delack_timeout: f.delack_timeout_ns,
                 rcvbuf: f.rcvbuf_bytes,
