@@ -254,6 +254,23 @@ def test_stability_flags_only_holds_against_does_not_hold():
     assert md.startswith("1 of 3 claims flip") and md.index("| e | a |") < md.index("| e | b |")
 
 
+def test_stability_names_values_that_cross_their_tolerance():
+    # Tolerance 1 ± 0.2 = [0.8, 1.2]. Claim a's mean goes 1.1 -> 1.25 -> 1.1: it crosses the
+    # edge even though no interval decided (all inconclusive); b's stays inside (0.9, 0.85, 1.0);
+    # c was not measured in one rerun, so only two values count, both inside.
+    def out(name, means):
+        return base.Outcome(name, "", "000", "", "", verdicts=[
+            Verdict(dataclasses.replace(_spec(Band(1.0, 0.2)), id=i), mean=m, n=0 if m is None else 5,
+                    verdict=INCONCLUSIVE) for i, m in means.items()])
+    rows = stability.compare({
+        "as planned": [out("e", {"a": 1.1, "b": 0.9, "c": 1.0})],
+        "2x duration": [out("e", {"a": 1.25, "b": 0.85, "c": None})],
+        "other seeds": [out("e", {"a": 1.1, "b": 1.0, "c": 1.1})]})
+    assert {r["claim"]: r["crosses"] for r in rows} == {"a": True, "b": False, "c": False}
+    md = stability.markdown(rows, ["as planned", "2x duration", "other seeds"])
+    assert "0 change verdict at all; 1 cross their tolerance (e a)." in md
+
+
 # ---- run lengths from the physics ------------------------------------------------------------
 
 

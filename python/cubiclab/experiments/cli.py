@@ -75,7 +75,8 @@ def _stability(args, mode: str) -> int:
                   "; ".join(f"{k} {v} ({r['ours'][k]})" for k, v in r["verdicts"].items()))
     n = sum(r["flips"] for r in rows)
     print(f"{n} of {len(rows)} claims flip between holds and does not hold "
-          f"({sum(r['changes'] for r in rows)} change verdict at all); table in {args.out}/stability.md")
+          f"({sum(r['changes'] for r in rows)} change verdict at all, {sum(r['crosses'] for r in rows)} cross their "
+          f"tolerance); table in {args.out}/stability.md")
     return 1 if n else 0
 
 
