@@ -19,8 +19,8 @@ from cubiclab.experiments import CATALOG, reproduce
 from cubiclab.experiments import base, physics, stability
 from cubiclab.experiments.claims import (EVIDENCE, EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
                                          NONNEGATIVE, NOT_CONVERGED, ONE_TRAJ, PAPER, SENSITIVITY, SIMULATION, TEXT, UNBOUNDED,
-                                         Above, Band,
-                                         ClaimSpec, Verdict, jain, judge, mean_ci)
+                                         Above, Band, Below,
+                                         Censored, ClaimSpec, Verdict, jain, judge, mean_ci, median_order_interval)
 
 ENTRIES = sorted(CATALOG)
 SNAPSHOT = Path(__file__).parent / "snapshots" / "claims.json"
@@ -126,8 +126,8 @@ def test_the_papers_algorithms_by_default():
 # ---- verdicts from intervals -----------------------------------------------------------------
 
 
-def _spec(accept, transient=False):
-    return ClaimSpec("x", "q", "Sec. 1", TEXT, "p", "m", "", accept, "r", transient=transient)
+def _spec(accept, transient=False, censored=False):
+    return ClaimSpec("x", "q", "Sec. 1", TEXT, "p", "m", "", accept, "r", transient=transient, censored=censored)
 
 
 def test_mean_ci_uses_student_t():
@@ -567,3 +567,34 @@ def test_a_built_wheel_runs_an_entry(tmp_path):
     out = subprocess.run([py, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     where, error, verdicts = json.loads(out.stdout.strip().splitlines()[-1])
     assert str(venv) in where and not error and verdicts
+
+
+# ---- censored times ----------------------------------------------------------------------------
+
+
+def test_the_median_interval_from_order_statistics():
+    # P(Bin(n, 1/2) < k) x 2 off the coverage: n = 5, k = 1: 1 - 2/32 = 0.9375 (no k reaches
+    # 95%); n = 10, k = 2: 1 - 2 x 11/1024 = 0.97852; k = 3 would give 1 - 2 x 56/1024 = 0.89.
+    assert median_order_interval(5) == (1, pytest.approx(0.9375))
+    assert median_order_interval(10) == (2, pytest.approx(0.978515625))
+    # n = 20: P(Bin <= 5) = 21700/2^20, coverage 0.95861 at k = 6; P(Bin <= 6) = 60460/2^20
+    # gives 0.88468 at k = 7.
+    assert median_order_interval(20) == (6, pytest.approx(1 - 2 * 21700 / 2**20))
+
+
+def test_censored_times_are_judged_on_the_median_never_averaged():
+    within = _spec(Below(200, 50), censored=True)
+    # All five converged: the interval [smallest, largest] = [100, 190] lies below 200.
+    v = judge(within, [100.0, 190.0, 120.0, 130.0, 110.0])
+    assert v.verdict == HOLDS and v.interval == (100.0, 190.0) and v.mean == 120.0
+    # One never converged within the 150 s it had: the largest upper bound is infinite, so
+    # the interval [100, inf) straddles 200, though the median (120) is far below.
+    v = judge(within, [100.0, Censored(150.0), 120.0, 130.0, 110.0])
+    assert v.verdict == INCONCLUSIVE and v.interval == (100.0, math.inf) and "1 of 5 values censored" in v.note
+    # All censored beyond 275 s: "around 220 s" (165-275) fails, the interval starting at 300.
+    around = _spec(Band(220, 55), censored=True)
+    v = judge(around, [Censored(300.0)] * 5)
+    assert v.verdict == FAILS and v.interval[0] == 300.0
+    # A difference bounded on one side: Cubic at least 210 s slower in every run holds "> 10".
+    slower = _spec(Above(10, 10), censored=True)
+    assert judge(slower, [Censored(210.0), 60.0, Censored(150.0), 40.0, 30.0]).verdict == HOLDS

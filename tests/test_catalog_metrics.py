@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from cubiclab.experiments import CATALOG, base, seed000
+from cubiclab.experiments.claims import Censored
 from cubiclab.models import figures as model_figures
 
 NAN = float("nan")
@@ -234,7 +235,11 @@ def test_s000_fig10bc_keeps_the_two_rtts_apart():
 
 def test_s000_fig4_and_eq6_read_their_rows():
     # One run: its plateau fraction and convergence time as they are.
-    check("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0}], {"plateaus": 0.3, "fair_within_200s": 150.0})
+    check("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0, "never": False}],
+          {"plateaus": 0.3, "fair_within_200s": 150.0})
+    # a run that never converged (150 s were left after the second start): at least 150 s
+    assert seed_values("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0, "never": True}])[
+        "fair_within_200s"] == Censored(150.0)
     # Eq. 6: each point's ratio from the run tagged with its bandwidth and RTT.
     rows = [{"bw": b, "rtt": r, "ratio": x} for (b, r), x in zip(((100, 100), (400, 100), (400, 10)), (1.1, 1.2, 1.3))]
     check("s000-eq6", rows, {"eq6_100mbps_100ms": 1.1, "eq6_400mbps_100ms": 1.2, "eq6_400mbps_10ms": 1.3})
@@ -244,8 +249,11 @@ def test_s000_fig4_and_eq6_read_their_rows():
 
 
 def test_s001_fig3_4_reads_its_run():
-    check("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15, "convergence_s": 180.0}],
+    check("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15, "convergence_s": 180.0,
+                           "never": False}],
           {"plateaus": 0.3, "utilization": 0.97, "cubic_share": 0.7, "tcp_share": 0.15, "converge_220s": 180.0})
+    assert seed_values("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15,
+                                        "convergence_s": 180.0, "never": True}])["converge_220s"] == Censored(180.0)
 
 
 EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
@@ -312,7 +320,8 @@ def test_s002_grid_fairness():
 
 @pytest.mark.parametrize("name, rows, expected", [
     # Cubic 2.0 converges in 150 s, H-TCP in 90 s: 60 s slower.
-    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0}, {"alg": "htcp", "convergence_s": 90.0}],
+    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0, "never": False},
+                          {"alg": "htcp", "convergence_s": 90.0, "never": False}],
      {"slower_than_htcp": 60.0}),
     # without fast convergence 200 s, with it 150 s: 50 s.
     ("s002-fast-convergence", [{"fc": 1, "convergence_s": 150.0}, {"fc": 0, "convergence_s": 200.0}],
@@ -609,17 +618,31 @@ CONVERGED_S, PLATEAU_CUBIC = 48.0, math.sqrt(0.1)
 def test_s000_fig4_per_run_smaller_plateau_and_convergence_from_the_second_start():
     res = _two_cubic_flows_with_tcp(tcp=False)
     assert CATALOG["s000-fig4"].per_run(None, res, 100.0, 300.0) == pytest.approx(
-        {"plateau": 0.0, "convergence_s": CONVERGED_S})
+        {"plateau": 0.0, "convergence_s": CONVERGED_S, "never": False})
     # without the linear flow's losses its plateau is not measured: the cubic flow's is the one
     res.losses = res.losses[res.losses.flow == 0]
     assert CATALOG["s000-fig4"].per_run(None, res, 100.0, 300.0)["plateau"] == pytest.approx(PLATEAU_CUBIC, abs=0.01)
+
+
+@pytest.mark.parametrize("cubic, htcp, expected", [
+    # Cubic 2.0 never converged in the 300 s it had, H-TCP in 90 s: at least 210 s slower.
+    ((300.0, True), (90.0, False), Censored(210.0, math.inf)),
+    # H-TCP never converged in 300 s, Cubic in 150 s: Cubic at least 150 s faster.
+    ((150.0, False), (300.0, True), Censored(-math.inf, -150.0)),
+    # neither: the difference could be anything.
+    ((300.0, True), (300.0, True), Censored(-math.inf, math.inf)),
+])
+def test_s002_convergence_bounds_a_difference_with_a_run_that_never_converged(cubic, htcp, expected):
+    rows = [{"alg": CUBIC2, "convergence_s": cubic[0], "never": cubic[1]},
+            {"alg": "htcp", "convergence_s": htcp[0], "never": htcp[1]}]
+    assert seed_values("s002-convergence", rows)["slower_than_htcp"] == expected
 
 
 def test_s001_fig3_4_per_run_shares_plateau_and_convergence_of_the_cubic_flows():
     # Over (100, 300] on 200 Mb/s: CUBIC 2 x 50 = 100 Mb/s = 0.5, TCP 2 x 10 = 0.1, the link 70%
     # busy. Convergence and plateaus as s000-fig4's, of the CUBIC flows only.
     assert CATALOG["s001-fig3-4"].per_run(None, _two_cubic_flows_with_tcp(tcp=True), 100.0, 300.0) == pytest.approx(
-        {"plateau": 0.0, "utilization": 0.7, "cubic": 0.5, "tcp": 0.1, "convergence_s": CONVERGED_S})
+        {"plateau": 0.0, "utilization": 0.7, "cubic": 0.5, "tcp": 0.1, "convergence_s": CONVERGED_S, "never": False})
 
 
 # ---- model entries: compute's reductions of the model's tables --------------------------------

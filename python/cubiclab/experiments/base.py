@@ -19,7 +19,7 @@ import pandas as pd
 
 from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, ONE_TRAJ, PAPER,
-                                         SENSITIVITY, SIMULATION, ClaimSpec, judge, then)
+                                         SENSITIVITY, SIMULATION, Censored, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -378,7 +378,7 @@ class Experiment:
             f = frame[frame.variant == variant] if self.variants else frame
             for _, rows in f.groupby("seed", sort=True):
                 for k, v in self.values(rows.reset_index(drop=True)).items():
-                    out.setdefault(k + suffix, []).append(float(v))
+                    out.setdefault(k + suffix, []).append(v if isinstance(v, Censored) else float(v))
         return out
 
     def _claim_rows(self, spec: ClaimSpec, rows: pd.DataFrame) -> pd.DataFrame:

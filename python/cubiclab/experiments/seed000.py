@@ -14,9 +14,9 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
-from cubiclab.experiments.claims import (ARITHMETIC, EXTENSION, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
+from cubiclab.experiments.claims import (ARITHMETIC, EXTENSION, Censored, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
                                          Band, Below, ClaimSpec, jain)
-from cubiclab.experiments.common import (converged_after, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
+from cubiclab.experiments.common import (convergence, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
                                          loglog_slope, loss_events_window, plateau_in, select_row, shares)
 
 CUBIC = "cubic-2008"
@@ -203,10 +203,11 @@ class Fig4(Experiment):
                   "linear growth gives 0 and a cubic epoch ending on its plateau 0.32: above half of that",
                   contradiction=RTT, bounds=FRACTION),
         ClaimSpec("fair_within_200s", "two flows converges to a fair share within 200 seconds", "Sec. 5.2, Fig. 4", TEXT,
-                  "within 200 s", "seconds from the second flow's start until both are within 20% of their mean "
-                  "(10 s smoothing) for 100 s on end (six epochs); never = the rest of the run", "s", Below(200, 50),
+                  "within 200 s", "median over runs of the seconds from the second flow's start until both are "
+                  "within 20% of their mean (10 s smoothing) for 100 s on end (six epochs); a run that never "
+                  "converged counts as at least the time it ran", "s", Below(200, 50),
                   "the paper gives a bound ('within'), so one-sided at its value", contradiction=RTT, transient=True,
-                  bounds=NONNEGATIVE),
+                  bounds=NONNEGATIVE, censored=True),
     )
 
     def conditions(self, mode):
@@ -215,12 +216,13 @@ class Fig4(Experiment):
     def per_run(self, run, res, t0, t1):
         plateau = [plateau_in(res, f, t0, t1) for f in res.totals.flow]
         start2 = float(res.totals.start_s.max())
-        return {"plateau": min((p for p in plateau if np.isfinite(p)), default=math.nan),
-                "convergence_s": converged_after(res, [0, 1], start2, hold=self.HOLD_S)}
+        c, never = convergence(res, [0, 1], start2, hold=self.HOLD_S)
+        return {"plateau": min((p for p in plateau if np.isfinite(p)), default=math.nan), "convergence_s": c,
+                "never": never}
 
     def values(self, rows):
         r = rows.iloc[0]
-        return {"plateaus": r.plateau, "fair_within_200s": r.convergence_s}
+        return {"plateaus": r.plateau, "fair_within_200s": Censored(r.convergence_s) if r.never else r.convergence_s}
 
     def plot(self, frame, sweep, outdir):
         fig, ax = plotting.new(1, 1, width=10, height=4.2)
