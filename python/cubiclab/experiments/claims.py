@@ -336,15 +336,21 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
                   f"sample's, and decides nothing (the value lies {'inside' if a.lo <= m <= a.hi else 'outside'} the "
                   "tolerance)")
         return v
-    lo, hi = v.interval
-    if a.lo <= lo and hi <= a.hi:
-        v.verdict = HOLDS
-    elif hi < a.lo or lo > a.hi:
-        v.verdict = FAILS
-    else:
-        v.verdict = INCONCLUSIVE
-        v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
+    v.verdict = by_interval(v.interval, a)
+    if v.verdict == INCONCLUSIVE:
+        v.note = f"the 95% interval [{_num(v.interval[0])}, {_num(v.interval[1])}] straddles the tolerance {a}"
     return v
+
+
+def by_interval(interval: tuple[float, float], accept) -> str:
+    """Holds when the interval lies inside the accepted region, does not hold when wholly
+    outside it, inconclusive otherwise."""
+    lo, hi = interval
+    if accept.lo <= lo and hi <= accept.hi:
+        return HOLDS
+    if hi < accept.lo or lo > accept.hi:
+        return FAILS
+    return INCONCLUSIVE
 
 
 def median_order_interval(n: int) -> tuple[int, float]:
@@ -384,13 +390,7 @@ def _judge_median(spec: ClaimSpec, values, indicative: bool) -> Verdict:
         return v
     k, cover = median_order_interval(n)
     v.median_interval = (lows[k - 1], highs[n - k])
-    lo, hi = v.interval
-    if a.lo <= lo and hi <= a.hi:
-        v.verdict = HOLDS
-    elif hi < a.lo or lo > a.hi:
-        v.verdict = FAILS
-    else:
-        v.verdict = INCONCLUSIVE
+    v.verdict = by_interval(v.interval, a)
     v.note = (f"{said}; the interval is the {k}{'st' if k == 1 else 'th'} smallest lower bound to the {k}"
               f"{'st' if k == 1 else 'th'} largest upper bound, a distribution-free {cover:.1%} interval of the median")
     return v
