@@ -311,12 +311,12 @@ class Fig6(Experiment):
                   **{k: {"background": True} for k in ("utilization", "cubic_share", "sack_share", "cubic_fraction",
                                                        "cubic_fair")}}
     claims = (
-        ClaimSpec("utilization", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 95%", "the eight flows' share of the link", "",
+        ClaimSpec("utilization", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.95 (95%)", "the eight flows' share of the link", "",
                   Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA,
                   bounds=FRACTION),
-        ClaimSpec("cubic_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 72%", "the four CUBIC flows' share of the link", "",
+        ClaimSpec("cubic_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.72 (72%)", "the four CUBIC flows' share of the link", "",
                   Band(0.72, 0.05), "'about 72%': ± 5 points", contradiction=_FIG6_CONTRA, bounds=FRACTION),
-        ClaimSpec("sack_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 23%", "the four SACK flows' share of the link", "",
+        ClaimSpec("sack_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.23 (23%)", "the four SACK flows' share of the link", "",
                   Band(0.23, 0.05), "± 5 points as for CUBIC's", contradiction=_FIG6_CONTRA, bounds=FRACTION),
         ClaimSpec("cubic_fraction", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "72 / (72 + 23) = 0.76",
                   "CUBIC's part of what the eight flows get", "", Band(0.758, 0.05),
@@ -517,7 +517,7 @@ class Fig10a(Experiment):
     claim_runs = {"sack_80pct_at_160ms": {"alg": "reno", "rtt": 160}}
     claims = (
         ClaimSpec("sack_80pct_at_160ms", "With 400Mbps and 160ms RTT, 8 TCP-SACK flows achieve around 80% of the link "
-                  "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 80%", "the eight SACK flows' share of the link at "
+                  "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 0.8 (80%)", "the eight SACK flows' share of the link at "
                   "160 ms", "", Band(0.80, 0.05), "'around 80%': ± 5 points", bounds=FRACTION),
         ClaimSpec("hs_full", "CUBIC, BIC-TCP, and HSTCP fully utilize the link, thanks to their scalable window growth "
                   "functions.", "Sec. 6.4, Fig. 10(a)", TEXT, "full", "lowest link utilisation (background included) "

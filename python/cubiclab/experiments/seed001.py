@@ -60,11 +60,11 @@ class Fig3_4(Experiment):
                   "and within 20% of W_max, smaller of the two CUBIC flows", "", Above(0.16, 0.08),
                   "linear growth gives 0, a cubic epoch ending on its plateau 0.32: above half of that",
                   bounds=FRACTION),
-        ClaimSpec("utilization", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 98%", "link utilisation (background included)", "",
+        ClaimSpec("utilization", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.98 (98%)", "link utilisation (background included)", "",
                   Band(0.98, 0.02), "'around 98%': ± 2 points (it cannot exceed 100%)", bounds=FRACTION),
-        ClaimSpec("cubic_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 78%", "the two CUBIC flows' share of the link", "",
+        ClaimSpec("cubic_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.78 (78%)", "the two CUBIC flows' share of the link", "",
                   Band(0.78, 0.05), "'about 78%': ± 5 points", bounds=FRACTION),
-        ClaimSpec("tcp_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 11%", "the two TCP flows' share of the link", "",
+        ClaimSpec("tcp_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.11 (11%)", "the two TCP flows' share of the link", "",
                   Band(0.11, 0.04), "two significant figures of a small share: ± 4 points", bounds=FRACTION),
         ClaimSpec("converge_220s", "We observe that the two flows of CUBIC converge to a fair share nicely around 220 "
                   "seconds.", "Sec. II-D, Fig. 4", TEXT, "≈ 220 s", "median over runs of the seconds from the second "

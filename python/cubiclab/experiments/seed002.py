@@ -246,7 +246,7 @@ class Buffer(Experiment):
     Q = ("At higher speeds, for buffer sizes below 30% BDP the link utilisation achieved by Cubic TCP falls to around "
          "50% of link capacity.")
     claims = (
-        ClaimSpec("falls_to_half", Q, SUMMARY, TEXT, "≈ 50%", "mean link utilisation at 250 Mb/s over the buffers "
+        ClaimSpec("falls_to_half", Q, SUMMARY, TEXT, "≈ 0.5 (50%)", "mean link utilisation at 250 Mb/s over the buffers "
                   "below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points", bounds=FRACTION),
         ClaimSpec("speed_matters", Q, SUMMARY, TEXT, "lower at higher speed", "mean over the buffers below 30% BDP of "
                   "utilisation at 10 Mb/s minus at 250 Mb/s", "", Above(0.05, 0.05), "an ordering, 5 points"),
