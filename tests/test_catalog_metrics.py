@@ -92,7 +92,9 @@ def test_sensitivity_twins_come_from_their_variants_runs_one_value_per_seed():
     assert v["fair_at_8ms"] == pytest.approx([1.0, 1.1])
     assert v["fair_at_8ms@v2.2"] == pytest.approx([0.8, 0.9])
     assert v["fair_at_8ms@linux"] == pytest.approx([0.5, 0.6])
-    assert v["cubic_more_at_82ms@linux"] == pytest.approx([1.0, 1.0])
+    assert v["cubic_growth_at_82ms@linux"] == pytest.approx([0.9, 0.9])
+    # an extension (cubic_more_at_82ms) has no twins
+    assert "cubic_more_at_82ms@linux" not in v and v["cubic_more_at_82ms"] == pytest.approx([1.0, 1.0])
     assert set(v) == {c.id for c in e.table()}
 
 
@@ -267,8 +269,10 @@ EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
 def exp12_rows():
     rows = [{"alg": a, "rtt": rtt, "bw": b, "ratio": x, "utilization": 0.95}
             for rtt, by in EXP12.items() for a, xs in by.items() for b, x in zip((20, 100, 1000), xs)]
-    rows[3]["utilization"] = 0.91  # HTCP at 10 ms, 20 Mbps: the lowest of the 10 ms runs
-    rows[-1]["utilization"] = 0.5  # HTCP at 100 ms: not a 10 ms run
+    rows[3]["utilization"] = 0.5  # HTCP at 10 ms, 20 Mbps: a mixed run, not the baseline
+    # the TCP-only baseline at 10 ms: 0.97, 0.91, 0.96 busy
+    rows += [{"alg": "tcp-only", "rtt": 10, "bw": b, "ratio": math.nan, "utilization": u}
+             for b, u in zip((20, 100, 1000), (0.97, 0.91, 0.96))]
     return rows
 
 
@@ -276,7 +280,7 @@ def test_s001_exp1_2_friendly_ratios():
     # 10 ms: lowest of CUBIC and HTCP 0.85. Ratio(1 Gbps) / ratio(100 Mbps): BIC 0.2 / 0.6 = 1/3,
     # HSTCP 0.3 / 0.8 = 0.375, STCP 0.1 / 0.4 = 0.25: the largest 0.375. At 1 Gbps the lowest
     # other (BIC's 0.20) minus STCP's 0.10 = 0.10. Ratio(100) - ratio(20): BIC 0.10, STCP 0.15:
-    # 0.10. Lowest 10 ms utilisation 0.91 (the 100 ms run's 0.5 does not count). 100 ms:
+    # 0.10. Lowest utilisation of the TCP-only baseline 0.91 (the mixed run's 0.5 does not count). 100 ms:
     # ratio(20) - ratio(1000): 0.4, 0.4, 0.4, 0.2, 0.4: 0.2; mean ratios CUBIC 0.6, BIC 0.3,
     # HSTCP 0.4, STCP 0.2, HTCP 0.5: 0.6 - 0.5 = 0.1.
     check("s001-exp1-2", exp12_rows(), {"cubic_htcp_friendly_10ms": 0.85, "others_drop_10ms": 0.375,

@@ -372,13 +372,15 @@ class Experiment:
 
     def _seed_values(self, frame: pd.DataFrame) -> dict:
         """claim id -> one value per seed (paper claims from the paper variant's rows,
-        sensitivity twins from their variant's)."""
+        sensitivity twins from their variant's; only the paper claims have twins)."""
         out: dict = {}
+        wanted = {c.id for c in self.table()}
         for variant, suffix in [("paper", "")] + [(v, f"@{v}") for v in self.variants]:
             f = frame[frame.variant == variant] if self.variants else frame
             for _, rows in f.groupby("seed", sort=True):
                 for k, v in self.values(rows.reset_index(drop=True)).items():
-                    out.setdefault(k + suffix, []).append(v if isinstance(v, Censored) else float(v))
+                    if k + suffix in wanted:
+                        out.setdefault(k + suffix, []).append(v if isinstance(v, Censored) else float(v))
         return out
 
     def _claim_rows(self, spec: ClaimSpec, rows: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,8 @@ from cubiclab.experiments.common import convergence, group_flow_ids, group_means
 
 CUBIC = "cubic-2005"
 HS5 = (CUBIC, "bic", "highspeed", "scalable", "htcp")
+# The tag of runs with regular TCP in place of the high-speed flows.
+TCP_ONLY = "tcp-only"
 
 
 def spread_rtts(sc, factors=(0.95, 0.98, 1.02, 1.05)):
@@ -180,7 +182,8 @@ class Exp1_2(Experiment):
              "or 100 ms (Exp. 2), bottleneck 20 Mbps - 1 Gbps, buffer 100% BDP, about 10% background web traffic. "
              "TCP-friendly ratio: mean TCP-SACK flow over mean high-speed flow.")
     claim_runs = {**{k: {"rtt": 10} for k in ("cubic_htcp_friendly_10ms", "others_drop_10ms", "stcp_worst_10ms",
-                                             "bic_stcp_worse_at_20", "tcp_full_bandwidth")},
+                                             "bic_stcp_worse_at_20")},
+                  "tcp_full_bandwidth": {"rtt": 10, "alg": TCP_ONLY},
                   **{k: {"rtt": 100} for k in ("ratio_drops_100ms", "cubic_best_100ms")}}
     claims = (
         ClaimSpec("cubic_htcp_friendly_10ms", "CUBIC and HTCP consistently give good TCP friendliness.",
@@ -200,7 +203,8 @@ class Exp1_2(Experiment):
                   "smaller of BIC's and STCP's ratio(100 Mbps) - ratio(20 Mbps) at 10 ms", "", Above(0.05, 0.05),
                   "an ordering by more than a tie: 0.05 of the ratio"),
         ClaimSpec("tcp_full_bandwidth", "Under all these environments, regular TCP can still use the full bandwidth.",
-                  "Exp. 1", TEXT, "full bandwidth", "lowest link utilisation of the 10 ms runs", "", Above(0.9, 0.05),
+                  "Exp. 1", TEXT, "full bandwidth", "lowest link utilisation of the 10 ms baseline runs, in which "
+                  "the high-speed flows are TCP-SACK too (regular TCP alone, each bandwidth)", "", Above(0.9, 0.05),
                   "'full': at least 90% busy", bounds=FRACTION),
         ClaimSpec("ratio_drops_100ms", "As the bandwidth gets larger than 20 Mbps, the ratio drops quite rapidly.",
                   "Exp. 2, Fig. 6", TEXT, "drops", "smallest over the protocols of ratio(20 Mbps) - ratio(1 Gbps) at "
@@ -215,8 +219,12 @@ class Exp1_2(Experiment):
 
     def conditions(self, mode):
         sc = load_scenario("s001_friendliness")
+        # Each 10 ms bandwidth also runs with regular TCP in place of the high-speed flows: the
+        # baseline that "regular TCP can still use the full bandwidth" speaks of.
         return [(spread_rtts(vary(sc, rate=mbps(b), rtt=ms(r), groups={"hs": {"algorithm": a}})),
-                 {"alg": a, "rtt": r, "bw": b}) for r in (10, 100) for a in HS5 for b in self.bws(mode)]
+                 {"alg": a, "rtt": r, "bw": b}) for r in (10, 100) for a in HS5 for b in self.bws(mode)] + [
+            (spread_rtts(vary(sc, rate=mbps(b), rtt=ms(10), groups={"hs": {"algorithm": "reno"}})),
+             {"alg": TCP_ONLY, "rtt": 10, "bw": b}) for b in self.bws(mode)]
 
     def per_run(self, run, res, t0, t1):
         g = group_means(res, t0, t1)
@@ -224,6 +232,8 @@ class Exp1_2(Experiment):
                 "utilization": metrics.link_utilization(res.link, t0, t1)}
 
     def values(self, rows):
+        base = rows[rows.alg == TCP_ONLY]
+        rows = rows[rows.alg != TCP_ONLY]
         p1 = rows[rows.rtt == 10].pivot(index="bw", columns="alg").ratio
         p2 = rows[rows.rtt == 100].pivot(index="bw", columns="alg").ratio
         lo, hi = p1.index.min(), p1.index.max()
@@ -231,7 +241,7 @@ class Exp1_2(Experiment):
                 "others_drop_10ms": max(p1[a][hi] / p1[a][100] for a in ("bic", "highspeed", "scalable")),
                 "stcp_worst_10ms": float(p1.loc[hi].drop("scalable").min() - p1.scalable[hi]),
                 "bic_stcp_worse_at_20": min(p1[a][100] - p1[a][20] for a in ("bic", "scalable")),
-                "tcp_full_bandwidth": float(rows[rows.rtt == 10].utilization.min()),
+                "tcp_full_bandwidth": float(base.utilization.min()),
                 "ratio_drops_100ms": min(p2[a][lo] - p2[a][hi] for a in HS5),
                 "cubic_best_100ms": float(p2[CUBIC].mean() - p2.drop(columns=CUBIC).mean().max())}
 
