@@ -324,9 +324,11 @@ def test_s002_grid_fairness():
 
 @pytest.mark.parametrize("name, rows, expected", [
     # Cubic 2.0 converges in 150 s, H-TCP in 90 s: 60 s slower.
+    # ... and 120 s with a backoff to 0.5: 30 s slower at 0.8 than at 0.5.
     ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0, "never": False},
+                          {"alg": "cubic-2.0, beta 0.5", "convergence_s": 120.0, "never": False},
                           {"alg": "htcp", "convergence_s": 90.0, "never": False}],
-     {"slower_than_htcp": 60.0}),
+     {"slower_than_htcp": 60.0, "slower_than_half_backoff": 30.0}),
     # without fast convergence 200 s, with it 150 s: 50 s.
     ("s002-fast-convergence", [{"fc": 1, "convergence_s": 150.0}, {"fc": 0, "convergence_s": 200.0}],
      {"fc_faster": 50.0}),
@@ -638,6 +640,7 @@ def test_s000_fig4_per_run_smaller_plateau_and_convergence_from_the_second_start
 ])
 def test_s002_convergence_bounds_a_difference_with_a_run_that_never_converged(cubic, htcp, expected):
     rows = [{"alg": CUBIC2, "convergence_s": cubic[0], "never": cubic[1]},
+            {"alg": "cubic-2.0, beta 0.5", "convergence_s": 100.0, "never": False},
             {"alg": "htcp", "convergence_s": htcp[0], "never": htcp[1]}]
     assert seed_values("s002-convergence", rows)["slower_than_htcp"] == expected
 
