@@ -481,11 +481,13 @@ class LowCwnd(RttUnfairness):
     setup = ("As s002-rtt-unfairness (Cubic 2.0 at 200 ms and 50 ms, the second flow 30 s after the first, buffer "
              "100% BDP, no background) on a 2 Mb/s bottleneck: the 200 ms flow's BDP is 33 packets, so both windows "
              "stay in the tens of packets, where a window grows by whole packets and Cubic's per-ACK counter rounds.")
-    Q = "Fairness is sensitive to flow start times. Quantisation issues at low cwnds"
     claims = (
-        ClaimSpec("start_dependent", Q, "'RTT Unfairness' slides", FIGURE, "sensitive to start times",
+        ClaimSpec("start_dependent", "Quantisation issues at low cwnds", "second 'RTT Unfairness' slide", FIGURE,
+                  "start-order dependence at low cwnds",
                   "|share of the 200 ms flow when it starts first - when it starts second| at 2 Mb/s", "",
-                  Above(0.1, 0.05), "as s002-rtt-unfairness: 10 points of the link"),
+                  Above(0.1, 0.05), "the slide's heading, read with its figure: the start-order dependence of the "
+                  "first 'RTT Unfairness' slide (s002-rtt-unfairness) where the windows are tens of packets; 10 "
+                  "points of the link, as there"),
     )
 
     def conditions(self, mode):
