@@ -484,6 +484,7 @@ def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
     # 1 s: no 2 s run fits. Budget 3 s: the first fits (0 + 2), the second does not
     # (1.5 s of pause + 2 > 3) and its entry says how much of it is done.
     from cubiclab.experiments import testbed_backend
+    from cubiclab.experiments.base import Outcome
     from cubiclab.sweep import Run
 
     if "cubic" not in tbrun.kernel_algorithms():
@@ -509,10 +510,11 @@ def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
 
     class Entry:
         def outcome(self, mode, error):
-            return error
+            return Outcome("e", "", "000", "", "", error=error)
 
-    assert testbed_backend.kernel_outcome(Entry(), [b], kr, None, tmp_path).startswith(
-        "not wholly run on the kernel yet: 0 of 1 testbed runs done")
+    o = testbed_backend.kernel_outcome(Entry(), [b], kr, None, tmp_path)
+    assert o.error.startswith("not wholly run on the kernel yet: 0 of 1 testbed runs done")
+    assert o.evidence == "kernel testbed"
 
 
 @needs_root

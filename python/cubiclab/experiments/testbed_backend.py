@@ -169,25 +169,31 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
 
 
 def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> Outcome:
+    """The entry analysed on the kernel's runs (its evidence the kernel testbed), or an
+    outcome whose error says why it could not be."""
+    o = _kernel_outcome(entry, runs, kr, mode, edir)
+    o.evidence = KERNEL
+    return o
+
+
+def _kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> Outcome:
     """The entry analysed on the kernel's runs, or an outcome whose error says why it could
     not be."""
     refused = [kr.refused[r.key] for r in runs if r.key in kr.refused]
     if refused:
-        return entry.outcome(mode, evidence=KERNEL, error=f"the testbed cannot run it: {refused[0]}")
+        return entry.outcome(mode, error=f"the testbed cannot run it: {refused[0]}")
     pending = {r.key for r in runs} & kr.pending
     if pending:
         n = len({r.key for r in runs})
-        return entry.outcome(mode, evidence=KERNEL, error=f"not wholly run on the kernel yet: {n - len(pending)} of {n} testbed runs "
+        return entry.outcome(mode, error=f"not wholly run on the kernel yet: {n - len(pending)} of {n} testbed runs "
                              "done within the time budget (--testbed-budget); the same command continues")
     failed = [kr.failed[r.key] for r in runs if r.key in kr.failed]
     if failed:
-        return entry.outcome(mode, evidence=KERNEL, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
+        return entry.outcome(mode, error=f"{len(failed)} testbed run(s) failed; first: {failed[0]}")
     if not runs:
-        return entry.outcome(mode, evidence=KERNEL, error="it has no runs (its claims come from models, not experiments)")
+        return entry.outcome(mode, error="it has no runs (its claims come from models, not experiments)")
     kernel_runs = [Run(r.scenario, r.tags, _key=kr.kernel_key[r.key]) for r in runs]
-    o = entry.analyse(SweepResult(kernel_runs, kr.cache), mode, edir / "kernel")
-    o.evidence = KERNEL
-    return o
+    return entry.analyse(SweepResult(kernel_runs, kr.cache), mode, edir / "kernel")
 
 
 def verdict_label(v) -> str:
