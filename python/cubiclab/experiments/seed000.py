@@ -410,6 +410,13 @@ class Fig8(Experiment):
                   "Sec. 6.2, Fig. 8(b)", TEXT, "under-utilisation at large RTT",
                   "SACK's utilisation at 16 ms minus at 324 ms", "", Above(0.05, 0.05),
                   "a drop of at least 5 points of the link"),
+        ClaimSpec("hstcp_unfair_same_rtt", "the slow convergence of HSTCP flows hinders even two flows of the same RTT "
+                  "from reaching to a fair share within a reasonable amount of time.", "Sec. 6.3", TEXT,
+                  "not fair within the run", "HSTCP's fairness index (smaller over larger mean throughput) averaged "
+                  "over Fig. 8's runs, two flows of one RTT, the second 10 s later", "", Below(0.8, 0.05),
+                  "said of Fig. 9 but of two flows of the same RTT, which Fig. 8's runs are (Fig. 9's start "
+                  "together): 'hinders ... from reaching a fair share' as throughputs more than 20% apart over the "
+                  "measured window", bounds=FRACTION),
     )
 
     def rtts(self, mode):
@@ -428,7 +435,8 @@ class Fig8(Experiment):
         return {"cubic_bic_fairer": min(fm[CUBIC], fm.bic) - max(fm.reno, fm.highspeed),
                 "sack_fairest_at_16ms": p.fairness.reno[lo] - p.fairness.loc[lo].drop("reno").max(),
                 "hs_utilise": float(p.utilization[[CUBIC, "bic", "highspeed"]].min().min()),
-                "sack_underutilises": p.utilization.reno[lo] - p.utilization.reno[hi]}
+                "sack_underutilises": p.utilization.reno[lo] - p.utilization.reno[hi],
+                "hstcp_unfair_same_rtt": float(fm.highspeed)}
 
     def plot(self, frame, sweep, outdir):
         fig, axes = plotting.new(2, 1, width=5.5, height=4.2)
