@@ -33,6 +33,12 @@ TEXT, FIGURE, MODEL = "stated in text", "read off figure", "computed from the pa
 # a finding of a paper outside the seeds, worded from memory without its text at hand: not a quote
 RECALLED = "recalled, not quoted"
 
+# The catalog's two meanings of "utilisation", one name each; every claim's metric says
+# which it measures. The papers' "total utilization" is one or the other by their arithmetic
+# (seed 000 Fig. 6's 72% + 23% = 95% leaves the background out; seed 001's 98% takes it in).
+LINK_UTILISATION = "link utilisation (every byte the bottleneck sent, background included, over its capacity)"
+FLOWS_UTILISATION = "flows' utilisation (the named long-lived flows' bytes over the link's capacity, background left out)"
+
 # What a verdict rests on: a packet-level simulation, real Linux TCP on the testbed, an
 # analytic model solved by cubiclab (seed 004's Markov chain), or the paper's own formulas and
 # rules evaluated (seed 000's Eqs. 1-5, seed 001's friendly region). The tally counts them

@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
-from cubiclab.experiments.claims import (ARITHMETIC, EXTENSION, Censored, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
+from cubiclab.experiments.claims import (FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, EXTENSION, Censored, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
                                          Band, Below, ClaimSpec, jain)
 from cubiclab.experiments.common import (convergence, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
                                          loglog_slope, loss_events_window, plateau_in, select_row, shares)
@@ -313,7 +313,7 @@ class Fig6(Experiment):
                   **{k: {"background": True} for k in ("utilization", "cubic_share", "sack_share", "cubic_fraction",
                                                        "cubic_fair")}}
     claims = (
-        ClaimSpec("utilization", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.95 (95%)", "the eight flows' share of the link", "",
+        ClaimSpec("utilization", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.95 (95%)", f"{FLOWS_UTILISATION}: the eight flows'", "",
                   Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA,
                   bounds=FRACTION),
         ClaimSpec("cubic_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.72 (72%)", "the four CUBIC flows' share of the link", "",
@@ -404,11 +404,11 @@ class Fig8(Experiment):
                   "SACK's fairness index at 16 ms minus the best of the others", "", Above(0.02, 0.05),
                   "'the best': ahead of every other protocol by more than a tie, 0.02 of the index"),
         ClaimSpec("hs_utilise", "CUBIC, BIC-TCP, and HSTCP utilize the link regardless of RTTs", "Sec. 6.2, Fig. 8(b)",
-                  TEXT, "full utilisation", "lowest link utilisation of the three over all RTTs", "", Above(0.9, 0.05),
+                  TEXT, "full utilisation", f"lowest {LINK_UTILISATION} of the three over all RTTs", "", Above(0.9, 0.05),
                   "'utilize the link' with 15% background: at least 90% busy", bounds=FRACTION),
         ClaimSpec("sack_underutilises", "while TCP-SACK suffers under-utilization with larger RTTs",
                   "Sec. 6.2, Fig. 8(b)", TEXT, "under-utilisation at large RTT",
-                  "SACK's utilisation at 16 ms minus at 324 ms", "", Above(0.05, 0.05),
+                  f"{LINK_UTILISATION} with SACK at 16 ms minus at 324 ms", "", Above(0.05, 0.05),
                   "a drop of at least 5 points of the link"),
         ClaimSpec("hstcp_unfair_same_rtt", "the slow convergence of HSTCP flows hinders even two flows of the same RTT "
                   "from reaching to a fair share within a reasonable amount of time.", "Sec. 6.3", TEXT,
@@ -475,7 +475,7 @@ class Fig9(Experiment):
                   "lowest ratio of the others minus BIC's, at the largest RTT ratio", "", Above(0.02, 0.02),
                   "an ordering by more than a tie: 0.02 of the ratio"),
         ClaimSpec("hstcp_utilise", "even though two HSTCP flows fully utilize the link regardless of their RTT ratio",
-                  "Sec. 6.3, Fig. 9(b)", TEXT, "full utilisation", "HSTCP's lowest link utilisation over the RTT ratios",
+                  "Sec. 6.3, Fig. 9(b)", TEXT, "full utilisation", f"lowest {LINK_UTILISATION} with HSTCP over the RTT ratios",
                   "", Above(0.9, 0.05), "'fully' with 15% background: at least 90% busy", bounds=FRACTION),
     )
 
@@ -530,7 +530,7 @@ class Fig10a(Experiment):
                   "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 0.8 (80%)", "the eight SACK flows' share of the link at "
                   "160 ms", "", Band(0.80, 0.05), "'around 80%': ± 5 points", bounds=FRACTION),
         ClaimSpec("hs_full", "CUBIC, BIC-TCP, and HSTCP fully utilize the link, thanks to their scalable window growth "
-                  "functions.", "Sec. 6.4, Fig. 10(a)", TEXT, "full", "lowest link utilisation (background included) "
+                  "functions.", "Sec. 6.4, Fig. 10(a)", TEXT, "full", f"lowest {LINK_UTILISATION} "
                   "of the runs with CUBIC, BIC or HSTCP, at 160 ms", "", Above(0.9, 0.05),
                   "'fully': at least 90% busy", bounds=FRACTION),
         ClaimSpec("share_grows_with_rtt", "All the tested high-speed protocols grab more bandwidth share from TCP-SACK "

@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics, units
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import ARITHMETIC, FIGURE, Censored, FRACTION, NONNEGATIVE, TEXT, Above, Band, Below, ClaimSpec
+from cubiclab.experiments.claims import FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, FIGURE, Censored, FRACTION, NONNEGATIVE, TEXT, Above, Band, Below, ClaimSpec
 from cubiclab.experiments.common import convergence, group_flow_ids, group_means, plateau_in, shares
 
 CUBIC = "cubic-2005"
@@ -62,7 +62,7 @@ class Fig3_4(Experiment):
                   "and within 20% of W_max, smaller of the two CUBIC flows", "", Above(0.16, 0.08),
                   "linear growth gives 0, a cubic epoch ending on its plateau 0.32: above half of that",
                   bounds=FRACTION),
-        ClaimSpec("utilization", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.98 (98%)", "link utilisation (background included)", "",
+        ClaimSpec("utilization", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.98 (98%)", LINK_UTILISATION, "",
                   Band(0.98, 0.02), "'around 98%': ± 2 points (it cannot exceed 100%)", bounds=FRACTION),
         ClaimSpec("cubic_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.78 (78%)", "the two CUBIC flows' share of the link", "",
                   Band(0.78, 0.05), "'about 78%': ± 5 points", bounds=FRACTION),
@@ -207,7 +207,7 @@ class Exp1_2(Experiment):
                   "at 100 Mbps, 10 ms", "", Above(0.5, 0.1), "'reasonable', below the 'good' of cubic_htcp_friendly_"
                   "10ms (0.8): a TCP flow gets at least half of a high-speed flow", bounds=NONNEGATIVE),
         ClaimSpec("tcp_full_bandwidth", "Under all these environments, regular TCP can still use the full bandwidth.",
-                  "Exp. 1", TEXT, "full bandwidth", "lowest link utilisation of the 10 ms baseline runs, in which "
+                  "Exp. 1", TEXT, "full bandwidth", f"lowest {LINK_UTILISATION} of the 10 ms baseline runs, in which "
                   "the high-speed flows are TCP-SACK too (regular TCP alone, each bandwidth)", "", Above(0.9, 0.05),
                   "'full': at least 90% busy", bounds=FRACTION),
         ClaimSpec("ratio_drops_100ms", "As the bandwidth gets larger than 20 Mbps, the ratio drops quite rapidly.",

@@ -13,7 +13,7 @@ import numpy as np
 from cubiclab import metrics
 from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import (EXTENSION, FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, Censored,
+from cubiclab.experiments.claims import (FLOWS_UTILISATION, LINK_UTILISATION, EXTENSION, FIGURE, FRACTION, NONNEGATIVE, TEXT, Above, Band, Censored,
                                          ClaimSpec, jain)
 from cubiclab.experiments.common import (convergence, duration_s, flow_means, group_flow_ids, loglog_slope,
                                          loss_events, select_row)
@@ -267,10 +267,10 @@ class Buffer(Experiment):
     Q = ("At higher speeds, for buffer sizes below 30% BDP the link utilisation achieved by Cubic TCP falls to around "
          "50% of link capacity.")
     claims = (
-        ClaimSpec("falls_to_half", Q, SUMMARY, TEXT, "≈ 0.5 (50%)", "mean link utilisation at 250 Mb/s over the buffers "
-                  "below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points", bounds=FRACTION),
+        ClaimSpec("falls_to_half", Q, SUMMARY, TEXT, "≈ 0.5 (50%)", f"mean {LINK_UTILISATION} at 250 Mb/s over "
+                  "the buffers below 30% BDP", "", Band(0.5, 0.1), "'around 50%': ± 10 points", bounds=FRACTION),
         ClaimSpec("speed_matters", Q, SUMMARY, TEXT, "lower at higher speed", "mean over the buffers below 30% BDP of "
-                  "utilisation at 10 Mb/s minus at 250 Mb/s", "", Above(0.05, 0.05), "an ordering, 5 points"),
+                  f"the {LINK_UTILISATION} at 10 Mb/s minus at 250 Mb/s", "", Above(0.05, 0.05), "an ordering, 5 points"),
     )
 
     def bufs(self, mode):
@@ -596,7 +596,7 @@ class ScalingBug(Experiment):
     claims = (
         ClaimSpec("bug_matters", "Cubic TCP scaling bug. Highlighted by our initial testing. Fixed in 2.6.19 but "
                   "present in earlier versions.", "'Buggy congestion control implementations'", TEXT,
-                  "a bug testing highlights", "utilisation with the fixed code minus with the bug", "",
+                  "a bug testing highlights", f"{LINK_UTILISATION} with the fixed code minus with the bug", "",
                   Above(0.05, 0.05), "visible in a test: at least 5 points of the link", kind=EXTENSION),
     )
 
