@@ -598,3 +598,13 @@ def test_censored_times_are_judged_on_the_median_never_averaged():
     # A difference bounded on one side: Cubic at least 210 s slower in every run holds "> 10".
     slower = _spec(Above(10, 10), censored=True)
     assert judge(slower, [Censored(210.0), 60.0, Censored(150.0), 40.0, 30.0]).verdict == HOLDS
+
+
+def test_every_utilisation_says_which():
+    # One meaning per word: a claim that measures a utilisation names the link's or the flows'.
+    from cubiclab.experiments.claims import FLOWS_UTILISATION, LINK_UTILISATION
+
+    for name, e in CATALOG.items():
+        for c in e.table():
+            if "utilisation" in c.metric:
+                assert LINK_UTILISATION in c.metric or FLOWS_UTILISATION in c.metric, (name, c.id)
