@@ -85,10 +85,30 @@ def _table() -> dict:
     return {name: [c.row() for c in e.table()] for name, e in sorted(CATALOG.items())}
 
 
+def _unexplained_tolerance_changes(old: dict, new: dict) -> list[str]:
+    """Claims whose tolerance differs between two claims tables without a 'was OLD' entry
+    in the new row's tolerance_history."""
+    before = {(name, r["id"]): r for name, rows in old.items() for r in rows}
+    return [f"{name} {r['id']}: {before[(name, r['id'])]['tolerance']} -> {r['tolerance']}"
+            for name, rows in new.items() for r in rows
+            if (name, r["id"]) in before and before[(name, r["id"])]["tolerance"] != r["tolerance"]
+            and not any(h.startswith(f"was {before[(name, r['id'])]['tolerance']}") for h in r["tolerance_history"])]
+
+
+def test_a_tolerance_changed_after_the_fact_keeps_the_old_one():
+    old = {"e": [{"id": "a", "tolerance": "0.5 ± 0.1"}, {"id": "b", "tolerance": "> 0"}]}
+    new = {"e": [{"id": "a", "tolerance": "0.5 ± 0.2", "tolerance_history": []},
+                 {"id": "b", "tolerance": "> 0.1", "tolerance_history": ["was > 0: the margin of a tie"]}]}
+    assert _unexplained_tolerance_changes(old, new) == ["e a: 0.5 ± 0.1 -> 0.5 ± 0.2"]
+
+
 def test_claims_table_snapshot():
     # Every claim's quote, metric, tolerance and sidedness, frozen: a change shows up here
     # as a diff to review (regenerate with CUBICLAB_UPDATE_SNAPSHOTS=1 and commit the file).
+    # A tolerance that changes must keep the old one in its tolerance_history, with the
+    # reason, before the snapshot may be regenerated.
     table = _table()
+    assert _unexplained_tolerance_changes(json.loads(SNAPSHOT.read_text()), table) == []
     if os.environ.get("CUBICLAB_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     assert table == json.loads(SNAPSHOT.read_text())

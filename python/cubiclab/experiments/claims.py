@@ -172,6 +172,9 @@ class ClaimSpec:
     """One row of an entry's claims table. `transient`: the metric describes a transient
     (a convergence time), so it has no steady-state halves to compare. `bounds`: the natural
     bounds of the metric's kind (FRACTION, NONNEGATIVE, jain(n); UNBOUNDED for differences).
+    `tolerance_history`: every earlier tolerance of the claim and why it changed ("was X:
+    reason"), so that a tolerance moved after a result is seen keeps its old value beside
+    the new one (the claims snapshot test refuses a change without it).
     `censored`: its per-seed values may be `Censored` (times a run ended before seeing);
     it is judged on the median (see `judge`).
     `construction`: why the claim holds by the construction of cubiclab's own code (its
@@ -191,6 +194,7 @@ class ClaimSpec:
     contradiction: str = ""
     transient: bool = False
     bounds: Bounds = UNBOUNDED
+    tolerance_history: tuple[str, ...] = ()
     censored: bool = False
     construction: str = ""
 
@@ -212,6 +216,7 @@ class ClaimSpec:
                 "paper": self.paper, "metric": self.metric, "unit": self.unit, "tolerance": str(self.accept),
                 "sided": self.accept.sided, "rationale": self.rationale, "contradiction": self.contradiction,
                 "transient": self.transient, "bounds": str(self.bounds), "censored": self.censored,
+                "tolerance_history": list(self.tolerance_history),
                 "construction": self.construction}
 
 
