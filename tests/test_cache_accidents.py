@@ -157,7 +157,7 @@ def test_half_a_cache_gives_the_same_claims(undisturbed, rng, tmp_path, capsys):
 
 
 def test_a_failed_run_is_named_in_one_line_under_quiet(undisturbed, rng, tmp_path, capsys, monkeypatch):
-    import cubiclab.sweep as sweep
+    from cubiclab import sweep
 
     _, _, cache = undisturbed
     victim = rng.choice(Cache(cache).keys())
@@ -179,7 +179,7 @@ def test_a_failed_run_is_named_in_one_line_under_quiet(undisturbed, rng, tmp_pat
 
 
 def test_a_worker_killed_fails_its_run_only(tmp_path, monkeypatch):
-    import cubiclab.sweep as sweep
+    from cubiclab import sweep
     from cubiclab.scenario import default_scenario
 
     runs = sweep.ensemble(default_scenario().replace(duration="1s"), range(4))
@@ -226,7 +226,7 @@ def test_a_stopped_reproduction_ends_whole_and_resumes(undisturbed, rng, tmp_pat
     # Runs finished when the signal comes (of six, two at a time); at least one, so that the
     # command has set its handlers.
     n = rng.randrange(1, 5)
-    proc = start(tmp_path / "out", tmp_path / "cache", pause=0.5)
+    proc = start(tmp_path / "out", tmp_path / "cache", pause=0.3)
     wait_for_runs(proc, tmp_path / "cache", n)
     t0 = time.monotonic()
     if sig == signal.SIGINT:
@@ -254,7 +254,8 @@ def test_two_reproductions_share_one_cache(undisturbed, tmp_path):
     for proc in procs:
         assert finish(proc) == (0, expected, "")
     cache = Cache(tmp_path / "cache")
-    assert len(cache.keys()) == 6 and all(cache.verify(k) is None for k in cache.keys())
+    keys = cache.keys()
+    assert len(keys) == 6 and all(cache.verify(k) is None for k in keys)
     assert leftovers(tmp_path / "cache") == []
 
 

@@ -161,6 +161,15 @@ class Cache:
         self._verified[key] = stamp
         return None
 
+    def must_compute(self, key: str, label: str) -> bool:
+        """True if run `key` is to be computed: not cached, or cached but not whole, which
+        one line on stderr says (`label` names the run for a reader) before it is redone and
+        `store` replaces it."""
+        why = self.verify(key)
+        if why not in (None, "not cached"):
+            print(f"cubiclab: {why}; recomputing run {key[:12]} ({label})", file=sys.stderr)
+        return why is not None
+
     def keys(self) -> list[str]:
         """Every run in the cache with a manifest (`verify` checks it)."""
         if not self.root.is_dir():
@@ -448,14 +457,8 @@ def run_sweep(runs: list[Run], cache: str | Path | Cache, jobs: int | None = Non
     cache.clean_stale()
     todo: dict[str, Run] = {}
     for run in runs:  # keys first: a bad scenario fails here, before anything runs
-        if run.key in todo:
-            continue
-        why = cache.verify(run.key)
-        if why is None:
-            continue
-        if why != "not cached":
-            print(f"cubiclab: {why}; recomputing run {run.key[:12]} ({run_label(run)})", file=sys.stderr)
-        todo[run.key] = run
+        if run.key not in todo and cache.must_compute(run.key, run_label(run)):
+            todo[run.key] = run
     n_unique = len({r.key for r in runs})
     bar = _Progress(n_unique, n_unique - len(todo), progress,
                     work={key: run.scenario.bottleneck_packets() for key, run in todo.items()})
