@@ -196,13 +196,25 @@ def test_a_worker_killed_fails_its_run_only(tmp_path, monkeypatch):
         f"the worker process died (exit code {-signal.SIGKILL})"]
 
 
+def live_members(pgid: int) -> list[int]:
+    """The processes of group `pgid` that still run: a zombie has ended (and is waiting
+    for whoever adopted it to collect its status)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)"
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            pids.append(int(stat.parent.name))
+    return pids
+
+
 def group_gone(pgid: int, timeout: float = 10.0) -> bool:
-    """Poll until no process of the group `pgid` remains."""
+    """Poll until no process of the group `pgid` runs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
+        if not live_members(pgid):
             return True
         time.sleep(0.05)
     return False
