@@ -257,13 +257,15 @@ class Cache:
     def _read(self, key: str, manifest: dict, name: str) -> bytes:
         """The bytes of file `name` of run `key`, checked against `manifest`."""
         where = f"cached run {key[:12]} in {self.root}: {name}"
+        expected = manifest["files"].get(name)
+        if not isinstance(expected, dict):
+            raise CacheError(f"{where} is not described by {self.MANIFEST}")
         try:
-            expected = manifest["files"][name]
             blob = (self.path(key) / name).read_bytes()
         except FileNotFoundError:
             raise CacheError(f"{where} is missing") from None
-        except (OSError, KeyError, TypeError) as e:
-            raise CacheError(f"{where} is unreadable ({e})") from None
+        except OSError as e:
+            raise CacheError(f"{where} is unreadable ({e.strerror})") from None
         if len(blob) != expected.get("bytes"):
             raise CacheError(f"{where} has {len(blob)} bytes; its manifest says {expected.get('bytes')}")
         if hashlib.sha256(blob).hexdigest() != expected.get("sha256"):
