@@ -25,6 +25,7 @@ import pytest
 
 from cubiclab.cli import main
 from cubiclab.experiments import reproduce
+from cubiclab.scenario import default_scenario
 from cubiclab.sweep import Cache, run_sweep
 
 ENTRY = "s000-fig5"  # six runs in tiny mode
@@ -180,7 +181,6 @@ def test_a_failed_run_is_named_in_one_line_under_quiet(undisturbed, rng, tmp_pat
 
 def test_a_worker_killed_fails_its_run_only(tmp_path, monkeypatch):
     from cubiclab import sweep
-    from cubiclab.scenario import default_scenario
 
     runs = sweep.ensemble(default_scenario().replace(duration="1s"), range(4))
     simulate = sweep._simulate_payload
@@ -273,6 +273,7 @@ def test_two_reproductions_share_one_cache(undisturbed, tmp_path):
 
 @pytest.mark.parametrize("argv", [
     ["run", "--out", "{file}"], ["run", "--out", "{file}/sub"], ["run", "--out", "/proc/cubiclab-out"],
+    ["run", "--out", "{dir}/out"],  # where the run's own folder is a file
     ["demo", "--out", "{file}"], ["demo", "--out", "/proc/cubiclab-out"],
     ["reproduce", ENTRY, "--mode", "tiny", "--out", "{file}"],
     ["reproduce", ENTRY, "--mode", "tiny", "--out", "{dir}/out", "--cache", "{file}"],
@@ -286,8 +287,11 @@ def test_a_bad_output_place_is_refused_before_any_work(tmp_path, capsys, monkeyp
                          ("cubiclab.experiments.runner", "simulate_runs")):
         monkeypatch.setattr(importlib.import_module(module), name, no_work)
     (tmp_path / "file").write_text("not a folder")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / default_scenario().name).write_text("not a folder")
     argv = [a.format(file=tmp_path / "file", dir=tmp_path) for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("cubiclab: error: --") and "folder" in err[0], err
     assert (tmp_path / "file").read_text() == "not a folder"
+    assert (tmp_path / "out" / default_scenario().name).read_text() == "not a folder"

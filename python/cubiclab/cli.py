@@ -120,6 +120,9 @@ def cmd_run(args) -> int:
     sc.validate()  # before printing anything
     outdir = output_folder(args.out, sc.name)
     writable_folder(args.out, "--out")
+    if outdir.exists() and not outdir.is_dir():
+        raise ValueError(f"--out: '{outdir}', the folder of run '{sc.name}', is a file; remove it or choose "
+                         f"another --out")
     if not args.json:
         print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)
     try:
