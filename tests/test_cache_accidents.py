@@ -295,3 +295,26 @@ def test_a_bad_output_place_is_refused_before_any_work(tmp_path, capsys, monkeyp
     assert len(err) == 1 and err[0].startswith("cubiclab: error: --") and "folder" in err[0], err
     assert (tmp_path / "file").read_text() == "not a folder"
     assert (tmp_path / "out" / default_scenario().name).read_text() == "not a folder"
+
+
+def test_a_failing_cache_write_ends_the_pool_and_says_why(tmp_path, capsys, monkeypatch):
+    import multiprocessing
+
+    from cubiclab import sweep
+
+    stored = []
+    store = sweep.Cache.store
+
+    def full_disk(self, key, payload):
+        stored.append(key)
+        if len(stored) == 2:
+            raise OSError(28, "No space left on device", str(self.path(key)))
+        return store(self, key, payload)
+
+    monkeypatch.setattr(sweep.Cache, "store", full_disk)
+    monkeypatch.delenv("CUBICLAB_CACHE", raising=False)
+    assert main(["reproduce", ENTRY, "--mode", "tiny", "--jobs", "2", "--quiet", "--out", str(tmp_path / "out")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cubiclab: error: [Errno 28] No space left on device"), lines
+    assert multiprocessing.active_children() == []  # the workers were ended and collected
+    assert len(Cache(tmp_path / "out" / "cache").keys()) == 1

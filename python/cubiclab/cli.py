@@ -207,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"cubiclab: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # the system refused (a full disk, a lost mount): what happened, in one line
+        print(f"cubiclab: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("cubiclab: interrupted", file=sys.stderr)
         return 130
