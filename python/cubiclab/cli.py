@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from cubiclab.io import atomic_dir, atomic_write_text
+from cubiclab.io import atomic_dir, atomic_write_text, writable_folder
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
 #: beside it adds a dot, the process id and a random part.
@@ -71,7 +71,7 @@ def cmd_demo(args) -> int:
     from cubiclab.plots import plot_replay
     from cubiclab.replay import builtin_trace, replay
 
-    outdir = Path(args.out)
+    outdir = writable_folder(args.out, "--out")
     trace = builtin_trace()
     frames = {name: replay(name, trace) for name in args.algorithms}
     png = plot_replay(frames, outdir / "demo_cwnd.png", title="Built-in trace: 100 Mbps, 40 ms, loss every 8 s")
@@ -119,8 +119,10 @@ def cmd_run(args) -> int:
         sc.record.pcap = args.pcap
     sc.validate()  # before printing anything
     outdir = output_folder(args.out, sc.name)
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ValueError(f"--out '{args.out}' is not a folder")
+    writable_folder(args.out, "--out")
+    if outdir.exists() and not outdir.is_dir():
+        raise ValueError(f"--out: '{outdir}', the folder of run '{sc.name}', is a file; remove it or choose "
+                         f"another --out")
     if not args.json:
         print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)
     try:
@@ -205,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"cubiclab: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # the system refused (a full disk, a lost mount): what happened, in one line
+        print(f"cubiclab: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("cubiclab: interrupted", file=sys.stderr)
         return 130

@@ -135,3 +135,22 @@ def atomic_dir(path: Path, replace: bool = False):
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def writable_folder(path: Path, what: str) -> Path:
+    """Create the folder `path` (and its parents) if missing and check that a file can be
+    written in it, so that a command refuses a bad output place before it does any work.
+    Raise ValueError naming `what` (the option, e.g. "--out") on a file where the folder
+    should be, a folder that cannot be created, or one that cannot be written."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{what} '{path}' is a file; expected a folder (or a path where one can be created)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # A real write, not os.access: root passes access checks that a read-only mount refuses.
+        fd, probe = tempfile.mkstemp(prefix=".cubiclab-probe.", suffix=".tmp", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ValueError(f"{what} '{path}' is not a writable folder: {e.strerror or e}") from None
+    return path

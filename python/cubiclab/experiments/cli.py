@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 
@@ -34,6 +35,9 @@ def cmd_reproduce(args) -> int:
                          "--max-duration)")
     if args.stability:
         return _stability(args, mode)
+    # SIGTERM (a scheduler's time limit, `kill`) stops like Ctrl-C: the pool's workers are
+    # ended and what finished stays cached.
+    on_term = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds,
                              budget_scale=args.budget_scale, out=args.out,
@@ -50,7 +54,11 @@ def cmd_reproduce(args) -> int:
               "again to resume",
               file=sys.stderr)
         return code
+    finally:
+        signal.signal(signal.SIGTERM, on_term)
     for o in outcomes:
+        if o.error and args.quiet:  # without the log, a failure still says what happened: one line
+            print(f"cubiclab: {o.name}: error: {o.error}", file=sys.stderr)
         for v in o.verdicts:
             print(f"{o.name:22s} {v.verdict:14s} {v.spec.id:30s} paper {v.spec.paper} | ours {v.ours} "
                   f"({v.spec.accept}{' ' + v.spec.unit if v.spec.unit else ''}) [{v.spec.kind}]")
@@ -59,6 +67,10 @@ def cmd_reproduce(args) -> int:
         print(f"{evidence}, {row}: " + ", ".join(f"{k} {v}" for v, k in n.items()))
     print(f"headline: {tally.headline_text(counts)}")
     return 1 if any(o.error for o in outcomes) else 0
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 def _stability(args, mode: str) -> int:
