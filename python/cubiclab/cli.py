@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from cubiclab.io import atomic_dir, atomic_write_text
+from cubiclab.suggest import did_you_mean
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
 #: beside it adds a dot, the process id and a random part.
@@ -150,7 +151,7 @@ class _Parser(argparse.ArgumentParser):
     parsers are of the same class)."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ValueError as e:
-        print(f"cubiclab: error: {e}", file=sys.stderr)
+        print(f"cubiclab: error: {did_you_mean(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cubiclab: interrupted", file=sys.stderr)

@@ -82,6 +82,7 @@ from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from pathlib import Path
 
 from cubiclab import _core, units
+from cubiclab.suggest import did_you_mean, suggesting
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
 MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
@@ -360,7 +361,8 @@ class Scenario:
         [{lane, rtt_ns, first_request_ns}]}``. Start jitter comes from the scenario's seed.
         Without ``check_algorithms`` the names are not looked up in the library's registry
         (the testbed runs the kernel's algorithms and checks them there)."""
-        return json.loads(_core.plan(self.to_json(), check_algorithms))
+        with suggesting():
+            return json.loads(_core.plan(self.to_json(), check_algorithms))
 
 
 def compiled_links(spec: dict) -> list[dict]:
@@ -553,7 +555,7 @@ def _check_keys(d: dict, cls, where: str):
     allowed = [f.name for f in fields(cls)]
     for k in d:
         if k not in allowed:
-            raise ValueError(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}")
+            raise ValueError(did_you_mean(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}"))
 
 
 def default_scenario() -> Scenario:
