@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +22,9 @@ CA_STATES = list(_core.CA_STATES)
 #: Every core table's columns and their meaning, as ``record.rs`` declares them.
 COLUMNS = {table: dict(cols) for table, cols in _core.result_schema()}
 HEADER_BYTES = _core.HEADER_BYTES
+#: Tables filled only when the scenario asks (record.cwnd = "changes", record.rtt_samples,
+#: [[web]] groups): not written when empty.
+OPTIONAL_TABLES = ("cwnd", "rtt", "web")
 
 
 def _frame(name: str, cols: dict) -> pd.DataFrame:
@@ -42,7 +47,7 @@ def _frame(name: str, cols: dict) -> pd.DataFrame:
     return df
 
 
-@dataclass
+@dataclass(repr=False)
 class Results:
     """What a run produced.
 
@@ -134,18 +139,40 @@ class Results:
             "packets_per_s": delivered / mss / wall_s if wall_s > 0 else None,
         }
 
+    def _headline(self) -> str:
+        s = self.summary
+        return (f"{s.get('scenario', 'scenario')}: {len(self.totals)} flows, {s.get('duration_s', 0):g} s, "
+                f"utilization {s.get('utilization', math.nan):.3f}")
+
+    def __repr__(self) -> str:
+        """One line a notebook can show: the run and each table's size."""
+        sizes = ", ".join(f"{name} {len(df)}" for name, df in self.tables().items())
+        return f"<Results {self._headline()}; rows: {sizes}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the run, each flow's line of the summary, the tables' sizes."""
+        per_flow = pd.DataFrame(self.summary.get("flows", []))
+        sizes = pd.DataFrame([(name, len(df), ", ".join(map(str, df.columns))) for name, df in self.tables().items()],
+                             columns=["table", "rows", "columns"])
+        return (f"<p><b>Results</b> {html.escape(self._headline())}</p>"
+                + per_flow.to_html(index=False, float_format=lambda x: f"{x:.4g}") + sizes.to_html(index=False))
+
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.flows, "link": self.link, "cwnd": self.cwnd, "rtt": self.rtt,
                 "losses": self.losses, "totals": self.totals, "web": self.web, "link_totals": self.link_totals}
 
     def write(self, folder: str | Path, fmt: str = "parquet") -> list[Path]:
         """Write every table (Parquet or CSV) and summary.json into `folder`, a fresh folder
-        of the caller's (see `save` for the all-or-nothing form)."""
+        of the caller's (see `save` for the all-or-nothing form). The tables of what a run
+        records only when asked (``cwnd``, ``rtt``, ``web``: OPTIONAL_TABLES) are left out when
+        empty."""
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format is '{fmt}'; allowed: parquet, csv")
         folder = Path(folder)
         written = []
         for name, df in self.tables().items():
+            if name in OPTIONAL_TABLES and df.empty:
+                continue
             path = folder / f"{name}.{fmt}"
             if fmt == "parquet":
                 df.to_parquet(path, index=False)

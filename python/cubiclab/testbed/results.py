@@ -33,7 +33,7 @@ from cubiclab.scenario import compiled_links
 _STATE_CODES = {"Open": 0, "Disorder": 1, "CWR": 2, "Recovery": 3, "Loss": 4}
 
 
-@dataclass
+@dataclass(repr=False)  # Results' short repr
 class TestbedResults(Results):
     __test__ = False  # not a pytest class
     info: pd.DataFrame = field(default_factory=pd.DataFrame)
