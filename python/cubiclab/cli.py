@@ -141,7 +141,7 @@ def cmd_run(args) -> int:
         print(f"utilisation {s['utilization']:.3f} (goodput {s['goodput_utilization']:.3f}), "
               f"loss events {s['loss_events']}, {s['events'] / 1e6:.1f} M events in {s['wall_s']:.2f} s")
         for g, share in s["group_shares"].items():
-            print(f"  {g:12s} share {share:.3f}")
+            print(f"  {g:12s} share {share:.3f} (of what the flows delivered)")
         print(f"wrote {outdir}")
     return 0
 

@@ -115,7 +115,8 @@ def tcp_friendly_ratio(tcp, high_speed) -> float:
 
 def bandwidth_shares(throughput_by_group: dict, capacity: float) -> dict:
     """Seed 000 Fig. 10a / Fig. 6: each group's throughput as a fraction of the link
-    capacity, plus "unused" = 1 - their sum (clipped at 0)."""
+    capacity (the plots' ``link_share``; a ``share`` is of what the flows delivered), plus
+    "unused" = 1 - their sum (clipped at 0)."""
     if capacity <= 0:
         raise ValueError("bandwidth_shares: capacity must be > 0")
     out = {str(g): float(v) / capacity for g, v in throughput_by_group.items()}
