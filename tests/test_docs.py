@@ -95,3 +95,58 @@ def test_site_builds_strict(tmp_path):
     assert "cubiclab reproduce" in cli and "--cwnd-changes" in cli
     scenario = (site / "reference/scenario/index.html").read_text()
     assert "start_spacing" in scenario and "gilbert" in scenario
+
+
+def test_generated_reference_pages_are_committed_and_current():
+    """docs/index.md links the reference and catalog pages: they are in the repository, as
+    the schema, the parsers and the catalog generate them now."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        from generate import COMMAND, stale_pages
+    finally:
+        sys.path.pop(0)
+    assert stale_pages() == [], f"run `{COMMAND}`"
+    for link in re.findall(r"\]\(([^)#]+\.md)\)", (ROOT / "docs" / "index.md").read_text()):
+        assert (ROOT / "docs" / link).exists(), link
+
+
+@pytest.mark.parametrize("cls", ["Scenario", "FlowGroup", "WebGroup", "Bottleneck", "Link", "Record"])
+def test_every_field_has_its_meaning_and_unit(cls):
+    from dataclasses import fields
+
+    import cubiclab.scenario as s
+
+    doc = getattr(s, cls).__doc__
+    for f in fields(getattr(s, cls)):
+        line = next((x for x in doc.splitlines() if x.startswith(f"- ``{f.name}``: ")), "")
+        assert len(line) > len(f"- ``{f.name}``: ") + 10, f"{cls}.{f.name} has no meaning in help()"
+    assert "ns, bits/s, bytes" in doc
+    # The schema's unit shows: a time field says ns, a rate bits/s.
+    if cls == "FlowGroup":
+        assert "- ``rtt``: Two-way propagation delay of each flow, ns" in doc
+    if cls == "Bottleneck":
+        assert "- ``rate``: Link rate, bits/s" in doc
+
+
+def test_type_hints_offer_only_what_is_accepted():
+    """A field whose hint admits an int takes one (`rtt=40` was refused under `str | int`):
+    times, rates and sizes are text with a unit."""
+    from dataclasses import fields
+
+    import cubiclab
+    import cubiclab.scenario as s
+
+    for cls in (s.FlowGroup, s.Bottleneck, s.Record, s.Scenario):
+        for f in fields(cls):
+            if "int" not in [t.strip() for t in str(f.type).split("|")]:
+                continue
+            kw = {f.name: 2}
+            sc = (cubiclab.Scenario(duration="1s", flows=[s.FlowGroup(**kw)]) if cls is s.FlowGroup else
+                  cubiclab.Scenario(duration="1s", bottleneck=s.Bottleneck(**kw), flows=[s.FlowGroup()])
+                  if cls is s.Bottleneck else
+                  cubiclab.Scenario(duration="1s", record=s.Record(**kw), flows=[s.FlowGroup()])
+                  if cls is s.Record else cubiclab.Scenario(**{"duration": "1s", "flows": [s.FlowGroup()], **kw}))
+            try:
+                sc.validate()
+            except ValueError as e:
+                assert "has no unit" not in str(e), f"{cls.__name__}.{f.name}: {e}"
