@@ -15,15 +15,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md")) + [ROOT / "docs" / "index.md"]
-FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
 # Commands of the getting-started page that a test cannot repeat inside itself: the whole
 # install (the test runs in the installed package) and the whole test suite.
 NOT_RUN = ("python3 -m pip install -e '.[test]' && cubiclab run", "bash scripts/test.sh")
 
 
-def code_blocks(page: Path) -> list[tuple[str, str]]:
-    """(language, code) of every fenced block of a page, in order."""
-    return [(m.group(1), m.group(2)) for m in FENCE.finditer(page.read_text())]
+def code_blocks(page: Path) -> list[tuple[str, str, str]]:
+    """(language, the rest of the fence's info string, code) of every fenced block of a page,
+    in order. A block fenced ```text output``` shows what the block before it prints: the
+    test holds the page's text to its output."""
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(page.read_text())]
 
 
 def why_no_testbed() -> str:
@@ -40,8 +42,12 @@ def run_page(page: Path, workdir: Path) -> None:
                CARGO_TARGET_DIR=str(ROOT / "target" / "tutorials"))
     cwd = workdir
     namespace: dict = {"__name__": "__tutorial__"}
-    for i, (lang, code) in enumerate(code_blocks(page)):
+    printed = ""
+    for i, (lang, info, code) in enumerate(code_blocks(page)):
         where = f"{page.name} block {i + 1} ({lang})"
+        if lang == "text" and info == "output":
+            assert printed.strip() == code.strip(), f"{where}: the page shows\n{code}\nthe code printed\n{printed}"
+            continue
         if lang == "sh":
             if code.strip() in NOT_RUN:
                 continue
@@ -56,6 +62,7 @@ def run_page(page: Path, workdir: Path) -> None:
                                   timeout=900)
             assert proc.returncode == 0, f"{where} failed:\n{code}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
             cwd = Path(cwd_file.read_text().strip())
+            printed = proc.stdout
         elif lang == "python":
             old = Path.cwd()
             os.chdir(cwd)

@@ -302,8 +302,9 @@ mod tests {
             }
         }
         // The four Linux CUBIC/BIC betas, the three papers' betas and their fixed-point
-        // ports, scalable's md_scale.
-        assert_eq!(read, 11);
+        // ports, scalable's md_scale; at least, as an algorithm added to the registry with
+        // such a unit is read too (docs/tutorials/your-own-variant.md adds one).
+        assert!(read >= 11, "{read}");
     }
 
     #[test]
@@ -325,8 +326,9 @@ mod tests {
                 read += 1;
             }
         }
-        // Every CUBIC: three Linux versions, three papers' and their ports.
-        assert_eq!(read, 9);
+        // Every CUBIC: three Linux versions, three papers' and their ports (at least, as
+        // above).
+        assert!(read >= 9, "{read}");
     }
 
     #[test]
