@@ -38,8 +38,9 @@ def _frame(name: str, cols: dict) -> pd.DataFrame:
             df["rtt_ms"] = values / 1e6
         else:  # start_ns, fct_ns: seconds; a missing completion time is NaN
             df[col[:-3] + "_s"] = pd.to_numeric(values, errors="coerce").astype(float) / 1e9
-    if "srtt_us" in df:
-        df["srtt_ms"] = df.pop("srtt_us") / 1e3
+    for col in ("srtt_us", "rtt_us"):  # every RTT in milliseconds
+        if col in df:
+            df[col[:-3] + "_ms"] = df.pop(col) / 1e3
     if "ssthresh" in df:
         df["ssthresh"] = df["ssthresh"].where(df["ssthresh"] != INFINITE_SSTHRESH).astype(float)
     if "ca_state" in df:
@@ -57,7 +58,7 @@ class Results:
     - ``link``: one row per link per interval (forward direction): t, link, queue_packets,
       queue_bytes, drops, random_losses, utilization.
     - ``cwnd``: every change of cwnd/ssthresh (with ``record.cwnd = "changes"``).
-    - ``rtt``: every RTT sample (with ``record.rtt_samples = true``).
+    - ``rtt``: every RTT sample (with ``record.rtt_samples = true``): t, flow, rtt_ms.
     - ``losses``: every congestion event: t, flow, cwnd before it, timeout.
     - ``totals``: one row per flow.
     - ``web``: one row per completed background web object: t (requested), session, group,
@@ -82,7 +83,8 @@ class Results:
     def from_core(cls, scenario, spec: dict, raw: dict, wall_s: float) -> "Results":
         """Frames from the core's tables (their columns are declared once, in
         ``cubiclab-sim``'s ``record.rs``; ``cubiclab.results.COLUMNS`` lists them). Times in
-        ns become seconds (``t``, ``start_s``, ``fct_s``), RTTs in us or ns milliseconds,
+        ns become seconds (``t``, ``start_s``, ``fct_s``), RTTs in us or ns milliseconds
+        (``srtt_ms``, ``rtt_ms``),
         an infinite ssthresh NaN, and state codes names."""
         frames = {name: _frame(name, cols) for name, cols in raw.items() if name != "run"}
         duration = spec["duration"] / 1e9

@@ -189,7 +189,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         flows["group"] = pd.Categorical(flows["group"])
         flows["algorithm"] = pd.Categorical(flows["algorithm"])
 
-    rtt = pd.DataFrame({"t": info["t"], "flow": info["flow"], "rtt_us": info["rtt_us"]})
+    rtt = pd.DataFrame({"t": info["t"], "flow": info["flow"], "rtt_ms": info["rtt_us"] / 1e3})
 
     # Drop events.
     ev = emu.events.copy()
