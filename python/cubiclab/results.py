@@ -23,8 +23,8 @@ CA_STATES = list(_core.CA_STATES)
 COLUMNS = {table: dict(cols) for table, cols in _core.result_schema()}
 HEADER_BYTES = _core.HEADER_BYTES
 #: Tables filled only when the scenario asks (record.cwnd = "changes", record.rtt_samples,
-#: [[web]] groups): not written when empty.
-OPTIONAL_TABLES = ("cwnd", "rtt", "web")
+#: [[web]] groups, record.cc_state): not written when empty.
+OPTIONAL_TABLES = ("cwnd", "rtt", "web", "cc_state")
 
 
 def _frame(name: str, cols: dict) -> pd.DataFrame:
@@ -45,6 +45,8 @@ def _frame(name: str, cols: dict) -> pd.DataFrame:
         df["ssthresh"] = df["ssthresh"].where(df["ssthresh"] != INFINITE_SSTHRESH).astype(float)
     if "ca_state" in df:
         df["ca_state"] = pd.Categorical.from_codes(df["ca_state"].astype(int), CA_STATES)
+    if "var" in df:
+        df["var"] = pd.Categorical(df["var"])
     return df
 
 
@@ -65,6 +67,10 @@ class Results:
       bytes, fct_s (request to last byte acknowledged, one RTT of handshake included).
     - ``link_totals``: one row per link direction over the run: link, name, direction,
       tx_bytes, capacity_bytes, drops, random_losses.
+    - ``cc_state``: each flow's algorithm state per interval (with ``record.cc_state =
+      true``): t, flow, var, value, one row per variable (CUBIC's last_max_cwnd, K,
+      epoch_start, ...; BBR's mode, bw, min_rtt_us, pacing_gain, cwnd_gain, ...);
+      ``cc_state_wide()`` has one column per variable.
     - ``summary``: a dict (see ``summary_dict``).
     """
 
@@ -77,6 +83,7 @@ class Results:
     totals: pd.DataFrame
     web: pd.DataFrame
     link_totals: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cc_state: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: dict = field(default_factory=dict)
 
     @classmethod
@@ -161,7 +168,16 @@ class Results:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.flows, "link": self.link, "cwnd": self.cwnd, "rtt": self.rtt,
-                "losses": self.losses, "totals": self.totals, "web": self.web, "link_totals": self.link_totals}
+                "losses": self.losses, "totals": self.totals, "web": self.web, "link_totals": self.link_totals,
+                "cc_state": self.cc_state}
+
+    def cc_state_wide(self, flow: int) -> pd.DataFrame:
+        """One flow's algorithm state with a column per variable its algorithm reports, one
+        row per interval (columns t and the variables)."""
+        d = self.cc_state[self.cc_state.flow == flow]
+        wide = d.pivot(index="t", columns="var", values="value")
+        wide.columns = list(wide.columns)
+        return wide.reset_index()
 
     def write(self, folder: str | Path, fmt: str = "parquet") -> list[Path]:
         """Write every table (Parquet or CSV) and summary.json into `folder`, a fresh folder

@@ -63,6 +63,7 @@ A scenario file (every key optional except ``flows``)::
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
+    cc_state = false            # each flow's algorithm state every interval (the cc_state table)
     pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
     pcap_flows = [0, 2]         # only these long-lived flows (default: every packet)
 
@@ -178,6 +179,7 @@ class Record:
     interval: str = "100ms"
     cwnd: str = "interval"
     rtt_samples: bool = False
+    cc_state: bool = False
     pcap: str | None = None
     pcap_flows: list[int] | None = None
 
@@ -332,7 +334,7 @@ class Scenario:
             "flows": flows,
             "web": [_web(g, i, *web_path(g), wire, self.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
-                       "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap),
+                       "rtt_samples": rec.rtt_samples, "cc_state": rec.cc_state, "pcap": None if rec.pcap is None else str(rec.pcap),
                        "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows)},
         }
 
