@@ -124,8 +124,9 @@ def _definition(name: str, schema: dict, defaults: dict) -> list[str]:
 
 INTRO = """# Scenario files
 
-Generated at build time from the one scenario schema (`cubiclab-sim`'s `Scenario`, serde
-with JSON Schema), so it cannot drift from what the simulator accepts. The schema holds
+Generated from the one scenario schema (`cubiclab-sim`'s `Scenario`, serde with JSON
+Schema) by `python docs/hooks/generate.py`, and checked against it by the tests, so it
+cannot drift from what the simulator accepts. The schema holds
 values in base units (bits/s, ns, bytes); in a file or from Python you write units, and
 `cubiclab.scenario` parses them before handing the scenario over:
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from cubiclab.io import atomic_dir, atomic_write_text, writable_folder
+from cubiclab.suggest import did_you_mean
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
 #: beside it adds a dot, the process id and a random part.
@@ -142,7 +143,7 @@ def cmd_run(args) -> int:
         print(f"utilisation {s['utilization']:.3f} (goodput {s['goodput_utilization']:.3f}), "
               f"loss events {s['loss_events']}, {s['events'] / 1e6:.1f} M events in {s['wall_s']:.2f} s")
         for g, share in s["group_shares"].items():
-            print(f"  {g:12s} share {share:.3f}")
+            print(f"  {g:12s} share {share:.3f} (of what the flows delivered)")
         print(f"wrote {outdir}")
     return 0
 
@@ -152,7 +153,7 @@ class _Parser(argparse.ArgumentParser):
     parsers are of the same class)."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ValueError as e:
-        print(f"cubiclab: error: {e}", file=sys.stderr)
+        print(f"cubiclab: error: {did_you_mean(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:  # the system refused (a full disk, a lost mount): what happened, in one line
         print(f"cubiclab: error: {e}", file=sys.stderr)

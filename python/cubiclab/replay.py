@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from cubiclab import _core
+from cubiclab.suggest import suggesting
 
 TraceLike = "str | os.PathLike | pd.DataFrame"
 
@@ -120,12 +121,13 @@ def replay(
     """
     if not isinstance(algorithm, str):
         raise ValueError(f"algorithm is {algorithm!r}; allowed: a name (`cubiclab algorithms`)")
-    cols = _core.replay_csv(
-        algorithm, _trace_text(trace), _params(params),
-        _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
-        _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
-        _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
-    )
+    with suggesting():
+        cols = _core.replay_csv(
+            algorithm, _trace_text(trace), _params(params),
+            _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
+            _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
+            _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
+        )
     return pd.DataFrame(cols)
 
 

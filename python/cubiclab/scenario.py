@@ -66,6 +66,7 @@ A scenario file (every key optional except ``flows``)::
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
+    cc_state = false            # each flow's algorithm state every interval (the cc_state table)
     pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
     pcap_flows = [0, 2]         # only these long-lived flows (default: every packet)
     pcap_link = "b"             # with [[links]]: the link captured, both ways (default: the first)
@@ -82,10 +83,11 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11: the same parser, published as tomli
     import tomli as tomllib
-from dataclasses import asdict, dataclass, field, fields, make_dataclass
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from pathlib import Path
 
 from cubiclab import _core, units
+from cubiclab.suggest import did_you_mean, suggesting
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
 MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
@@ -93,10 +95,10 @@ MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups tog
 
 @dataclass
 class _Link:
-    rate: str | int = "100Mbps"
-    delay: str | int | None = None
-    buffer: str | int = "100%BDP"
-    reverse_buffer: str | int = "100%BDP"
+    rate: str = "100Mbps"
+    delay: str | None = None
+    buffer: str = "100%BDP"
+    reverse_buffer: str = "100%BDP"
     queue: str = "droptail"
     loss: dict | None = None
     reverse_loss: dict | None = None
@@ -139,11 +141,11 @@ class WebGroup:
     sessions: int | None = None
     load: float | None = None
     direction: str = "both"
-    mean_size: str | int = "10packets"
+    mean_size: str = "10packets"
     shape: float = 1.2
     max_size: float = 1000.0
-    think: str | int | None = None
-    rtt: str | int = "exp:50ms"
+    think: str | None = None
+    rtt: str = "exp:50ms"
     algorithm: str = "reno"
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
@@ -156,19 +158,19 @@ class WebGroup:
 class FlowGroup:
     algorithm: str = "cubic"
     count: int = 1
-    rtt: str | int = "40ms"
-    start: str | int = "0s"
-    start_spacing: str | int = "0s"
-    stop: str | int | None = None
-    bytes: str | int | None = None
+    rtt: str = "40ms"
+    start: str = "0s"
+    start_spacing: str = "0s"
+    stop: str | None = None
+    bytes: str | None = None
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
     delayed_ack: bool = True
     ack_every: int = 2
-    delack_timeout: str | int = "40ms"
+    delack_timeout: str = "40ms"
     initial_cwnd: int = 10
     initial_ssthresh: int | None = None
-    rwnd: str | int | None = None
+    rwnd: str | None = None
     name: str | None = None
     #: The links its data crosses, in order (needed when the path has several links).
     route: list[str] | None = None
@@ -182,9 +184,10 @@ class FlowGroup:
 
 @dataclass
 class Record:
-    interval: str | int = "100ms"
+    interval: str = "100ms"
     cwnd: str = "interval"
     rtt_samples: bool = False
+    cc_state: bool = False
     pcap: str | None = None
     pcap_flows: list[int] | None = None
     #: The link whose two directions the capture holds, by name; None: the first.
@@ -198,11 +201,11 @@ class Scenario:
     #: A path of several links instead of the bottleneck (each a Link with its name).
     links: list[Link] = field(default_factory=list)
     web: list[WebGroup] = field(default_factory=list)
-    duration: str | int = "60s"
+    duration: str = "60s"
     seed: int = 1
-    start_jitter: str | int = "10ms"
+    start_jitter: str = "10ms"
     mss: int = 1448
-    min_rto: str | int = "200ms"
+    min_rto: str = "200ms"
     #: The receivers' net.ipv4.tcp_rmem, "min default max" (e.g. "4096 131072 32MB") or a
     #: list of three sizes; None: Linux 6.18's 4096 131072 33554432. Used by flows with
     #: rwnd = "autotune" and by web sessions.
@@ -350,6 +353,9 @@ class Scenario:
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
                        "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap),
                        "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows),
+                       # Left out when off, the schema's default, so that scenarios compile (and
+                       # cache) as before.
+                       **({"cc_state": True} if rec.cc_state else {}),
                        **({} if rec.pcap_link is None else {"pcap_link": rec.pcap_link})},
         }
 
@@ -378,7 +384,8 @@ class Scenario:
         [{lane, rtt_ns, first_request_ns}]}``. Start jitter comes from the scenario's seed.
         Without ``check_algorithms`` the names are not looked up in the library's registry
         (the testbed runs the kernel's algorithms and checks them there)."""
-        return json.loads(_core.plan(self.to_json(), check_algorithms))
+        with suggesting():
+            return json.loads(_core.plan(self.to_json(), check_algorithms))
 
 
 def compiled_links(spec: dict) -> list[dict]:
@@ -571,7 +578,63 @@ def _check_keys(d: dict, cls, where: str):
     allowed = [f.name for f in fields(cls)]
     for k in d:
         if k not in allowed:
-            raise ValueError(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}")
+            raise ValueError(did_you_mean(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}"))
+
+
+# ---- docstrings: each field's meaning and unit, from the schema -------------------------
+
+#: Fields the Python edge adds or shapes beyond the schema's description of them ("Class.field"
+#: for one class, "field" for all).
+_EDGE_DOCS = {
+    "Scenario.name": "Label of the run: its output folder and the summary's `scenario` (default: the file's name).",
+    "bottleneck": "The one link every flow crosses (a Bottleneck); or give `links` for a path of several.",
+    "links": "The path's links (Link, each with a name), instead of `bottleneck`.",
+    "record": "What the run records besides the per-interval samples (a Record).",
+    "queue": "Queue discipline of both buffers: \"droptail\", or a discipline with a settings table of its own "
+             f"({', '.join(DISCIPLINE_TABLES)}).",
+    "WebGroup.rtt": "Per-session RTT: a time (\"40ms\") or \"exp:50ms\", exponential with that mean.",
+    "algorithm": "A name from the algorithm registry (`cubiclab algorithms`).",
+    "params": "Algorithm parameters by name (`cubiclab algorithms` lists names, ranges and units).",
+    "recovery": "Loss recovery: \"sack\" (Linux) or \"newreno\".",
+    "direction": "\"forward\", \"reverse\" or \"both\" (sessions split evenly).",
+    "load": "Fraction of the bottleneck the sessions offer per direction; sets `think`.",
+    "reverse_loss": "Random loss on the reverse link (the ACKs').",
+}
+
+
+def _document(cls, definition: dict, intro: str) -> None:
+    """`cls`'s docstring: `intro`, then each field with its meaning and unit from the scenario
+    schema (the Rust doc comments own them) and its default. The schema measures in ns,
+    bits/s and bytes; Python and files write text with units ("40ms", "400Mbps", "64KB")."""
+    props = definition.get("properties", {})
+    lines = [intro, "", "Times, rates and sizes are written as text with a unit (\"40ms\", \"400Mbps\", \"64KB\", "
+             "a buffer also \"100%BDP\"; a bare number is refused); the meanings name the unit the simulator "
+             "holds them in (ns, bits/s, bytes). Fields:", ""]
+    for f in fields(cls):
+        meaning = (_EDGE_DOCS.get(f"{cls.__name__}.{f.name}") or _EDGE_DOCS.get(f.name)
+                   or (props.get(f.name) or {}).get("description")) or (
+            f"Settings of queue = \"{f.name}\" (a table; docs/reference/scenario.md lists its keys)."
+            if f.name in DISCIPLINE_TABLES else "")
+        default = f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING else None
+        shown = "" if isinstance(default, (list, dict)) and not default or callable(default) else f" Default: {default!r}."
+        lines.append(f"- ``{f.name}``: {' '.join(meaning.split())}{shown if not is_dataclass(default) else ''}")
+    cls.__doc__ = "\n".join(lines)
+
+
+def _document_all() -> None:
+    schema = json.loads(_core.scenario_schema())
+    defs = schema["definitions"]
+    _document(Scenario, schema, schema["description"])
+    _document(FlowGroup, defs["FlowGroup"], defs["FlowGroup"]["description"])
+    _document(WebGroup, defs["WebGroup"], "Background web sessions (seed 000 Sec. 6.1, seed 002): Pareto objects "
+              "after exponential think times.")
+    _document(Record, defs["Record"], defs["Record"]["description"])
+    _document(Bottleneck, defs["DuplexLink"], "The shared link of a dumbbell. " + defs["DuplexLink"]["description"])
+    _document(Link, defs["DuplexLink"], "One link of a path of several ([[links]]), named for its routes. "
+              + defs["DuplexLink"]["description"])
+
+
+_document_all()
 
 
 def default_scenario() -> Scenario:

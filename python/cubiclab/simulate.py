@@ -7,6 +7,7 @@ import sys
 import time
 
 from cubiclab import _core
+from cubiclab.suggest import suggesting
 from cubiclab.results import Results
 from cubiclab.scenario import Scenario
 
@@ -32,7 +33,8 @@ def simulate(scenario: Scenario | dict | str, progress: bool = False) -> Results
     elif isinstance(scenario, dict):
         scenario = Scenario.from_dict(scenario)
     spec = scenario.compile()
-    sim = _core.Simulation(json.dumps(spec))
+    with suggesting():
+        sim = _core.Simulation(json.dumps(spec))
     duration = sim.duration_ns
     t0 = time.perf_counter()
     step = max(duration // 1000, 1_000_000)

@@ -43,6 +43,7 @@ from typing import Callable, Iterable, Iterator
 import pandas as pd
 
 from cubiclab.io import atomic_dir, atomic_write_text, writable_folder
+from cubiclab.metrics import ci95_half_width
 from cubiclab.results import Results
 from cubiclab.scenario import Scenario
 
@@ -360,8 +361,10 @@ class SweepResult:
 
     def aggregate(self, fn: Callable[[Results], dict], by: list[str]) -> pd.DataFrame:
         """Seed ensembles: `frame(fn)` grouped by the tags `by`, with the mean, std (n-1),
-        min and max of each metric over the runs of a group (columns metric, metric_std,
-        metric_min, metric_max, and n)."""
+        min and max of each metric over the runs of a group, and the half width of the mean's
+        95 % confidence interval (Student's t, n-1 degrees of freedom: the mean +- metric_ci95;
+        NaN for a single run): columns metric, metric_std, metric_min, metric_max,
+        metric_ci95, and n."""
         df = self.frame(fn)
         metrics = [c for c in df.columns if c not in set(by) | {"seed"} and pd.api.types.is_numeric_dtype(df[c])]
         g = df.groupby(by, sort=False, dropna=False)
@@ -369,6 +372,8 @@ class SweepResult:
         for suffix, agg in (("std", g[metrics].std(ddof=1)), ("min", g[metrics].min()), ("max", g[metrics].max())):
             out = out.join(agg.add_suffix(f"_{suffix}"))
         out["n"] = g.size()
+        for m in metrics:
+            out[f"{m}_ci95"] = [ci95_half_width(s, n) for s, n in zip(out[f"{m}_std"], out["n"])]
         return out.reset_index()
 
 

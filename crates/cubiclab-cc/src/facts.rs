@@ -123,10 +123,10 @@ pub(crate) fn cubic_v2_0(p: &Resolved) -> Facts {
     linux_cubic(p, Some(per_s))
 }
 
-/// Seed 000's beta is the fraction removed: ssthresh = cwnd (1 - beta).
+/// Seed 000's beta (the parameter `decrease`) is the fraction removed: ssthresh = cwnd (1 - beta).
 pub(crate) fn cubic_2008(p: &Resolved) -> Facts {
     let growth = Growth::Cubic { c: p.f64("c"), reno_friendly: p.bool("tcp_friendliness"), max_increase_per_s: None };
-    Facts::fixed(1.0 - p.f64("beta"), growth)
+    Facts::fixed(1.0 - p.f64("decrease"), growth)
 }
 
 /// Seed 001's beta is the fraction kept; Smax clamps growth (segments per second).
@@ -234,8 +234,8 @@ mod tests {
         for (name, key, value, kept) in [
             ("cubic", "beta", 512.0, 0.5),
             ("cubic-2.0", "beta", 512.0, 0.5),
-            ("cubic-2008", "beta", 0.3, 0.7),
-            ("cubic-2008-fixed", "beta", 0.3, 0.7),
+            ("cubic-2008", "decrease", 0.3, 0.7),
+            ("cubic-2008-fixed", "decrease", 0.3, 0.7),
             ("cubic-2005", "beta", 0.6, 0.6),
             ("cubic-rfc9438", "beta", 0.6, 0.6),
             ("bic", "beta", 512.0, 0.5),
@@ -260,6 +260,22 @@ mod tests {
     }
 
     #[test]
+    fn beta_means_the_fraction_kept_everywhere() {
+        // One meaning per word: a parameter named beta is what ssthresh keeps (Linux's in
+        // 1/1024, the papers' as a fraction); seed 000's fraction removed is `decrease`, and
+        // its old name is refused with the new one.
+        for a in ALGORITHMS {
+            for p in a.params.iter().filter(|p| p.name == "beta") {
+                assert!(matches!(p.unit, "1/1024" | "fraction kept"), "{} beta in {}", a.name, p.unit);
+            }
+        }
+        for name in ["cubic-2008", "cubic-2008-fixed"] {
+            let err = info(name).unwrap().facts(&Params::new().set("beta", 0.3)).unwrap_err();
+            assert!(err.0.starts_with(&format!("parameter 'beta' of algorithm '{name}' is now 'decrease' (")), "{err}");
+        }
+    }
+
+    #[test]
     fn decrease_units_say_what_ssthresh_keeps() {
         // Linux's beta is in 1/1024: bictcp_recalc_ssthresh / cubictcp_recalc_ssthresh keep
         // cwnd * beta / BICTCP_BETA_SCALE (1024). Seed 000's Algorithm 1 (cubic-2008) sets
@@ -268,7 +284,7 @@ mod tests {
         // 0.7, 717, 819, 3) tell kept from removed apart.
         let unit = |name, param| info(name).unwrap().params.iter().find(|p| p.name == param).unwrap().unit;
         assert_eq!(unit("cubic", "beta"), "1/1024");
-        assert_eq!(unit("cubic-2008", "beta"), "fraction removed");
+        assert_eq!(unit("cubic-2008", "decrease"), "fraction removed");
         assert_eq!((unit("cubic-2005", "beta"), unit("cubic-rfc9438", "beta")), ("fraction kept", "fraction kept"));
         let mut read = 0;
         for a in ALGORITHMS {
@@ -286,8 +302,9 @@ mod tests {
             }
         }
         // The four Linux CUBIC/BIC betas, the three papers' betas and their fixed-point
-        // ports, scalable's md_scale.
-        assert_eq!(read, 11);
+        // ports, scalable's md_scale; at least, as an algorithm added to the registry with
+        // such a unit is read too (docs/tutorials/your-own-variant.md adds one).
+        assert!(read >= 11, "{read}");
     }
 
     #[test]
@@ -309,8 +326,9 @@ mod tests {
                 read += 1;
             }
         }
-        // Every CUBIC: three Linux versions, three papers' and their ports.
-        assert_eq!(read, 9);
+        // Every CUBIC: three Linux versions, three papers' and their ports (at least, as
+        // above).
+        assert!(read >= 9, "{read}");
     }
 
     #[test]

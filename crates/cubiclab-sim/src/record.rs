@@ -134,6 +134,23 @@ table! {
 }
 
 table! {
+    /// Each long-lived flow's algorithm state per interval (with `record.cc_state`): one row
+    /// per variable its algorithm reports (`CongestionControl::vars`, as `cubiclab replay`
+    /// shows them: CUBIC's W_max, K, epoch start, target; BBR's mode, bandwidth, min RTT,
+    /// gains; ...). ssthresh and ca_state are in the flows table.
+    CcState => "cc_state" {
+        /// Sample time, ns.
+        t_ns: u64,
+        /// Flow index.
+        flow: u32,
+        /// The variable's name, as the algorithm's `vars` reports it.
+        var: String,
+        /// Its value, in the algorithm's own unit (its `vars` says which).
+        value: f64,
+    }
+}
+
+table! {
     /// Congestion events of long-lived flows.
     LossEvents => "losses" {
         /// Time of the event, ns.
@@ -246,6 +263,7 @@ pub struct Results {
     pub link: LinkSamples,
     pub cwnd: CwndChanges,
     pub rtt: RttSamples,
+    pub cc_state: CcState,
     pub losses: LossEvents,
     pub totals: FlowTotals,
     pub web: WebObjects,
@@ -264,6 +282,7 @@ impl Results {
             t(self.link),
             t(self.cwnd),
             t(self.rtt),
+            t(self.cc_state),
             t(self.losses),
             t(self.totals),
             t(self.web),
@@ -282,6 +301,7 @@ impl Results {
             s::<LinkSamples>(),
             s::<CwndChanges>(),
             s::<RttSamples>(),
+            s::<CcState>(),
             s::<LossEvents>(),
             s::<FlowTotals>(),
             s::<WebObjects>(),

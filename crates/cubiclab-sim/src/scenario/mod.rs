@@ -306,6 +306,9 @@ pub struct Record {
     pub cwnd: CwndRecording,
     /// Record every RTT sample given to the algorithms.
     pub rtt_samples: bool,
+    /// Record each long-lived flow's algorithm state every interval (the `cc_state` table).
+    #[serde(default)]
+    pub cc_state: bool,
     /// Write every packet leaving the bottleneck, or the link `pcap_link` names (both
     /// directions), to this pcap file, with
     /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
@@ -428,6 +431,7 @@ impl Scenario {
                 interval_ns: 100_000_000,
                 cwnd: CwndRecording::Interval,
                 rtt_samples: false,
+                cc_state: false,
                 pcap: None,
                 pcap_flows: None,
                 pcap_link: None,

@@ -84,6 +84,17 @@ impl Sim {
             fl.drops = 0;
             fl.last_retx = fl.sender.stats.retransmits;
         }
+        if self.sc.record.cc_state {
+            let st = &mut self.res.cc_state;
+            for (i, fl) in self.flows.iter().enumerate().take(self.planned.len()) {
+                fl.sender.cc_vars(&mut |var, value| {
+                    st.t_ns.push(now);
+                    st.flow.push(i as u32);
+                    st.var.push(var.to_string());
+                    st.value.push(value);
+                });
+            }
+        }
         for (k, spec) in self.sc.links.iter().enumerate() {
             let l = &self.links[Direction::Forward.of_link(k)];
             let mark = &mut self.link_marks[k];

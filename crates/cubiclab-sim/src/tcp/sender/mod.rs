@@ -248,6 +248,11 @@ impl Sender {
         &self.host.tcp
     }
 
+    /// The algorithm's own variables by name (`CongestionControl::vars`), for the state table.
+    pub fn cc_vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        cubiclab_cc::CongestionControl::vars(&self.host.alg, out);
+    }
+
     /// Smoothed RTT, microseconds (0 before the first sample).
     #[inline]
     pub fn srtt_us(&self) -> u64 {
