@@ -167,6 +167,27 @@ start_spacing = "1s"
 """
 
 
+def _topology() -> list[str]:
+    """`[topology]`, the Python edge's presets (`cubiclab.topology`), which loading expands into
+    `links` and routes before the schema sees them: its docstring, the TOML block fenced."""
+    import inspect
+
+    from cubiclab import topology
+
+    head, rest = inspect.cleandoc(topology.__doc__).split("::\n", 1)
+    block, tail = [], []
+    for line in rest.splitlines()[1:]:
+        (block if line.startswith("    ") or (not line and not tail) else tail).append(line)
+    while block and not block[-1]:
+        block.pop()
+
+    def md(text: str) -> str:  # the docstring's reST as Markdown
+        return text.replace("``", "`").replace(":func:`", "`cubiclab.topology.")
+
+    return ["## Topology presets", "", md(head.replace("\n", " ")) + ":", "", "```toml", *[b[4:] for b in block],
+            "```", "", md(" ".join(t for t in tail if t)), ""]
+
+
 def scenario_reference() -> str:
     from cubiclab import _core
 
@@ -176,6 +197,7 @@ def scenario_reference() -> str:
     lines += _definition("Scenario", schema, {**defaults["Scenario"], "name": defaults["Scenario"]["name"]})
     lines += ["`name` (default `\"scenario\"`, or the file's name) labels the output folder; it is the "
               "Python edge's and not part of the schema.", ""]
+    lines += _topology()
     for name, sub in schema.get("definitions", {}).items():
         lines += _definition(name, sub, defaults.get(name, {}))
     return "\n".join(lines) + "\n"
