@@ -20,7 +20,8 @@ windows, thresholds and queues count segments or packets (`cwnd`, `ssthresh`,
 milliseconds (`srtt_ms`, `rtt_ms`), an infinite ssthresh becomes NaN, `ca_state` a
 category (`open`, `disorder`, `cwr`, `recovery`, `loss`), and `flows` gains each flow's
 `group` and `algorithm`, `totals` its `mean_goodput_bps`. The `run` table becomes part of
-`summary`.
+`summary`. `cubiclab.replay` gives its events' times as `t` in seconds too (the trace it
+reads keeps the kernel's integer `time_us`, an input format).
 """
 
 

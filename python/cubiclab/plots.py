@@ -53,7 +53,7 @@ def plot_replay(frames: dict, path: Path, title: str = "") -> Path:
     """cwnd against time for each replayed algorithm."""
     fig, ax = plt.subplots(figsize=(9, 4))
     for name, df in frames.items():
-        ax.plot(df.time_us / 1e6, df.cwnd, label=name, lw=1)
+        ax.plot(df.t, df.cwnd, label=name, lw=1)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("cwnd (segments)")
     ax.set_title(title)

@@ -106,7 +106,8 @@ def replay(
 ) -> pd.DataFrame:
     """Feed `trace` to `algorithm` and return its state after every event.
 
-    Columns: time_us, event, cwnd, ssthresh, cwnd_cnt, ca_state, pacing_rate (bytes/s), then the algorithm's own
+    Columns: t (the event's time, seconds, as in every result table; the trace's time_us / 1e6),
+    event, cwnd, ssthresh, cwnd_cnt, ca_state, pacing_rate (bytes/s), then the algorithm's own
     variables (for CUBIC: last_max_cwnd, K, origin, epoch_start, delay_min, tcp_cwnd, cnt,
     found, ...; for BBR mode, bw, min_rtt_us, gains, cycle_idx, ...). `mss` (bytes, default 1448) sets the unit of
     pacing rates; `seed` the algorithm's random numbers (BBR's PROBE_BW entry phase);
@@ -128,7 +129,9 @@ def replay(
             _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
             _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
         )
-    return pd.DataFrame(cols)
+    df = pd.DataFrame(cols)
+    df.insert(0, "t", df.pop("time_us") / 1e6)
+    return df
 
 
 def builtin_trace(
