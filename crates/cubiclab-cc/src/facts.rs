@@ -45,6 +45,9 @@ pub enum Growth {
     /// Model-based: the window follows the bandwidth and min-RTT estimates, which expire
     /// after `probe_rtt_interval_s` without a lower RTT (ProbeRTT).
     Bbr { probe_rtt_interval_s: f64 },
+    /// Delay-based (Vegas): once per RTT, one segment more while fewer than `alpha` segments
+    /// are queued (cwnd (RTT - baseRTT) / baseRTT), one less above `beta`; Reno between rounds.
+    Vegas { alpha: f64, beta: f64 },
 }
 
 impl Growth {
@@ -58,6 +61,7 @@ impl Growth {
             Growth::Scalable { .. } => "scalable",
             Growth::Htcp => "htcp",
             Growth::Bbr { .. } => "bbr",
+            Growth::Vegas { .. } => "vegas",
         }
     }
 
@@ -75,6 +79,7 @@ impl Growth {
             }
             Growth::Scalable { ai_cnt } => vec![("ai_cnt", ai_cnt)],
             Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
+            Growth::Vegas { alpha, beta } => vec![("alpha", alpha), ("beta", beta)],
         }
     }
 }
@@ -185,6 +190,11 @@ pub(crate) fn htcp(_: &Resolved) -> Facts {
 pub(crate) fn bbr(_: &Resolved) -> Facts {
     let growth = Growth::Bbr { probe_rtt_interval_s: f64::from(bbr::MIN_RTT_WIN_SEC) };
     Facts { beta_kept: None, beta_kept_bounds: None, growth }
+}
+
+/// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).
+pub(crate) fn vegas(p: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Vegas { alpha: p.f64("alpha"), beta: p.f64("beta") })
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ pub mod seq;
 pub mod tcp;
 #[cfg(test)]
 mod test_support;
+pub mod vegas;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{Algorithm, ALGORITHMS};

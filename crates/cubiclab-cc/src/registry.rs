@@ -130,6 +130,7 @@ registry! {
     Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)", facts::scalable;
     Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)", facts::htcp;
     Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c", facts::bbr;
+    Vegas(crate::vegas::Vegas) = "vegas", "Linux net/ipv4/tcp_vegas.c (6.x)", facts::vegas;
 }
 
 /// The registry entry for `name`.
