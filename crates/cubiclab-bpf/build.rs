@@ -21,6 +21,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("highspeed", "highspeed.bpf.c", &[], Some("highspeed")),
     ("bic", "bic.bpf.c", &[], Some("bic")),
     ("htcp", "htcp.bpf.c", &[], Some("htcp")),
+    ("vegas", "vegas.bpf.c", &[], Some("vegas")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
 ];

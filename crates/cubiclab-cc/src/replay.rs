@@ -274,9 +274,6 @@ impl Replayer {
         // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
         // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
         let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
-        if let Some(nxt) = ev.snd_nxt {
-            h.tcp.snd_nxt = nxt;
-        }
         if rtt_us >= 0 {
             h.rtt_sample(rtt_us as u64);
         }
@@ -308,11 +305,17 @@ impl Replayer {
             h.follow_state(state, in_flight_now, now);
         }
         h.cong_control(ack, &rs, in_flight_now, now);
-        if ev.snd_nxt.is_none() {
-            let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
-            if after(want, h.tcp.snd_nxt) {
-                h.tcp.snd_nxt = want;
-                h.tcp.lsndtime_ns = now;
+        // The row's snd_nxt is the one after the segments this ACK released: the hooks ran
+        // before they left (tcp_ack, then tcp_data_snd_check), as Vegas' and HyStart's
+        // rounds, which begin at snd_nxt, see it in the kernel.
+        match ev.snd_nxt {
+            Some(nxt) => h.tcp.snd_nxt = nxt,
+            None => {
+                let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
+                if after(want, h.tcp.snd_nxt) {
+                    h.tcp.snd_nxt = want;
+                    h.tcp.lsndtime_ns = now;
+                }
             }
         }
     }

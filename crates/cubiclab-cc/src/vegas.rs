@@ -41,13 +41,14 @@ pub struct Vegas {
 
 impl Vegas {
     /// The module parameters (`module_param(alpha/beta/gamma, int, 0644)`). The kernel
-    /// compares them with an unsigned `diff`, so only non-negative values mean what they say.
+    /// compares them with an unsigned `diff`, so only non-negative values mean what they say;
+    /// above 65535 segments queued none is a threshold any window reaches.
     pub const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "alpha",
             default: 2.0,
             min: 0.0,
-            max: 2147483647.0,
+            max: 65535.0,
             integer: true,
             unit: "segments",
             help: "lower bound of packets in network: fewer queued adds a segment per RTT",
@@ -56,7 +57,7 @@ impl Vegas {
             name: "beta",
             default: 4.0,
             min: 0.0,
-            max: 2147483647.0,
+            max: 65535.0,
             integer: true,
             unit: "segments",
             help: "upper bound of packets in network: more queued removes a segment per RTT",
@@ -65,7 +66,7 @@ impl Vegas {
             name: "gamma",
             default: 1.0,
             min: 0.0,
-            max: 2147483647.0,
+            max: 65535.0,
             integer: true,
             unit: "segments",
             help: "more queued than this ends slow start",
