@@ -48,6 +48,9 @@ pub enum Growth {
     /// Delay-based (Vegas): once per RTT, one segment more while fewer than `alpha` segments
     /// are queued (cwnd (RTT - baseRTT) / baseRTT), one less above `beta`; Reno between rounds.
     Vegas { alpha: f64, beta: f64 },
+    /// Reno's growth; after a loss the window is the bandwidth estimate times the least RTT
+    /// (Westwood+), not a fraction of the window.
+    Westwood,
 }
 
 impl Growth {
@@ -62,13 +65,14 @@ impl Growth {
             Growth::Htcp => "htcp",
             Growth::Bbr { .. } => "bbr",
             Growth::Vegas { .. } => "vegas",
+            Growth::Westwood => "westwood",
         }
     }
 
     /// The law's constants by name (tables aside).
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
         match *self {
-            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp => vec![],
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood => vec![],
             Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
                 ("c", c),
                 ("reno_friendly", f64::from(u8::from(reno_friendly))),
@@ -190,6 +194,13 @@ pub(crate) fn htcp(_: &Resolved) -> Facts {
 pub(crate) fn bbr(_: &Resolved) -> Facts {
     let growth = Growth::Bbr { probe_rtt_interval_s: f64::from(bbr::MIN_RTT_WIN_SEC) };
     Facts { beta_kept: None, beta_kept_bounds: None, growth }
+}
+
+/// `tcp_westwood.c`'s ssthresh hook is `tcp_reno_ssthresh` (what `ssthresh()` keeps); the
+/// end of the reduction then sets cwnd and ssthresh to `bw_est * rtt_min / mss`, which no
+/// fraction bounds.
+pub(crate) fn westwood(_: &Resolved) -> Facts {
+    Facts { beta_kept: Some(0.5), beta_kept_bounds: None, growth: Growth::Westwood }
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

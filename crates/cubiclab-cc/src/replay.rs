@@ -34,7 +34,7 @@
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
 use crate::seq::after;
-use crate::tcp::{AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
+use crate::tcp::{AckEvent, AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
 /// One event of a trace.
@@ -293,6 +293,9 @@ impl Replayer {
         } else {
             h.pkts_acked(&sample, now);
         }
+        // The trace does not say how the kernel took the ACK: the fast path, whose count
+        // (Westwood+'s) differs from the slow path's only after duplicate ACKs.
+        h.in_ack_event(AckEvent::default(), now);
         h.try_leave_recovery(0, now);
         h.assume_cwnd_limited(cwnd_limited);
         let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
