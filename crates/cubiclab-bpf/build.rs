@@ -22,6 +22,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("bic", "bic.bpf.c", &[], Some("bic")),
     ("htcp", "htcp.bpf.c", &[], Some("htcp")),
     ("vegas", "vegas.bpf.c", &[], Some("vegas")),
+    ("westwood", "westwood.bpf.c", &[], Some("westwood")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
 ];

@@ -57,6 +57,7 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "", exact_twin: "htcp" },
     Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "", exact_twin: "scalable" },
     Port { algorithm: "vegas", tag: "veg", object: object!("vegas"), fixed_point: "", exact_twin: "vegas" },
+    Port { algorithm: "westwood", tag: "ww", object: object!("westwood"), fixed_point: "", exact_twin: "westwood" },
 ];
 
 /// Why the objects are missing, or None when they were built.
