@@ -36,21 +36,6 @@ static __always_inline void vegas_restart(struct sock *sk)
 	vegas_enable(sk);
 }
 
-/* tcp_reno_cong_avoid. */
-static __always_inline void reno_cong_avoid(struct sock *sk, __u32 acked)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!tcp_is_cwnd_limited(sk))
-		return;
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
-	tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
-}
-
 /* tcp_current_ssthresh. */
 static __always_inline __u32 current_ssthresh(const struct sock *sk)
 {

@@ -117,12 +117,8 @@ void BPF_PROG(westwood_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(westwood_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	acked = slow_start_first(sk, acked);
-	if (!acked)
-		return;
-	tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+	log_cong_avoid(sk);
+	reno_cong_avoid(sk, acked);
 }
 
 SEC("struct_ops")
