@@ -23,6 +23,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("htcp", "htcp.bpf.c", &[], Some("htcp")),
     ("vegas", "vegas.bpf.c", &[], Some("vegas")),
     ("westwood", "westwood.bpf.c", &[], Some("westwood")),
+    ("illinois", "illinois.bpf.c", &[], Some("illinois")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
 ];

@@ -55,8 +55,6 @@ static __always_inline void vegas_adjust(struct sock *sk, __u32 acked)
 	__u32 rtt = ca->min_rtt, base = ca->base_rtt, diff;
 	__u64 target_cwnd;
 
-	if (!rtt || !base)
-		return; /* never: both are at least 1 once sampled (for the verifier) */
 	target_cwnd = (__u64)tp->snd_cwnd * base / rtt;
 	diff = tp->snd_cwnd * (rtt - base) / base;	/* u32, wraps as the kernel's */
 	if (diff > (__u32)PARAM.gamma && tcp_in_slow_start(tp)) {

@@ -89,11 +89,7 @@ static __always_inline __u32 acked_count(struct sock *sk)
 static __always_inline __u32 bw_rttmin(const struct sock *sk)
 {
 	const struct clk_westwood *w = inet_csk_ca(sk);
-	__u32 mss = tcp_sk(sk)->mss_cache;
-
-	if (!mss)
-		return 2; /* never (for the verifier) */
-	return max_u32(w->bw_est * w->rtt_min / mss, 2);
+	return max_u32(w->bw_est * w->rtt_min / tcp_sk(sk)->mss_cache, 2);
 }
 
 SEC("struct_ops")

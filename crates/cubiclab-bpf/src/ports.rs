@@ -58,6 +58,7 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "", exact_twin: "scalable" },
     Port { algorithm: "vegas", tag: "veg", object: object!("vegas"), fixed_point: "", exact_twin: "vegas" },
     Port { algorithm: "westwood", tag: "ww", object: object!("westwood"), fixed_point: "", exact_twin: "westwood" },
+    Port { algorithm: "illinois", tag: "ill", object: object!("illinois"), fixed_point: "", exact_twin: "illinois" },
 ];
 
 /// Why the objects are missing, or None when they were built.

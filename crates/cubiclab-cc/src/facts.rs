@@ -51,6 +51,9 @@ pub enum Growth {
     /// Reno's growth; after a loss the window is the bandwidth estimate times the least RTT
     /// (Westwood+), not a fraction of the window.
     Westwood,
+    /// Reno-like AIMD whose increase (segments per RTT) runs from `alpha_max` at low delay
+    /// down to `alpha_min` at the largest delay (TCP-Illinois).
+    Illinois { alpha_min: f64, alpha_max: f64 },
 }
 
 impl Growth {
@@ -66,6 +69,7 @@ impl Growth {
             Growth::Bbr { .. } => "bbr",
             Growth::Vegas { .. } => "vegas",
             Growth::Westwood => "westwood",
+            Growth::Illinois { .. } => "illinois",
         }
     }
 
@@ -84,6 +88,7 @@ impl Growth {
             Growth::Scalable { ai_cnt } => vec![("ai_cnt", ai_cnt)],
             Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
             Growth::Vegas { alpha, beta } => vec![("alpha", alpha), ("beta", beta)],
+            Growth::Illinois { alpha_min, alpha_max } => vec![("alpha_min", alpha_min), ("alpha_max", alpha_max)],
         }
     }
 }
@@ -201,6 +206,19 @@ pub(crate) fn bbr(_: &Resolved) -> Facts {
 /// fraction bounds.
 pub(crate) fn westwood(_: &Resolved) -> Facts {
     Facts { beta_kept: Some(0.5), beta_kept_bounds: None, growth: Growth::Westwood }
+}
+
+/// `tcp_illinois.c`: a fresh connection's beta is BETA_BASE (1/2 removed); the delay moves
+/// it between BETA_MIN (1/8) and BETA_MAX (1/2) removed.
+pub(crate) fn illinois(_: &Resolved) -> Facts {
+    use crate::illinois::{ALPHA_MAX, ALPHA_MIN, ALPHA_SHIFT, BETA_MAX, BETA_MIN, BETA_SHIFT};
+    let kept = |beta: u32| 1.0 - f64::from(beta) / f64::from(1u32 << BETA_SHIFT);
+    let alpha = |a: u32| f64::from(a) / f64::from(1u32 << ALPHA_SHIFT);
+    Facts {
+        beta_kept: Some(kept(BETA_MAX)),
+        beta_kept_bounds: Some((kept(BETA_MAX), kept(BETA_MIN))),
+        growth: Growth::Illinois { alpha_min: alpha(ALPHA_MIN), alpha_max: alpha(ALPHA_MAX) },
+    }
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

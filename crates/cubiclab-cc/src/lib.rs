@@ -30,6 +30,7 @@ pub mod facts;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;
+pub mod illinois;
 pub mod intmath;
 pub mod minmax;
 pub mod params;

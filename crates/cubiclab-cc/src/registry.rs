@@ -136,6 +136,7 @@ registry! {
     Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c", facts::bbr;
     Vegas(crate::vegas::Vegas) = "vegas", "Linux net/ipv4/tcp_vegas.c (6.x)", facts::vegas;
     Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;
+    Illinois(crate::illinois::Illinois) = "illinois", "Linux net/ipv4/tcp_illinois.c (6.x)", facts::illinois;
 }
 
 /// The registry entry for `name`.
