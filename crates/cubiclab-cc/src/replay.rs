@@ -281,6 +281,9 @@ impl Replayer {
             h.tcp.srtt_us = srtt;
         }
         let sample = AckSample { pkts_acked, rtt_us, in_flight };
+        // An ACK of the trace's Recovery stretch: Linux runs PRR there, never cong_avoid
+        // (whose opening Vegas and Illinois run before they test cwnd_limited).
+        let in_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && !cwnd_limited;
         if self.recovery_acks && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Recovery;
             h.pkts_acked(&sample, now);
@@ -307,7 +310,9 @@ impl Replayer {
         if let Some(state) = rate.and_then(|r| r.ca_state) {
             h.follow_state(state, in_flight_now, now);
         }
-        h.cong_control(ack, &rs, in_flight_now, now);
+        if !in_recovery || h.alg.has_cong_control() {
+            h.cong_control(ack, &rs, in_flight_now, now);
+        }
         // The row's snd_nxt is the one after the segments this ACK released: the hooks ran
         // before they left (tcp_ack, then tcp_data_snd_check), as Vegas' and HyStart's
         // rounds, which begin at snd_nxt, see it in the kernel.
