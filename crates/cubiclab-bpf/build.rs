@@ -24,6 +24,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("vegas", "vegas.bpf.c", &[], Some("vegas")),
     ("westwood", "westwood.bpf.c", &[], Some("westwood")),
     ("illinois", "illinois.bpf.c", &[], Some("illinois")),
+    ("veno", "veno.bpf.c", &[], Some("veno")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
 ];

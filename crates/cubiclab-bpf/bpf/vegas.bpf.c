@@ -7,13 +7,12 @@
 
 #define TCP_CA_CWR 2
 #define TCP_CA_Recovery 3
-#define CA_EVENT_CWND_RESTART 1
 /* The kernel's "no sample yet" for baseRTT and minRTT. */
 #define NO_RTT 0x7fffffffU
 
 struct clk_vegas {
 	__u32 beg_snd_nxt;	/* the round ends when an ACK passes it */
-	__u32 cnt_rtt;		/* RTT samples this round */
+	__u16 cnt_rtt;		/* RTT samples this round */
 	__u32 min_rtt;		/* least RTT + 1 this round, us */
 	__u32 base_rtt;		/* least RTT + 1 since the last restart, us */
 	__u8 doing_vegas_now;	/* Open since the last restart */

@@ -59,6 +59,7 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "vegas", tag: "veg", object: object!("vegas"), fixed_point: "", exact_twin: "vegas" },
     Port { algorithm: "westwood", tag: "ww", object: object!("westwood"), fixed_point: "", exact_twin: "westwood" },
     Port { algorithm: "illinois", tag: "ill", object: object!("illinois"), fixed_point: "", exact_twin: "illinois" },
+    Port { algorithm: "veno", tag: "veno", object: object!("veno"), fixed_point: "", exact_twin: "veno" },
 ];
 
 /// Why the objects are missing, or None when they were built.

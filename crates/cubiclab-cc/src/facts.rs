@@ -54,6 +54,9 @@ pub enum Growth {
     /// Reno-like AIMD whose increase (segments per RTT) runs from `alpha_max` at low delay
     /// down to `alpha_min` at the largest delay (TCP-Illinois).
     Illinois { alpha_min: f64, alpha_max: f64 },
+    /// Reno's growth while the backlog estimate is below 3 segments, half of it above (TCP
+    /// Veno).
+    Veno,
 }
 
 impl Growth {
@@ -70,13 +73,14 @@ impl Growth {
             Growth::Vegas { .. } => "vegas",
             Growth::Westwood => "westwood",
             Growth::Illinois { .. } => "illinois",
+            Growth::Veno => "veno",
         }
     }
 
     /// The law's constants by name (tables aside).
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
         match *self {
-            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood => vec![],
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno => vec![],
             Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
                 ("c", c),
                 ("reno_friendly", f64::from(u8::from(reno_friendly))),
@@ -219,6 +223,12 @@ pub(crate) fn illinois(_: &Resolved) -> Facts {
         beta_kept_bounds: Some((kept(BETA_MAX), kept(BETA_MIN))),
         growth: Growth::Illinois { alpha_min: alpha(ALPHA_MIN), alpha_max: alpha(ALPHA_MAX) },
     }
+}
+
+/// `tcp_veno.c` keeps 4/5 while its backlog estimate (0 on a fresh connection) is below
+/// beta, half above.
+pub(crate) fn veno(_: &Resolved) -> Facts {
+    Facts { beta_kept: Some(0.8), beta_kept_bounds: Some((0.5, 0.8)), growth: Growth::Veno }
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

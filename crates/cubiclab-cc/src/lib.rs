@@ -43,6 +43,7 @@ pub mod tcp;
 #[cfg(test)]
 mod test_support;
 pub mod vegas;
+pub mod veno;
 pub mod westwood;
 
 pub use params::{ParamError, ParamSpec, Params};

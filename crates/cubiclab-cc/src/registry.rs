@@ -137,6 +137,7 @@ registry! {
     Vegas(crate::vegas::Vegas) = "vegas", "Linux net/ipv4/tcp_vegas.c (6.x)", facts::vegas;
     Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;
     Illinois(crate::illinois::Illinois) = "illinois", "Linux net/ipv4/tcp_illinois.c (6.x)", facts::illinois;
+    Veno(crate::veno::Veno) = "veno", "Linux net/ipv4/tcp_veno.c (6.x)", facts::veno;
 }
 
 /// The registry entry for `name`.

@@ -19,7 +19,35 @@ use crate::tcp::{tcp_slow_start, AckSample, CaEvent, CaState, TcpState};
 use crate::CongestionControl;
 
 /// The kernel's "no sample yet" for `baseRTT` and `minRTT`.
-const NO_RTT: u32 = 0x7fff_ffff;
+pub(crate) const NO_RTT: u32 = 0x7fff_ffff;
+
+/// The RTT filter Vegas and Veno share, in us of `rtt_us + 1` ("never allow zero rtt").
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RttFilter {
+    /// `baseRTT`: the least sample since the last restart.
+    pub base: u32,
+    /// `minRTT`: the least sample since the algorithm last read it.
+    pub min: u32,
+    /// `cntRTT` (u16): samples counted since the algorithm last cleared it.
+    pub count: u16,
+}
+
+impl RttFilter {
+    pub const NEW: RttFilter = RttFilter { base: NO_RTT, min: NO_RTT, count: 0 };
+
+    /// `tcp_vegas_pkts_acked`, `tcp_veno_pkts_acked`.
+    pub fn sample(&mut self, sample: &AckSample) {
+        if sample.rtt_us < 0 {
+            return;
+        }
+        // The kernel's s32 rtt_us + 1 in a u32: wraps only past 2^31 us.
+        let vrtt = (sample.rtt_us as u32).wrapping_add(1);
+        self.base = self.base.min(vrtt);
+        self.min = self.min.min(vrtt);
+        // Wraps: the kernel's u16 counter.
+        self.count = self.count.wrapping_add(1);
+    }
+}
 
 /// TCP Vegas (`struct vegas`).
 #[derive(Clone, Debug)]
@@ -31,12 +59,8 @@ pub struct Vegas {
     doing_vegas_now: bool,
     /// `beg_snd_nxt`: the round ends when an ACK passes it.
     beg_snd_nxt: u32,
-    /// `cntRTT`: RTT samples this round.
-    cnt_rtt: u32,
-    /// `baseRTT`: least RTT (+1) since the last restart, us.
-    base_rtt: u32,
-    /// `minRTT`: least RTT (+1) this round, us.
-    min_rtt: u32,
+    /// `baseRTT`, `minRTT` (this round) and `cntRTT` (this round).
+    rtt: RttFilter,
 }
 
 impl Vegas {
@@ -81,9 +105,7 @@ impl Vegas {
             gamma: p.u32("gamma"),
             doing_vegas_now: false,
             beg_snd_nxt: 0,
-            cnt_rtt: 0,
-            base_rtt: NO_RTT,
-            min_rtt: NO_RTT,
+            rtt: RttFilter::NEW,
         })
     }
 
@@ -91,23 +113,23 @@ impl Vegas {
     fn enable(&mut self, tcp: &TcpState) {
         self.doing_vegas_now = true;
         self.beg_snd_nxt = tcp.snd_nxt;
-        self.cnt_rtt = 0;
-        self.min_rtt = NO_RTT;
+        self.rtt.count = 0;
+        self.rtt.min = NO_RTT;
     }
 
     /// `tcp_vegas_init`: forget `baseRTT` too.
     fn restart(&mut self, tcp: &TcpState) {
-        self.base_rtt = NO_RTT;
+        self.rtt.base = NO_RTT;
         self.enable(tcp);
     }
 
     /// The once-per-RTT decision with more than two samples.
     fn adjust(&mut self, tcp: &mut TcpState, acked: u32) {
-        let rtt = self.min_rtt;
+        let rtt = self.rtt.min;
         // (u64)cwnd * baseRTT / rtt: the window the ACK rate supports at baseRTT.
-        let target_cwnd = u64::from(tcp.cwnd) * u64::from(self.base_rtt) / u64::from(rtt);
+        let target_cwnd = u64::from(tcp.cwnd) * u64::from(self.rtt.base) / u64::from(rtt);
         // Wraps: the kernel multiplies in u32 (past 2^32 / queueing-delay-us segments).
-        let diff = tcp.cwnd.wrapping_mul(rtt.wrapping_sub(self.base_rtt)) / self.base_rtt;
+        let diff = tcp.cwnd.wrapping_mul(rtt.wrapping_sub(self.rtt.base)) / self.rtt.base;
         if diff > self.gamma && tcp.in_slow_start() {
             // Truncates to u32 and wraps, as `(u32)target_cwnd + 1`.
             tcp.cwnd = tcp.cwnd.min((target_cwnd as u32).wrapping_add(1));
@@ -149,13 +171,13 @@ impl CongestionControl for Vegas {
         if after(tcp.snd_una, self.beg_snd_nxt) {
             self.beg_snd_nxt = tcp.snd_nxt;
             // Two samples a round are probably delayed ACKs: no Vegas decision on them.
-            if self.cnt_rtt <= 2 {
+            if self.rtt.count <= 2 {
                 reno_cong_avoid(tcp, acked);
             } else {
                 self.adjust(tcp, acked);
             }
-            self.cnt_rtt = 0;
-            self.min_rtt = NO_RTT;
+            self.rtt.count = 0;
+            self.rtt.min = NO_RTT;
         } else if tcp.in_slow_start() {
             tcp_slow_start(tcp, acked);
         }
@@ -178,24 +200,16 @@ impl CongestionControl for Vegas {
         }
     }
 
-    /// `tcp_vegas_pkts_acked`.
     fn pkts_acked(&mut self, _tcp: &mut TcpState, sample: &AckSample, _now_ns: u64) {
-        if sample.rtt_us < 0 {
-            return;
-        }
-        // The kernel's s32 rtt_us + 1 in a u32: wraps only past 2^31 us.
-        let vrtt = (sample.rtt_us as u32).wrapping_add(1);
-        self.base_rtt = self.base_rtt.min(vrtt);
-        self.min_rtt = self.min_rtt.min(vrtt);
-        self.cnt_rtt += 1;
+        self.rtt.sample(sample);
     }
 
     /// `tcp_vegas_get_info`'s `tcpvegas_info`.
     fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
         out("enabled", f64::from(u8::from(self.doing_vegas_now)));
-        out("rtt_count", f64::from(self.cnt_rtt));
-        out("base_rtt_us", f64::from(self.base_rtt));
-        out("min_rtt_us", f64::from(self.min_rtt));
+        out("rtt_count", f64::from(self.rtt.count));
+        out("base_rtt_us", f64::from(self.rtt.base));
+        out("min_rtt_us", f64::from(self.rtt.min));
     }
 }
 
@@ -314,10 +328,10 @@ mod tests {
         assert_eq!((tcp.cwnd, tcp.cwnd_cnt), (100, 1));
         // Back to Open: beg_snd_nxt = snd_nxt 1100, samples forgotten, baseRTT kept.
         v.set_state(&mut tcp, CaState::Open, 0);
-        assert_eq!((v.beg_snd_nxt, v.cnt_rtt, v.base_rtt), (1100, 0, 10_001));
+        assert_eq!((v.beg_snd_nxt, v.rtt.count, v.rtt.base), (1100, 0, 10_001));
         // A restart after idle forgets baseRTT too.
         v.cwnd_event(&mut tcp, CaEvent::TxStart, 0);
-        assert_eq!(v.base_rtt, NO_RTT);
+        assert_eq!(v.rtt.base, NO_RTT);
     }
 
     #[test]
