@@ -45,6 +45,18 @@ pub enum Growth {
     /// Model-based: the window follows the bandwidth and min-RTT estimates, which expire
     /// after `probe_rtt_interval_s` without a lower RTT (ProbeRTT).
     Bbr { probe_rtt_interval_s: f64 },
+    /// Delay-based (Vegas): once per RTT, one segment more while fewer than `alpha` segments
+    /// are queued (cwnd (RTT - baseRTT) / baseRTT), one less above `beta`; Reno between rounds.
+    Vegas { alpha: f64, beta: f64 },
+    /// Reno's growth; after a loss the window is the bandwidth estimate times the least RTT
+    /// (Westwood+), not a fraction of the window.
+    Westwood,
+    /// Reno-like AIMD whose increase (segments per RTT) runs from `alpha_max` at low delay
+    /// down to `alpha_min` at the largest delay (TCP-Illinois).
+    Illinois { alpha_min: f64, alpha_max: f64 },
+    /// Reno's growth while the backlog estimate is below 3 segments, half of it above (TCP
+    /// Veno).
+    Veno,
 }
 
 impl Growth {
@@ -58,13 +70,17 @@ impl Growth {
             Growth::Scalable { .. } => "scalable",
             Growth::Htcp => "htcp",
             Growth::Bbr { .. } => "bbr",
+            Growth::Vegas { .. } => "vegas",
+            Growth::Westwood => "westwood",
+            Growth::Illinois { .. } => "illinois",
+            Growth::Veno => "veno",
         }
     }
 
     /// The law's constants by name (tables aside).
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
         match *self {
-            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp => vec![],
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno => vec![],
             Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
                 ("c", c),
                 ("reno_friendly", f64::from(u8::from(reno_friendly))),
@@ -75,6 +91,8 @@ impl Growth {
             }
             Growth::Scalable { ai_cnt } => vec![("ai_cnt", ai_cnt)],
             Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
+            Growth::Vegas { alpha, beta } => vec![("alpha", alpha), ("beta", beta)],
+            Growth::Illinois { alpha_min, alpha_max } => vec![("alpha_min", alpha_min), ("alpha_max", alpha_max)],
         }
     }
 }
@@ -185,6 +203,37 @@ pub(crate) fn htcp(_: &Resolved) -> Facts {
 pub(crate) fn bbr(_: &Resolved) -> Facts {
     let growth = Growth::Bbr { probe_rtt_interval_s: f64::from(bbr::MIN_RTT_WIN_SEC) };
     Facts { beta_kept: None, beta_kept_bounds: None, growth }
+}
+
+/// `tcp_westwood.c`'s ssthresh hook is `tcp_reno_ssthresh` (what `ssthresh()` keeps); the
+/// end of the reduction then sets cwnd and ssthresh to `bw_est * rtt_min / mss`, which no
+/// fraction bounds.
+pub(crate) fn westwood(_: &Resolved) -> Facts {
+    Facts { beta_kept: Some(0.5), beta_kept_bounds: None, growth: Growth::Westwood }
+}
+
+/// `tcp_illinois.c`: a fresh connection's beta is BETA_BASE (1/2 removed); the delay moves
+/// it between BETA_MIN (1/8) and BETA_MAX (1/2) removed.
+pub(crate) fn illinois(_: &Resolved) -> Facts {
+    use crate::illinois::{ALPHA_MAX, ALPHA_MIN, ALPHA_SHIFT, BETA_MAX, BETA_MIN, BETA_SHIFT};
+    let kept = |beta: u32| 1.0 - f64::from(beta) / f64::from(1u32 << BETA_SHIFT);
+    let alpha = |a: u32| f64::from(a) / f64::from(1u32 << ALPHA_SHIFT);
+    Facts {
+        beta_kept: Some(kept(BETA_MAX)),
+        beta_kept_bounds: Some((kept(BETA_MAX), kept(BETA_MIN))),
+        growth: Growth::Illinois { alpha_min: alpha(ALPHA_MIN), alpha_max: alpha(ALPHA_MAX) },
+    }
+}
+
+/// `tcp_veno.c` keeps 4/5 while its backlog estimate (0 on a fresh connection) is below
+/// beta, half above.
+pub(crate) fn veno(_: &Resolved) -> Facts {
+    Facts { beta_kept: Some(0.8), beta_kept_bounds: Some((0.5, 0.8)), growth: Growth::Veno }
+}
+
+/// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).
+pub(crate) fn vegas(p: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Vegas { alpha: p.f64("alpha"), beta: p.f64("beta") })
 }
 
 #[cfg(test)]

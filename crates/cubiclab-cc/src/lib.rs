@@ -30,6 +30,7 @@ pub mod facts;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;
+pub mod illinois;
 pub mod intmath;
 pub mod minmax;
 pub mod params;
@@ -41,10 +42,13 @@ pub mod seq;
 pub mod tcp;
 #[cfg(test)]
 mod test_support;
+pub mod vegas;
+pub mod veno;
+pub mod westwood;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{Algorithm, ALGORITHMS};
-pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, RateSample, TcpState};
+pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckEvent, AckSample, CaEvent, CaState, RateSample, TcpState};
 
 /// The hooks of Linux `struct tcp_congestion_ops` (seed 000, Fig. 2), minus `release`
 /// (nothing to free) and `get_info` (see [`CongestionControl::vars`]).
@@ -77,6 +81,10 @@ pub trait CongestionControl {
 
     /// Segments were cumulatively acknowledged, with an RTT sample when one is valid.
     fn pkts_acked(&mut self, _tcp: &mut TcpState, _sample: &AckSample, _now_ns: u64) {}
+
+    /// Linux `in_ack_event(sk, flags)`: once per ACK, after `pkts_acked` (6.14 and later:
+    /// `tcp_ack` calls it after `tcp_clean_rtx_queue`), with what `tcp_ack` learned of it.
+    fn in_ack_event(&mut self, _tcp: &mut TcpState, _ev: AckEvent, _now_ns: u64) {}
 
     /// Whether the algorithm sets the window and the pacing rate itself on every ACK
     /// (`ops->cong_control`, as BBR does). The host then calls [`Self::cong_control`] instead

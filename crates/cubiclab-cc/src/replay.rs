@@ -34,7 +34,7 @@
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
 use crate::seq::after;
-use crate::tcp::{AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
+use crate::tcp::{AckEvent, AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
 /// One event of a trace.
@@ -274,9 +274,6 @@ impl Replayer {
         // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
         // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
         let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
-        if let Some(nxt) = ev.snd_nxt {
-            h.tcp.snd_nxt = nxt;
-        }
         if rtt_us >= 0 {
             h.rtt_sample(rtt_us as u64);
         }
@@ -284,6 +281,9 @@ impl Replayer {
             h.tcp.srtt_us = srtt;
         }
         let sample = AckSample { pkts_acked, rtt_us, in_flight };
+        // An ACK of the trace's Recovery stretch: Linux runs PRR there, never cong_avoid
+        // (whose opening Vegas and Illinois run before they test cwnd_limited).
+        let in_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && !cwnd_limited;
         if self.recovery_acks && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Recovery;
             h.pkts_acked(&sample, now);
@@ -296,6 +296,9 @@ impl Replayer {
         } else {
             h.pkts_acked(&sample, now);
         }
+        // The trace does not say how the kernel took the ACK: the fast path, whose count
+        // (Westwood+'s) differs from the slow path's only after duplicate ACKs.
+        h.in_ack_event(AckEvent::default(), now);
         h.try_leave_recovery(0, now);
         h.assume_cwnd_limited(cwnd_limited);
         let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
@@ -307,12 +310,20 @@ impl Replayer {
         if let Some(state) = rate.and_then(|r| r.ca_state) {
             h.follow_state(state, in_flight_now, now);
         }
-        h.cong_control(ack, &rs, in_flight_now, now);
-        if ev.snd_nxt.is_none() {
-            let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
-            if after(want, h.tcp.snd_nxt) {
-                h.tcp.snd_nxt = want;
-                h.tcp.lsndtime_ns = now;
+        if !in_recovery || h.alg.has_cong_control() {
+            h.cong_control(ack, &rs, in_flight_now, now);
+        }
+        // The row's snd_nxt is the one after the segments this ACK released: the hooks ran
+        // before they left (tcp_ack, then tcp_data_snd_check), as Vegas' and HyStart's
+        // rounds, which begin at snd_nxt, see it in the kernel.
+        match ev.snd_nxt {
+            Some(nxt) => h.tcp.snd_nxt = nxt,
+            None => {
+                let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
+                if after(want, h.tcp.snd_nxt) {
+                    h.tcp.snd_nxt = want;
+                    h.tcp.lsndtime_ns = now;
+                }
             }
         }
     }

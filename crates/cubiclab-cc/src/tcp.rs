@@ -57,6 +57,15 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// The flags of `in_ack_event` (Linux `CA_ACK_*`) that the host knows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEvent {
+    /// `CA_ACK_SLOWPATH`: the ACK took `tcp_rcv_established`'s slow path (header prediction
+    /// failed: SACK blocks or another option length, a window change, ECE), where `tcp_ack`
+    /// tags SACKs and counts duplicate ACKs.
+    pub slow_path: bool,
+}
+
 /// One ACK's delivery-rate sample (Linux `struct rate_sample`, filled by `tcp_rate.c` and
 /// `tcp_ack`), handed to [`crate::CongestionControl::cong_control`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

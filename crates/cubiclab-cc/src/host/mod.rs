@@ -9,7 +9,7 @@
 //!
 //! 1. `snd_una` moves; `icsk_retransmits` is zeroed if it advanced: [`Host::ack_snd_una`];
 //! 2. `tcp_clean_rtx_queue`: the RTT estimator ([`Host::rtt_sample`]), then `pkts_acked`
-//!    ([`Host::pkts_acked`]);
+//!    ([`Host::pkts_acked`]); then `tcp_in_ack_event` ([`Host::in_ack_event`]);
 //! 3. `tcp_fastretrans_alert`: leave Recovery or Loss once `snd_una >= high_seq`
 //!    ([`Host::try_leave_recovery`]), or enter Recovery ([`Host::enter_recovery`]);
 //! 4. `tcp_cong_control`: PRR in Recovery, else `cong_avoid` ([`Host::cong_control`]),
@@ -27,7 +27,7 @@ pub mod rtt;
 use crate::clock::{TESTBED_HZ, TESTBED_JIFFY_NS};
 use crate::minmax::Minmax;
 use crate::seq::before;
-use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
+use crate::tcp::{AckEvent, AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
 use crate::{Algorithm, CongestionControl};
 pub use cwnd_validate::CwndUsage;
 pub use prr::{Prr, PrrAck};
@@ -136,6 +136,13 @@ impl Host {
         let rtt = if ca_rtt_us == 0 { (NS_PER_JIFFY / 1000) as u32 } else { ca_rtt_us.min(u32::MAX as u64) as u32 };
         let t = (now / NS_PER_JIFFY) as u32;
         self.tcp.min_rtt_us = self.rtt_min.running_min(MIN_RTT_WLEN_JIFFIES, t, rtt);
+    }
+
+    /// `tcp_in_ack_event`, after `pkts_acked` and RACK's reordering window, before the
+    /// tail-loss-probe check and `tcp_fastretrans_alert` (Linux 6.14 and later).
+    #[inline]
+    pub fn in_ack_event(&mut self, ev: AckEvent, now: u64) {
+        self.alg.in_ack_event(&mut self.tcp, ev, now);
     }
 
     /// `tcp_clean_rtx_queue`'s call of `pkts_acked`.

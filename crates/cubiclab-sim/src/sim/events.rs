@@ -8,6 +8,7 @@ use crate::scenario::Direction;
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
 use crate::tcp::Sender;
+use cubiclab_cc::AckEvent;
 use cubiclab_path::Offer;
 
 impl Sim {
@@ -161,6 +162,9 @@ impl Sim {
         let events = fl.sender.stats.loss_events;
         fl.ts_recent = p.ts;
         let sack = p.sack().map_or(SackBlocks::NONE, |id| fl.sack_options.take(id));
+        // tcp_rcv_established's header prediction fails on SACK blocks (a longer header)
+        // and on a window field other than the last one: the ACK takes the slow path.
+        fl.sender.next_ack = AckEvent { slow_path: sack.len > 0 || p.win != fl.peer_window.field() };
         fl.sender.on_ack(now, p.seq, &sack, p.ts_snd);
         fl.sender.update_window(p.seq, fl.peer_window.segments(p.win));
         if fl.sender.stats.loss_events != events {

@@ -49,8 +49,9 @@ impl Sender {
         }
     }
 
-    /// Process an ACK of `cum` with SACK blocks `sack` echoing timestamp `tsecr` (0: none).
-    /// Returns the number of segments newly delivered to the receiver.
+    /// Process an ACK of `cum` with SACK blocks `sack` echoing timestamp `tsecr` (0: none),
+    /// taken as [`Sender::next_ack`] says. Returns the number of segments newly delivered to
+    /// the receiver.
     // Inlined into its one caller in the event loop (a saving of its entry and exit per ACK).
     #[inline(always)]
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, tsecr: u32) -> u32 {
@@ -94,6 +95,7 @@ impl Sender {
 
         let delivered_now = self.host.tcp.delivered.wrapping_add(delivered);
         self.rack.update_reo_wnd(self.host.rate.prior_delivered(), delivered_now);
+        self.host.in_ack_event(self.next_ack, now);
         if self.tlp.on_ack(cum, advanced, tag.newly_sacked, tag.dsack_probe) {
             self.stats.loss_events += 1;
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;

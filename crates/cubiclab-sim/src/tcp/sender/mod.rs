@@ -46,7 +46,7 @@ use cubiclab_cc::host::rate::RateEstimator;
 use cubiclab_cc::host::rtt::RttEstimator;
 use cubiclab_cc::host::Host;
 use cubiclab_cc::seq::before;
-use cubiclab_cc::{Algorithm, TcpState};
+use cubiclab_cc::{AckEvent, Algorithm, TcpState};
 
 use super::frto::Frto;
 use super::rack::Rack;
@@ -205,6 +205,9 @@ pub struct Sender {
     pacer: Pacer,
     burst: Burst,
     sack: SackState,
+    /// How `tcp_rcv_established` takes the next ACK (header prediction), set by the
+    /// embedding before [`Sender::on_ack`]; the fast path unless said.
+    pub next_ack: AckEvent,
     /// The last RTT sample given to the algorithm, microseconds (for recording).
     pub last_rtt_us: i64,
     pub stats: SenderStats,
@@ -236,6 +239,7 @@ impl Sender {
             pacer: Pacer::default(),
             burst: Burst::default(),
             sack: SackState { highest: 0, cache: SackBlocks::NONE, dsack_dups: 0 },
+            next_ack: AckEvent::default(),
             last_rtt_us: -1,
             stats: SenderStats::default(),
             started: false,
