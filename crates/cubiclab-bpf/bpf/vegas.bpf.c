@@ -56,15 +56,15 @@ static __always_inline void vegas_adjust(struct sock *sk, __u32 acked)
 
 	target_cwnd = (__u64)tp->snd_cwnd * base / rtt;
 	diff = tp->snd_cwnd * (rtt - base) / base;	/* u32, wraps as the kernel's */
-	if (diff > (__u32)PARAM.gamma && tcp_in_slow_start(tp)) {
+	if (diff > (__u32)PARAM.queue_slow_start && tcp_in_slow_start(tp)) {
 		tp->snd_cwnd = min_u32(tp->snd_cwnd, (__u32)target_cwnd + 1);
 		tp->snd_ssthresh = min_u32(tp->snd_ssthresh, tp->snd_cwnd);
 	} else if (tcp_in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
-	} else if (diff > (__u32)PARAM.beta) {
+	} else if (diff > (__u32)PARAM.queue_max) {
 		tp->snd_cwnd--;
 		tp->snd_ssthresh = min_u32(tp->snd_ssthresh, tp->snd_cwnd);
-	} else if (diff < (__u32)PARAM.alpha) {
+	} else if (diff < (__u32)PARAM.queue_min) {
 		tp->snd_cwnd++;
 	}
 	if (tp->snd_cwnd < 2)

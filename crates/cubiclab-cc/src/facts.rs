@@ -45,9 +45,10 @@ pub enum Growth {
     /// Model-based: the window follows the bandwidth and min-RTT estimates, which expire
     /// after `probe_rtt_interval_s` without a lower RTT (ProbeRTT).
     Bbr { probe_rtt_interval_s: f64 },
-    /// Delay-based (Vegas): once per RTT, one segment more while fewer than `alpha` segments
-    /// are queued (cwnd (RTT - baseRTT) / baseRTT), one less above `beta`; Reno between rounds.
-    Vegas { alpha: f64, beta: f64 },
+    /// Delay-based (Vegas): once per RTT, one segment more while fewer than `queue_min`
+    /// segments are queued (cwnd (RTT - baseRTT) / baseRTT), one less above `queue_max`
+    /// (Linux's alpha and beta); Reno between rounds.
+    Vegas { queue_min: f64, queue_max: f64 },
     /// Reno's growth; after a loss the window is the bandwidth estimate times the least RTT
     /// (Westwood+), not a fraction of the window.
     Westwood,
@@ -91,7 +92,7 @@ impl Growth {
             }
             Growth::Scalable { ai_cnt } => vec![("ai_cnt", ai_cnt)],
             Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
-            Growth::Vegas { alpha, beta } => vec![("alpha", alpha), ("beta", beta)],
+            Growth::Vegas { queue_min, queue_max } => vec![("queue_min", queue_min), ("queue_max", queue_max)],
             Growth::Illinois { alpha_min, alpha_max } => vec![("alpha_min", alpha_min), ("alpha_max", alpha_max)],
         }
     }
@@ -233,7 +234,7 @@ pub(crate) fn veno(_: &Resolved) -> Facts {
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).
 pub(crate) fn vegas(p: &Resolved) -> Facts {
-    Facts::fixed(0.5, Growth::Vegas { alpha: p.f64("alpha"), beta: p.f64("beta") })
+    Facts::fixed(0.5, Growth::Vegas { queue_min: p.f64("queue_min"), queue_max: p.f64("queue_max") })
 }
 
 #[cfg(test)]
@@ -322,6 +323,9 @@ mod tests {
             let err = info(name).unwrap().facts(&Params::new().set("beta", 0.3)).unwrap_err();
             assert!(err.0.starts_with(&format!("parameter 'beta' of algorithm '{name}' is now 'decrease' (")), "{err}");
         }
+        // Vegas' queue bounds, Linux's alpha/beta/gamma, carry names of their own.
+        let err = info("vegas").unwrap().facts(&Params::new().set("beta", 4.0)).unwrap_err();
+        assert!(err.0.starts_with("parameter 'beta' of algorithm 'vegas' is now 'queue_max' ("), "{err}");
     }
 
     #[test]

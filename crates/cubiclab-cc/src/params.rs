@@ -40,12 +40,17 @@ impl std::error::Error for ParamError {}
 
 /// Parameters that changed name: (algorithms, old name, new name, what the new one is). Given
 /// under the old name, the error says what it became rather than that it is unknown.
-const RENAMED: &[(&[&str], &str, &str, &str)] = &[(
-    &["cubic-2008", "cubic-2008-fixed"],
-    "beta",
-    "decrease",
-    "the fraction of the window removed at a loss, seed 000's beta; the other CUBICs' beta is the fraction kept",
-)];
+const RENAMED: &[(&[&str], &str, &str, &str)] = &[
+    (
+        &["cubic-2008", "cubic-2008-fixed"],
+        "beta",
+        "decrease",
+        "the fraction of the window removed at a loss, seed 000's beta; the other CUBICs' beta is the fraction kept",
+    ),
+    (&["vegas"], "alpha", "queue_min", "Linux's alpha, segments queued below which the window grows"),
+    (&["vegas"], "beta", "queue_max", "Linux's beta, segments queued above which the window shrinks"),
+    (&["vegas"], "gamma", "queue_slow_start", "Linux's gamma, segments queued that end slow start"),
+];
 
 /// Parameter values given by the user, read once by an algorithm's constructor.
 #[derive(Clone, Debug, Default, PartialEq)]

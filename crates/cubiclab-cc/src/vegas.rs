@@ -64,45 +64,47 @@ pub struct Vegas {
 }
 
 impl Vegas {
-    /// The module parameters (`module_param(alpha/beta/gamma, int, 0644)`). The kernel
+    /// The module parameters (`module_param(alpha/beta/gamma, int, 0644)`), named here for
+    /// what they bound (`beta` means the fraction of the window kept everywhere else;
+    /// the kernel's names are refused with these, `params::RENAMED`). The kernel
     /// compares them with an unsigned `diff`, so only non-negative values mean what they say;
     /// above 65535 segments queued none is a threshold any window reaches.
     pub const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
-            name: "alpha",
+            name: "queue_min",
             default: 2.0,
             min: 0.0,
             max: 65535.0,
             integer: true,
             unit: "segments",
-            help: "lower bound of packets in network: fewer queued adds a segment per RTT",
+            help: "Linux's alpha, lower bound of packets in network: fewer queued adds a segment per RTT",
         },
         ParamSpec {
-            name: "beta",
+            name: "queue_max",
             default: 4.0,
             min: 0.0,
             max: 65535.0,
             integer: true,
             unit: "segments",
-            help: "upper bound of packets in network: more queued removes a segment per RTT",
+            help: "Linux's beta, upper bound of packets in network: more queued removes a segment per RTT",
         },
         ParamSpec {
-            name: "gamma",
+            name: "queue_slow_start",
             default: 1.0,
             min: 0.0,
             max: 65535.0,
             integer: true,
             unit: "segments",
-            help: "more queued than this ends slow start",
+            help: "Linux's gamma: more queued than this ends slow start",
         },
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("vegas", Self::PARAMS)?;
         Ok(Vegas {
-            alpha: p.u32("alpha"),
-            beta: p.u32("beta"),
-            gamma: p.u32("gamma"),
+            alpha: p.u32("queue_min"),
+            beta: p.u32("queue_max"),
+            gamma: p.u32("queue_slow_start"),
             doing_vegas_now: false,
             beg_snd_nxt: 0,
             rtt: RttFilter::NEW,
@@ -276,7 +278,7 @@ mod tests {
         v.cong_avoid(&mut tcp, 1, 0);
         assert_eq!((tcp.cwnd, tcp.ssthresh), (101, 90));
         // With alpha 0 and beta 0 (a parameter run), diff 1 = 100 * 101 / 10001 takes one off.
-        let mut v0 = Vegas::new(&Params::new().set("alpha", 0.0).set("beta", 0.0)).unwrap();
+        let mut v0 = Vegas::new(&Params::new().set("queue_min", 0.0).set("queue_max", 0.0)).unwrap();
         let mut tcp = TcpState { cwnd: 100, ssthresh: 90, snd_nxt: 1000, ..TcpState::default() };
         v0.init(&mut tcp, 0);
         v0.pkts_acked(&mut tcp, &sample(10_000), 0);
