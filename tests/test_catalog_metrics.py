@@ -106,14 +106,14 @@ def test_s000_fig6_shares_with_and_without_background():
     # With background: the eight flows 0.6 + 0.2 = 0.8 (not the link's 0.95, which counts the
     # background), CUBIC 0.6, SACK 0.2, CUBIC's part 0.6 / 0.8 = 0.75, Jain 0.97; without
     # background CUBIC's part 0.7 / (0.7 + 0.3) = 0.7.
-    check("s000-fig6", FIG6_ROWS, {"utilization": 0.8, "cubic_share": 0.6, "sack_share": 0.2, "cubic_fraction": 0.75,
+    check("s000-fig6", FIG6_ROWS, {"utilization": 0.8, "cubic_link_share": 0.6, "sack_link_share": 0.2, "cubic_fraction": 0.75,
                                    "cubic_fair": 0.97, "cubic_fraction_no_background": 0.7})
 
 
 def test_s000_fig6_reads_the_background_run_not_the_quiet_one():
     # Broken on purpose: the two runs' tags swapped, so the quiet run's 0.7 would be CUBIC's share.
     swapped = [{**r, "background": not r["background"]} for r in FIG6_ROWS]
-    assert seed_values("s000-fig6", swapped)["cubic_share"] == pytest.approx(0.7)
+    assert seed_values("s000-fig6", swapped)["cubic_link_share"] == pytest.approx(0.7)
 
 
 FIG8 = {  # alg: {rtt: (fairness, utilisation)}
@@ -254,7 +254,7 @@ def test_s000_fig4_and_eq6_read_their_rows():
 def test_s001_fig3_4_reads_its_run():
     check("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15, "convergence_s": 180.0,
                            "never": False}],
-          {"plateaus": 0.3, "utilization": 0.97, "cubic_share": 0.7, "tcp_share": 0.15, "converge_220s": 180.0})
+          {"plateaus": 0.3, "utilization": 0.97, "cubic_link_share": 0.7, "tcp_link_share": 0.15, "converge_220s": 180.0})
     assert seed_values("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15,
                                         "convergence_s": 180.0, "never": True}])["converge_220s"] == Censored(180.0)
 
@@ -831,7 +831,7 @@ def test_s002_per_run_reads(name, expected):
 def test_s000_fig6_explains_the_contradiction_with_the_runs_numbers():
     e = CATALOG["s000-fig6"]
     rows = pd.DataFrame(FIG6_ROWS[:1])
-    spec = next(c for c in e.claims if c.id == "cubic_share")
+    spec = next(c for c in e.claims if c.id == "cubic_link_share")
     # background 0.15 of the link, the link 0.95 busy, the eight flows 0.6 + 0.2 = 0.8
     assert e.explain(spec, rows) == (
         "In these runs the background traffic took 15% of the link and the link was 95% busy, the eight flows 80%; "

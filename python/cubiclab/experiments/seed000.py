@@ -313,15 +313,15 @@ class Fig6(Experiment):
              "background traffic is a sensitivity row.")
     variants = ("v2.2", "linux")
     claim_runs = {"cubic_fraction_no_background": {"background": False},
-                  **{k: {"background": True} for k in ("utilization", "cubic_share", "sack_share", "cubic_fraction",
+                  **{k: {"background": True} for k in ("utilization", "cubic_link_share", "sack_link_share", "cubic_fraction",
                                                        "cubic_fair")}}
     claims = (
         ClaimSpec("utilization", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.95 (95%)", f"{FLOWS_UTILISATION}: the eight flows'", "",
                   Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA,
                   bounds=FRACTION),
-        ClaimSpec("cubic_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.72 (72%)", "the four CUBIC flows' share of the link", "",
+        ClaimSpec("cubic_link_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.72 (72%)", "the four CUBIC flows' link share (their bytes over the link's capacity)", "",
                   Band(0.72, 0.05), "'about 72%': ± 5 points", contradiction=_FIG6_CONTRA, bounds=FRACTION),
-        ClaimSpec("sack_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.23 (23%)", "the four SACK flows' share of the link", "",
+        ClaimSpec("sack_link_share", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.23 (23%)", "the four SACK flows' link share (their bytes over the link's capacity)", "",
                   Band(0.23, 0.05), "± 5 points as for CUBIC's", contradiction=_FIG6_CONTRA, bounds=FRACTION),
         ClaimSpec("cubic_fraction", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "72 / (72 + 23) = 0.76",
                   "CUBIC's part of what the eight flows get", "", Band(0.758, 0.05),
@@ -359,7 +359,7 @@ class Fig6(Experiment):
 
     def values(self, rows):
         a, q = select_row(rows, background=True), select_row(rows, background=False)
-        return {"utilization": a.cubic + a.sack, "cubic_share": a.cubic, "sack_share": a.sack,
+        return {"utilization": a.cubic + a.sack, "cubic_link_share": a.cubic, "sack_link_share": a.sack,
                 "cubic_fraction": a.cubic / (a.cubic + a.sack), "cubic_fair": a.jain,
                 "cubic_fraction_no_background": q.cubic / (q.cubic + q.sack)}
 
@@ -530,7 +530,7 @@ class Fig10a(Experiment):
     claim_runs = {"sack_80pct_at_160ms": {"alg": "reno", "rtt": 160}}
     claims = (
         ClaimSpec("sack_80pct_at_160ms", "With 400Mbps and 160ms RTT, 8 TCP-SACK flows achieve around 80% of the link "
-                  "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 0.8 (80%)", "the eight SACK flows' share of the link at "
+                  "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 0.8 (80%)", "the eight SACK flows' link share (their bytes over the link's capacity) at "
                   "160 ms", "", Band(0.80, 0.05), "'around 80%': ± 5 points", bounds=FRACTION),
         ClaimSpec("hs_full", "CUBIC, BIC-TCP, and HSTCP fully utilize the link, thanks to their scalable window growth "
                   "functions.", "Sec. 6.4, Fig. 10(a)", TEXT, "full", f"lowest {LINK_UTILISATION} "

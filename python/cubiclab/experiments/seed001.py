@@ -64,9 +64,9 @@ class Fig3_4(Experiment):
                   bounds=FRACTION),
         ClaimSpec("utilization", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.98 (98%)", LINK_UTILISATION, "",
                   Band(0.98, 0.02), "'around 98%': ± 2 points (it cannot exceed 100%)", bounds=FRACTION),
-        ClaimSpec("cubic_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.78 (78%)", "the two CUBIC flows' share of the link", "",
+        ClaimSpec("cubic_link_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.78 (78%)", "the two CUBIC flows' link share (their bytes over the link's capacity)", "",
                   Band(0.78, 0.05), "'about 78%': ± 5 points", bounds=FRACTION),
-        ClaimSpec("tcp_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.11 (11%)", "the two TCP flows' share of the link", "",
+        ClaimSpec("tcp_link_share", Q, "Sec. II-D, Fig. 4", TEXT, "≈ 0.11 (11%)", "the two TCP flows' link share (their bytes over the link's capacity)", "",
                   Band(0.11, 0.04), "two significant figures of a small share: ± 4 points", bounds=FRACTION),
         ClaimSpec("converge_220s", "We observe that the two flows of CUBIC converge to a fair share nicely around 220 "
                   "seconds.", "Sec. II-D, Fig. 4", TEXT, "≈ 220 s", "median over runs of the seconds from the second "
@@ -102,7 +102,7 @@ class Fig3_4(Experiment):
 
     def values(self, rows):
         r = rows.iloc[0]
-        return {"plateaus": r.plateau, "utilization": r.utilization, "cubic_share": r.cubic, "tcp_share": r.tcp,
+        return {"plateaus": r.plateau, "utilization": r.utilization, "cubic_link_share": r.cubic, "tcp_link_share": r.tcp,
                 "converge_220s": Censored(r.convergence_s) if r.never else r.convergence_s}
 
     def plot(self, frame, sweep, outdir):
