@@ -26,6 +26,7 @@ pub mod cubic_frame;
 pub mod cubic_rfc9438;
 pub mod cubic_rfc9438_fixed;
 pub mod cubic_v2_0;
+pub mod dctcp;
 pub mod facts;
 pub mod highspeed;
 pub mod host;
@@ -68,6 +69,18 @@ pub trait CongestionControl {
 
     /// A window event such as restart after idle.
     fn cwnd_event(&mut self, _tcp: &mut TcpState, _event: CaEvent, _now_ns: u64) {}
+
+    /// Linux `in_ack_event(sk, flags)`: every ACK, after `pkts_acked` and the delivery
+    /// counts (`tcp.delivered`, `tcp.delivered_ce`), before the congestion state machine;
+    /// `flags` are [`tcp::ca_ack`] bits.
+    fn in_ack_event(&mut self, _tcp: &mut TcpState, _flags: u32, _now_ns: u64) {}
+
+    /// Linux `TCP_CONG_NEEDS_ECN`: the connection negotiates ECN whatever `tcp_ecn` says
+    /// (`tcp_ecn_send_syn`, `tcp_ca_needs_ecn`), and the receiver reports each segment's CE
+    /// state to the algorithm (`CA_EVENT_ECN_IS_CE` / `CA_EVENT_ECN_NO_CE`).
+    fn needs_ecn(&self) -> bool {
+        false
+    }
 
     /// A congestion event proved spurious: return the window to restore.
     /// The default is Linux `tcp_reno_undo_cwnd`.

@@ -80,6 +80,14 @@ macro_rules! registry {
                 match self { $( Algorithm::$variant(a) => a.cwnd_event(tcp, event, now_ns), )* }
             }
             #[inline]
+            fn in_ack_event(&mut self, tcp: &mut TcpState, flags: u32, now_ns: u64) {
+                match self { $( Algorithm::$variant(a) => a.in_ack_event(tcp, flags, now_ns), )* }
+            }
+            #[inline]
+            fn needs_ecn(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.needs_ecn(), )* }
+            }
+            #[inline]
             fn undo_cwnd(&mut self, tcp: &mut TcpState, now_ns: u64) -> u32 {
                 match self { $( Algorithm::$variant(a) => a.undo_cwnd(tcp, now_ns), )* }
             }
@@ -129,6 +137,7 @@ registry! {
     HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649", facts::highspeed;
     Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)", facts::scalable;
     Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)", facts::htcp;
+    Dctcp(crate::dctcp::Dctcp) = "dctcp", "Linux net/ipv4/tcp_dctcp.c and tcp_dctcp.h (6.x; RFC 8257)", facts::dctcp;
     Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c", facts::bbr;
 }
 

@@ -228,7 +228,7 @@ impl Replayer {
             }
             Event::Loss => {
                 if h.alg.fast_recovery() {
-                    h.enter_recovery(0, now);
+                    h.enter_recovery(0, false, now);
                     // The trace does not detail the recovery: it ends here, as if high_seq
                     // were acknowledged at once.
                     h.high_seq = h.tcp.snd_una;

@@ -44,6 +44,22 @@ pub enum CaEvent {
     CompleteCwr,
     /// A retransmission timeout fired (`tcp_enter_loss`).
     Loss,
+    /// The receiver got a CE-marked segment (`tcp_ecn_check_ce`, only for an algorithm that
+    /// needs ECN).
+    EcnIsCe,
+    /// The receiver got an ECT segment without CE (`tcp_ecn_check_ce`, likewise).
+    EcnNoCe,
+}
+
+/// Linux `enum tcp_ca_ack_event_flags`, the `flags` of
+/// [`crate::CongestionControl::in_ack_event`] (`tcp_in_ack_event` maps `FLAG_*` to them).
+pub mod ca_ack {
+    /// The ACK took the slow path (header prediction failed).
+    pub const SLOWPATH: u32 = 1 << 1;
+    /// The ACK updated the send window.
+    pub const WIN_UPDATE: u32 = 1 << 2;
+    /// The ACK carried ECE (`FLAG_ECE`, `tcp_ecn_rcv_ecn_echo`).
+    pub const ECE: u32 = 1 << 3;
 }
 
 /// What `pkts_acked` learns from one ACK (Linux `struct ack_sample`).
@@ -125,6 +141,8 @@ pub struct TcpState {
     pub delivered: u32,
     /// `lost`: segments marked lost so far.
     pub lost: u32,
+    /// `delivered_ce`: segments delivered by ACKs that carried ECE (`tcp_count_delivered`).
+    pub delivered_ce: u32,
     /// `app_limited`: 0, or the `delivered` count at which the last application-limited
     /// stretch ends (`tcp_rate_check_app_limited`); an algorithm may set it (BBR's PROBE_RTT).
     pub app_limited: u32,
@@ -163,6 +181,7 @@ impl Default for TcpState {
             mss: 1448,
             delivered: 0,
             lost: 0,
+            delivered_ce: 0,
             app_limited: 0,
             delivered_mstamp_us: 0,
             in_flight: 0,

@@ -26,8 +26,8 @@ pub mod rtt;
 
 use crate::clock::{TESTBED_HZ, TESTBED_JIFFY_NS};
 use crate::minmax::Minmax;
-use crate::seq::before;
-use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
+use crate::seq::{after, before};
+use crate::tcp::{ca_ack, AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
 use crate::{Algorithm, CongestionControl};
 pub use cwnd_validate::CwndUsage;
 pub use prr::{Prr, PrrAck};
@@ -43,6 +43,8 @@ pub enum RecoveryEnd {
     Undone,
     /// Ended with the reduction kept.
     Recovered,
+    /// An ECN reduction (CWR) ended: back to Open, the ACK is processed on as in Open.
+    CwrEnded,
 }
 
 /// An algorithm with the TCP state Linux keeps around it.
@@ -196,13 +198,47 @@ impl Host {
         self.retrans_stamp = 0;
     }
 
-    /// `tcp_try_to_open`, as far as modelled (no ECE, no Disorder): unless a retransmission
-    /// is still unacknowledged (`tcp_any_retrans_done`), `retrans_stamp` is cleared.
+    /// `tcp_try_to_open`, as far as modelled (no Disorder): unless a retransmission is
+    /// still unacknowledged (`tcp_any_retrans_done`), `retrans_stamp` is cleared; an ACK
+    /// with ECE (`FLAG_ECE`) enters CWR ([`Host::enter_cwr`]). Returns whether a reduction
+    /// began (the sender then sets CWR on its next new data, `tcp_ecn_queue_cwr`).
     #[inline]
-    pub fn try_to_open(&mut self, any_retrans_done: bool) {
+    pub fn try_to_open(&mut self, any_retrans_done: bool, ece: bool, now: u64) -> bool {
         if !any_retrans_done {
             self.retransmissions_done();
         }
+        ece && self.enter_cwr(now)
+    }
+
+    /// `tcp_enter_cwr`: an ECN congestion signal. No undo of it (`prior_ssthresh` and
+    /// `undo_marker` cleared); from Open or Disorder, `tcp_init_cwnd_reduction` (the
+    /// algorithm's ssthresh, PRR from zero, `high_seq = snd_nxt`) and CWR, which holds until
+    /// `snd_una` passes `high_seq`: one reduction per window. Returns whether it began.
+    pub fn enter_cwr(&mut self, now: u64) -> bool {
+        self.tcp.prior_ssthresh = 0;
+        if self.tcp.ca_state >= CaState::Cwr {
+            return false;
+        }
+        self.undo_marker = None;
+        self.init_cwnd_reduction(now);
+        self.set_state(CaState::Cwr, now);
+        true
+    }
+
+    /// `tcp_count_delivered`'s ECE part, then `tcp_in_ack_event` (Linux 6.x calls it after
+    /// `tcp_clean_rtx_queue`, before `tcp_fastretrans_alert`): `newly_delivered` segments
+    /// delivered by an ACK with ECE count into `delivered_ce`. The flags carry
+    /// `CA_ACK_ECE` only: the host models no header prediction (`CA_ACK_SLOWPATH`) nor
+    /// window updates (`CA_ACK_WIN_UPDATE`), which no algorithm here reads.
+    #[inline]
+    pub fn in_ack_event(&mut self, newly_delivered: u32, ece: bool, now: u64) {
+        let mut flags = 0;
+        if ece {
+            // A count of segments: wraps as the kernel's u32.
+            self.tcp.delivered_ce = self.tcp.delivered_ce.wrapping_add(newly_delivered);
+            flags |= ca_ack::ECE;
+        }
+        self.alg.in_ack_event(&mut self.tcp, flags, now);
     }
 
     /// Whether `tcp_fastretrans_alert` comes down to [`Host::try_to_open`] alone: in Open,
@@ -216,24 +252,37 @@ impl Host {
 
     /// `tcp_enter_recovery` with `tcp_init_undo` and `tcp_init_cwnd_reduction`:
     /// `prior_ssthresh`, `high_seq = snd_nxt`, the algorithm's `ssthresh`, PRR from zero,
-    /// then `set_state(Recovery)`. `retrans_out`: retransmissions in flight.
-    pub fn enter_recovery(&mut self, retrans_out: u32, now: u64) {
+    /// then `set_state(Recovery)`. `retrans_out`: retransmissions in flight; `ece`: the ACK
+    /// carried ECE (`ece_ack`: then the reduction cannot be undone to `prior_ssthresh`).
+    pub fn enter_recovery(&mut self, retrans_out: u32, ece: bool, now: u64) {
         self.tcp.prior_ssthresh = 0;
         self.init_undo(retrans_out);
         if !self.in_cwnd_reduction() {
-            self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
+            if !ece {
+                self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
+            }
             self.init_cwnd_reduction(now);
         }
         self.set_state(CaState::Recovery, now);
     }
 
-    /// `tcp_fastretrans_alert` step D and `tcp_process_loss`: once `snd_una` reaches
+    /// `tcp_fastretrans_alert` step D and `tcp_process_loss`: CWR ends once `snd_una`
+    /// passes `high_seq` (held until something above it is ACKed, so the CWR flag reached
+    /// the receiver) with `tcp_end_cwnd_reduction` and Open. Once `snd_una` reaches
     /// `high_seq`, Recovery ends with `tcp_try_undo_recovery` (undone if `tcp_may_undo`
     /// with the ACK's echo `tsecr`, back to Open either way) and `tcp_end_cwnd_reduction`
     /// (cwnd = ssthresh unless undone, `CA_EVENT_COMPLETE_CWR`); Loss ends with
     /// `tcp_try_undo_recovery` alone (the window keeps what slow start rebuilt).
     #[inline]
     pub fn try_leave_recovery(&mut self, tsecr: u32, now: u64) -> RecoveryEnd {
+        if self.tcp.ca_state == CaState::Cwr {
+            if !after(self.tcp.snd_una, self.high_seq) {
+                return RecoveryEnd::Stay;
+            }
+            self.end_cwnd_reduction(now);
+            self.set_state(CaState::Open, now);
+            return RecoveryEnd::CwrEnded;
+        }
         if !matches!(self.tcp.ca_state, CaState::Recovery | CaState::Loss) || before(self.tcp.snd_una, self.high_seq) {
             return RecoveryEnd::Stay;
         }
@@ -408,7 +457,7 @@ impl Host {
             return;
         }
         match state {
-            CaState::Recovery => self.enter_recovery(0, now),
+            CaState::Recovery => self.enter_recovery(0, false, now),
             CaState::Loss => self.enter_loss(in_flight, 0, now),
             s => self.set_state(s, now),
         }
@@ -513,9 +562,80 @@ mod tests {
         // tcp_try_to_open: `if (!tcp_any_retrans_done(sk)) tp->retrans_stamp = 0;`.
         let mut h = host();
         h.on_retransmit(1234);
-        h.try_to_open(true);
+        h.try_to_open(true, false, 0);
         assert_eq!(h.retrans_stamp, 1234);
-        h.try_to_open(false);
+        h.try_to_open(false, false, 0);
         assert_eq!(h.retrans_stamp, 0);
+    }
+
+    #[test]
+    fn an_ece_ack_enters_cwr_once_per_window() {
+        // tcp_try_to_open -> tcp_enter_cwr: ssthresh from the algorithm (reno: 10 >> 1),
+        // high_seq = snd_nxt, no undo; a second ECE inside CWR does nothing.
+        let mut h = host();
+        h.tcp.snd_nxt = 10;
+        h.undo_marker = Some(0);
+        h.tcp.prior_ssthresh = 99;
+        assert!(h.try_to_open(false, true, 0));
+        assert_eq!((h.tcp.ca_state, h.tcp.ssthresh, h.high_seq), (CaState::Cwr, 5, 10));
+        assert_eq!((h.undo_marker, h.tcp.prior_ssthresh, h.tcp.prior_cwnd), (None, 0, 10));
+        assert!(!h.try_to_open(false, true, 0));
+        assert_eq!(h.tcp.ssthresh, 5);
+        // Without ECE nothing starts.
+        let mut h = host();
+        assert!(!h.try_to_open(false, false, 0));
+        assert_eq!(h.tcp.ca_state, CaState::Open);
+    }
+
+    #[test]
+    fn cwr_ends_once_snd_una_passes_high_seq() {
+        // tcp_fastretrans_alert step D, TCP_CA_CWR: held while snd_una == high_seq (the CWR
+        // flag may not have reached the receiver), then tcp_end_cwnd_reduction: cwnd =
+        // ssthresh, Open.
+        let mut h = host();
+        h.tcp.snd_nxt = 10;
+        h.enter_cwr(0);
+        h.tcp.cwnd = 7;
+        h.tcp.snd_una = 10;
+        assert_eq!(h.try_leave_recovery(0, 0), RecoveryEnd::Stay);
+        h.tcp.snd_una = 11;
+        assert_eq!(h.try_leave_recovery(0, 0), RecoveryEnd::CwrEnded);
+        assert_eq!((h.tcp.ca_state, h.tcp.cwnd), (CaState::Open, 5));
+    }
+
+    #[test]
+    fn cwr_reduces_the_window_by_prr() {
+        // In CWR tcp_cong_control runs tcp_cwnd_reduction: prior_cwnd 10, ssthresh 5, 8 in
+        // flight (above ssthresh): ceil(5 * 2 / 10) - 0 = 1 segment for 2 delivered: cwnd
+        // = 8 + 1 = 9; no cong_avoid growth.
+        let mut h = host();
+        h.tcp.snd_nxt = 10;
+        h.enter_cwr(0);
+        let ack = PrrAck { newly_acked_sacked: 2, newly_lost: 0, una_advanced: true };
+        h.cong_control(ack, &RateSample::default(), 8, 0);
+        assert_eq!(h.tcp.cwnd, 9);
+    }
+
+    #[test]
+    fn recovery_entered_on_an_ece_ack_keeps_no_prior_ssthresh() {
+        // tcp_enter_recovery(sk, ece_ack): prior_ssthresh = tcp_current_ssthresh only
+        // without ECE (max(ssthresh 4, 3/4 of cwnd 10) = 7 here); with it, 0: not undone.
+        let mut h = host();
+        h.tcp.ssthresh = 4;
+        h.enter_recovery(0, false, 0);
+        assert_eq!(h.tcp.prior_ssthresh, 7);
+        let mut h = host();
+        h.tcp.ssthresh = 4;
+        h.enter_recovery(0, true, 0);
+        assert_eq!(h.tcp.prior_ssthresh, 0);
+    }
+
+    #[test]
+    fn ece_acks_count_their_segments_as_delivered_ce() {
+        // tcp_count_delivered: delivered_ce += delivered when the ACK carried ECE.
+        let mut h = host();
+        h.in_ack_event(3, true, 0);
+        h.in_ack_event(4, false, 0);
+        assert_eq!(h.tcp.delivered_ce, 3);
     }
 }

@@ -169,6 +169,8 @@ impl Sender {
                 self.reset_reno_sack();
                 return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
             }
+            // No ECN in the simulated host yet: CWR is never entered on an ACK.
+            RecoveryEnd::CwrEnded => {}
             RecoveryEnd::Undone => {
                 self.rack.force_detection();
                 return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
@@ -238,7 +240,7 @@ impl Sender {
     #[inline]
     fn try_to_open(&mut self) {
         let any_retrans = self.sb.any_retrans_done(self.host.tcp.snd_una);
-        self.host.try_to_open(any_retrans);
+        self.host.try_to_open(any_retrans, false, 0);
     }
 
     /// `tcp_undo_cwnd_reduction(sk, true)` after `tcp_try_undo_loss`: nothing is lost any
@@ -259,7 +261,7 @@ impl Sender {
         self.stats.loss_events += 1;
         self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         if self.host.alg.fast_recovery() {
-            self.host.enter_recovery(self.sb.retrans_out, now);
+            self.host.enter_recovery(self.sb.retrans_out, false, now);
         } else {
             self.frto.active = false;
             self.timeout_mark_lost(now);
