@@ -168,6 +168,10 @@ impl CongestionControl for Dctcp {
         tcp.cwnd.max(self.loss_cwnd)
     }
 
+    fn has_in_ack_event(&self) -> bool {
+        true
+    }
+
     fn needs_ecn(&self) -> bool {
         true
     }
@@ -378,5 +382,22 @@ mod tests {
     fn needs_ecn() {
         assert!(dctcp().needs_ecn());
         assert!(!crate::Algorithm::new("reno", &Params::new()).unwrap().needs_ecn());
+    }
+
+    #[test]
+    fn replay_an_ece_ack_enters_cwr_with_half_alpha() {
+        // From cwnd 100 in congestion avoidance: the `ece` ACK of 1 segment ends DCTCP's
+        // first window (next_seq = snd_nxt at init = 0): 1 of 1 delivered marked, alpha =
+        // 1024 - 64 + (1 << 6) = 1024. tcp_enter_cwr: ssthresh = 100 - (100 x 1024) >> 11
+        // = 50; PRR with 99 in flight: ceil(50 x 1 / 100) = 1, cwnd 99 + 1 = 100. The
+        // receiver's `ce` event changes nothing at the sender.
+        use crate::replay::{parse_trace_csv, replay};
+        let trace = parse_trace_csv("time_us,event,acked,rtt_us\n0,ece,1,10000\n10,ce,,\n").unwrap();
+        let alg = crate::Algorithm::new("dctcp", &Params::new()).unwrap();
+        let rows = replay(alg, crate::replay::ReplayStart { cwnd: 100, ssthresh: 100 }, &trace);
+        let state = |r: &crate::replay::ReplayRow| (r.event, r.cwnd, r.ssthresh, r.ca_state);
+        assert_eq!(state(&rows[0]), ("ece", 100, 50, CaState::Cwr));
+        assert_eq!(state(&rows[1]), ("ce", 100, 50, CaState::Cwr));
+        assert_eq!(rows[0].vars, [("alpha", 1.0)]);
     }
 }

@@ -75,6 +75,12 @@ pub trait CongestionControl {
     /// `flags` are [`tcp::ca_ack`] bits.
     fn in_ack_event(&mut self, _tcp: &mut TcpState, _flags: u32, _now_ns: u64) {}
 
+    /// Whether the algorithm has an `in_ack_event` hook (Linux tests `ops->in_ack_event`
+    /// before calling it; the host skips the call's preparation otherwise).
+    fn has_in_ack_event(&self) -> bool {
+        false
+    }
+
     /// Linux `TCP_CONG_NEEDS_ECN`: the connection negotiates ECN whatever `tcp_ecn` says
     /// (`tcp_ecn_send_syn`, `tcp_ca_needs_ecn`), and the receiver reports each segment's CE
     /// state to the algorithm (`CA_EVENT_ECN_IS_CE` / `CA_EVENT_ECN_NO_CE`).

@@ -84,6 +84,10 @@ macro_rules! registry {
                 match self { $( Algorithm::$variant(a) => a.in_ack_event(tcp, flags, now_ns), )* }
             }
             #[inline]
+            fn has_in_ack_event(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.has_in_ack_event(), )* }
+            }
+            #[inline]
             fn needs_ecn(&self) -> bool {
                 match self { $( Algorithm::$variant(a) => a.needs_ecn(), )* }
             }

@@ -70,6 +70,10 @@ pub struct Host {
     rtt_min: Minmax,
     /// Delivery-rate sampling (`tcp_rate.c`).
     pub rate: RateEstimator,
+    /// `TCP_ECN_OK`: the connection negotiated ECN (RFC 3168).
+    pub ecn_ok: bool,
+    /// `TCP_ECN_QUEUE_CWR`: a reduction began; the next new data carries CWR.
+    queue_cwr: bool,
 }
 
 /// `tcp_jiffies32` of the testbed's kernel, for the min-RTT window.
@@ -92,6 +96,8 @@ impl Host {
             usage: CwndUsage::default(),
             rtt_min: Minmax { s: [crate::minmax::MinmaxSample { t: 0, v: u32::MAX }; 3] },
             rate: RateEstimator::default(),
+            ecn_ok: false,
+            queue_cwr: false,
         }
     }
 
@@ -227,18 +233,23 @@ impl Host {
 
     /// `tcp_count_delivered`'s ECE part, then `tcp_in_ack_event` (Linux 6.x calls it after
     /// `tcp_clean_rtx_queue`, before `tcp_fastretrans_alert`): `newly_delivered` segments
-    /// delivered by an ACK with ECE count into `delivered_ce`. The flags carry
-    /// `CA_ACK_ECE` only: the host models no header prediction (`CA_ACK_SLOWPATH`) nor
-    /// window updates (`CA_ACK_WIN_UPDATE`), which no algorithm here reads.
+    /// delivered by an ACK with ECE count into `delivered_ce`; the hook, if the algorithm
+    /// has one, sees `delivered` as `tcp.delivered` (this ACK's count included: a caller
+    /// that stores it later passes it here, and `tcp.delivered` is given back unchanged).
+    /// The flags carry `CA_ACK_ECE` only: the host models no header prediction
+    /// (`CA_ACK_SLOWPATH`) nor window updates (`CA_ACK_WIN_UPDATE`).
     #[inline]
-    pub fn in_ack_event(&mut self, newly_delivered: u32, ece: bool, now: u64) {
-        let mut flags = 0;
+    pub fn in_ack_event(&mut self, delivered: u32, newly_delivered: u32, ece: bool, now: u64) {
         if ece {
             // A count of segments: wraps as the kernel's u32.
             self.tcp.delivered_ce = self.tcp.delivered_ce.wrapping_add(newly_delivered);
-            flags |= ca_ack::ECE;
         }
-        self.alg.in_ack_event(&mut self.tcp, flags, now);
+        if self.alg.has_in_ack_event() {
+            let flags = if ece { ca_ack::ECE } else { 0 };
+            let stored = std::mem::replace(&mut self.tcp.delivered, delivered);
+            self.alg.in_ack_event(&mut self.tcp, flags, now);
+            self.tcp.delivered = stored;
+        }
     }
 
     /// Whether `tcp_fastretrans_alert` comes down to [`Host::try_to_open`] alone: in Open,
@@ -353,13 +364,20 @@ impl Host {
     }
 
     /// `tcp_init_cwnd_reduction`: `high_seq = snd_nxt`, PRR from zero, the algorithm's
-    /// ssthresh.
+    /// ssthresh, CWR queued on an ECN connection (`tcp_ecn_queue_cwr`).
     fn init_cwnd_reduction(&mut self, now: u64) {
         self.high_seq = self.tcp.snd_nxt;
         self.tcp.cwnd_cnt = 0;
         self.tcp.prior_cwnd = self.tcp.cwnd;
         self.prr = Prr::default();
         self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+        self.queue_cwr |= self.ecn_ok;
+    }
+
+    /// `tcp_ecn_send`'s CWR: whether this new data segment carries CWR (once per reduction).
+    #[inline]
+    pub fn take_queued_cwr(&mut self) -> bool {
+        std::mem::take(&mut self.queue_cwr)
     }
 
     /// `tcp_process_tlp_ack` once a tail loss probe proved to have repaired a loss:
@@ -372,7 +390,7 @@ impl Host {
         self.set_state(CaState::Open, now);
     }
 
-    /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight
+    /// `tcp_enter_loss` (CWR queued on an ECN connection, as on any reduction), after `tcp_timeout_mark_lost` left `in_flight` segments in flight
     /// (`retrans_out` of them retransmissions). ssthresh is recomputed (and the undo point
     /// set, `tcp_init_undo`) only if no reduction was made inside this window: from Open
     /// or Disorder, once `snd_una` reached `high_seq`, or in Loss with `icsk_retransmits`
@@ -393,6 +411,7 @@ impl Host {
         self.tcp.cwnd_cnt = 0;
         self.set_state(CaState::Loss, now);
         self.high_seq = self.tcp.snd_nxt;
+        self.queue_cwr |= self.ecn_ok;
     }
 
     /// `tcp_retransmit_timer` (`tcp_timer.c`): `tcp_enter_loss`, then
@@ -470,6 +489,8 @@ impl Host {
             self.tcp.cwnd = self.alg.undo_cwnd(&mut self.tcp, now);
             if self.tcp.prior_ssthresh > self.tcp.ssthresh {
                 self.tcp.ssthresh = self.tcp.prior_ssthresh;
+                // tcp_ecn_withdraw_cwr: the reduction is taken back, so is its signal.
+                self.queue_cwr = false;
             }
         }
         self.undo_marker = None;
@@ -634,8 +655,31 @@ mod tests {
     fn ece_acks_count_their_segments_as_delivered_ce() {
         // tcp_count_delivered: delivered_ce += delivered when the ACK carried ECE.
         let mut h = host();
-        h.in_ack_event(3, true, 0);
-        h.in_ack_event(4, false, 0);
-        assert_eq!(h.tcp.delivered_ce, 3);
+        h.in_ack_event(3, 3, true, 0);
+        h.in_ack_event(7, 4, false, 0);
+        assert_eq!((h.tcp.delivered_ce, h.tcp.delivered), (3, 0));
+    }
+
+    #[test]
+    fn every_reduction_queues_cwr_on_an_ecn_connection_once() {
+        // tcp_ecn_queue_cwr in tcp_init_cwnd_reduction and tcp_enter_loss, taken by the next
+        // new data (tcp_ecn_send); not on a connection without ECN.
+        let mut h = host();
+        h.enter_cwr(0);
+        assert!(!h.take_queued_cwr());
+        let mut h = host();
+        h.ecn_ok = true;
+        h.enter_cwr(0);
+        assert!(h.take_queued_cwr());
+        assert!(!h.take_queued_cwr());
+        h.enter_loss(1, 0, 0);
+        assert!(h.take_queued_cwr());
+        // tcp_undo_cwnd_reduction restoring a higher ssthresh withdraws it.
+        let mut h = host();
+        h.ecn_ok = true;
+        h.tcp.ssthresh = 4;
+        h.enter_recovery(0, false, 0);
+        h.undo(0);
+        assert!(!h.take_queued_cwr());
     }
 }
