@@ -2,8 +2,9 @@
 
 The trace is CSV with columns ``time_us,event,acked,rtt_us`` and optionally
 ``cwnd_limited``, ``disorder``, ``srtt_us``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``,
-``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``loss``, ``rto``,
-``tx_start`` and ``undo``. An algorithm with ``cong_control`` (``bbr``) needs every ACK's
+``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``ece`` (an ``ack`` that
+carried ECE: CWR from Open, ``dctcp``'s marked count), ``ce`` and ``no_ce`` (the receiver's CE
+events), ``loss``, ``rto``, ``tx_start`` and ``undo``. An algorithm with ``cong_control`` (``bbr``) needs every ACK's
 delivery-rate sample: ``rs_prior_delivered, rs_delivered, rs_interval_us,
 rs_app_limited`` and optionally ``losses, prior_in_flight, in_flight, wstamp_ns, delivered``. Semantics follow Linux ``tcp_input.c`` (the Rust
 module ``cubiclab_cc::replay`` documents them).

@@ -59,6 +59,7 @@ A scenario file (every key optional except ``flows``)::
     # stop = "100s" | bytes = "10MB" | recovery = "sack" | "newreno"
     # delayed_ack = true | ack_every = 2 | delack_timeout = "40ms"
     # initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB" | rwnd = "autotune"
+    # ecn = true                # RFC 3168 ECN (Linux tcp_ecn = 1); dctcp has it anyway
     [flows.params]
     beta = 717
 
@@ -180,6 +181,11 @@ class FlowGroup:
     #: "forward": data along its route; "reverse": data back along it, on the links' reverse
     #: directions, where it meets the other flows' ACKs (a congested reverse path).
     direction: str = "forward"
+    #: ECN (RFC 3168) as Linux's ``net.ipv4.tcp_ecn = 1`` asks for it: data leaves ECT(0), a
+    #: queue's CE mark comes back as ECE, and the sender reduces its window once per window
+    #: of data (CWR). Default off, as Linux's client side. An algorithm that needs ECN
+    #: (``dctcp``) negotiates it whatever this says, and refuses ``False``.
+    ecn: bool | None = None
 
 
 @dataclass
@@ -317,6 +323,7 @@ class Scenario:
                 # compile (and cache) as before.
                 **({} if g.direction == "forward" else {"direction": g.direction}),
                 **{key: getattr(g, key) for key in ("route", "ack_route") if getattr(g, key) is not None},
+                **({} if g.ecn is None else {"ecn": _ecn(g.ecn, f"{at}.ecn")}),
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
         # A delay left out: a quarter of the smallest RTT, shared by the links of the longest route.
@@ -517,6 +524,13 @@ def _rwnd(value, at: str, mss: int):
     if isinstance(value, str) and not any(ch.isdigit() for ch in value):
         raise ValueError(f"{at} is {value!r}; allowed: \"autotune\" or a size (e.g. \"64KB\", \"40packets\")")
     return units.parse_size(value, at, mss=mss)
+
+
+def _ecn(value, at: str) -> bool:
+    """A flow group's ecn: true or false (left out: off)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{at} is {value!r}; allowed: true or false")
+    return value
 
 
 def _tcp_rmem(value, mss: int) -> list[int]:

@@ -118,6 +118,12 @@ pub(crate) fn reno(_: &Resolved) -> Facts {
     Facts::fixed(0.5, Growth::Reno)
 }
 
+/// `dctcp_react_to_loss`: a loss halves (an ECN reduction keeps 1 - alpha/2, which is not a
+/// loss's fact); Reno's growth.
+pub(crate) fn dctcp(_: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Reno)
+}
+
 /// Linux CUBIC (`cubictcp_recalc_ssthresh`): `cwnd * beta / beta_scale`. C from
 /// `bic_scale`: `cube_factor = 2^(10 + 3 BICTCP_HZ) / (bic_scale * 10)` makes
 /// K = cbrt(W (1 - beta) 2^10 / (bic_scale * 10)) s, so C = bic_scale * 10 / 2^10.

@@ -80,6 +80,14 @@ macro_rules! registry {
                 match self { $( Algorithm::$variant(a) => a.cwnd_event(tcp, event, now_ns), )* }
             }
             #[inline]
+            fn has_in_ack_event(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.has_in_ack_event(), )* }
+            }
+            #[inline]
+            fn needs_ecn(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.needs_ecn(), )* }
+            }
+            #[inline]
             fn undo_cwnd(&mut self, tcp: &mut TcpState, now_ns: u64) -> u32 {
                 match self { $( Algorithm::$variant(a) => a.undo_cwnd(tcp, now_ns), )* }
             }
@@ -133,6 +141,7 @@ registry! {
     HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649", facts::highspeed;
     Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)", facts::scalable;
     Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)", facts::htcp;
+    Dctcp(crate::dctcp::Dctcp) = "dctcp", "Linux net/ipv4/tcp_dctcp.c and tcp_dctcp.h (6.x; RFC 8257)", facts::dctcp;
     Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c", facts::bbr;
     Vegas(crate::vegas::Vegas) = "vegas", "Linux net/ipv4/tcp_vegas.c (6.x)", facts::vegas;
     Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;

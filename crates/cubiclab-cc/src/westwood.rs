@@ -193,7 +193,8 @@ impl CongestionControl for Westwood {
                 tcp.ssthresh = self.bw_rttmin(tcp);
                 self.reset_rtt_min = true;
             }
-            CaEvent::TxStart | CaEvent::CwndRestart => {}
+            // tcp_westwood_event handles no other event.
+            CaEvent::TxStart | CaEvent::CwndRestart | CaEvent::EcnIsCe | CaEvent::EcnNoCe => {}
         }
     }
 
@@ -206,6 +207,10 @@ impl CongestionControl for Westwood {
     }
 
     /// `tcp_westwood_ack`.
+    fn has_in_ack_event(&self) -> bool {
+        true
+    }
+
     fn in_ack_event(&mut self, tcp: &mut TcpState, ev: AckEvent, now_ns: u64) {
         let now = jiffies32(now_ns, self.hz);
         self.update_window(tcp, now);
@@ -235,8 +240,8 @@ mod tests {
     use crate::test_support::var_of;
 
     const MS: u64 = 1_000_000;
-    const FAST: AckEvent = AckEvent { slow_path: false };
-    const SLOW: AckEvent = AckEvent { slow_path: true };
+    const FAST: AckEvent = AckEvent { slow_path: false, ece: false };
+    const SLOW: AckEvent = AckEvent { slow_path: true, ece: false };
 
     /// HZ 1000 (one jiffy a millisecond), MSS 1000 bytes, started at 1 s with snd_una 0.
     fn start() -> (Westwood, TcpState) {

@@ -197,6 +197,12 @@ table! {
         delivered_bytes: u64,
         /// Completion time of a flow with a byte count (ns after its start), if it completed.
         fct_ns: Option<u64>,
+        /// Whether the flow negotiated ECN (the group's `ecn`, or an algorithm that needs it).
+        ecn: bool,
+        /// ECN reductions: CWR entered on an ACK with ECE.
+        ecn_reductions: u64,
+        /// CE-marked data segments its receiver got.
+        ce_marks: u64,
     }
 }
 

@@ -213,6 +213,12 @@ pub struct FlowGroup {
     /// The receiver's window (default: a forced buffer far above the path's needs, so it
     /// never limits; see [`Rwnd`]).
     pub rwnd: Option<Rwnd>,
+    /// ECN (RFC 3168) as Linux's `net.ipv4.tcp_ecn = 1` asks for it (default: off, as
+    /// Linux's client side): data is sent ECT(0), a queue's CE mark comes back as ECE and
+    /// the sender reduces its window once per window of data (CWR). An algorithm that
+    /// needs ECN (`dctcp`) negotiates it whatever this says, and refuses `false`.
+    #[serde(default)]
+    pub ecn: Option<bool>,
 }
 
 /// A flow's receive window: pinned, or left to Linux's autotuning.
@@ -555,6 +561,7 @@ impl FlowGroup {
             initial_cwnd: 10,
             initial_ssthresh: None,
             rwnd: None,
+            ecn: None,
         }
     }
 }

@@ -102,6 +102,8 @@ pub struct PlannedFlow {
     pub rcvbuf_bytes: Option<u64>,
     pub initial_cwnd: u32,
     pub initial_ssthresh: Option<u32>,
+    /// ECN asked for (`tcp_ecn` = 1); an algorithm that needs it negotiates it anyway.
+    pub ecn: bool,
 }
 
 /// Most links a route may cross: a packet counts its hop in 4 bits (`packet::Kind`).
@@ -302,6 +304,7 @@ impl Scenario {
             rcvbuf_bytes: None,
             initial_cwnd: g.initial_cwnd,
             initial_ssthresh: g.initial_ssthresh,
+            ecn: g.ecn.unwrap_or(false),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Every range check of a scenario, in one place, before anything runs. A message names the
 //! key path as the scenario file spells it (`flows[0].rtt`) and what is allowed.
 
-use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
+use cubiclab_cc::{Algorithm, CongestionControl, Params, ALGORITHMS};
 
 use super::{DuplexLink, FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES, MAX_HOPS};
 use crate::loss::LossSpec;
@@ -38,6 +38,19 @@ fn check_algorithm(name: &str, params: &Params, at: &str) -> Result<(), String> 
     Algorithm::new(name, params).map(drop).map_err(|e| format!("{at}.{key}: {}", e.0))
 }
 
+/// `ecn = false` for an algorithm that needs ECN (`TCP_CONG_NEEDS_ECN`): Linux negotiates
+/// it whatever `tcp_ecn` says, so the setting would not hold.
+fn check_ecn(g: &FlowGroup, at: &str) -> Result<(), String> {
+    let needs = Algorithm::new(&g.algorithm, &g.cc_params()).is_ok_and(|a| a.needs_ecn());
+    if needs && g.ecn == Some(false) {
+        return Err(format!(
+            "{at}.ecn is false, but {} needs ECN (Linux negotiates it whatever tcp_ecn says); allowed: true, or leave it out",
+            g.algorithm
+        ));
+    }
+    Ok(())
+}
+
 fn positive(value: u64, at: &str) -> Result<(), String> {
     if value == 0 {
         return Err(format!("{at} is 0; it must be > 0"));
@@ -51,6 +64,7 @@ impl Scenario {
         self.validate_path_and_flows()?;
         for (i, g) in self.flows.iter().enumerate() {
             check_algorithm(&g.algorithm, &g.cc_params(), &format!("flows[{i}]"))?;
+            check_ecn(g, &format!("flows[{i}]"))?;
         }
         for (i, w) in self.web.iter().enumerate() {
             check_algorithm(&w.algorithm, &w.cc_params(), &format!("web[{i}]"))?;

@@ -149,6 +149,9 @@ impl Sim {
             t.random_losses.push(fl.random_losses);
             t.delivered_bytes.push(fl.total_delivered * mss);
             t.fct_ns.push(fl.fct_ns);
+            t.ecn.push(fl.sender.ecn_ok());
+            t.ecn_reductions.push(st.ecn_reductions);
+            t.ce_marks.push(fl.receiver.ce_received);
         }
         // `Sim::links` is built in the order of `link_directions`.
         for ((link, dir), l) in self.sc.link_directions().zip(&self.links) {
