@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from cubiclab.io import atomic_dir, atomic_write_text, writable_folder
+from cubiclab.io import atomic_dir, atomic_write_text, check_file_target, writable_folder
 from cubiclab.suggest import did_you_mean
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
@@ -48,10 +48,19 @@ def cmd_algorithms(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from cubiclab.replay import read_trace_file, replay
+    from cubiclab.replay import MAX_REPLAY_TRACE_BYTES, read_trace_file, replay
 
+    if args.output is not None:
+        check_file_target(args.output, "--output")
     try:
-        text = sys.stdin.read() if args.trace == "-" else read_trace_file(args.trace)
+        if args.trace == "-":
+            text = sys.stdin.buffer.read(MAX_REPLAY_TRACE_BYTES + 1)
+            if len(text) > MAX_REPLAY_TRACE_BYTES:
+                raise ValueError(f"trace: standard input is more than {MAX_REPLAY_TRACE_BYTES:,} bytes; "
+                                 f"allowed: at most {MAX_REPLAY_TRACE_BYTES:,}")
+            text = text.decode("utf-8-sig")
+        else:
+            text = read_trace_file(args.trace)
     except UnicodeDecodeError as e:
         raise ValueError(f"trace: standard input is not UTF-8 text (byte {e.start})") from None
     if not text.strip():
@@ -60,8 +69,8 @@ def cmd_replay(args) -> int:
     df = replay(args.algorithm, text, _parse_set(args.set), args.initial_cwnd, args.initial_ssthresh,
                 mss=args.mss, seed=args.seed)
     out = df.to_json(orient="records") if args.format == "json" else df.to_csv(index=False)
-    if args.output:
-        atomic_write_text(Path(args.output), out)
+    if args.output is not None:
+        atomic_write_text(check_file_target(args.output, "--output"), out)
     else:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
     return 0
@@ -106,7 +115,7 @@ def cmd_run(args) -> int:
     from cubiclab.scenario import Scenario, default_scenario
     from cubiclab.simulate import simulate
 
-    sc = Scenario.load(args.scenario) if args.scenario else default_scenario()
+    sc = Scenario.load(args.scenario) if args.scenario is not None else default_scenario()
     changes = {}
     if args.seed is not None:
         changes["seed"] = args.seed
@@ -116,8 +125,12 @@ def cmd_run(args) -> int:
         sc = sc.replace(**changes)
     if args.cwnd_changes:
         sc.record.cwnd = "changes"
-    if args.pcap:
-        sc.record.pcap = args.pcap
+    # The capture: --pcap's file (checked here), else the scenario's name inside the run's folder.
+    pcap_name = None
+    if args.pcap is not None:
+        sc.record.pcap = str(check_file_target(args.pcap, "--pcap"))
+    elif sc.record.pcap is not None:
+        pcap_name = sc.record.pcap
     sc.validate()  # before printing anything
     outdir = output_folder(args.out, sc.name)
     writable_folder(args.out, "--out")
@@ -127,8 +140,10 @@ def cmd_run(args) -> int:
     if not args.json:
         print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)
     try:
-        res = simulate(sc, progress=not args.quiet and not args.json)
         with atomic_dir(outdir, replace=True) as tmp:
+            if pcap_name is not None:
+                sc.record.pcap = str(tmp / pcap_name)
+            res = simulate(sc, progress=not args.quiet and not args.json)
             res.write(tmp, args.format)
             if not args.no_plots:
                 plot_run(res, tmp)
@@ -145,6 +160,9 @@ def cmd_run(args) -> int:
         for g, share in s["group_shares"].items():
             print(f"  {g:12s} share {share:.3f} (of what the flows delivered)")
         print(f"wrote {outdir}")
+    if sc.record.pcap is not None and not args.json:
+        where = outdir / pcap_name if pcap_name is not None else sc.record.pcap
+        print(f"wrote capture {where}")
     return 0
 
 

@@ -33,21 +33,21 @@ MAX_SEGMENTS = 1 << 30
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
+#: The largest replay trace read: 16 MiB of CSV, about 600,000 events (the result holds
+#: about 1.3 KB per event).
+MAX_REPLAY_TRACE_BYTES = 16 << 20
+
+
 def read_trace_file(path) -> str:
-    """The text of a trace file; a missing file, a folder or bytes that are not UTF-8 are
-    refused naming the file."""
-    if not str(path):
-        raise ValueError("trace: the file name is empty")
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"trace: no such file '{p}'")
-    if not p.is_file():
-        raise ValueError(f"trace: '{p}' is not a file; give a CSV trace file")
-    raw = p.read_bytes()
+    """The text of a trace file; a missing file, anything but a regular file, a file over
+    MAX_REPLAY_TRACE_BYTES or bytes that are not UTF-8 are refused naming the file."""
+    from cubiclab.io import read_input_file
+
+    raw = read_input_file(path, "trace", limit=MAX_REPLAY_TRACE_BYTES)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise ValueError(f"trace: '{p}' is not UTF-8 text (byte {e.start}); a trace is CSV text") from None
+        raise ValueError(f"trace: '{path}' is not UTF-8 text (byte {e.start}); a trace is CSV text") from None
 
 
 def _trace_text(trace) -> str:
