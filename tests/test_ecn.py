@@ -11,7 +11,7 @@ def _scenario(*groups):
 
 
 def test_ecn_must_be_a_switch():
-    with pytest.raises(ValueError, match=r"flows\[0\]\.ecn is 'yes'; allowed: true or false"):
+    with pytest.raises(ValueError, match=r"flows\[0\]\.ecn is 'yes' \(str\); allowed: a boolean \(true or false\) or omitted"):
         cubiclab.simulate(_scenario(FlowGroup("reno", ecn="yes")))
 
 

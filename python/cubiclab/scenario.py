@@ -331,7 +331,7 @@ class Scenario:
                 # compile (and cache) as before.
                 **({} if g.direction == "forward" else {"direction": g.direction}),
                 **{key: getattr(g, key) for key in ("route", "ack_route") if getattr(g, key) is not None},
-                **({} if g.ecn is None else {"ecn": _ecn(g.ecn, f"{at}.ecn")}),
+                **({} if g.ecn is None else {"ecn": g.ecn}),  # its type checked by _typed
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
         # A delay left out: a quarter of the smallest RTT, shared by the links of the longest route.
@@ -532,13 +532,6 @@ def _rwnd(value, at: str, mss: int):
     if isinstance(value, str) and not any(ch.isdigit() for ch in value):
         raise ValueError(f"{at} is {value!r}; allowed: \"autotune\" or a size (e.g. \"64KB\", \"40packets\")")
     return units.parse_size(value, at, mss=mss)
-
-
-def _ecn(value, at: str) -> bool:
-    """A flow group's ecn: true or false (left out: off)."""
-    if not isinstance(value, bool):
-        raise ValueError(f"{at} is {value!r}; allowed: true or false")
-    return value
 
 
 def _tcp_rmem(value, mss: int) -> list[int]:
