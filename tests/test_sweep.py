@@ -168,7 +168,8 @@ def test_ray_backend_fills_the_same_cache(tmp_path):
     runs = ensemble(small(), range(1, 7))
     local = run_sweep(runs[:3], tmp_path, jobs=1, progress=False)  # start locally ...
     assert local.computed == 3
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # A new local instance: /tmp/ray/ray_current_cluster may name a cluster long gone.
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         res = run_sweep(runs, tmp_path, ray="auto", progress=False)  # ... finish on the cluster
     finally:

@@ -617,7 +617,9 @@ def _run_ray(todo, cache, address, bar, failures):
     if not ray.is_initialized():
         try:
             if address in ("local", "", None):
-                ray.init(include_dashboard=False, log_to_driver=False)
+                # "local" names a new instance: a bare ray.init() would join whatever
+                # RAY_ADDRESS or /tmp/ray/ray_current_cluster names, stale or not.
+                ray.init(address="local", include_dashboard=False, log_to_driver=False)
             else:
                 ray.init(address=address, log_to_driver=False)
         except Exception as e:  # noqa: BLE001 - Ray raises several kinds
