@@ -123,6 +123,68 @@ def test_receive_buffer_is_the_plans():
     assert p.receiver_sysctls == {"net.ipv4.tcp_rmem": "4096 131072 6291456"}
 
 
+def _two_way_links() -> list:
+    # Link a: 5 ms one way; link b: 10 ms.
+    return [cubiclab.Link(name="a", rate="20Mbps", delay="5ms"), cubiclab.Link(name="b", rate="10Mbps", delay="10ms")]
+
+
+def test_a_reverse_flows_ends_and_delays_are_swapped():
+    # A reverse flow's data goes B to A: its sender runs in the receiver's namespace, and the
+    # emulator's flow line gives the A-to-B way its ACKs' delay. Its data crosses link a's
+    # reverse direction (5 ms, then its access delay: (40 - 5 - 10) / 2 = 12.5 ms), its ACKs
+    # link b forward (10 + 12.5 ms): A to B 22.5 ms, B to A 17.5 ms. (The forward flow
+    # crosses both links both ways: 15 ms of links and (40 - 30) / 2 = 5 ms of access each
+    # way.) The emulator refuses a
+    # route whose hops do not sum to its flow line's delay that way, so each flow line must
+    # equal the sum of the route lines emulator_path writes for it.
+    if "reno" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer reno")
+    sc = cubiclab.Scenario(duration="2s", links=_two_way_links(), flows=[
+        cubiclab.FlowGroup("reno", rtt="40ms", route=["a", "b"]),
+        cubiclab.FlowGroup("reno", rtt="40ms", route=["a"], ack_route=["b"], direction="reverse", recovery="newreno",
+                           rwnd="autotune")])
+    with pytest.raises(ValueError, match="recovery"):
+        tbrun.plan(sc)  # one recovery for all: a namespace-wide setting
+    sc.flows[0].recovery = "newreno"
+    p = tbrun.plan(sc)
+    assert [(f["direction"], f["route"]) for f in p.flows] == [("forward", "a>b"), ("reverse", "a")]
+    assert [(f["fwd_delay_ns"], f["rev_delay_ns"]) for f in p.flows] == [(20_000_000, 20_000_000),
+                                                                          (22_500_000, 17_500_000)]
+    routes = {}
+    for line in p.compiled.path.splitlines():
+        if line.startswith("route "):
+            _, i, way, *hops = line.split()
+            routes[int(i), way] = sum(int(h.split(":")[1]) for h in hops)
+    assert routes == {(i, way): f[f"{way}_delay_ns"] for i, f in enumerate(p.flows) for way in ("fwd", "rev")}
+    # Senders (no SACK) and receivers (an autotuned buffer within tcp_rmem) run on both sides.
+    assert p.namespace_sysctls() == {ns: {"net.ipv4.tcp_sack": 0, "net.ipv4.tcp_rmem": "4096 131072 33554432"}
+                                     for ns in ("sender", "receiver")}
+    assert p.ways() == {"forward", "reverse"}
+    # A reverse flow alone: its sender's settings where it sends from, its receiver's where
+    # it receives.
+    only = tbrun.plan(sc.replace(flows=sc.flows[1:]))
+    assert only.namespace_sysctls() == {"sender": {"net.ipv4.tcp_rmem": "4096 131072 33554432"},
+                                        "receiver": {"net.ipv4.tcp_sack": 0}}
+
+
+def test_what_the_testbed_cannot_set_per_flow_is_refused():
+    # A route metric rto_min below 200 ms also caps the delayed ACKs of the receivers on that
+    # route (tcp_delack_max); with data both ways receivers share the senders' route.
+    if "reno" not in tbrun.kernel_algorithms():
+        pytest.skip("this kernel does not offer reno")
+    both = cubiclab.Scenario(duration="2s", min_rto="10ms", flows=[
+        cubiclab.FlowGroup("reno"), cubiclab.FlowGroup("reno", direction="reverse")])
+    with pytest.raises(ValueError, match="min_rto is 10 ms with data both ways"):
+        tbrun.plan(both)
+    assert tbrun.plan(both.replace(flows=both.flows[1:])).route_opts == {"rto_min": "10ms"}
+    # Two ends in one namespace that need one setting two ways: the receiver's namespace
+    # holds the forward flow's receiver (2) and the reverse flow's sender (1).
+    p = tbrun.plan(both.replace(min_rto="200ms"))
+    p.sender_sysctls, p.receiver_sysctls = {"net.ipv4.tcp_ecn": 1}, {"net.ipv4.tcp_ecn": 2}
+    with pytest.raises(ValueError, match=r"receiver's namespace would need net\.ipv4\.tcp_ecn = 2 and 1"):
+        p.namespace_sysctls()
+
+
 def test_a_testbed_plan_compiles_its_scenario_once(tmp_path, monkeypatch):
     # plan() compiles the scenario once and derives the flow plan, the emulator's path and
     # the web schedule from that one compiled form; the cache key and the run take it from
@@ -677,3 +739,68 @@ def test_pcap_link_captures_the_named_link(tmp_path):
     port_of_flow = [f["port"] for f in tbrun.plan(sc).flows]
     assert {ip.data.dport for ip in fwd} == {port_of_flow[0]}
     assert sum(ip.len for ip in fwd) == e["link1_fwd_tx_bytes"]
+
+
+@needs_root
+def test_a_reverse_flow_sends_from_the_receivers_side():
+    # One CUBIC flow each way over one 20 Mbit/s link with 50 packets of buffer each way:
+    # the reverse flow's sender runs in the receiver's namespace, its data crosses the
+    # reverse direction, where the forward flow's ACKs queue behind it. Each way carries its
+    # flow's data after the start-up, at most the link's payload rate (19.3 Mbit/s) and, with
+    # the other flow's ACKs beside it and its own ACKs queued behind the other's data, at
+    # least 40% of it (measured: 62-83% on both sides, the split between the flows varying
+    # from run to run). Each flow's data is counted on the direction it crosses: its bytes
+    # there are its delivered payload in 1500-byte packets (within the data in flight at
+    # the end and its retransmissions).
+    sc = cubiclab.Scenario(duration="4s", bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="50packets",
+                                                                         reverse_buffer="50packets"),
+                           flows=[cubiclab.FlowGroup("cubic", rtt="40ms"),
+                                  cubiclab.FlowGroup("cubic", rtt="40ms", direction="reverse")])
+    res = cubiclab.testbed(sc)
+    t = res.totals.set_index("flow")
+    assert list(t.direction) == ["forward", "reverse"] and list(t.route) == ["bottleneck"] * 2
+    assert (t.cc_kernel == "cubic").all() and set(res.cwnd.flow) == {0, 1}
+    goodput = res.flows[res.flows.t > 1.0].groupby("flow").goodput_bps.mean()
+    assert goodput.between(0.4 * 20e6 * 1448 / 1500, 20e6 * 1448 / 1500).all(), goodput
+    on_link = res.flows.groupby("flow").throughput_bps.sum() * 0.1 / 8  # 100 ms records
+    assert np.allclose(on_link / (t.delivered_bytes * 1500 / 1448), 1.0, atol=0.05), on_link
+    # Each direction's bytes: its flow's data and the other flow's ACKs, within its capacity.
+    lt = res.link_totals.set_index("direction")
+    for way, flow in (("forward", 0), ("reverse", 1)):
+        assert on_link[flow] < lt.loc[way, "tx_bytes"] <= lt.loc[way, "capacity_bytes"]
+        assert t.loc[flow, "drops"] == ((res.drops.flow == flow) & (res.drops.direction == way)).sum()
+    # Both ways carry each flow's path delay: its least RTT is its 40 ms and at most a
+    # packet time (0.6 ms) and a few ms of scheduling more.
+    assert (res.info.groupby("flow").min_rtt_us.min().between(40_000, 44_000)).all()
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_a_parking_lot_carries_each_flow_over_its_route():
+    # Links a (20 Mbit/s) and b (10 Mbit/s); a long CUBIC flow crosses both, a CUBIC flow a
+    # alone, a Reno flow b alone. A flow's bytes are counted on every link it crosses (as
+    # the simulator counts), so the long flow's are twice its delivered payload in
+    # 1500-byte packets and a cross flow's once (within the data in flight at the end and
+    # the retransmissions); each link is someone's bottleneck, busy after 1 s; drops on a
+    # link are of the flows routed over it; and the link table is the simulator's: one
+    # row per link per sample.
+    sc = cubiclab.Scenario(duration="4s", links=[cubiclab.Link(name="a", rate="20Mbps", delay="5ms"),
+                                                 cubiclab.Link(name="b", rate="10Mbps", delay="5ms")],
+                           flows=[cubiclab.FlowGroup("cubic", rtt="40ms", route=["a", "b"]),
+                                  cubiclab.FlowGroup("cubic", rtt="40ms", route=["a"]),
+                                  cubiclab.FlowGroup("reno", rtt="40ms", route=["b"])])
+    res = cubiclab.testbed(sc)
+    t = res.totals.set_index("flow")
+    assert list(t.route) == ["a>b", "a", "b"]
+    on_link = res.flows.groupby("flow").throughput_bps.sum() * 0.1 / 8  # 100 ms records
+    on_links = on_link / (t.delivered_bytes * 1500 / 1448)
+    assert np.allclose(on_links, [2.0, 1.0, 1.0], rtol=0.05), on_links
+    assert (res.link[res.link.t > 1.0].groupby("link").utilization.mean() > 0.9).all()
+    routed = {0: {0, 1}, 1: {0, 2}}
+    for (link, way), d in res.drops.groupby(["link", "direction"]):
+        assert way == "reverse" or set(d.flow) <= routed[link], (link, set(d.flow))
+    sim = cubiclab.simulate(sc)
+    assert set(sim.link.columns) <= set(res.link.columns)
+    assert len(res.link) == len(sim.link) == 2 * 40 and list(res.link.link) == list(sim.link.link)
+    assert np.allclose(res.link.t, sim.link.t)
+    assert not _ours(f"{netns.PREFIX}{os.getpid()}-")

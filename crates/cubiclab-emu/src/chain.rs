@@ -120,7 +120,7 @@ impl Chain {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::path::{Seg, NO_FLOW};
     use crate::tun::Header;
@@ -128,7 +128,7 @@ mod tests {
 
     const MS: Time = 1_000_000;
 
-    fn spec(rate_bps: u64, buffer: u32, loss: LossSpec) -> LinkSpec {
+    pub(crate) fn spec(rate_bps: u64, buffer: u32, loss: LossSpec) -> LinkSpec {
         LinkSpec {
             rate_bps,
             buffer: Limit::Packets(buffer),
@@ -140,7 +140,7 @@ mod tests {
     }
 
     /// A packet of `segments` segments of 1500 bytes on the wire.
-    fn packet(slab: &mut Slab, segments: u16) -> u32 {
+    pub(crate) fn packet(slab: &mut Slab, segments: u16) -> u32 {
         let h = Header {
             hdr_len: 52,
             ip_hl: 20,

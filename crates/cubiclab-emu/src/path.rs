@@ -146,6 +146,8 @@ pub struct Direction {
     pub arrivals: u64,
     /// Segments that left the link.
     pub tx_segments: u64,
+    /// The largest queue after an arrival since the last [`Direction::take_max_queue`].
+    max_queue: (usize, u64),
 }
 
 impl Direction {
@@ -177,7 +179,8 @@ impl Direction {
         if let Some(s) = schedule {
             link.vary(s.clone());
         }
-        Direction { link, next_done: None, lines, line_of_flow, line_default, arrivals: 0, tx_segments: 0 }
+        let max_queue = (0, 0);
+        Direction { link, next_done: None, lines, line_of_flow, line_default, arrivals: 0, tx_segments: 0, max_queue }
     }
 
     /// Without a rate the link is a wire: segments go straight to their delay line.
@@ -242,6 +245,15 @@ impl Direction {
                 slab.release(s.slot, 1);
             }
         }
+        let q = self.queue();
+        self.max_queue = (self.max_queue.0.max(q.0), self.max_queue.1.max(q.1));
+    }
+
+    /// The largest queue (packets, bytes) after an arrival since the last call; the next
+    /// interval starts from the queue as it is now.
+    pub fn take_max_queue(&mut self) -> (usize, u64) {
+        let now = self.queue();
+        std::mem::replace(&mut self.max_queue, now)
     }
 
     /// Finish time of the segment in service, if any.

@@ -1,8 +1,8 @@
-//! What the emulator records: interval samples of the first link (link.csv) and of each
-//! flow (flows.csv), drop and loss events on every link (events.csv), the lateness of
+//! What the emulator records: interval samples of every link (link.csv) and of each flow
+//! (flows.csv), both ways, drop and loss events on every link (events.csv), the lateness of
 //! deliveries, and the run's summary (summary.txt, also returned, with every link
-//! direction's totals). Each direction records on its own (it runs
-//! in a thread of its own); [`write`] joins the two.
+//! direction's totals). Each direction records on its own (it runs in a thread of its
+//! own); [`write`] joins the two.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -79,10 +79,11 @@ struct FlowStats {
     random: u64,
 }
 
-/// One interval sample of a direction's bottleneck.
+/// One interval sample of one link's direction.
 #[derive(Clone, Copy, Default)]
 struct LinkRow {
     t: u64,
+    link: usize,
     queue: (usize, u64),
     max_queue: (usize, u64),
     drops: u64,
@@ -117,26 +118,32 @@ pub struct Io {
     pub dur: u64,
 }
 
+/// A link direction's counters at the last record, and its largest queue over the run.
+#[derive(Clone, Copy, Default)]
+struct LinkMark {
+    drops: u64,
+    random: u64,
+    tx_bytes: u64,
+    peak_queue: (usize, u64),
+}
+
 /// Counters and records of one direction; times in the records are CLOCK_MONOTONIC.
 pub struct Records {
     dir: usize,
     /// CLOCK_MONOTONIC of path time 0.
     start: u64,
-    /// Per flow, forward only (a flow's data crosses the forward links), counted on every
-    /// link it crosses, as the simulator counts.
+    /// Per flow, what of its packets (by port: its data one way, its ACKs the other) left
+    /// this direction's links, counted on every link it crosses, as the simulator counts.
     flows: Vec<FlowStats>,
     rows: Vec<LinkRow>,
+    /// Per link.
+    marks: Vec<LinkMark>,
     flows_csv: String,
     events_csv: String,
     n_events: usize,
     max_events: usize,
     pub events_lost: u64,
     pub late: Lateness,
-    /// Largest queue since the last record, and over the run.
-    max_q: (usize, u64),
-    pub peak_q: (usize, u64),
-    /// (drops, random losses, bytes sent) at the last record.
-    prev: (u64, u64, u64),
     /// The packet capture of what leaves this direction's link, if asked for.
     pub tap: Option<Tap>,
     /// Every read and write, up to the capacity reserved at the start (`io_trace`), so
@@ -146,21 +153,26 @@ pub struct Records {
 }
 
 impl Records {
-    pub fn new(dir: usize, start: u64, nflows: usize, max_events: usize, tap: Option<Tap>, io_trace: usize) -> Self {
+    pub fn new(
+        dir: usize,
+        start: u64,
+        (nflows, nlinks): (usize, usize),
+        max_events: usize,
+        tap: Option<Tap>,
+        io_trace: usize,
+    ) -> Self {
         Records {
             dir,
             start,
-            flows: vec![FlowStats::default(); if dir == 0 { nflows } else { 0 }],
+            flows: vec![FlowStats::default(); nflows],
             rows: Vec::new(),
+            marks: vec![LinkMark::default(); nlinks],
             flows_csv: String::new(),
             events_csv: String::new(),
             n_events: 0,
             max_events,
             events_lost: 0,
             late: Lateness::default(),
-            max_q: (0, 0),
-            peak_q: (0, 0),
-            prev: (0, 0, 0),
             tap,
             io: Vec::with_capacity(io_trace),
             io_lost: 0,
@@ -210,73 +222,61 @@ impl Records {
         }
     }
 
-    /// Note the queue after an arrival.
-    pub fn queue(&mut self, q: (usize, u64)) {
-        self.max_q = (self.max_q.0.max(q.0), self.max_q.1.max(q.1));
-    }
-
-    /// The interval record at CLOCK_MONOTONIC `t`.
-    pub fn sample(&mut self, t: u64, dir: &Direction) {
-        let l = &dir.link;
-        let queue = dir.queue();
-        self.rows.push(LinkRow {
-            t,
-            queue,
-            max_queue: self.max_q,
-            drops: l.drops - self.prev.0,
-            random: l.loss.losses - self.prev.1,
-            tx_bytes: l.tx_bytes - self.prev.2,
-            late_max: self.late.interval_max,
-        });
-        self.prev = (l.drops, l.loss.losses, l.tx_bytes);
-        self.peak_q = (self.peak_q.0.max(self.max_q.0), self.peak_q.1.max(self.max_q.1));
-        self.max_q = queue;
+    /// The interval record at CLOCK_MONOTONIC `t` of this direction's `links`.
+    pub fn sample(&mut self, t: u64, links: &mut [Direction]) {
+        for (k, (d, m)) in links.iter_mut().zip(&mut self.marks).enumerate() {
+            let max_queue = d.take_max_queue();
+            let l = &d.link;
+            self.rows.push(LinkRow {
+                t,
+                link: k,
+                queue: d.queue(),
+                max_queue,
+                drops: l.drops - m.drops,
+                random: l.loss.losses - m.random,
+                tx_bytes: l.tx_bytes - m.tx_bytes,
+                late_max: self.late.interval_max,
+            });
+            (m.drops, m.random, m.tx_bytes) = (l.drops, l.loss.losses, l.tx_bytes);
+            m.peak_queue = (m.peak_queue.0.max(max_queue.0), m.peak_queue.1.max(max_queue.1));
+        }
         self.late.interval_max = 0;
+        let d = self.dir;
         for (i, s) in self.flows.iter_mut().enumerate() {
-            let _ = writeln!(self.flows_csv, "{t},{i},{},{},{},{}", s.tx_bytes, s.tx_packets, s.drops, s.random);
+            let _ = writeln!(self.flows_csv, "{t},{d},{i},{},{},{},{}", s.tx_bytes, s.tx_packets, s.drops, s.random);
             *s = FlowStats::default();
         }
     }
 
-    /// The run's end: the peak includes the last, unfinished interval.
-    pub fn finish(&mut self) {
-        self.peak_q = (self.peak_q.0.max(self.max_q.0), self.peak_q.1.max(self.max_q.1));
+    /// The run's end: the peaks include the last, unfinished interval.
+    pub fn finish(&mut self, links: &mut [Direction]) {
+        for (d, m) in links.iter_mut().zip(&mut self.marks) {
+            let q = d.take_max_queue();
+            m.peak_queue = (m.peak_queue.0.max(q.0), m.peak_queue.1.max(q.1));
+        }
+    }
+
+    /// Link `k`'s largest queue over the run (packets, bytes), after [`Records::finish`].
+    pub fn peak_queue(&self, k: usize) -> (usize, u64) {
+        self.marks[k].peak_queue
     }
 }
 
 /// Write link.csv, flows.csv and events.csv into `out` from the records of both
-/// directions, and return the lateness of all deliveries.
+/// directions (the forward's rows, then the reverse's), and return the lateness of all
+/// deliveries.
 pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Lateness, String> {
     let mut link = String::from(
-        "t_ns,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,tx_bytes,rev_queue_packets,rev_drops,rev_random_losses,rev_tx_bytes,late_max_ns\n",
+        "t_ns,dir,link,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,tx_bytes,late_max_ns\n",
     );
-    // Both directions sample on the same grid; a direction that stopped a turn early
-    // lacks the last row.
-    let mut rev_rows = rev.rows.iter().peekable();
-    for f in &fwd.rows {
-        let r = match rev_rows.peek() {
-            Some(r) if r.t == f.t => *rev_rows.next().unwrap(),
-            _ => LinkRow::default(),
-        };
-        let _ = writeln!(
-            link,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            f.t,
-            f.queue.0,
-            f.queue.1,
-            f.max_queue.0,
-            f.max_queue.1,
-            f.drops,
-            f.random,
-            f.tx_bytes,
-            r.queue.0,
-            r.drops,
-            r.random,
-            r.tx_bytes,
-            f.late_max.max(r.late_max)
-        );
+    for r in [fwd, rev] {
+        for l in &r.rows {
+            let (t, d, k, q, m) = (l.t, r.dir, l.link, l.queue, l.max_queue);
+            let (drops, random, tx, late) = (l.drops, l.random, l.tx_bytes, l.late_max);
+            let _ = writeln!(link, "{t},{d},{k},{},{},{},{},{drops},{random},{tx},{late}", q.0, q.1, m.0, m.1);
+        }
     }
-    let flows = format!("t_ns,flow,tx_bytes,tx_packets,drops,random_losses\n{}", fwd.flows_csv);
+    let flows = format!("t_ns,dir,flow,tx_bytes,tx_packets,drops,random_losses\n{}{}", fwd.flows_csv, rev.flows_csv);
     let events = format!("t_ns,dir,flow,kind,seq,len,link\n{}{}", fwd.events_csv, rev.events_csv);
     for (name, text) in [("link.csv", &link), ("flows.csv", &flows), ("events.csv", &events)] {
         fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
@@ -315,14 +315,56 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chain::tests::{packet, spec};
+    use crate::path::Slab;
+    use cubiclab_path::LossSpec;
+
+    #[test]
+    fn every_link_is_sampled_and_every_flow_counted_each_way() {
+        // Two links at 10 Mbit/s (1500 bytes: 1.2 ms) with a one-packet buffer. At 0, flow
+        // 0 offers three segments to link 0: one in service, one queued (the interval's
+        // largest queue, 1 packet), one dropped; flow 1 one segment to link 1. By 10 ms
+        // link 0 has sent 3000 bytes, link 1 1500. One record at 10 ms: a row per link
+        // (this direction's), the queue empty again; per flow its bytes, packets and drops.
+        let spec = spec(10_000_000, 1, LossSpec::None);
+        let mut links: Vec<Direction> = (0..2).map(|k| Direction::new(&spec, None, 1, k, &[0, 0], 0, &[])).collect();
+        let mut slab = Slab::default();
+        let (a, b) = (packet(&mut slab, 3), packet(&mut slab, 1));
+        let mut fwd = Records::new(0, 1000, (2, 2), 10, None, 0);
+        for (k, slot, flow) in [(0, a, 0), (1, b, 1)] {
+            links[k].offer(0, slot, flow, &mut slab, |f| fwd.fate(k, f));
+        }
+        for (k, d) in links.iter_mut().enumerate() {
+            d.advance(10_000_000, &mut slab, |f| fwd.fate(k, f));
+        }
+        fwd.sample(1000 + 10_000_000, &mut links);
+        fwd.finish(&mut links);
+        assert_eq!((fwd.peak_queue(0), fwd.peak_queue(1)), ((1, 1500), (0, 0)));
+        let rev = Records::new(1, 1000, (2, 2), 10, None, 0);
+        let dir = std::env::temp_dir().join(format!("cubiclab-emu-links-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        write(&dir, &fwd, &rev).unwrap();
+        let read = |name| fs::read_to_string(dir.join(name)).unwrap();
+        let (link, flows) = (read("link.csv"), read("flows.csv"));
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            link,
+            "t_ns,dir,link,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,tx_bytes,late_max_ns\n\
+             10001000,0,0,0,0,1,1500,1,0,3000,0\n10001000,0,1,0,0,0,0,0,0,1500,0\n"
+        );
+        assert_eq!(
+            flows,
+            "t_ns,dir,flow,tx_bytes,tx_packets,drops,random_losses\n10001000,0,0,3000,2,1,0\n10001000,0,1,1500,1,0,0\n"
+        );
+    }
 
     #[test]
     fn io_rows_stop_at_the_reserved_capacity_and_read_back() {
         // Two rows reserved per direction: the third forward row is counted as lost, not
         // kept (the vector never grows mid-run). Times are path times; the file adds the
         // direction's start (1000 here).
-        let mut fwd = Records::new(0, 1000, 1, 10, None, 2);
-        let rev = Records::new(1, 1000, 1, 10, None, 2);
+        let mut fwd = Records::new(0, 1000, (1, 1), 10, None, 2);
+        let rev = Records::new(1, 1000, (1, 1), 10, None, 2);
         let row = |t, kind, late| Io { t, kind, segments: 3, queue: 7, seq: 42, late, dur: 5 };
         fwd.io(row(10, IoKind::Read, 0));
         fwd.io(row(20, IoKind::Wake, -4));

@@ -106,8 +106,8 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
     let mut rev = rev.map_err(|_| "the reverse direction's thread panicked".to_string())?;
     let mut fwd = fwd;
     let end = mono_ns();
-    fwd.rec.finish();
-    rev.rec.finish();
+    fwd.rec.finish(&mut fwd.chain.hops);
+    rev.rec.finish(&mut rev.chain.hops);
     let out = Path::new(&cfg.out);
     let late = record::write(out, &fwd.rec, &rev.rec)?;
     let mut pcap_records = [0; 2];
@@ -139,8 +139,8 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("fwd_delivered".into(), s(&f.delivered)),
         ("fwd_writes".into(), s(&f.writes)),
         ("fwd_write_errors".into(), s(&f.write_errors)),
-        ("fwd_peak_queue_packets".into(), s(&f.rec.peak_q.0)),
-        ("fwd_peak_queue_bytes".into(), s(&f.rec.peak_q.1)),
+        ("fwd_peak_queue_packets".into(), s(&f.rec.peak_queue(0).0)),
+        ("fwd_peak_queue_bytes".into(), s(&f.rec.peak_queue(0).1)),
         ("rev_reads".into(), s(&r.reads)),
         ("rev_arrivals".into(), s(&r0.arrivals)),
         ("rev_tx_packets".into(), s(&r0.tx_segments)),
@@ -168,13 +168,16 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
     ]);
     // Every link direction's counters (the simulator's link_totals).
     for (k, (fk, rk)) in f.chain.hops.iter().zip(&r.chain.hops).enumerate() {
-        for (way, h) in [("fwd", fk), ("rev", rk)] {
+        for (way, h, rec) in [("fwd", fk, &f.rec), ("rev", rk, &r.rec)] {
+            let peak = rec.peak_queue(k);
             summary.0.extend([
                 (format!("link{k}_{way}_arrivals"), s(&h.arrivals)),
                 (format!("link{k}_{way}_tx_packets"), s(&h.tx_segments)),
                 (format!("link{k}_{way}_tx_bytes"), s(&h.link.tx_bytes)),
                 (format!("link{k}_{way}_drops"), s(&h.link.drops)),
                 (format!("link{k}_{way}_random_losses"), s(&h.link.loss.losses)),
+                (format!("link{k}_{way}_peak_queue_packets"), s(&peak.0)),
+                (format!("link{k}_{way}_peak_queue_bytes"), s(&peak.1)),
             ]);
         }
     }
@@ -196,7 +199,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
     let default_delay = [cfg.default_fwd_delay_ns, cfg.default_rev_delay_ns][d];
     let mut h = Half {
         chain: Chain::new(&links, cfg.seed, &routes, default_delay),
-        rec: Records::new(d, start, cfg.flows.len(), cfg.max_events, tap, cfg.io_trace),
+        rec: Records::new(d, start, (cfg.flows.len(), cfg.n_links()), cfg.max_events, tap, cfg.io_trace),
         reads: 0,
         rx_errors: 0,
         polls: 0,
@@ -260,15 +263,13 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             let slot = slab.insert(buf, len, header);
             let rec = &mut h.rec;
             h.chain.offer(t, slot, flow, &mut slab, |k, f| rec.fate(k, f));
-            // The records' queue is the first link's (link.csv).
-            let queue = h.chain.hops[0].queue();
-            h.rec.queue(queue);
-            let (segments, queue, seq) = (header.segments, queue.0 as u32, header.seq);
+            // io.csv's queue is the first link's.
+            let (segments, queue, seq) = (header.segments, h.chain.hops[0].queue().0 as u32, header.seq);
             h.rec.io(Io { t, kind: IoKind::Read, segments, queue, seq, late: 0, dur: 0 });
         }
         deliver(&mut h, &mut slab, start, out_fd, cfg.max_coalesce, &mut scratch);
         if mono_ns() >= next_sample {
-            h.rec.sample(next_sample, &h.chain.hops[0]);
+            h.rec.sample(next_sample, &mut h.chain.hops);
             next_sample += cfg.sample_ns;
         }
         // Sleep until the next due event or an arrival.

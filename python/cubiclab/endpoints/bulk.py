@@ -1,20 +1,23 @@
-"""The testbed's traffic: a sink in the receiver's namespace and a source in the sender's.
+"""The testbed's long-lived flows: a sink where their receivers run and a source where their
+senders do (for forward flows the receiver's and the sender's namespaces; reverse flows
+have a pair of their own the other way round).
 
 Standalone (standard library only), run by ``ip netns exec``::
 
     python3 bulk.py sink CONFIG.json OUT.json
     python3 bulk.py source CONFIG.json OUT.json
 
-CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (receiver address), ``epoch_ns``
+CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (the sink's address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
 period), ``rcvlowat`` (bytes waiting before the sink is woken), ``sink_fifo`` (the sink's
 SCHED_FIFO priority, 0 for none), ``info_file`` (where the
-source writes its TCP_INFO samples) and ``flows``: a list of ``{port, cc, start_ns, stop_ns, bytes, sndbuf, rcvbuf}``
-(``rcvbuf`` null: the sink leaves the buffer to the kernel's autotuning)
-(times relative to the epoch; ``stop_ns``/``bytes`` may be null).
+source writes its TCP_INFO samples) and ``flows``: a list of ``{flow, port, cc, start_ns, stop_ns,
+bytes, sndbuf, rcvbuf}`` (``flow``: its index in the run, which the samples and messages
+name; ``rcvbuf`` null: the sink leaves the buffer to the kernel's autotuning; times
+relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
-The sink accepts one connection per flow port and records the bytes received per flow at
-every tick. The source opens each flow at its start time with its congestion control set
+The sink accepts one connection per flow port and records the bytes received per flow (in
+the order of ``flows``) at every tick. The source opens each flow at its start time with its congestion control set
 per socket (``TCP_CONGESTION``, before connecting), keeps its send buffer full (bulk,
 cwnd-limited), samples ``TCP_INFO`` of every open socket at every tick, and ends each flow
 at its stop time (or after its bytes are acknowledged, giving the flow completion time),
@@ -163,8 +166,8 @@ def sink(cfg: dict, outfile: str) -> None:
 
 
 class _Flow:
-    def __init__(self, i, spec, cfg):
-        self.i = i
+    def __init__(self, spec, cfg):
+        self.i = spec["flow"]
         self.spec = spec
         self.port = spec["port"]
         self.start = cfg["epoch_ns"] + spec["start_ns"]
@@ -215,7 +218,7 @@ class _InfoLog:
 
 
 def source(cfg: dict, outfile: str) -> None:
-    flows = [_Flow(i, f, cfg) for i, f in enumerate(cfg["flows"])]
+    flows = [_Flow(f, cfg) for f in cfg["flows"]]
     chunk = b"\0" * (256 << 10)
     tick = cfg["tick_ns"]
     end = cfg["end_ns"]

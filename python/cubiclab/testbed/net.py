@@ -16,8 +16,8 @@ traffic can leave these namespaces, and nothing is created in the host's namespa
 Settings touched are those of the testbed's own namespaces (they die with them): IPv6 off
 (so no router solicitations cross the emulator), ephemeral ports from 50000 up (clients'
 ports never fall among the servers' ports, below 50000, by which the emulator tells flows
-apart) and, on request, the sender's
-``net.ipv4.tcp_sack`` and route metrics (``initcwnd``, ``ssthresh``, ``rto_min``).
+apart) and, on request, sysctls per namespace (``net.ipv4.tcp_sack``, ``tcp_rmem``, ...) and
+route metrics (``initcwnd``, ``ssthresh``, ``rto_min``) of a namespace's route to the other.
 Built with :mod:`cubiclab.namespaces`, as the per-ACK checks' tbf path is
 (:mod:`cubiclab.kernel.tbf_path`); namespaces are named ``clk<pid>-tb<role>``, the kernel
 lab's prefix, so that :func:`cubiclab.namespaces.cleanup` removes what a killed run left.
@@ -40,9 +40,9 @@ EPHEMERAL_PORTS = (50000, 65000)
 class TunPath(Namespaces):
     """Sender, emulator and receiver namespaces with a TUN device at each end.
 
-    `mtu`: of both TUN devices (the scenario's mss + 52). `route_opts`: extra route
-    metrics for the sender's route to the receiver (e.g. ``{"initcwnd": 4}``).
-    `sender_sysctls`, `receiver_sysctls`: per-namespace sysctls set in that namespace.
+    `mtu`: of both TUN devices (the scenario's mss + 52). `route_opts`: per namespace
+    ("sender", "receiver"), extra metrics of its route to the other (e.g.
+    ``{"sender": {"initcwnd": 4}}``). `sysctls`: per namespace, sysctls set in it.
     """
 
     mtu: int = 1500
@@ -52,8 +52,7 @@ class TunPath(Namespaces):
     txqueuelen: int = 10000
     tag: str = "tb"
     route_opts: dict = field(default_factory=dict)
-    sender_sysctls: dict = field(default_factory=dict)
-    receiver_sysctls: dict = field(default_factory=dict)
+    sysctls: dict = field(default_factory=dict)
     names: dict = field(default_factory=dict)
     roles = {"sender": "snd", "emulator": "emu", "receiver": "rcv"}
 
@@ -67,12 +66,14 @@ class TunPath(Namespaces):
             self.sysctl(role, "net.ipv4.ip_local_port_range", f"{EPHEMERAL_PORTS[0]} {EPHEMERAL_PORTS[1]}")
             self.tun(role, DEV, self.mtu, self.txqueuelen)
             self.address(role, DEV, f"{ip}/32", peer=f"{peer}/32")
-        for role, sysctls in (("sender", self.sender_sysctls), ("receiver", self.receiver_sysctls)):
+        for role, sysctls in self.sysctls.items():
             for k, v in sysctls.items():
                 self.sysctl(role, k, v)
-        if self.route_opts:
-            opts = [str(x) for kv in self.route_opts.items() for x in kv]
-            self.ip("sender", "route", "replace", f"{RECEIVER_IP}/32", "dev", DEV, *opts)
+        for role, route_opts in self.route_opts.items():
+            if route_opts:
+                peer = RECEIVER_IP if role == "sender" else SENDER_IP
+                opts = [str(x) for kv in route_opts.items() for x in kv]
+                self.ip(role, "route", "replace", f"{peer}/32", "dev", DEV, *opts)
 
     def device_drops(self, role: str) -> dict:
         """Packets the kernel dropped at the TUN device of `role` before the emulator read

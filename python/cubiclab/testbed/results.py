@@ -2,19 +2,23 @@
 
 Sources, all on CLOCK_MONOTONIC and shown relative to the run's epoch (t = 0 s):
 
-* the emulator: per interval the bottleneck queue (instantaneous and peak), drops, random
-  losses and bytes sent per flow; every drop with its flow and TCP sequence number;
-* the sink: bytes received per flow every ``info_interval`` (goodput);
-* the source: ``TCP_INFO`` of every socket every ``info_interval`` (cwnd, ssthresh,
+* the emulator: per interval and link direction the queue (instantaneous and peak), drops,
+  random losses and bytes sent, and per flow and direction bytes sent, drops and random
+  losses (a flow's are those of the direction its data goes); every drop with its flow,
+  link, direction and TCP sequence number;
+* the sinks: bytes received per flow every ``info_interval`` (goodput);
+* the sources: ``TCP_INFO`` of every socket every ``info_interval`` (cwnd, ssthresh,
   smoothed RTT, delivery rate, retransmissions, CA state);
 * the trace (if tracefs is usable): ``tcp:tcp_probe`` for every ACK of the testbed's sender
   sockets (told apart from other sockets by ``sock_cookie``) and ``tcp:tcp_cong_state_set``
-  (by port). A probe shows the socket *before* the ACK it fires for, and its ``ssthresh``
-  is ``tcp_current_ssthresh()`` (at least 3/4 cwnd in Open); ``flows.ssthresh`` comes from
-  ``TCP_INFO`` (``tp->snd_ssthresh``).
+  (by the flow's port, the sending socket's destination). A probe shows the socket
+  *before* the ACK it fires for, and its ``ssthresh`` is ``tcp_current_ssthresh()`` (at
+  least 3/4 cwnd in Open); ``flows.ssthresh`` comes from ``TCP_INFO`` (``tp->snd_ssthresh``).
 
-Tables as the simulator's (``flows``, ``link``, ``cwnd``, ``rtt``, ``losses``, ``totals``,
-``web``: one row per completed background object, from the web processes' time stamps) plus ``info`` (every TCP_INFO sample) and ``drops`` (the emulator's drop
+Tables as the simulator's (``flows``, ``link``: one row per link per interval, forward;
+``cwnd``, ``rtt``, ``losses``, ``totals`` with each flow's direction and route, ``web``: one
+row per completed background object, from the web processes' time stamps,
+``link_totals``) plus ``info`` (every TCP_INFO sample) and ``drops`` (the emulator's drop
 events). ``rtt`` holds the smoothed RTT (``tcpi_rtt``) per sample, not per ACK.
 """
 
@@ -57,7 +61,9 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
     nflows = len(plan.flows)
     groups = [f["group"] for f in plan.flows]
     algs = [f["algorithm"] for f in plan.flows]
-    rate = compiled_links(spec)[0]["rate"]
+    links = compiled_links(spec)
+    # The first link stands for the bottleneck where one rate is needed (as in the simulator).
+    rate = links[0]["rate"]
     iv_ns = spec["record"]["interval"]
     iv = iv_ns / 1e9
     duration_ns = spec["duration"]
@@ -73,7 +79,9 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
 
     # ---- trace: cwnd per ACK, loss events
     cookies = {f.get("cookie"): i for i, f in enumerate(source["flows"]) if f.get("cookie") is not None}
-    sports = {f.get("sport"): i for i, f in enumerate(source["flows"]) if f.get("sport") is not None}
+    # A sending socket's destination is its flow's port, whichever side it sends from (its
+    # own port may be another side's too).
+    ports = {f["port"]: i for i, f in enumerate(plan.flows)}
     traced = records is not None and len(records) > 0
     if traced:
         rec = records.copy()
@@ -82,7 +90,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         if probes["cookie"].notna().any():
             probes["flow"] = probes["cookie"].map(cookies)
         else:
-            probes["flow"] = probes["sport"].map(sports)
+            probes["flow"] = probes["dport"].map(ports)
         probes = probes[probes["flow"].notna()]
         cwnd = pd.DataFrame({
             "t": probes["t"].to_numpy(), "flow": probes["flow"].astype(int).to_numpy(),
@@ -91,7 +99,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
             "srtt_us": probes["srtt_us"].astype("float64").to_numpy(),
         })
         states = rec[rec.event == "state"].copy()
-        states["flow"] = states["sport"].map(sports)
+        states["flow"] = states["dport"].map(ports)
         states = states[states["flow"].notna()]
         states["flow"] = states["flow"].astype(int)
         loss_rows = []
@@ -124,37 +132,39 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
     n_iv = int(duration_ns // iv_ns)
     grid = (np.arange(n_iv) + 1) * iv
 
-    # Emulator link records.
-    el = emu.link.copy()
+    # The emulator's link records, forward (the simulator's link table): one row per link per
+    # interval.
+    el = emu.link[emu.link["dir"] == 0].copy() if len(emu.link) else emu.link
     if len(el):
         el["t"] = (el["t_ns"] - epoch) / 1e9
         el = el[(el.t > 1e-9) & (el.t <= duration + 1e-9)]
-    link = pd.DataFrame({"t": grid})
-    if len(el):
-        el = el.set_index(np.round(el.t / iv).astype(int))
-        k = np.arange(n_iv) + 1
-        for c in ("queue_packets", "queue_bytes", "max_queue_packets", "max_queue_bytes", "drops", "random_losses",
-                  "tx_bytes"):
-            link[c] = el[c].reindex(k).fillna(0).astype(int).to_numpy()
-    else:
-        for c in ("queue_packets", "queue_bytes", "max_queue_packets", "max_queue_bytes", "drops", "random_losses",
-                  "tx_bytes"):
-            link[c] = 0
-    link["utilization"] = link["tx_bytes"] * 8 / (rate * iv)
-    # The emulator samples the first link (forward), as the simulator's first rows.
-    link.insert(1, "link", 0)
+        el = el.set_index([np.round(el.t / iv).astype(int), "link"])
+    k = np.arange(n_iv) + 1
+    cols = ("queue_packets", "queue_bytes", "max_queue_packets", "max_queue_bytes", "drops", "random_losses",
+            "tx_bytes")
+    parts = []
+    for j, lk in enumerate(links):
+        part = pd.DataFrame({"t": grid, "link": j})
+        for c in cols:
+            part[c] = (el[c].reindex(pd.MultiIndex.from_arrays([k, np.full(n_iv, j)])).fillna(0).astype(int).to_numpy()
+                       if len(el) else 0)
+        part["utilization"] = part["tx_bytes"] * 8 / (lk["rate"] * iv)
+        parts.append(part)
+    link = pd.concat(parts).sort_values(["t", "link"], kind="stable").reset_index(drop=True)
 
-    # Per-flow interval rows.
+    # Per-flow interval rows; the emulator's counts are those of the direction its data goes
+    # (0: forward).
     ef = emu.flows.copy()
     if len(ef):
         ef["k"] = np.round((ef["t_ns"] - epoch) / iv_ns).astype(int)
-        ef = ef.set_index(["k", "flow"])
-    sink_s = np.array(sink["samples"], dtype="float64") if sink["samples"] else np.zeros((0, nflows + 1))
-    sink_t = (sink_s[:, 0] - epoch) / 1e9 if len(sink_s) else np.zeros(0)
+        ef = ef.set_index(["k", "dir", "flow"])
     rows = []
     for i in range(nflows):
         d = info[info.flow == i]
-        recv = np.interp(grid, sink_t, sink_s[:, 1 + i]) if len(sink_s) else np.zeros(n_iv)
+        data_dir = int(plan.flows[i]["direction"] != "forward")
+        t_recv, recv_bytes = sink["received"][i] or ([], [])
+        recv = (np.interp(grid, (np.asarray(t_recv, dtype="float64") - epoch) / 1e9, recv_bytes) if len(t_recv)
+                else np.zeros(n_iv))
         recv_prev = np.concatenate([[0.0], recv[:-1]])
         t_info = d["t"].to_numpy()
         idx = np.searchsorted(t_info, grid, side="right") - 1
@@ -168,11 +178,11 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         retr = col("total_retrans", 0)
         retr_prev = np.concatenate([[0.0], retr[:-1]])
         ca = d["ca_state"].cat.codes.to_numpy()[idx] if len(d) else np.zeros(n_iv, dtype=int)
-        k = np.arange(n_iv) + 1
         def emu_col(c):
             if not len(ef):
                 return np.zeros(n_iv)
-            return ef[c].reindex(pd.MultiIndex.from_arrays([k, np.full(n_iv, i)])).fillna(0).to_numpy()
+            at = pd.MultiIndex.from_arrays([k, np.full(n_iv, data_dir), np.full(n_iv, i)])
+            return ef[c].reindex(at).fillna(0).to_numpy()
         rows.append(pd.DataFrame({
             "t": grid, "flow": i, "cwnd": col("snd_cwnd", 0), "ssthresh": _ssthresh(col("snd_ssthresh")).to_numpy(),
             "throughput_bps": emu_col("tx_bytes") * 8 / iv, "goodput_bps": (recv - recv_prev) * 8 / iv,
@@ -210,9 +220,10 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         start_s = f["start_ns"] / 1e9
         active = max((min(duration_ns, f["stop_ns"] or duration_ns) - f["start_ns"]) / 1e9, 1e-9)
         fct = so.get("fct_ns")
-        fd = ev[(ev.flow == i) & (ev.direction == "forward")] if len(ev) else ev
+        fd = ev[(ev.flow == i) & (ev.direction == f["direction"])] if len(ev) else ev
         tot.append({
-            "flow": i, "group": f["group"], "algorithm": f["algorithm"],
+            "flow": i, "group": f["group"], "algorithm": f["algorithm"], "direction": f["direction"],
+            "route": f["route"],
             "segments_sent": int(lr["segs_out"]) if lr is not None else 0,
             "retransmits": int(lr["total_retrans"]) if lr is not None else 0,
             "timeouts": int(fl["timeout"].sum()), "loss_events": int(len(fl)),
@@ -232,9 +243,13 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
                          link_totals=_link_totals(spec, emu.summary, duration))
     s = emu.summary
     delivered = float(totals["delivered_bytes"].sum()) if len(totals) else 0.0
+    # Goodput through the first link's forward direction: the flows whose data crosses it.
+    first = links[0].get("name") or "bottleneck"
+    through = [t.direction == "forward" and first in t.route.split(">") for t in totals.itertuples()]
+    through_first = float(totals.loc[through, "delivered_bytes"].sum()) if len(totals) else 0.0
     by_group = totals.groupby("group")["delivered_bytes"].sum() if len(totals) else {}
-    # Utilisation over the run: bytes that left the bottleneck within [0, duration].
-    tx = float(link["tx_bytes"].sum())
+    # Utilisation over the run: bytes that left the first link within [0, duration].
+    tx = float(link.loc[link.link == 0, "tx_bytes"].sum())
     res.summary = {
         "scenario": getattr(scenario, "name", "scenario"),
         "source": "testbed",
@@ -242,7 +257,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         "duration_s": duration,
         "rate_bps": rate,
         "utilization": tx * 8 / (rate * duration),
-        "goodput_utilization": delivered * 8 / (rate * duration),
+        "goodput_utilization": through_first * 8 / (rate * duration),
         "flows": [
             {
                 "flow": int(r.flow), "group": r.group, "algorithm": r.algorithm, "rtt_ms": float(r.rtt_ms),

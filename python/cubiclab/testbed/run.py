@@ -1,12 +1,14 @@
 """Run a scenario's long-lived flows on the real Linux TCP stack through the emulator.
 
 :func:`testbed` builds the namespaces (:mod:`cubiclab.testbed.net`), starts the emulator
-(:mod:`cubiclab.testbed.emu`) with the scenario's rate, buffers, per-flow delays and random
-loss, a sink in the receiver's namespace and a source in the sender's
-(:mod:`cubiclab.endpoints`, ``bulk.py``), records ``tcp:tcp_probe`` / ``tcp:tcp_cong_state_set``
-for the testbed's sockets (:mod:`cubiclab.kernel.tracing`), and returns the results in the
-simulator's shape (:mod:`cubiclab.testbed.results`). Everything it created is removed on
-every exit path.
+(:mod:`cubiclab.testbed.emu`) with the scenario's links, buffers, per-flow routes and
+delays and random loss, and for the flows whose data goes each way a sink in the namespace
+of their receivers and a source in that of their senders (:mod:`cubiclab.endpoints`,
+``bulk.py``): forward flows send from the "sender" namespace (side A of the path) to the
+"receiver" one (side B), reverse flows (``direction = "reverse"``) from B to A. It records
+``tcp:tcp_probe`` / ``tcp:tcp_cong_state_set`` for the testbed's sending sockets
+(:mod:`cubiclab.kernel.tracing`), and returns the results in the simulator's shape
+(:mod:`cubiclab.testbed.results`). Everything it created is removed on every exit path.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pandas as pd
 from cubiclab import _core, units
 from cubiclab import namespaces as _netns
 from cubiclab.endpoints import BULK, WEB
+from cubiclab.endpoints.bulk import INFO_COLUMNS
 from cubiclab.kernel import tracing as _tracing
 from cubiclab.namespaces import KernelLabUnavailable
 from cubiclab.scenario import HEADER_BYTES, Scenario, compiled_links
@@ -45,6 +48,9 @@ EMU_FIFO = 10
 SINK_FIFO = 20
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
+#: Per direction of a flow's data: the namespace of its sender, of its receiver, and the
+#: address its receiver listens on.
+ENDS = {"forward": ("sender", "receiver", RECEIVER_IP), "reverse": ("receiver", "sender", SENDER_IP)}
 
 
 #: The congestion controls this kernel offers (:func:`cubiclab.testbed.bpf.registered`).
@@ -84,12 +90,18 @@ class Plan:
 
     scenario: Scenario
     compiled: Compiled
-    flows: list = field(default_factory=list)  # dicts: port, cc, group, start_ns, stop_ns, bytes, fwd/rev delay
+    #: dicts: port, cc, group, direction, route, start_ns, stop_ns, bytes, and the delays of
+    #: its packets each way of the path (``fwd_delay_ns``: side A to B, its data's if it
+    #: goes forward, its ACKs' if in reverse).
+    flows: list = field(default_factory=list)
     #: Background web sessions (``Compiled.web``) with their server's port.
     web: list = field(default_factory=list)
+    #: Route metrics (``initcwnd``, ``ssthresh``, ``rto_min``) of every TCP sender's route.
     route_opts: dict = field(default_factory=dict)
     #: BPF ports to register for the run: name -> (library algorithm, params).
     bpf: dict = field(default_factory=dict)
+    #: Namespace-wide sysctls that TCP senders need, and receivers: each set in every
+    #: namespace where such an end runs (:meth:`namespace_sysctls`).
     sender_sysctls: dict = field(default_factory=dict)
     receiver_sysctls: dict = field(default_factory=dict)
     mtu: int = 1500
@@ -97,6 +109,24 @@ class Plan:
     @property
     def spec(self) -> dict:
         return self.compiled.spec
+
+    def ways(self) -> set[str]:
+        """The directions data goes in this run: of the long-lived flows and of the web
+        sessions (a server sends)."""
+        return {f["direction"] for f in self.flows} | {"forward" if s["forward"] else "reverse" for s in self.web}
+
+    def namespace_sysctls(self) -> dict[str, dict]:
+        """Per namespace, the sysctls of the ends that run there: the senders' where senders
+        run, the receivers' where receivers do. ValueError, naming the setting, where one
+        namespace would need two values of it."""
+        out: dict[str, dict] = {"sender": {}, "receiver": {}}
+        for way in sorted(self.ways()):
+            for ns, wanted in zip(ENDS[way][:2], (self.sender_sysctls, self.receiver_sysctls)):
+                for k, v in wanted.items():
+                    if out[ns].setdefault(k, v) != v:
+                        raise ValueError(f"flows: the {ns}'s namespace would need {k} = {out[ns][k]} and {v} "
+                                         "(senders and receivers run there); the testbed sets it once per namespace")
+        return out
 
 
 def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
@@ -158,22 +188,38 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
         p.route_opts["rto_min"] = f"{max(1, spec['min_rto'] // 1_000_000)}ms"
     # The plan lists groups in the scenario's order.
     bpf_cc = {grp: bpf_names[i] for i, grp in enumerate(dict.fromkeys(f["group"] for f in flows)) if i in bpf_names}
+    names = [link.get("name") or "bottleneck" for link in compiled_links(spec)]
     for i, f in enumerate(flows):
+        # The plan's delays are its data's (forward_delay_ns) and its ACKs'; the emulator's
+        # are A to B and B to A: a reverse flow's data goes B to A.
+        data, acks = f["forward_delay_ns"], f["reverse_delay_ns"]
         p.flows.append({
             "port": BASE_PORT + i,
             "algorithm": f["algorithm"],  # the library's name; "cc" is what the socket asks for
             "cc": bpf_cc.get(f["group"], f["algorithm"]),
             "group": f["group"],
+            "direction": f["direction"],
+            # The links its data crosses, by name, in order (link direction k // 2 is link k).
+            "route": ">".join(names[h["link"] // 2] for h in f["data_hops"]),
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["bytes"],
-            "fwd_delay_ns": f["forward_delay_ns"],
-            "rev_delay_ns": f["reverse_delay_ns"],
+            "fwd_delay_ns": data if f["direction"] == "forward" else acks,
+            "rev_delay_ns": acks if f["direction"] == "forward" else data,
             "rtt_ns": f["rtt_ns"],
             # The plan's receive buffer (forced; None: autotuned within the scenario's
             # tcp_rmem): the simulator's receiver sizes its window from the same one.
             "rcvbuf": f["rcvbuf_bytes"],
         })
+    p.namespace_sysctls()  # refused here, before anything runs
+    if "rto_min" in p.route_opts and spec["min_rto"] < 200_000_000 and len(p.ways()) > 1:
+        # The route metric also caps the delayed ACKs of every socket on that route at
+        # rto_min - 1 ms (tcp_delack_max, net/ipv4/tcp_output.c), which the simulator's
+        # receivers do not do: harmless where only senders use the route.
+        raise ValueError(f"min_rto is {spec['min_rto'] / 1e6:g} ms with data both ways (flows[].direction or "
+                         "web[].direction): the testbed sets it as the route metric rto_min where senders run, "
+                         "and receivers there would delay their ACKs at most rto_min - 1 ms; use min_rto >= 200ms "
+                         "or send data one way")
     return p
 
 
@@ -230,8 +276,9 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     work.mkdir(parents=True, exist_ok=True)
     emu = None
     wall0 = time.perf_counter()
-    with tmpctx, _bpf.Registered(p.bpf), TunPath(mtu=p.mtu, route_opts=p.route_opts, sender_sysctls=p.sender_sysctls,
-                                                receiver_sysctls=p.receiver_sysctls) as net:
+    route_opts = {ns: p.route_opts for ns in {ENDS[way][0] for way in p.ways()}}
+    with tmpctx, _bpf.Registered(p.bpf), TunPath(mtu=p.mtu, route_opts=route_opts,
+                                                sysctls=p.namespace_sysctls()) as net:
         try:
             max_rtt = max([f["rtt_ns"] for f in p.flows] + [s["rtt_ns"] for s in p.web])
             bdp_bytes = _core.bdp_bytes(link0["rate"], max_rtt)
@@ -278,36 +325,43 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             # packet the emulator writes: a quarter of a flow's fair share per sample, at
             # most 64 KB, so the samples stay smooth and the sink's CPU time small.
             rcvlowat = int(min(65536, max(1, link0["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
-            bulk_cfg = {
-                "host": RECEIVER_IP, "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
-                "rcvlowat": rcvlowat, "info_file": str(work / "source-info.csv"),
-                "sink_fifo": SINK_FIFO if realtime else 0,
-                "flows": [{"port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
-                           "bytes": f["bytes"], "sndbuf": sndbuf,
-                           "rcvbuf": f["rcvbuf"]}
-                          for f in p.flows],
-            }
-            (work / "bulk.json").write_text(json.dumps(bulk_cfg))
-            sink, _ = net.start("receiver", BULK, "sink", work / "bulk.json", work / "sink.json", what="the receiver")
+            # Per way data goes, its long-lived flows (plan indices): a sink where their
+            # receivers run, a source where their senders do.
+            ways = {w: [i for i, f in enumerate(p.flows) if f["direction"] == w] for w in ENDS}
+            ways = {w: flows for w, flows in ways.items() if flows}
+            for way, flows in ways.items():
+                bulk_cfg = {
+                    "host": ENDS[way][2], "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
+                    "rcvlowat": rcvlowat, "info_file": str(work / f"source-info-{way}.csv"),
+                    "sink_fifo": SINK_FIFO if realtime else 0,
+                    "flows": [{"flow": i, "port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"],
+                               "stop_ns": f["stop_ns"], "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]}
+                              for i, f in ((i, p.flows[i]) for i in flows)],
+                }
+                (work / f"bulk-{way}.json").write_text(json.dumps(bulk_cfg))
+            sinks = [net.start(ENDS[way][1], BULK, "sink", work / f"bulk-{way}.json", work / f"sink-{way}.json",
+                               what=f"the receiver of the {way} flows")[0] for way in ways]
             web_procs = _start_web(net, p, epoch, end, work)
             tr = None
             if trace_reason is None:
                 n_acks = link0["rate"] / 8 / spec["mss"] / 2 * duration_ns / 1e9
                 buf_kb = int(min(max(32768, n_acks * 200 / 1024 * 1.5), 262144))
+                # A sending socket's destination is its flow's port, on either side.
                 flt = f"dport >= {BASE_PORT} && dport < {BASE_PORT + len(p.flows)}"
                 tr = _tracing.TraceSession(port=BASE_PORT, filter=flt, strict=False, buffer_kb=buf_kb)
                 tr.__enter__()
             try:
-                src, _ = net.start("sender", BULK, "source", work / "bulk.json", work / "source.json",
-                                   what="the sender")
+                sources = {way: net.start(ENDS[way][0], BULK, "source", work / f"bulk-{way}.json",
+                                          work / f"source-{way}.json", what=f"the sender of the {way} flows")[0]
+                           for way in ways}
                 late = time.monotonic_ns() - epoch
                 if late > 0:
                     raise RuntimeError(f"the traffic processes were up only {late / 1e9:.2f} s after the run's start: "
                                        "the machine is too loaded to start a run on time")
                 last = 0.0
-                while src.poll() is None:
+                while any(src.poll() is None for src in sources.values()):
                     if time.monotonic_ns() > end + 30_000_000_000:
-                        raise RuntimeError("the sender did not finish within 30 s of the end of the run")
+                        raise RuntimeError("the senders did not finish within 30 s of the end of the run")
                     if not emu.alive():
                         raise RuntimeError(f"the emulator stopped during the run: {emu.error()}")
                     if progress and time.monotonic() - last > 1:
@@ -318,8 +372,9 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     time.sleep(0.05)
                 if progress:
                     print(file=sys.stderr)
-                if src.returncode != 0:
-                    raise RuntimeError(f"the sender failed: {src.stderr.read().strip()}")
+                for way, src in sources.items():
+                    if src.returncode != 0:
+                        raise RuntimeError(f"the sender of the {way} flows failed: {src.stderr.read().strip()}")
                 records = tr.records() if tr is not None else None
                 trace_lost = tr.lost if tr is not None else 0
                 if keep_dir and records is not None:
@@ -327,22 +382,21 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             finally:
                 if tr is not None:
                     tr.__exit__(None, None, None)
-            sink.terminate()
-            sink.wait(10)
+            for sink in sinks:
+                sink.terminate()
+                sink.wait(10)
             _wait_web(web_procs, end)
             outside = {role: net.device_drops(role) for role in ("sender", "receiver")}
             emu_out = emu.stop()
             emu = None
-            source_out = json.loads((work / "source.json").read_text())
-            source_out["info"] = pd.read_csv(source_out["info_file"])  # before the run's folder goes
-            sink_out = json.loads((work / "sink.json").read_text())
+            source_out, sink_out = _bulk_outputs(work, ways, len(p.flows))  # before the run's folder goes
             web_out = [json.loads((work / f"web-{role}.json").read_text()) for role in ("sender", "receiver")
                        if p.web]
         finally:
             if emu is not None:
                 emu.kill()
-    if source_out.get("errors"):
-        raise RuntimeError("the sender reported: " + "; ".join(source_out["errors"]))
+    if source_out["errors"]:
+        raise RuntimeError("the senders reported: " + "; ".join(source_out["errors"]))
     for i, f in enumerate(source_out["flows"]):
         if f.get("cc") not in (None, p.flows[i]["cc"]):
             raise RuntimeError(f"flow {i} runs '{f.get('cc')}', not '{p.flows[i]['cc']}'")
@@ -365,6 +419,27 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
         warnings.warn(f"{lost_outside} packets were dropped at the TUN devices before the emulator read them: "
                       "the emulator did not keep up with this rate on this machine", RuntimeWarning, stacklevel=2)
     return res
+
+
+def _bulk_outputs(work: Path, ways: dict[str, list[int]], nflows: int) -> tuple[dict, dict]:
+    """The sources' and sinks' outputs of every way, per plan flow: the sources' ``flows``
+    (their sockets: cookie, port, congestion control, completion), ``info`` (every TCP_INFO
+    sample, flows by plan index) and ``errors``; the sinks' ``total`` bytes and ``received``
+    (per flow, the sample times and the bytes received by each)."""
+    flows, infos, errors = [{}] * nflows, [], []
+    total, received = [0] * nflows, [None] * nflows
+    for way, idx in ways.items():
+        src = json.loads((work / f"source-{way}.json").read_text())
+        errors += src["errors"]
+        infos.append(pd.read_csv(src["info_file"]))
+        sink = json.loads((work / f"sink-{way}.json").read_text())
+        t = [row[0] for row in sink["samples"]]
+        for j, i in enumerate(idx):
+            flows[i] = src["flows"][j]
+            total[i] = sink["total"][j]
+            received[i] = (t, [row[1 + j] for row in sink["samples"]])
+    info = pd.concat(infos, ignore_index=True) if infos else pd.DataFrame(columns=INFO_COLUMNS)
+    return {"flows": flows, "info": info, "errors": errors}, {"total": total, "received": received}
 
 
 def _start_web(net: TunPath, p: Plan, epoch: int, end: int, work: Path) -> list[subprocess.Popen]:
