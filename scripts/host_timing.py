@@ -10,12 +10,14 @@ sequence and acknowledgment numbers, every write with how late it left) and the 
 `tcp_probe` rows (`trace.csv`, the same clock: one row per ACK the sender's TCP handled,
 with its `snd_nxt` and `snd_una` before it):
 
-- receiver: an ACK that acknowledges new data, read at `t`; the data write holding the
-  segment it acknowledges last, due at `d` (written at `d + late`): `t - d`. ACKs sent by
-  the delayed-ACK timer or when the sink reads come later; they are counted apart (over
-  `--cut`), since the simulator's receiver has both of its own.
+- receiver: an ACK that acknowledges new data, read at `t`, up to the end of the last data
+  write before it, which was due at `d` (written at `d + late`): `t - d`. Other ACKs (the
+  delayed-ACK timer's, those sent when the sink reads, those after a loss) are left out:
+  the simulator's receiver has rules of its own for them. Delays over `--cut` are counted
+  apart.
 - sender: a `tcp_probe` row (the sender handles an ACK) with `snd_nxt` N; the ACK write it
-  handled (the first with acknowledgment number `snd_una` of the next row), due at `d`;
+  handled (the last before the row, with acknowledgment number `snd_una` of the next row),
+  due at `d`;
   the first read of new data starting at N after the row, at `t`: `t - d`. ACKs that
   release nothing before the next ACK is handled are left out (their data waits for a
   later ACK: `tcp_tso_should_defer` holds small sends back at high rates).
@@ -46,33 +48,28 @@ def unwrap(seq: np.ndarray, ref: int) -> np.ndarray:
 
 
 def receiver_delays(io: pd.DataFrame, mss: int) -> np.ndarray:
-    """Per ACK that acknowledges new data: its read time less the due time of the data write
-    holding the last segment it acknowledges (us)."""
+    """Per ACK that acknowledges new data up to the last data written before it (an answer
+    to the newest arrival): its read time less that write's due time (us)."""
     wr = io[(io.dir == 0) & (io.kind == "write")]
     acks = io[(io.dir == 1) & (io.kind == "read")]
     ref = int(wr.seq.iloc[0])
     w_lo = unwrap(wr.seq.to_numpy(), ref)
     w_hi = w_lo + wr.segments.to_numpy() * mss
-    w_due = wr.t_ns.to_numpy() - wr.late_ns.to_numpy()
     w_t = wr.t_ns.to_numpy()
+    w_due = w_t - wr.late_ns.to_numpy()
     a = unwrap(acks.ack.to_numpy(), ref)
     t = acks.t_ns.to_numpy()
     new = np.concatenate([[True], a[1:] > np.maximum.accumulate(a)[:-1]])
-    out = []
-    # The last write before the ACK that holds its last acknowledged byte (a - 1).
-    order = np.argsort(w_t, kind="stable")
-    for ack, ta in zip(a[new], t[new]):
-        k = np.searchsorted(w_t[order], ta, side="right")
-        for j in order[:k][::-1][:64]:  # the few writes just before it
-            if w_lo[j] < ack <= w_hi[j]:
-                out.append((ta - w_due[j]) / 1e3)
-                break
-    return np.asarray(out)
+    j = np.searchsorted(w_t, t, side="right") - 1  # the last write before each ACK
+    ok = new & (j >= 0)
+    j = np.where(ok, j, 0)
+    ok &= (w_lo[j] < a) & (a <= w_hi[j])
+    return (t[ok] - w_due[j[ok]]) / 1e3
 
 
 def sender_delays(io: pd.DataFrame, probes: pd.DataFrame) -> np.ndarray:
-    """Per ACK the sender handled that released new data: the first read of that data less
-    the ACK write's due time (us)."""
+    """Per ACK the sender handled that released new data, the last ACK written before it was
+    handled: the first read of that data less the ACK write's due time (us)."""
     acks = io[(io.dir == 1) & (io.kind == "write")]
     reads = io[(io.dir == 0) & (io.kind == "read")]
     pr = probes[probes.event == "probe"].sort_values("time_us", kind="stable")
@@ -90,15 +87,13 @@ def sender_delays(io: pd.DataFrame, probes: pd.DataFrame) -> np.ndarray:
     p_una = unwrap(pr.snd_una.to_numpy(), ref)
     out = []
     for k in range(len(pr) - 1):
-        t_read = first_read.get(p_nxt[k])
-        # The ACK this row handled carries the next row's snd_una; it was written before it.
-        j = np.searchsorted(a_t, p_t[k], side="right") - 1
-        while j >= 0 and a_ack[j] != p_una[k + 1]:
-            j -= 1
-        if t_read is None or t_read < p_t[k] or j < 0 or p_t[k] - a_t[j] > 5e6:
-            continue
         if p_una[k + 1] == p_una[k] or p_nxt[k + 1] == p_nxt[k]:
             continue  # a duplicate (its write cannot be told from the last one's), or it released nothing
+        t_read = first_read.get(p_nxt[k])
+        # The ACK this row handled carries the next row's snd_una: the last one written before it.
+        j = np.searchsorted(a_t, p_t[k], side="right") - 1
+        if t_read is None or t_read < p_t[k] or j < 0 or a_ack[j] != p_una[k + 1]:
+            continue
         out.append((t_read - a_due[j]) / 1e3)
     return np.asarray(out)
 

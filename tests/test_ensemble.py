@@ -84,6 +84,12 @@ def test_the_spreads_are_compared_too():
     # One trajectory (no spread) against the kernel's: ratio 0, interval [0, 0]: differs.
     v = judge("cwnd_mean[0]", [100.0] * 10, spread(100, 3))
     assert (v["sd_ratio"], v["spread"]) == (0.0, DIFFERS)
+    # Both sides' seeds move it by less than 1% of the tolerance (10% of 100: a range under
+    # 0.1): one trajectory each, so the ratio (3 here) says nothing and the spreads agree.
+    v = judge("cwnd_mean[0]", spread(100, 0.03), spread(100, 0.01))
+    assert v["sd_ratio"] == pytest.approx(3.0) and v["sd_ratio_lo"] > 1 and v["spread"] == AGREES
+    # No spread on either side at all: agrees too.
+    assert judge("loss_events", [0.0] * 10, [0.0] * 10)["spread"] == AGREES
 
 
 def test_missing_values():

@@ -23,6 +23,10 @@ import numpy as np
 HOLDS, FAILS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: Two-sided 95% intervals.
 LEVEL = 0.95
+# Seeds that move a value by less than this fraction of its claim's scale (or tolerance)
+# sample nothing: the scenario has no randomness that reaches the metric (one flow alone,
+# say), and a verdict says so rather than pass a zero-width interval off as an ensemble's.
+ONE_TRAJECTORY = 0.01
 
 
 def verdict(lo: float, hi: float, region_lo: float, region_hi: float) -> str:

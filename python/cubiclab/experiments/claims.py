@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cubiclab.stats import FAILS, HOLDS, INCONCLUSIVE, mean_ci, verdict
+from cubiclab.stats import FAILS, HOLDS, INCONCLUSIVE, ONE_TRAJECTORY, mean_ci, verdict
 
 PAPER, SENSITIVITY, EXTENSION = "paper claim", "sensitivity", "extension"
 KINDS = (PAPER, SENSITIVITY, EXTENSION)
@@ -220,10 +220,6 @@ class Verdict:
                 "verdict": self.verdict, "note": self.note}
 
 
-# Seeds that move a value by less than this fraction of its claim's scale sample nothing: the
-# scenario has no randomness that reaches the metric (one flow alone, say), and the verdict
-# says so rather than pass a zero-width interval off as an ensemble's.
-ONE_TRAJECTORY = 0.01
 
 
 def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = False,

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from cubiclab.io import atomic_write_text
-from cubiclab.scenario import Scenario
+from cubiclab.scenario import Scenario, with_host_timing
 from cubiclab.testbed.ensemble import FIRST_RUNS, compare_runs, cwnd_on_grid, run_metrics, runs_wanted
 
 
@@ -132,7 +132,8 @@ def seeds(scenario: Scenario, runs: int) -> list[int]:
 def compare_ensemble(scenario: Scenario | str, runs: int = FIRST_RUNS, max_runs: int | None = None,
                      progress: bool = False, kernel_runs: list | None = None, **testbed_kw) -> EnsembleComparison:
     """`runs` simulator and `runs` testbed runs of `scenario` with seeds `seed, seed + 1, ...`
-    (start jitter and random loss differ), then, while a metric's mean is undecided, more
+    (start jitter and random loss differ; the simulator's hosts' timing noise is on unless
+    the scenario sets it, :func:`cubiclab.scenario.with_host_timing`), then, while a metric's mean is undecided, more
     runs a side up to `max_runs` (default `runs`: a fixed design; see
     :func:`cubiclab.testbed.ensemble.runs_wanted`); every metric judged on its mean and its
     spread. `kernel_runs` (metrics of earlier testbed runs) skips the testbed, and fixes the
@@ -148,6 +149,7 @@ def compare_ensemble(scenario: Scenario | str, runs: int = FIRST_RUNS, max_runs:
                          "(an interval needs two runs a side)")
     sc = scenario.replace()
     sc.record.cwnd = "changes"
+    sim_sc = with_host_timing(sc)
     sim_first = tb_first = None
     sim_runs = []
     given = kernel_runs is not None
@@ -161,7 +163,7 @@ def compare_ensemble(scenario: Scenario | str, runs: int = FIRST_RUNS, max_runs:
     n = runs
     while True:
         for seed in seeds(sc, n)[len(sim_runs):]:
-            res = simulate(sc.replace(seed=seed))
+            res = simulate(sim_sc.replace(seed=seed))
             sim_first = sim_first or res
             sim_runs.append(run_metrics(res))
         if not given:

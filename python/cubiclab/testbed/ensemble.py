@@ -11,7 +11,9 @@ window 10%, the relative ones of the kernel's mean.
 
 The spread is judged the same way: the ratio of the standard deviations (simulator over
 kernel) with its 95% interval from the F distribution, against a factor of
-:data:`SPREAD_FACTOR` either way.
+:data:`SPREAD_FACTOR` either way; spreads that both stay under 1% of the tolerance
+(`ONE_TRAJECTORY`, as in the catalog: each side is one trajectory) agree whatever their
+ratio.
 
 How many runs: :data:`FIRST_RUNS` a side, then :data:`STEP_RUNS` more a side while a
 metric's mean is undecided, up to :data:`MAX_RUNS` (:func:`runs_wanted`).
@@ -27,7 +29,7 @@ import math
 
 import numpy as np
 
-from cubiclab.stats import FAILS, HOLDS, INCONCLUSIVE, mean_ci, sd_ratio, verdict, welch
+from cubiclab.stats import FAILS, HOLDS, INCONCLUSIVE, ONE_TRAJECTORY, mean_ci, sd_ratio, verdict, welch
 
 #: metric -> (kind, tolerance): "abs" compares means directly, "rel" relative to the kernel's.
 TOLERANCES = {
@@ -104,8 +106,14 @@ def judge(metric: str, sim: list[float], kernel: list[float]) -> dict:
         verdict_mean = UNDECIDED  # fewer than two values on a side
     else:
         verdict_mean = WORDS[verdict(dlo, dhi, -band, band)]
-    verdict_spread = (WORDS[verdict(rlo, rhi, 1 / SPREAD_FACTOR, SPREAD_FACTOR)]
-                      if not math.isnan(rlo) else UNDECIDED)
+    finite = [np.asarray(x, dtype=float) for x in (sim, kernel)]
+    ranges = [float(np.ptp(x[np.isfinite(x)])) if np.isfinite(x).any() else 0.0 for x in finite]
+    if max(ranges) < ONE_TRAJECTORY * band or max(ranges) == 0:
+        verdict_spread = AGREES  # neither side's seeds move it: one trajectory each
+    elif math.isnan(rlo):
+        verdict_spread = UNDECIDED
+    else:
+        verdict_spread = WORDS[verdict(rlo, rhi, 1 / SPREAD_FACTOR, SPREAD_FACTOR)]
     rel = (sm - km) / km if km else (0.0 if sm == km else math.inf)
     return {"metric": metric, "sim_mean": sm, "sim_lo": slo, "sim_hi": shi, "kernel_mean": km,
             "kernel_lo": klo, "kernel_hi": khi, "diff": sm - km, "diff_lo": dlo, "diff_hi": dhi, "dof": dof,
