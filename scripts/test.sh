@@ -19,3 +19,20 @@ python3 -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 cargo test --workspace --release
 cargo build --release -p cubiclab-bpf
 python3 -m pytest -q tests
+# The oldest Python pyproject's requires-python claims (from pyenv, no download): the extension
+# built above is abi3, so its tree is installed there as built (a .pth, as pip's editable
+# install does) with the package's dependencies as pip resolves them for that Python; then
+# the default run and the tests of the simulation, its snapshots (bit-identical) and errors.
+oldest=$(python3 -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["requires-python"].removeprefix(">="))')
+old_python=$(ls -d "$(pyenv root 2>/dev/null)"/versions/"$oldest".*/bin/python3 2>/dev/null | sort -V | tail -1)
+[ -n "$old_python" ] || old_python=$(command -v "python$oldest") \
+    || { echo "test.sh: Python $oldest (requires-python) not found: pyenv install $oldest"; exit 1; }
+old_venv=target/ci-python$oldest
+rm -rf "$old_venv" && "$old_python" -m venv "$old_venv"
+python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
+    > "$old_venv/requirements.txt"
+"$old_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$old_venv/requirements.txt" pytest hypothesis
+"$old_venv/bin/python" -c 'import site, sys; open(site.getsitepackages()[0] + "/cubiclab.pth", "w").write(sys.argv[1])' "$PWD/python"
+"$old_venv/bin/python" -m cubiclab.cli run --out "$old_venv/out" --quiet
+"$old_venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_simulate.py tests/test_snapshots.py tests/test_cwnd_snapshots.py tests/test_suggest.py \
+    tests/test_results_schema.py

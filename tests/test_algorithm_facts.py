@@ -42,9 +42,13 @@ def test_highspeed_table():
 
 
 def test_beta_names_the_parameter_and_beta_kept_the_fact():
-    # cubic's beta is kept (in 1/1024), cubic-2008's removed, cubic-2005's and RFC 9438's kept.
+    # beta is kept: cubic's in 1/1024, cubic-2005's and RFC 9438's as a fraction; seed 000's
+    # beta, the fraction removed, is cubic-2008's `decrease`, and its old name says so.
     assert cubiclab.algorithm_info("cubic", {"beta": 512}).beta_kept == 0.5
-    assert cubiclab.algorithm_info("cubic-2008", {"beta": 0.3}).beta_kept == pytest.approx(0.7)
+    assert cubiclab.algorithm_info("cubic-2008", {"decrease": 0.3}).beta_kept == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="^parameter 'beta' of algorithm 'cubic-2008' is now 'decrease' "
+                                         r"\(the fraction of the window removed at a loss, seed 000's beta"):
+        cubiclab.check_algorithm("cubic-2008", {"beta": 0.3})
     assert cubiclab.algorithm_info("cubic-2005", {"beta": 0.6}).beta_kept == 0.6
     assert cubiclab.algorithm_info("cubic-rfc9438").beta_kept == 0.7
     # cubic-2.0's clamp: 16 segments per 100 ms = 160/s; the 2.6.18 scaling bug an eighth.

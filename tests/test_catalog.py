@@ -17,9 +17,10 @@ import pytest
 
 from cubiclab.experiments import CATALOG, reproduce
 from cubiclab.experiments import base, physics, stability
-from cubiclab.experiments.claims import (EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
-                                         NONNEGATIVE, NOT_CONVERGED, PAPER, SENSITIVITY, TEXT, UNBOUNDED, Above, Band,
-                                         ClaimSpec, Verdict, jain, judge, mean_ci)
+from cubiclab.experiments.claims import (EVIDENCE, EXTENSION, FAILS, FRACTION, HOLDS, INCONCLUSIVE, INDICATIVE, KINDS,
+                                         NONNEGATIVE, NOT_CONVERGED, ONE_TRAJ, PAPER, SENSITIVITY, SIMULATION, TEXT, UNBOUNDED,
+                                         Above, Band, Below,
+                                         Censored, ClaimSpec, Verdict, jain, judge, mean_ci, median_order_interval)
 
 ENTRIES = sorted(CATALOG)
 SNAPSHOT = Path(__file__).parent / "snapshots" / "claims.json"
@@ -47,15 +48,31 @@ def test_entry_runs_tiny(tiny_run, name):
     assert {v.verdict for v in o.verdicts} <= {INDICATIVE, "not measured"}
     doc = json.loads((out / name / "claims.json").read_text())
     assert [c["id"] for c in doc["claims"]] == [v.spec.id for v in o.verdicts]
+    # The folder can move: figures are named relative to it; the run says what made it.
+    assert [out / p for p in doc["figures"]] == [Path(p) for p in o.figures]
+    assert all(not Path(p).is_absolute() for p in doc["figures"])
+    assert set(doc["provenance"]) == {"version", "build", "commit", "command", "machine"}
+    assert doc["evidence"] == o.evidence == CATALOG[name].evidence
     for p in o.figures:
         assert Path(p).stat().st_size > 1000
     for table in o.data:
         assert (out / name / f"{table}.parquet").exists()
 
 
+def test_entries_that_compute_say_what_they_compute_from():
+    # Entries without runs compute from formulas or a model; every other one simulates packets.
+    for name, e in CATALOG.items():
+        computes = type(e).compute is not base.Experiment.compute
+        assert (e.evidence != SIMULATION) == computes, name
+        assert e.evidence in EVIDENCE, name
+
+
 def test_report_is_self_contained_and_tallies_by_kind(tiny_run):
     out, outcomes = tiny_run
     html = (out / "report.html").read_text()
+    assert "Headline: paper claims of the seeds judged on packets:" in html
+    assert "version: <code>" in html and "commit: <code>" in html and "command: <code>" in html
+    assert html.count("Consistency check, not evidence") == 4
     assert 'src="http' not in html and "href='http" not in html
     for name in ENTRIES:
         assert f"id='{name}'" in html
@@ -68,10 +85,30 @@ def _table() -> dict:
     return {name: [c.row() for c in e.table()] for name, e in sorted(CATALOG.items())}
 
 
+def _unexplained_tolerance_changes(old: dict, new: dict) -> list[str]:
+    """Claims whose tolerance differs between two claims tables without a 'was OLD' entry
+    in the new row's tolerance_history."""
+    before = {(name, r["id"]): r for name, rows in old.items() for r in rows}
+    return [f"{name} {r['id']}: {before[(name, r['id'])]['tolerance']} -> {r['tolerance']}"
+            for name, rows in new.items() for r in rows
+            if (name, r["id"]) in before and before[(name, r["id"])]["tolerance"] != r["tolerance"]
+            and not any(h.startswith(f"was {before[(name, r['id'])]['tolerance']}") for h in r["tolerance_history"])]
+
+
+def test_a_tolerance_changed_after_the_fact_keeps_the_old_one():
+    old = {"e": [{"id": "a", "tolerance": "0.5 ± 0.1"}, {"id": "b", "tolerance": "> 0"}]}
+    new = {"e": [{"id": "a", "tolerance": "0.5 ± 0.2", "tolerance_history": []},
+                 {"id": "b", "tolerance": "> 0.1", "tolerance_history": ["was > 0: the margin of a tie"]}]}
+    assert _unexplained_tolerance_changes(old, new) == ["e a: 0.5 ± 0.1 -> 0.5 ± 0.2"]
+
+
 def test_claims_table_snapshot():
     # Every claim's quote, metric, tolerance and sidedness, frozen: a change shows up here
     # as a diff to review (regenerate with CUBICLAB_UPDATE_SNAPSHOTS=1 and commit the file).
+    # A tolerance that changes must keep the old one in its tolerance_history, with the
+    # reason, before the snapshot may be regenerated.
     table = _table()
+    assert _unexplained_tolerance_changes(json.loads(SNAPSHOT.read_text()), table) == []
     if os.environ.get("CUBICLAB_UPDATE_SNAPSHOTS"):
         SNAPSHOT.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
     assert table == json.loads(SNAPSHOT.read_text())
@@ -109,8 +146,8 @@ def test_the_papers_algorithms_by_default():
 # ---- verdicts from intervals -----------------------------------------------------------------
 
 
-def _spec(accept, transient=False):
-    return ClaimSpec("x", "q", "Sec. 1", TEXT, "p", "m", "", accept, "r", transient=transient)
+def _spec(accept, transient=False, censored=False):
+    return ClaimSpec("x", "q", "Sec. 1", TEXT, "p", "m", "", accept, "r", transient=transient, censored=censored)
 
 
 def test_mean_ci_uses_student_t():
@@ -137,11 +174,14 @@ def test_verdict_from_the_interval():
 
 def test_seeds_that_move_nothing_are_called_one_trajectory():
     band = _spec(Band(1.0, 0.2))
-    # spread 0.0019 < 1% of the scale 0.2 (0.002): the seeds sampled nothing, and the note says so.
+    # spread 0.0019 < 1% of the scale 0.2 (0.002): the seeds sampled nothing; the interval
+    # [1.0, 1.0015] would hold, but it decides nothing, and the note says which side it lies on.
     v = judge(band, [1.0, 1.0019, 1.0, 1.001, 1.0])
-    assert v.verdict == HOLDS and "move it by 0.0019" in v.note and "one trajectory's" in v.note
-    # spread 0.0021 >= 0.002: an ensemble's interval, no such note.
-    assert judge(band, [1.0, 1.0021, 1.0, 1.001, 1.0]).note == ""
+    assert v.verdict == ONE_TRAJ and "move it by 0.0019" in v.note and "lies inside the tolerance" in v.note
+    assert judge(band, [2.0, 2.0019, 2.0, 2.001, 2.0]).note.endswith("lies outside the tolerance)")
+    # spread 0.0021 >= 0.002: an ensemble's interval, judged as one.
+    v = judge(band, [1.0, 1.0021, 1.0, 1.001, 1.0])
+    assert v.verdict == HOLDS and v.note == ""
 
 
 def test_the_interval_is_clipped_to_the_metrics_bounds():
@@ -178,7 +218,8 @@ def test_bounds_are_declared_per_metric_kind():
 
 def test_drift_between_halves_is_not_converged():
     band = _spec(Band(1.0, 0.2))
-    vals = [1.0] * 5
+    # mean 1, s = 0.01414, 95% CI 2.776 x 0.01414 / sqrt(5) = 0.0176: inside 1 ± 0.2
+    vals = [0.98, 1.0, 1.02, 1.0, 1.0]
     # the halves differ by 0.5 (> the band's 0.2) in every seed: drifting.
     v = judge(band, vals, first=[0.75] * 5, second=[1.25] * 5)
     assert v.verdict == NOT_CONVERGED and v.drift == pytest.approx(0.5)
@@ -231,6 +272,23 @@ def test_stability_flags_only_holds_against_does_not_hold():
     assert got == {"a": (True, True), "b": (False, True), "c": (False, False)}
     md = stability.markdown(rows, ["as planned", "2x duration", "other seeds"])
     assert md.startswith("1 of 3 claims flip") and md.index("| e | a |") < md.index("| e | b |")
+
+
+def test_stability_names_values_that_cross_their_tolerance():
+    # Tolerance 1 ± 0.2 = [0.8, 1.2]. Claim a's mean goes 1.1 -> 1.25 -> 1.1: it crosses the
+    # edge even though no interval decided (all inconclusive); b's stays inside (0.9, 0.85, 1.0);
+    # c was not measured in one rerun, so only two values count, both inside.
+    def out(name, means):
+        return base.Outcome(name, "", "000", "", "", verdicts=[
+            Verdict(dataclasses.replace(_spec(Band(1.0, 0.2)), id=i), mean=m, n=0 if m is None else 5,
+                    verdict=INCONCLUSIVE) for i, m in means.items()])
+    rows = stability.compare({
+        "as planned": [out("e", {"a": 1.1, "b": 0.9, "c": 1.0})],
+        "2x duration": [out("e", {"a": 1.25, "b": 0.85, "c": None})],
+        "other seeds": [out("e", {"a": 1.1, "b": 1.0, "c": 1.1})]})
+    assert {r["claim"]: r["crosses"] for r in rows} == {"a": True, "b": False, "c": False}
+    md = stability.markdown(rows, ["as planned", "2x duration", "other seeds"])
+    assert "0 change verdict at all; 1 cross their tolerance (e a)." in md
 
 
 # ---- run lengths from the physics ------------------------------------------------------------
@@ -529,3 +587,44 @@ def test_a_built_wheel_runs_an_entry(tmp_path):
     out = subprocess.run([py, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     where, error, verdicts = json.loads(out.stdout.strip().splitlines()[-1])
     assert str(venv) in where and not error and verdicts
+
+
+# ---- censored times ----------------------------------------------------------------------------
+
+
+def test_the_median_interval_from_order_statistics():
+    # P(Bin(n, 1/2) < k) x 2 off the coverage: n = 5, k = 1: 1 - 2/32 = 0.9375 (no k reaches
+    # 95%); n = 10, k = 2: 1 - 2 x 11/1024 = 0.97852; k = 3 would give 1 - 2 x 56/1024 = 0.89.
+    assert median_order_interval(5) == (1, pytest.approx(0.9375))
+    assert median_order_interval(10) == (2, pytest.approx(0.978515625))
+    # n = 20: P(Bin <= 5) = 21700/2^20, coverage 0.95861 at k = 6; P(Bin <= 6) = 60460/2^20
+    # gives 0.88468 at k = 7.
+    assert median_order_interval(20) == (6, pytest.approx(1 - 2 * 21700 / 2**20))
+
+
+def test_censored_times_are_judged_on_the_median_never_averaged():
+    within = _spec(Below(200, 50), censored=True)
+    # All five converged: the interval [smallest, largest] = [100, 190] lies below 200.
+    v = judge(within, [100.0, 190.0, 120.0, 130.0, 110.0])
+    assert v.verdict == HOLDS and v.interval == (100.0, 190.0) and v.mean == 120.0
+    # One never converged within the 150 s it had: the largest upper bound is infinite, so
+    # the interval [100, inf) straddles 200, though the median (120) is far below.
+    v = judge(within, [100.0, Censored(150.0), 120.0, 130.0, 110.0])
+    assert v.verdict == INCONCLUSIVE and v.interval == (100.0, math.inf) and "1 of 5 values censored" in v.note
+    # All censored beyond 275 s: "around 220 s" (165-275) fails, the interval starting at 300.
+    around = _spec(Band(220, 55), censored=True)
+    v = judge(around, [Censored(300.0)] * 5)
+    assert v.verdict == FAILS and v.interval[0] == 300.0
+    # A difference bounded on one side: Cubic at least 210 s slower in every run holds "> 10".
+    slower = _spec(Above(10, 10), censored=True)
+    assert judge(slower, [Censored(210.0), 60.0, Censored(150.0), 40.0, 30.0]).verdict == HOLDS
+
+
+def test_every_utilisation_says_which():
+    # One meaning per word: a claim that measures a utilisation names the link's or the flows'.
+    from cubiclab.experiments.claims import FLOWS_UTILISATION, LINK_UTILISATION
+
+    for name, e in CATALOG.items():
+        for c in e.table():
+            if "utilisation" in c.metric:
+                assert LINK_UTILISATION in c.metric or FLOWS_UTILISATION in c.metric, (name, c.id)

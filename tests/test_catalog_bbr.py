@@ -29,7 +29,7 @@ def test_n_cubic_entry_spread_and_fair_share_multiple():
     rows = pd.DataFrame({"n_cubic": [1, 4, 16], "bbr_frac": [0.40, 0.35, 0.30]})
     v = CATALOG["x-bbr-vs-n-cubic"].values(rows)
     # spread 0.40 - 0.30 = 0.10; against 16 CUBIC flows 0.30 is 0.30 x 17 = 5.1 fair shares.
-    assert v == pytest.approx({"share_flat": 0.10, "share_above_fair": 5.1})
+    assert v == pytest.approx({"link_share_flat": 0.10, "link_share_above_fair": 5.1})
 
 
 def test_rtt_entry_long_flow_share():

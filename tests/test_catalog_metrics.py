@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from cubiclab.experiments import CATALOG, base, seed000
+from cubiclab.experiments.claims import Censored
 from cubiclab.models import figures as model_figures
 
 NAN = float("nan")
@@ -91,7 +92,9 @@ def test_sensitivity_twins_come_from_their_variants_runs_one_value_per_seed():
     assert v["fair_at_8ms"] == pytest.approx([1.0, 1.1])
     assert v["fair_at_8ms@v2.2"] == pytest.approx([0.8, 0.9])
     assert v["fair_at_8ms@linux"] == pytest.approx([0.5, 0.6])
-    assert v["cubic_more_at_82ms@linux"] == pytest.approx([1.0, 1.0])
+    assert v["cubic_growth_at_82ms@linux"] == pytest.approx([0.9, 0.9])
+    # an extension (cubic_more_at_82ms) has no twins
+    assert "cubic_more_at_82ms@linux" not in v and v["cubic_more_at_82ms"] == pytest.approx([1.0, 1.0])
     assert set(v) == {c.id for c in e.table()}
 
 
@@ -103,14 +106,14 @@ def test_s000_fig6_shares_with_and_without_background():
     # With background: the eight flows 0.6 + 0.2 = 0.8 (not the link's 0.95, which counts the
     # background), CUBIC 0.6, SACK 0.2, CUBIC's part 0.6 / 0.8 = 0.75, Jain 0.97; without
     # background CUBIC's part 0.7 / (0.7 + 0.3) = 0.7.
-    check("s000-fig6", FIG6_ROWS, {"utilization": 0.8, "cubic_share": 0.6, "sack_share": 0.2, "cubic_fraction": 0.75,
+    check("s000-fig6", FIG6_ROWS, {"utilization": 0.8, "cubic_link_share": 0.6, "sack_link_share": 0.2, "cubic_fraction": 0.75,
                                    "cubic_fair": 0.97, "cubic_fraction_no_background": 0.7})
 
 
 def test_s000_fig6_reads_the_background_run_not_the_quiet_one():
     # Broken on purpose: the two runs' tags swapped, so the quiet run's 0.7 would be CUBIC's share.
     swapped = [{**r, "background": not r["background"]} for r in FIG6_ROWS]
-    assert seed_values("s000-fig6", swapped)["cubic_share"] == pytest.approx(0.7)
+    assert seed_values("s000-fig6", swapped)["cubic_link_share"] == pytest.approx(0.7)
 
 
 FIG8 = {  # alg: {rtt: (fairness, utilisation)}
@@ -130,9 +133,10 @@ def test_s000_fig8_fairness_and_utilisation():
     # Fairness averaged over the RTTs: CUBIC 0.85, BIC 0.90, SACK 0.745, HSTCP 0.65:
     # min(CUBIC, BIC) - max(SACK, HSTCP) = 0.85 - 0.745 = 0.105. At 16 ms SACK's 0.99 against
     # the best other, BIC's 0.95: 0.04. Lowest utilisation of CUBIC, BIC, HSTCP over both RTTs:
-    # HSTCP's 0.92 at 324 ms. SACK's utilisation 0.97 at 16 ms - 0.60 at 324 ms = 0.37.
+    # HSTCP's 0.92 at 324 ms. SACK's utilisation 0.97 at 16 ms - 0.60 at 324 ms = 0.37. HSTCP's
+    # fairness averaged over the RTTs: 0.65.
     check("s000-fig8", fig8_rows(), {"cubic_bic_fairer": 0.105, "sack_fairest_at_16ms": 0.04, "hs_utilise": 0.92,
-                                     "sack_underutilises": 0.37})
+                                     "sack_underutilises": 0.37, "hstcp_unfair_same_rtt": 0.65})
 
 
 def test_s000_fig8_averages_over_rtts_rather_than_taking_one():
@@ -234,7 +238,11 @@ def test_s000_fig10bc_keeps_the_two_rtts_apart():
 
 def test_s000_fig4_and_eq6_read_their_rows():
     # One run: its plateau fraction and convergence time as they are.
-    check("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0}], {"plateaus": 0.3, "fair_within_200s": 150.0})
+    check("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0, "never": False}],
+          {"plateaus": 0.3, "fair_within_200s": 150.0})
+    # a run that never converged (150 s were left after the second start): at least 150 s
+    assert seed_values("s000-fig4", [{"plateau": 0.3, "convergence_s": 150.0, "never": True}])[
+        "fair_within_200s"] == Censored(150.0)
     # Eq. 6: each point's ratio from the run tagged with its bandwidth and RTT.
     rows = [{"bw": b, "rtt": r, "ratio": x} for (b, r), x in zip(((100, 100), (400, 100), (400, 10)), (1.1, 1.2, 1.3))]
     check("s000-eq6", rows, {"eq6_100mbps_100ms": 1.1, "eq6_400mbps_100ms": 1.2, "eq6_400mbps_10ms": 1.3})
@@ -244,8 +252,11 @@ def test_s000_fig4_and_eq6_read_their_rows():
 
 
 def test_s001_fig3_4_reads_its_run():
-    check("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15, "convergence_s": 180.0}],
-          {"plateaus": 0.3, "utilization": 0.97, "cubic_share": 0.7, "tcp_share": 0.15, "converge_220s": 180.0})
+    check("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15, "convergence_s": 180.0,
+                           "never": False}],
+          {"plateaus": 0.3, "utilization": 0.97, "cubic_link_share": 0.7, "tcp_link_share": 0.15, "converge_220s": 180.0})
+    assert seed_values("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15,
+                                        "convergence_s": 180.0, "never": True}])["converge_220s"] == Censored(180.0)
 
 
 EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
@@ -259,8 +270,10 @@ EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
 def exp12_rows():
     rows = [{"alg": a, "rtt": rtt, "bw": b, "ratio": x, "utilization": 0.95}
             for rtt, by in EXP12.items() for a, xs in by.items() for b, x in zip((20, 100, 1000), xs)]
-    rows[3]["utilization"] = 0.91  # HTCP at 10 ms, 20 Mbps: the lowest of the 10 ms runs
-    rows[-1]["utilization"] = 0.5  # HTCP at 100 ms: not a 10 ms run
+    rows[3]["utilization"] = 0.5  # HTCP at 10 ms, 20 Mbps: a mixed run, not the baseline
+    # the TCP-only baseline at 10 ms: 0.97, 0.91, 0.96 busy
+    rows += [{"alg": "tcp-only", "rtt": 10, "bw": b, "ratio": math.nan, "utilization": u}
+             for b, u in zip((20, 100, 1000), (0.97, 0.91, 0.96))]
     return rows
 
 
@@ -268,12 +281,13 @@ def test_s001_exp1_2_friendly_ratios():
     # 10 ms: lowest of CUBIC and HTCP 0.85. Ratio(1 Gbps) / ratio(100 Mbps): BIC 0.2 / 0.6 = 1/3,
     # HSTCP 0.3 / 0.8 = 0.375, STCP 0.1 / 0.4 = 0.25: the largest 0.375. At 1 Gbps the lowest
     # other (BIC's 0.20) minus STCP's 0.10 = 0.10. Ratio(100) - ratio(20): BIC 0.10, STCP 0.15:
-    # 0.10. Lowest 10 ms utilisation 0.91 (the 100 ms run's 0.5 does not count). 100 ms:
+    # 0.10. At 100 Mbps the lowest ratio, STCP's 0.40. Lowest utilisation of the TCP-only baseline 0.91 (the mixed run's 0.5 does not count). 100 ms:
     # ratio(20) - ratio(1000): 0.4, 0.4, 0.4, 0.2, 0.4: 0.2; mean ratios CUBIC 0.6, BIC 0.3,
     # HSTCP 0.4, STCP 0.2, HTCP 0.5: 0.6 - 0.5 = 0.1.
     check("s001-exp1-2", exp12_rows(), {"cubic_htcp_friendly_10ms": 0.85, "others_drop_10ms": 0.375,
                                         "stcp_worst_10ms": 0.10, "bic_stcp_worse_at_20": 0.10,
                                         "tcp_full_bandwidth": 0.91, "ratio_drops_100ms": 0.2,
+                                        "reasonable_over_100": 0.40,
                                         "cubic_best_100ms": 0.1})
 
 
@@ -312,8 +326,11 @@ def test_s002_grid_fairness():
 
 @pytest.mark.parametrize("name, rows, expected", [
     # Cubic 2.0 converges in 150 s, H-TCP in 90 s: 60 s slower.
-    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0}, {"alg": "htcp", "convergence_s": 90.0}],
-     {"slower_than_htcp": 60.0}),
+    # ... and 120 s with a backoff to 0.5: 30 s slower at 0.8 than at 0.5.
+    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0, "never": False},
+                          {"alg": "cubic-2.0, beta 0.5", "convergence_s": 120.0, "never": False},
+                          {"alg": "htcp", "convergence_s": 90.0, "never": False}],
+     {"slower_than_htcp": 60.0, "slower_than_half_backoff": 30.0}),
     # without fast convergence 200 s, with it 150 s: 50 s.
     ("s002-fast-convergence", [{"fc": 1, "convergence_s": 150.0}, {"fc": 0, "convergence_s": 200.0}],
      {"fc_faster": 50.0}),
@@ -609,17 +626,32 @@ CONVERGED_S, PLATEAU_CUBIC = 48.0, math.sqrt(0.1)
 def test_s000_fig4_per_run_smaller_plateau_and_convergence_from_the_second_start():
     res = _two_cubic_flows_with_tcp(tcp=False)
     assert CATALOG["s000-fig4"].per_run(None, res, 100.0, 300.0) == pytest.approx(
-        {"plateau": 0.0, "convergence_s": CONVERGED_S})
+        {"plateau": 0.0, "convergence_s": CONVERGED_S, "never": False})
     # without the linear flow's losses its plateau is not measured: the cubic flow's is the one
     res.losses = res.losses[res.losses.flow == 0]
     assert CATALOG["s000-fig4"].per_run(None, res, 100.0, 300.0)["plateau"] == pytest.approx(PLATEAU_CUBIC, abs=0.01)
+
+
+@pytest.mark.parametrize("cubic, htcp, expected", [
+    # Cubic 2.0 never converged in the 300 s it had, H-TCP in 90 s: at least 210 s slower.
+    ((300.0, True), (90.0, False), Censored(210.0, math.inf)),
+    # H-TCP never converged in 300 s, Cubic in 150 s: Cubic at least 150 s faster.
+    ((150.0, False), (300.0, True), Censored(-math.inf, -150.0)),
+    # neither: the difference could be anything.
+    ((300.0, True), (300.0, True), Censored(-math.inf, math.inf)),
+])
+def test_s002_convergence_bounds_a_difference_with_a_run_that_never_converged(cubic, htcp, expected):
+    rows = [{"alg": CUBIC2, "convergence_s": cubic[0], "never": cubic[1]},
+            {"alg": "cubic-2.0, beta 0.5", "convergence_s": 100.0, "never": False},
+            {"alg": "htcp", "convergence_s": htcp[0], "never": htcp[1]}]
+    assert seed_values("s002-convergence", rows)["slower_than_htcp"] == expected
 
 
 def test_s001_fig3_4_per_run_shares_plateau_and_convergence_of_the_cubic_flows():
     # Over (100, 300] on 200 Mb/s: CUBIC 2 x 50 = 100 Mb/s = 0.5, TCP 2 x 10 = 0.1, the link 70%
     # busy. Convergence and plateaus as s000-fig4's, of the CUBIC flows only.
     assert CATALOG["s001-fig3-4"].per_run(None, _two_cubic_flows_with_tcp(tcp=True), 100.0, 300.0) == pytest.approx(
-        {"plateau": 0.0, "utilization": 0.7, "cubic": 0.5, "tcp": 0.1, "convergence_s": CONVERGED_S})
+        {"plateau": 0.0, "utilization": 0.7, "cubic": 0.5, "tcp": 0.1, "convergence_s": CONVERGED_S, "never": False})
 
 
 # ---- model entries: compute's reductions of the model's tables --------------------------------
@@ -799,7 +831,7 @@ def test_s002_per_run_reads(name, expected):
 def test_s000_fig6_explains_the_contradiction_with_the_runs_numbers():
     e = CATALOG["s000-fig6"]
     rows = pd.DataFrame(FIG6_ROWS[:1])
-    spec = next(c for c in e.claims if c.id == "cubic_share")
+    spec = next(c for c in e.claims if c.id == "cubic_link_share")
     # background 0.15 of the link, the link 0.95 busy, the eight flows 0.6 + 0.2 = 0.8
     assert e.explain(spec, rows) == (
         "In these runs the background traffic took 15% of the link and the link was 95% busy, the eight flows 80%; "

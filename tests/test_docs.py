@@ -15,15 +15,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = sorted((ROOT / "docs" / "tutorials").glob("*.md")) + [ROOT / "docs" / "index.md"]
-FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```", re.S | re.M)
 # Commands of the getting-started page that a test cannot repeat inside itself: the whole
 # install (the test runs in the installed package) and the whole test suite.
 NOT_RUN = ("python3 -m pip install -e '.[test]' && cubiclab run", "bash scripts/test.sh")
 
 
-def code_blocks(page: Path) -> list[tuple[str, str]]:
-    """(language, code) of every fenced block of a page, in order."""
-    return [(m.group(1), m.group(2)) for m in FENCE.finditer(page.read_text())]
+def code_blocks(page: Path) -> list[tuple[str, str, str]]:
+    """(language, the rest of the fence's info string, code) of every fenced block of a page,
+    in order. A block fenced ```text output``` shows what the block before it prints: the
+    test holds the page's text to its output."""
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(page.read_text())]
 
 
 def why_no_testbed() -> str:
@@ -40,8 +42,12 @@ def run_page(page: Path, workdir: Path) -> None:
                CARGO_TARGET_DIR=str(ROOT / "target" / "tutorials"))
     cwd = workdir
     namespace: dict = {"__name__": "__tutorial__"}
-    for i, (lang, code) in enumerate(code_blocks(page)):
+    printed = ""
+    for i, (lang, info, code) in enumerate(code_blocks(page)):
         where = f"{page.name} block {i + 1} ({lang})"
+        if lang == "text" and info == "output":
+            assert printed.strip() == code.strip(), f"{where}: the page shows\n{code}\nthe code printed\n{printed}"
+            continue
         if lang == "sh":
             if code.strip() in NOT_RUN:
                 continue
@@ -56,6 +62,7 @@ def run_page(page: Path, workdir: Path) -> None:
                                   timeout=900)
             assert proc.returncode == 0, f"{where} failed:\n{code}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
             cwd = Path(cwd_file.read_text().strip())
+            printed = proc.stdout
         elif lang == "python":
             old = Path.cwd()
             os.chdir(cwd)
@@ -95,3 +102,58 @@ def test_site_builds_strict(tmp_path):
     assert "cubiclab reproduce" in cli and "--cwnd-changes" in cli
     scenario = (site / "reference/scenario/index.html").read_text()
     assert "start_spacing" in scenario and "gilbert" in scenario
+
+
+def test_generated_reference_pages_are_committed_and_current():
+    """docs/index.md links the reference and catalog pages: they are in the repository, as
+    the schema, the parsers and the catalog generate them now."""
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        from generate import COMMAND, stale_pages
+    finally:
+        sys.path.pop(0)
+    assert stale_pages() == [], f"run `{COMMAND}`"
+    for link in re.findall(r"\]\(([^)#]+\.md)\)", (ROOT / "docs" / "index.md").read_text()):
+        assert (ROOT / "docs" / link).exists(), link
+
+
+@pytest.mark.parametrize("cls", ["Scenario", "FlowGroup", "WebGroup", "Bottleneck", "Link", "Record"])
+def test_every_field_has_its_meaning_and_unit(cls):
+    from dataclasses import fields
+
+    import cubiclab.scenario as s
+
+    doc = getattr(s, cls).__doc__
+    for f in fields(getattr(s, cls)):
+        line = next((x for x in doc.splitlines() if x.startswith(f"- ``{f.name}``: ")), "")
+        assert len(line) > len(f"- ``{f.name}``: ") + 10, f"{cls}.{f.name} has no meaning in help()"
+    assert "ns, bits/s, bytes" in doc
+    # The schema's unit shows: a time field says ns, a rate bits/s.
+    if cls == "FlowGroup":
+        assert "- ``rtt``: Two-way propagation delay of each flow, ns" in doc
+    if cls == "Bottleneck":
+        assert "- ``rate``: Link rate, bits/s" in doc
+
+
+def test_type_hints_offer_only_what_is_accepted():
+    """A field whose hint admits an int takes one (`rtt=40` was refused under `str | int`):
+    times, rates and sizes are text with a unit."""
+    from dataclasses import fields
+
+    import cubiclab
+    import cubiclab.scenario as s
+
+    for cls in (s.FlowGroup, s.Bottleneck, s.Record, s.Scenario):
+        for f in fields(cls):
+            if "int" not in [t.strip() for t in str(f.type).split("|")]:
+                continue
+            kw = {f.name: 2}
+            sc = (cubiclab.Scenario(duration="1s", flows=[s.FlowGroup(**kw)]) if cls is s.FlowGroup else
+                  cubiclab.Scenario(duration="1s", bottleneck=s.Bottleneck(**kw), flows=[s.FlowGroup()])
+                  if cls is s.Bottleneck else
+                  cubiclab.Scenario(duration="1s", record=s.Record(**kw), flows=[s.FlowGroup()])
+                  if cls is s.Record else cubiclab.Scenario(**{"duration": "1s", "flows": [s.FlowGroup()], **kw}))
+            try:
+                sc.validate()
+            except ValueError as e:
+                assert "has no unit" not in str(e), f"{cls.__name__}.{f.name}: {e}"

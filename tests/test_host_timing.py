@@ -47,13 +47,13 @@ def test_the_round_trip_grows_by_both_hosts_delays():
     # Every RTT sample is the propagation RTT plus serialisation (off) plus both delays (on);
     # 900 samples, the delays' sd about 60 us: the mean is within ~3 us.
     off, on = cubiclab.simulate(one_flow()), cubiclab.simulate(one_flow("testbed"))
-    excess = on.rtt.rtt_us.mean() - off.rtt.rtt_us.mean()
-    assert excess == pytest.approx(229.4, rel=0.05)
-    assert off.rtt.rtt_us.min() == 21_241  # 20 ms + 2 x 1.2 ms (two segments) + an ACK's 41 us
+    excess_us = 1000 * (on.rtt.rtt_ms.mean() - off.rtt.rtt_ms.mean())
+    assert excess_us == pytest.approx(229.4, rel=0.05)
+    assert off.rtt.rtt_ms.min() == 21.241  # 20 ms + 2 x 1.2 ms (two segments) + an ACK's 41 us
 
 
 def test_draws_come_from_the_seed():
     a, b, c = (cubiclab.simulate(one_flow("testbed", window="30packets").replace(seed=seed)) for seed in (3, 3, 4))
-    assert a.rtt.equals(b.rtt) and not a.rtt.rtt_us.equals(c.rtt.rtt_us)
+    assert a.rtt.equals(b.rtt) and not a.rtt.rtt_ms.equals(c.rtt.rtt_ms)
     # No drops (30 packets fit the path: 17 in flight, 17 in the buffer), so nothing is retransmitted.
     assert (a.totals.drops.sum(), a.totals.retransmits.sum()) == (0, 0)

@@ -198,3 +198,18 @@ def test_diagnostic_sentence_is_built_from_numbers():
     assert s == ("25% of drop episodes hit several flows at once; 12 fast recoveries and 0 timeouts in 100 s; "
                  "median window at loss 135 packets; queue 50% full on average; Jain's index 0.80, the flows' "
                  "shares still moved by up to 10 points between the window's halves.")
+
+
+def test_t_quantile_closed_forms():
+    from statistics import NormalDist
+
+    from cubiclab.metrics import t_quantile
+
+    for p in (0.9, 0.975, 0.995):
+        # dof 1 is the Cauchy distribution: F(t) = 1/2 + atan(t)/pi.
+        assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-9)
+        # dof 2: F(t) = 1/2 + t / (2 sqrt(2 + t^2)), so t = (2p - 1) / sqrt(2 p (1 - p)).
+        assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-9)
+        # Many degrees of freedom: the normal quantile, t = z + (z^3 + z) / (4 dof) + O(dof^-2).
+        z = NormalDist().inv_cdf(p)
+        assert t_quantile(p, 5000) == pytest.approx(z + (z**3 + z) / 20000, rel=1e-6)

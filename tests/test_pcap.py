@@ -200,3 +200,34 @@ def test_cli_pcap(tmp_path):
     with open(out, "rb") as f:
         assert sum(1 for _ in dpkt.pcap.Reader(f)) > 1000
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_pcap_link_captures_the_named_link(tmp_path):
+    # A flow across "a" (20 Mbit/s) then "b" (10 Mbit/s), and a cross flow on "a" alone.
+    # Capturing "b" shows only the long flow's data, and every data byte b serialized; "a"
+    # shows both flows.
+    def captured(link: str | None):
+        path = tmp_path / f"{link}.pcap"
+        sc = Scenario(duration="3s", seed=3,
+                      links=[cubiclab.Link(name="a", rate="20Mbps"), cubiclab.Link(name="b", rate="10Mbps")],
+                      flows=[FlowGroup("cubic", rtt="40ms", route=["a", "b"]),
+                             FlowGroup("reno", rtt="40ms", route=["a"])],
+                      record=Record(pcap=str(path), pcap_link=link))
+        res = cubiclab.simulate(sc)
+        with open(path, "rb") as f:
+            data = [ip for _, buf in dpkt.pcap.Reader(f) if (ip := dpkt.ip.IP(buf)).src[1] == 1
+                    and not ip.data.flags & dpkt.tcp.TH_SYN]
+        return res, data
+
+    res, on_b = captured("b")
+    assert {flow_of(ip) for ip in on_b} == {0}
+    lt = res.link_totals.set_index(["name", "direction"])
+    assert sum(ip.len for ip in on_b) == lt.loc[("b", "forward"), "tx_bytes"]
+    _, on_a = captured(None)
+    assert {flow_of(ip) for ip in on_a} == {0, 1}
+    assert sum(ip.len for ip in on_a) == lt.loc[("a", "forward"), "tx_bytes"]
+    with pytest.raises(ValueError, match=r'record.pcap_link is "c", not a link; allowed: "a", "b"'):
+        Scenario(links=[cubiclab.Link(name="a"), cubiclab.Link(name="b")],
+                 flows=[FlowGroup(route=["a"])], record=Record(pcap="x.pcap", pcap_link="c")).validate()
+    with pytest.raises(ValueError, match="record.pcap_link is set without record.pcap"):
+        Scenario(flows=[FlowGroup()], record=Record(pcap_link="bottleneck")).validate()

@@ -1,9 +1,12 @@
 """The run plots show what a reader expects: throughput measured at the bottleneck's
-output (never above the link rate) and each group's share of the link."""
+output (never above the link rate), each group's share, axes with units, a colour per flow,
+the steady state past slow start's peak, the rate a schedule offers; in bounded memory."""
 
+import numpy as np
 import pytest
 
 import cubiclab
+from cubiclab import Bottleneck, FlowGroup, Scenario, plots
 from cubiclab.plots import group_shares, plot_run, throughput_series
 from cubiclab.scenario import default_scenario
 
@@ -41,13 +44,100 @@ def test_throughput_adds_up_to_what_left_the_bottleneck(fig6):
 def test_group_shares(fig6):
     s = group_shares(fig6, bin_s=1.0)
     assert set(s.group) == {"cubic", "sack"}
-    per_bin = s.groupby("t").share.sum()
-    assert per_bin.max() <= 1 + WIRE * 8 / fig6.summary["rate_bps"]
+    # share: of what the flows got, as the summary's (the groups' sum to 1 in every bin);
+    # link_share: of the link's rate (at most 1, to the part of one packet a bin can hold).
+    assert s.groupby("t").share.sum().to_numpy() == pytest.approx(1.0)
+    assert s.groupby("t").link_share.sum().max() <= 1 + WIRE * 8 / fig6.summary["rate_bps"]
     # From t = 4 s on, all four flows of each group have started (spacing 1 s, jitter < 10 ms).
     assert s[s.t == 5.0].flows.tolist() == [4, 4]
 
 
-def test_plot_run_writes_three_figures(fig6, tmp_path):
+def test_plot_run_writes_four_figures(fig6, tmp_path):
     paths = plot_run(fig6, tmp_path)
-    assert [p.name for p in paths] == ["cwnd.png", "throughput.png", "queue.png"]
+    assert [p.name for p in paths] == ["cwnd.png", "throughput.png", "queue.png", "rtt.png"]
     assert all(p.stat().st_size > 10_000 for p in paths)
+
+
+def axes_of(monkeypatch, plot, *args, **kw):
+    """The figure `plot` draws (its file not written)."""
+    drawn = {}
+    monkeypatch.setattr(plots, "save", lambda fig, path: drawn.setdefault("fig", fig))
+    plot(*args, **kw)
+    return drawn["fig"]
+
+
+def test_axes_have_units_and_drops_their_own_axis(fig6, monkeypatch):
+    fig = axes_of(monkeypatch, plots.plot_queue, fig6, "q.png")
+    assert [ax.get_ylabel() for ax in fig.axes] == ["queueing delay (ms)", "queue (packets)",
+                                                    "drops (packets per 100 ms)"]
+    # 400 Mbit/s: a full queue of 100% BDP (40 ms) waits 40 ms; delay = bytes x 8 / rate.
+    delay = fig.axes[0].lines[0].get_ydata()
+    assert max(delay) == pytest.approx(fig6.link.queue_bytes.max() * 8 / 400e6 * 1e3)
+    assert 39 < max(delay) <= 40.1
+    fig = axes_of(monkeypatch, plots.plot_rtt, fig6, "r.png")
+    assert fig.axes[0].get_ylabel() == "smoothed RTT (ms)"
+
+
+def test_a_colour_per_flow_and_the_steady_state_readable(fig6, monkeypatch):
+    fig = axes_of(monkeypatch, plots.plot_cwnd, fig6, "c.png")
+    ax = fig.axes[0]
+    flows = [line for line in ax.lines if line.get_label().startswith("flow ")]
+    assert len(flows) == 8 and len({line.get_color() for line in flows}) == 8
+    # Slow start's peak is far above the steady state: the axis stops at 1.2 x the largest
+    # 99th percentile after each flow's first loss, and the peak is marked and named.
+    peak = fig6.flows.cwnd.max()
+    after = [d.cwnd[d.t >= fig6.losses.t[fig6.losses.flow == f].min()].quantile(0.99)
+             for f, d in fig6.flows.groupby("flow")]
+    assert ax.get_ylim()[1] == pytest.approx(1.2 * max(after)) and ax.get_ylim()[1] < peak
+    assert any(f"cwnd peak {peak:.0f} (clipped" in t.get_text() for t in ax.texts)
+    full = axes_of(monkeypatch, plots.plot_cwnd, fig6, "c.png", scale="full").axes[0]
+    assert full.get_ylim()[1] >= peak
+
+
+def test_one_group_one_panel():
+    res = cubiclab.simulate(Scenario(duration="3s", flows=[FlowGroup("reno", count=2, rtt="20ms")]))
+    fig = {}
+    import cubiclab.plots as p
+
+    real = p.save
+    p.save = lambda f, path: fig.setdefault("fig", f)
+    try:
+        p.plot_throughput(res, "t.png")
+    finally:
+        p.save = real
+    assert len(fig["fig"].axes) == 1
+
+
+def test_offered_rate_follows_the_schedule():
+    # 50 Mbit/s for 1 s, then 5 Mbit/s for 1 s, repeating: the per-bin offered rate of 1 s
+    # bins is each step's rate, and half a period bins average them.
+    sc = Scenario(duration="4s", bottleneck=Bottleneck(rate="50Mbps", schedule={
+        "steps": [["0s", "50Mbps"], ["1s", "5Mbps"]], "repeat": "2s"}), flows=[FlowGroup("cubic", rtt="20ms")])
+    res = cubiclab.simulate(sc)
+    assert plots.offered_rate(res, [1, 2, 3, 4], 1.0).tolist() == [50e6, 5e6, 50e6, 5e6]
+    assert plots.offered_rate(res, [2, 4], 2.0).tolist() == [27.5e6, 27.5e6]
+    s = group_shares(res, bin_s=1.0)
+    assert (s.link_share <= 1 + WIRE * 8 / 5e6).all()
+
+
+def test_thin_keeps_extremes_and_bounds_points():
+    x = np.arange(1_000_000, dtype=float)
+    y = np.sin(x / 1000)
+    y[123_457] = 50.0  # a one-sample spike
+    tx, ty = plots.thin(x, y, 4000)
+    assert len(tx) <= 4000 and np.all(np.diff(tx) > 0)
+    assert ty.max() == 50.0 and ty.min() == y.min()
+    assert plots.thin(x[:100], y[:100], 4000)[0].tolist() == x[:100].tolist()
+
+
+def test_plotting_memory_is_within_its_estimate(fig6, tmp_path):
+    # The estimate the run's memory budget counts on (plot_memory_bytes) covers the peak
+    # that tracemalloc sees numpy and pandas allocate while the four figures are drawn.
+    import tracemalloc
+
+    long = cubiclab.simulate(default_scenario().replace(duration="30s", record=cubiclab.Record(interval="10ms")))
+    tracemalloc.start()
+    plot_run(long, tmp_path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak <= plots.plot_memory_bytes(len(long.flows))

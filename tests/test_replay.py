@@ -12,6 +12,9 @@ def test_reno_replay_slow_start_and_loss():
     df = cubiclab.replay("reno", "\n".join(rows))
     assert df.cwnd.iloc[19] == 30
     assert (df.cwnd.iloc[20], df.ssthresh.iloc[20]) == (15, 15)
+    # Times in seconds, as in every result table: ACK 19 at 1900 us, the loss at 2500 us.
+    assert df.columns[0] == "t" and "time_us" not in df
+    assert (df.t.iloc[19], df.t.iloc[20]) == (0.0019, 0.0025)
 
 
 def test_bad_algorithm_and_param_are_value_errors():

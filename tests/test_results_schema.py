@@ -7,15 +7,13 @@ from cubiclab.scenario import Record
 
 
 def _shown(col: str) -> str:
-    # results._frame: t_ns -> t, rtt_ns -> rtt_ms, other *_ns -> *_s, srtt_us -> srtt_ms.
+    # results._frame: t_ns -> t, every RTT in ms (rtt_ns, rtt_us, srtt_us), other times s.
     if col == "t_ns":
         return "t"
-    if col == "rtt_ns":
-        return "rtt_ms"
+    if col in ("rtt_ns", "rtt_us", "srtt_us"):
+        return col.rsplit("_", 1)[0] + "_ms"
     if col.endswith("_ns"):
         return col[:-3] + "_s"
-    if col == "srtt_us":
-        return "srtt_ms"
     return col
 
 

@@ -73,8 +73,12 @@ def test_sweep_runs_caches_and_aggregates(tmp_path):
     one = r2.frame(lambda res: {"util": res.summary["utilization"]})
     # rate 50: seeds 1, 2, 3 and the duplicate of seed 1, four runs.
     assert agg.set_index("rate").loc[50, "util"] == pytest.approx(one.util[[0, 1, 2, 6]].mean())
-    assert set(agg.columns) >= {"util", "util_std", "util_min", "util_max", "n"}
+    assert set(agg.columns) >= {"util", "util_std", "util_min", "util_max", "util_ci95", "n"}
     assert agg.set_index("rate").n.to_dict() == {50: 4, 80: 3}
+    # rate 80: three runs, Student's t with 2 degrees of freedom, whose 0.975 quantile is
+    # (2p - 1) / sqrt(2 p (1 - p)) = 4.3027: the interval is the mean +- t std / sqrt(3).
+    t = 0.95 / (2 * 0.975 * 0.025) ** 0.5
+    assert agg.set_index("rate").loc[80, "util_ci95"] == pytest.approx(t * one.util[[3, 4, 5]].std() / 3**0.5)
 
 
 def test_a_failing_run_is_reported_and_the_others_kept(tmp_path, monkeypatch):

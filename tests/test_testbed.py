@@ -484,6 +484,7 @@ def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
     # 1 s: no 2 s run fits. Budget 3 s: the first fits (0 + 2), the second does not
     # (1.5 s of pause + 2 > 3) and its entry says how much of it is done.
     from cubiclab.experiments import testbed_backend
+    from cubiclab.experiments.base import Outcome
     from cubiclab.sweep import Run
 
     if "cubic" not in tbrun.kernel_algorithms():
@@ -509,10 +510,11 @@ def test_a_testbed_budget_leaves_the_rest_pending(tmp_path, monkeypatch):
 
     class Entry:
         def outcome(self, mode, error):
-            return error
+            return Outcome("e", "", "000", "", "", error=error)
 
-    assert testbed_backend.kernel_outcome(Entry(), [b], kr, None, tmp_path).startswith(
-        "not wholly run on the kernel yet: 0 of 1 testbed runs done")
+    o = testbed_backend.kernel_outcome(Entry(), [b], kr, None, tmp_path)
+    assert o.error.startswith("not wholly run on the kernel yet: 0 of 1 testbed runs done")
+    assert o.evidence == "kernel testbed"
 
 
 @needs_root
@@ -650,3 +652,28 @@ def test_a_rate_schedule_steps_the_delivered_rate():
         want = rate * (b - a) / 8
         assert abs(got - want) <= 0.02 * want, (a, b, got, want)
     assert not _ours(f"{netns.PREFIX}{os.getpid()}-")
+
+
+@needs_root
+def test_pcap_link_captures_the_named_link(tmp_path):
+    # A flow across "a" (20 Mbit/s) then "b" (10 Mbit/s), and a cross flow on "a" alone:
+    # capturing "b" shows only the long flow's data, and exactly the bytes the emulator's
+    # link 1 serialized forward.
+    import dpkt
+
+    from cubiclab.testbed.net import SENDER_IP
+
+    path = tmp_path / "b.pcap"
+    sc = cubiclab.Scenario(duration="3s", links=[cubiclab.Link(name="a", rate="20Mbps"),
+                                                 cubiclab.Link(name="b", rate="10Mbps")],
+                           flows=[cubiclab.FlowGroup("cubic", rtt="40ms", route=["a", "b"]),
+                                  cubiclab.FlowGroup("reno", rtt="40ms", route=["a"])],
+                           record=cubiclab.Record(pcap=str(path), pcap_link="b"))
+    res = cubiclab.testbed(sc, trace=False)
+    e = res.summary["emulator"]
+    sender = bytes(int(o) for o in SENDER_IP.split("."))
+    with open(path, "rb") as f:
+        fwd = [ip for _, buf in dpkt.pcap.Reader(f) if (ip := dpkt.ip.IP(buf)).src == sender]
+    port_of_flow = [f["port"] for f in tbrun.plan(sc).flows]
+    assert {ip.data.dport for ip in fwd} == {port_of_flow[0]}
+    assert sum(ip.len for ip in fwd) == e["link1_fwd_tx_bytes"]

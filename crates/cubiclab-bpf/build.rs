@@ -21,6 +21,10 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("highspeed", "highspeed.bpf.c", &[], Some("highspeed")),
     ("bic", "bic.bpf.c", &[], Some("bic")),
     ("htcp", "htcp.bpf.c", &[], Some("htcp")),
+    ("vegas", "vegas.bpf.c", &[], Some("vegas")),
+    ("westwood", "westwood.bpf.c", &[], Some("westwood")),
+    ("illinois", "illinois.bpf.c", &[], Some("illinois")),
+    ("veno", "veno.bpf.c", &[], Some("veno")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
 ];

@@ -68,11 +68,11 @@ def entry_page(entry, doc: dict | None, figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def catalog_pages() -> dict[str, str | bytes]:
-    """{path under docs/: text or bytes}: catalog/index.md and one page per entry."""
+def catalog_pages(results: Path | None = None) -> dict[str, str | bytes]:
+    """{path under docs/: text or bytes}: catalog/index.md and one page per entry, with the
+    verdicts and figures of the catalog run in `results` if given."""
     from cubiclab.experiments import CATALOG
 
-    results = results_dir()
     pages: dict[str, str | bytes] = {}
     index = ["# Catalog", "",
              "One entry per figure of the seed papers. Each reruns the paper's experiment, plots it "

@@ -4,6 +4,7 @@ its positional arguments and options with their help and defaults."""
 from __future__ import annotations
 
 import argparse
+import os
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser, str]]:
@@ -49,9 +50,21 @@ def _section(path: str, parser: argparse.ArgumentParser, help_text: str, level: 
 def cli_reference() -> str:
     from cubiclab.cli import build_parser
 
-    parser = build_parser()
+    # argparse wraps usage lines at the terminal's width ($COLUMNS): the page's is fixed, so
+    # it reads the same whoever generates it.
+    width, os.environ["COLUMNS"] = os.environ.get("COLUMNS"), "100"
+    try:
+        return _reference(build_parser())
+    finally:
+        if width is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = width
+
+
+def _reference(parser: argparse.ArgumentParser) -> str:
     lines = ["# Command line", "",
-             "Generated from the parsers in `cubiclab.cli` at build time. Bad input exits with "
+             "Generated from the parsers in `cubiclab.cli` (`python docs/hooks/generate.py`). Bad input exits with "
              "status 2 and one line naming the problem; Ctrl-C exits with 130 and writes nothing "
              "half-finished.", ""]
     for name, sub, help_text in _subcommands(parser):

@@ -125,8 +125,9 @@ def _definition(name: str, schema: dict, defaults: dict) -> list[str]:
 
 INTRO = """# Scenario files
 
-Generated at build time from the one scenario schema (`cubiclab-sim`'s `Scenario`, serde
-with JSON Schema), so it cannot drift from what the simulator accepts. The schema holds
+Generated from the one scenario schema (`cubiclab-sim`'s `Scenario`, serde with JSON
+Schema) by `python docs/hooks/generate.py`, and checked against it by the tests, so it
+cannot drift from what the simulator accepts. The schema holds
 values in base units (bits/s, ns, bytes); in a file or from Python you write units, and
 `cubiclab.scenario` parses them before handing the scenario over:
 
@@ -167,6 +168,27 @@ start_spacing = "1s"
 """
 
 
+def _topology() -> list[str]:
+    """`[topology]`, the Python edge's presets (`cubiclab.topology`), which loading expands into
+    `links` and routes before the schema sees them: its docstring, the TOML block fenced."""
+    import inspect
+
+    from cubiclab import topology
+
+    head, rest = inspect.cleandoc(topology.__doc__).split("::\n", 1)
+    block, tail = [], []
+    for line in rest.splitlines()[1:]:
+        (block if line.startswith("    ") or (not line and not tail) else tail).append(line)
+    while block and not block[-1]:
+        block.pop()
+
+    def md(text: str) -> str:  # the docstring's reST as Markdown
+        return text.replace("``", "`").replace(":func:`", "`cubiclab.topology.")
+
+    return ["## Topology presets", "", md(head.replace("\n", " ")) + ":", "", "```toml", *[b[4:] for b in block],
+            "```", "", md(" ".join(t for t in tail if t)), ""]
+
+
 def scenario_reference() -> str:
     from cubiclab import _core
 
@@ -176,6 +198,7 @@ def scenario_reference() -> str:
     lines += _definition("Scenario", schema, {**defaults["Scenario"], "name": defaults["Scenario"]["name"]})
     lines += ["`name` (default `\"scenario\"`, or the file's name) labels the output folder; it is the "
               "Python edge's and not part of the schema.", ""]
+    lines += _topology()
     for name, sub in schema.get("definitions", {}).items():
         lines += _definition(name, sub, defaults.get(name, {}))
     return "\n".join(lines) + "\n"

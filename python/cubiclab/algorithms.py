@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cubiclab import _core
+from cubiclab.suggest import suggesting
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class AlgorithmInfo:
     beta_kept_bounds: tuple[float, float] | None
     #: highspeed: (largest cwnd of a row of its table, fraction kept) per row; else empty.
     beta_kept_by_window: tuple[tuple[int, float], ...]
-    #: The growth law: "reno", "cubic", "bic", "highspeed", "scalable", "htcp", "bbr".
+    #: The growth law: "reno", "cubic", "bic", "highspeed", "scalable", "htcp", "bbr", "vegas", "westwood", "illinois", "veno".
     growth: str
     #: The law's constants, e.g. cubic's {"c": segments/s^3, "reno_friendly": 0/1,
     #: "max_increase_per_s": segments/s (inf: no clamp)}.
@@ -45,7 +46,8 @@ class AlgorithmInfo:
 def info(name: str, params: dict | None = None) -> AlgorithmInfo:
     """The registry entry `name` with its decrease and growth facts for `params` (defaults
     for the rest). Unknown names and bad parameters raise ValueError naming what is allowed."""
-    f = _core.algorithm_facts(name, dict(params or {}))
+    with suggesting():
+        f = _core.algorithm_facts(name, dict(params or {}))
     ref, specs = next((ref, specs) for n, ref, specs in _core.algorithms() if n == name)
     bounds = f["beta_kept_bounds"]
     return AlgorithmInfo(name, ref, tuple(Param(*p) for p in specs), f["beta_kept"],
@@ -61,4 +63,5 @@ def algorithms() -> list[AlgorithmInfo]:
 
 def check_algorithm(name: str, params: dict | None = None) -> None:
     """Raise ValueError naming the problem if `name` or `params` are not accepted."""
-    _core.check_algorithm(name, dict(params or {}))
+    with suggesting():
+        _core.check_algorithm(name, dict(params or {}))

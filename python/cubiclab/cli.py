@@ -9,7 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from cubiclab.io import atomic_dir, atomic_write_text
+from cubiclab.io import atomic_dir, atomic_write_text, check_file_target, writable_folder
+from cubiclab.suggest import did_you_mean
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
 #: beside it adds a dot, the process id and a random part.
@@ -47,10 +48,19 @@ def cmd_algorithms(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from cubiclab.replay import read_trace_file, replay
+    from cubiclab.replay import MAX_REPLAY_TRACE_BYTES, read_trace_file, replay
 
+    if args.output is not None:
+        check_file_target(args.output, "--output")
     try:
-        text = sys.stdin.read() if args.trace == "-" else read_trace_file(args.trace)
+        if args.trace == "-":
+            text = sys.stdin.buffer.read(MAX_REPLAY_TRACE_BYTES + 1)
+            if len(text) > MAX_REPLAY_TRACE_BYTES:
+                raise ValueError(f"trace: standard input is more than {MAX_REPLAY_TRACE_BYTES:,} bytes; "
+                                 f"allowed: at most {MAX_REPLAY_TRACE_BYTES:,}")
+            text = text.decode("utf-8-sig")
+        else:
+            text = read_trace_file(args.trace)
     except UnicodeDecodeError as e:
         raise ValueError(f"trace: standard input is not UTF-8 text (byte {e.start})") from None
     if not text.strip():
@@ -59,8 +69,8 @@ def cmd_replay(args) -> int:
     df = replay(args.algorithm, text, _parse_set(args.set), args.initial_cwnd, args.initial_ssthresh,
                 mss=args.mss, seed=args.seed)
     out = df.to_json(orient="records") if args.format == "json" else df.to_csv(index=False)
-    if args.output:
-        atomic_write_text(Path(args.output), out)
+    if args.output is not None:
+        atomic_write_text(check_file_target(args.output, "--output"), out)
     else:
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
     return 0
@@ -71,7 +81,7 @@ def cmd_demo(args) -> int:
     from cubiclab.plots import plot_replay
     from cubiclab.replay import builtin_trace, replay
 
-    outdir = Path(args.out)
+    outdir = writable_folder(args.out, "--out")
     trace = builtin_trace()
     frames = {name: replay(name, trace) for name in args.algorithms}
     png = plot_replay(frames, outdir / "demo_cwnd.png", title="Built-in trace: 100 Mbps, 40 ms, loss every 8 s")
@@ -105,7 +115,7 @@ def cmd_run(args) -> int:
     from cubiclab.scenario import Scenario, default_scenario
     from cubiclab.simulate import simulate
 
-    sc = Scenario.load(args.scenario) if args.scenario else default_scenario()
+    sc = Scenario.load(args.scenario) if args.scenario is not None else default_scenario()
     changes = {}
     if args.seed is not None:
         changes["seed"] = args.seed
@@ -115,17 +125,25 @@ def cmd_run(args) -> int:
         sc = sc.replace(**changes)
     if args.cwnd_changes:
         sc.record.cwnd = "changes"
-    if args.pcap:
-        sc.record.pcap = args.pcap
+    # The capture: --pcap's file (checked here), else the scenario's name inside the run's folder.
+    pcap_name = None
+    if args.pcap is not None:
+        sc.record.pcap = str(check_file_target(args.pcap, "--pcap"))
+    elif sc.record.pcap is not None:
+        pcap_name = sc.record.pcap
     sc.validate()  # before printing anything
     outdir = output_folder(args.out, sc.name)
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ValueError(f"--out '{args.out}' is not a folder")
+    writable_folder(args.out, "--out")
+    if outdir.exists() and not outdir.is_dir():
+        raise ValueError(f"--out: '{outdir}', the folder of run '{sc.name}', is a file; remove it or choose "
+                         f"another --out")
     if not args.json:
         print(f"cubiclab: running '{sc.name}' -> {outdir}", file=sys.stderr)
     try:
-        res = simulate(sc, progress=not args.quiet and not args.json)
         with atomic_dir(outdir, replace=True) as tmp:
+            if pcap_name is not None:
+                sc.record.pcap = str(tmp / pcap_name)
+            res = simulate(sc, progress=not args.quiet and not args.json)
             res.write(tmp, args.format)
             if not args.no_plots:
                 plot_run(res, tmp)
@@ -140,8 +158,11 @@ def cmd_run(args) -> int:
         print(f"utilisation {s['utilization']:.3f} (goodput {s['goodput_utilization']:.3f}), "
               f"loss events {s['loss_events']}, {s['events'] / 1e6:.1f} M events in {s['wall_s']:.2f} s")
         for g, share in s["group_shares"].items():
-            print(f"  {g:12s} share {share:.3f}")
+            print(f"  {g:12s} share {share:.3f} (of what the flows delivered)")
         print(f"wrote {outdir}")
+    if sc.record.pcap is not None and not args.json:
+        where = outdir / pcap_name if pcap_name is not None else sc.record.pcap
+        print(f"wrote capture {where}")
     return 0
 
 
@@ -150,7 +171,7 @@ class _Parser(argparse.ArgumentParser):
     parsers are of the same class)."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -203,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ValueError as e:
-        print(f"cubiclab: error: {e}", file=sys.stderr)
+        print(f"cubiclab: error: {did_you_mean(str(e))}", file=sys.stderr)
         return 2
+    except OSError as e:  # the system refused (a full disk, a lost mount): what happened, in one line
+        print(f"cubiclab: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("cubiclab: interrupted", file=sys.stderr)
         return 130

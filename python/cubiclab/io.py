@@ -13,6 +13,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -135,3 +136,90 @@ def atomic_dir(path: Path, replace: bool = False):
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def writable_folder(path: Path, what: str) -> Path:
+    """Create the folder `path` (and its parents) if missing and check that a file can be
+    written in it, so that a command refuses a bad output place before it does any work.
+    Raise ValueError naming `what` (the option, e.g. "--out") on a file where the folder
+    should be, a folder that cannot be created, or one that cannot be written."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{what} '{path}' is a file; expected a folder (or a path where one can be created)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # A real write, not os.access: root passes access checks that a read-only mount refuses.
+        fd, probe = tempfile.mkstemp(prefix=".cubiclab-probe.", suffix=".tmp", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ValueError(f"{what} '{path}' is not a writable folder: {e.strerror or e}") from None
+    return path
+
+
+# ---- named files: a target to write, an input to read ------------------------------------
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_file_target(path, what: str) -> Path:
+    """`path` as a file target the caller may replace atomically (a temporary file beside it,
+    then a rename): missing, or a regular file, in an existing folder. A device, FIFO, folder,
+    socket or symbolic link is refused, since a rename would replace it rather than write
+    into it; `what` names the option in the error."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise ValueError(f"{what} is {path!r}; allowed: the name of a regular file to write")
+    p = Path(path)
+    try:
+        mode = os.lstat(p).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise ValueError(f"{what} '{p}': {e.strerror}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ValueError(f"{what} '{p}' is {_kind(mode)}; allowed: a new or regular file "
+                         "(it would be replaced, not written into)")
+    parent = p.parent
+    if not parent.is_dir():
+        raise ValueError(f"{what}: cannot create '{p}': folder '{parent}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{what}: cannot create '{p}': folder '{parent}' is not writable")
+    return p
+
+
+#: The largest input file read whole (a trace, a scenario): 256 MiB.
+MAX_INPUT_BYTES = 256 << 20
+
+
+def read_input_file(path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them. Opened without blocking
+    (a FIFO is refused, never waited on) and checked after opening, so a device, folder or
+    FIFO is refused by what it is; `what` names the key or option in the error."""
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise ValueError(f"{what} is {path!r}; allowed: the name of a regular file")
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ValueError(f"{what}: no such file '{p}'") from None
+    except OSError as e:
+        raise ValueError(f"{what} '{p}': {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{what} '{p}' is not a file ({_kind(st.st_mode)}); allowed: a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"{what} '{p}' is {st.st_size:,} bytes; allowed: at most {limit:,} bytes")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # grew while read
+        raise ValueError(f"{what} '{p}' is more than {limit:,} bytes; allowed: at most {limit:,} bytes")
+    return data

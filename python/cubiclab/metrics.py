@@ -28,6 +28,8 @@ Short flows
   * `flow_completion_times` completion time statistics per size class.
 Helpers
   * `mean_throughput`, `throughput_matrix`, `mean_spread`.
+  * `t_quantile`, `ci95_half_width`   Student's t and the 95 % confidence interval of a mean
+                            over seeds (what `Sweep.aggregate` reports).
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ __all__ = [
     "mean_throughput",
     "throughput_matrix",
     "mean_spread",
+    "t_quantile",
+    "ci95_half_width",
 ]
 
 
@@ -111,7 +115,8 @@ def tcp_friendly_ratio(tcp, high_speed) -> float:
 
 def bandwidth_shares(throughput_by_group: dict, capacity: float) -> dict:
     """Seed 000 Fig. 10a / Fig. 6: each group's throughput as a fraction of the link
-    capacity, plus "unused" = 1 - their sum (clipped at 0)."""
+    capacity (the plots' ``link_share``; a ``share`` is of what the flows delivered), plus
+    "unused" = 1 - their sum (clipped at 0)."""
     if capacity <= 0:
         raise ValueError("bandwidth_shares: capacity must be > 0")
     out = {str(g): float(v) / capacity for g, v in throughput_by_group.items()}
@@ -420,3 +425,39 @@ def mean_spread(values) -> dict:
         return {"mean": math.nan, "std": math.nan, "min": math.nan, "max": math.nan, "n": 0}
     return {"mean": float(a.mean()), "std": float(a.std(ddof=1)) if a.size > 1 else 0.0,
             "min": float(a.min()), "max": float(a.max()), "n": int(a.size)}
+
+
+def _t_central(t: float, dof: int) -> float:
+    """P(|T| < t) for Student's t with an integer `dof`: the finite sums of Abramowitz and
+    Stegun 26.7.3 (odd dof) and 26.7.4 (even), in theta = atan(t / sqrt(dof))."""
+    theta = math.atan(t / math.sqrt(dof))
+    c2 = math.cos(theta) ** 2
+    if dof % 2:  # 1 + (2/3) c^2 + (2*4)/(3*5) c^4 + ... up to c^(dof-3)
+        term, total = 1.0, 1.0 if dof > 1 else 0.0
+        for k in range(1, (dof - 1) // 2):
+            term *= 2 * k / (2 * k + 1) * c2
+            total += term
+        return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+    term, total = 1.0, 1.0  # 1 + (1/2) c^2 + (1*3)/(2*4) c^4 + ... up to c^(dof-2)
+    for k in range(1, dof // 2):
+        term *= (2 * k - 1) / (2 * k) * c2
+        total += term
+    return math.sin(theta) * total
+
+
+def t_quantile(p: float, dof: int) -> float:
+    """The `p` quantile (0.5 < p < 1) of Student's t with `dof` degrees of freedom, by
+    bisection of its distribution function (t_quantile(0.975, 1) = 12.706...)."""
+    lo, hi = 0.0, 1.0
+    while _t_central(hi, dof) < 2 * p - 1:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _t_central(mid, dof) < 2 * p - 1 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def ci95_half_width(std: float, n: int) -> float:
+    """Half the width of the 95 % confidence interval of a mean of `n` independent runs with
+    sample standard deviation `std` (n - 1): t(0.975, n - 1) std / sqrt(n); NaN below 2 runs."""
+    return t_quantile(0.975, n - 1) * std / math.sqrt(n) if n >= 2 else math.nan

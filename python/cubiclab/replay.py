@@ -2,8 +2,9 @@
 
 The trace is CSV with columns ``time_us,event,acked,rtt_us`` and optionally
 ``cwnd_limited``, ``disorder``, ``srtt_us``, ``idle_us``, ``snd_una``, ``snd_nxt``; events are ``ack``,
-``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``loss``, ``rto``,
-``tx_start`` and ``undo``. An algorithm with ``cong_control`` (``bbr``) needs every ACK's
+``ack_no_cc`` (an ACK on which the algorithm's hooks did not run), ``ece`` (an ``ack`` that
+carried ECE: CWR from Open, ``dctcp``'s marked count), ``ce`` and ``no_ce`` (the receiver's CE
+events), ``loss``, ``rto``, ``tx_start`` and ``undo``. An algorithm with ``cong_control`` (``bbr``) needs every ACK's
 delivery-rate sample: ``rs_prior_delivered, rs_delivered, rs_interval_us,
 rs_app_limited`` and optionally ``losses, prior_in_flight, in_flight, wstamp_ns, delivered``. Semantics follow Linux ``tcp_input.c`` (the Rust
 module ``cubiclab_cc::replay`` documents them).
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from cubiclab import _core
+from cubiclab.suggest import suggesting
 
 TraceLike = "str | os.PathLike | pd.DataFrame"
 
@@ -31,21 +33,21 @@ MAX_SEGMENTS = 1 << 30
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
+#: The largest replay trace read: 16 MiB of CSV, about 600,000 events (the result holds
+#: about 1.3 KB per event).
+MAX_REPLAY_TRACE_BYTES = 16 << 20
+
+
 def read_trace_file(path) -> str:
-    """The text of a trace file; a missing file, a folder or bytes that are not UTF-8 are
-    refused naming the file."""
-    if not str(path):
-        raise ValueError("trace: the file name is empty")
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"trace: no such file '{p}'")
-    if not p.is_file():
-        raise ValueError(f"trace: '{p}' is not a file; give a CSV trace file")
-    raw = p.read_bytes()
+    """The text of a trace file; a missing file, anything but a regular file, a file over
+    MAX_REPLAY_TRACE_BYTES or bytes that are not UTF-8 are refused naming the file."""
+    from cubiclab.io import read_input_file
+
+    raw = read_input_file(path, "trace", limit=MAX_REPLAY_TRACE_BYTES)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise ValueError(f"trace: '{p}' is not UTF-8 text (byte {e.start}); a trace is CSV text") from None
+        raise ValueError(f"trace: '{path}' is not UTF-8 text (byte {e.start}); a trace is CSV text") from None
 
 
 def _trace_text(trace) -> str:
@@ -105,7 +107,8 @@ def replay(
 ) -> pd.DataFrame:
     """Feed `trace` to `algorithm` and return its state after every event.
 
-    Columns: time_us, event, cwnd, ssthresh, cwnd_cnt, ca_state, pacing_rate (bytes/s), then the algorithm's own
+    Columns: t (the event's time, seconds, as in every result table; the trace's time_us / 1e6),
+    event, cwnd, ssthresh, cwnd_cnt, ca_state, pacing_rate (bytes/s), then the algorithm's own
     variables (for CUBIC: last_max_cwnd, K, origin, epoch_start, delay_min, tcp_cwnd, cnt,
     found, ...; for BBR mode, bw, min_rtt_us, gains, cycle_idx, ...). `mss` (bytes, default 1448) sets the unit of
     pacing rates; `seed` the algorithm's random numbers (BBR's PROBE_BW entry phase);
@@ -120,13 +123,16 @@ def replay(
     """
     if not isinstance(algorithm, str):
         raise ValueError(f"algorithm is {algorithm!r}; allowed: a name (`cubiclab algorithms`)")
-    cols = _core.replay_csv(
-        algorithm, _trace_text(trace), _params(params),
-        _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
-        _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
-        _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
-    )
-    return pd.DataFrame(cols)
+    with suggesting():
+        cols = _core.replay_csv(
+            algorithm, _trace_text(trace), _params(params),
+            _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
+            _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
+            _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
+        )
+    df = pd.DataFrame(cols)
+    df.insert(0, "t", df.pop("time_us") / 1e6)
+    return df
 
 
 def builtin_trace(

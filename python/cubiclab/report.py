@@ -36,18 +36,31 @@ def _img(path: Path) -> str:
 
 
 _CLASS = {"holds": "holds", "does not hold": "fails", "inconclusive": "untested", "not converged": "untested",
-          "indicative": "untested", "not measured": "untested"}
+          "one trajectory": "untested", "indicative": "untested", "not measured": "untested"}
 
 
 def _tally_table(outcomes: list) -> str:
-    from cubiclab.experiments.claims import KINDS, VERDICTS
+    from cubiclab.experiments import tally
+    from cubiclab.experiments.claims import VERDICTS
 
-    rows = ["<table class='summary'><tr><th>kind</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>"]
-    for k in KINDS:
-        c = [sum(1 for o in outcomes for v in o.verdicts if v.spec.kind == k and v.verdict == name)
-             for name in VERDICTS]
-        rows.append(f"<tr><td>{k}</td>" + "".join(f"<td>{n}</td>" for n in c) + "</tr>")
+    counts = tally.count(tally.claim_docs(outcomes))
+    rows = [f"<p><b>Headline: {html.escape(tally.headline_text(counts))}.</b> Verdicts from the papers' own "
+            "arithmetic and from analytic models are counted apart, and rows true by the construction of "
+            "cubiclab's code are consistency checks, not evidence.</p>",
+            "<table class='summary'><tr><th>evidence</th><th>row</th>"
+            + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>"]
+    for (evidence, row), n in counts.items():
+        rows.append(f"<tr><td>{html.escape(evidence)}</td><td>{html.escape(row)}</td>"
+                    + "".join(f"<td>{n[v]}</td>" for v in VERDICTS) + "</tr>")
     return "".join(rows) + "</table>"
+
+
+def _provenance_line() -> str:
+    from cubiclab.provenance import provenance
+
+    p = provenance()
+    return ("<p class='setup'>" + "; ".join(f"{html.escape(k)}: <code>{html.escape(str(v))}</code>"
+                                            for k, v in p.items()) + "</p>")
 
 
 def render(outcomes: list, title: str = "cubiclab: reproduction of the seed experiments", mode=None) -> str:
@@ -65,6 +78,7 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
                  "in place of the paper's, or a changed condition) and extensions are counted apart. The papers measured "
                  "testbeds (seeds 000, 002), ns-2 (001) or their own models (003, 004); we run one packet "
                  "simulator with the algorithm version each paper ran.</p>")
+    parts.append(_provenance_line())
     parts.append(_tally_table(outcomes))
     parts.append("<table class='summary'><tr><th>entry</th><th>paper</th><th>holds</th><th>does not hold</th>"
                  "<th>other</th><th>runs</th><th>time (s)</th></tr>")
@@ -76,8 +90,12 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
                      f"{e(o.figure)}</td><td>{h}</td><td>{f}</td><td>{len(o.verdicts) - h - f}</td><td>{o.runs}</td>"
                      f"<td>{o.wall_s:.1f}</td></tr>")
     parts.append("</table>")
+    from cubiclab.experiments.base import PAPERS
+    from cubiclab.experiments.claims import SENSITIVITY
+
     for o in outcomes:
         parts.append(f"<h2 id='{e(o.name)}'>{e(o.name)} — seed {e(o.seed)} {e(o.figure)}: {e(o.title)}</h2>")
+        parts.append(f"<p class='setup'>{e(PAPERS.get(o.seed, ''))}. Evidence: {e(o.evidence)}.</p>")
         if o.setup:
             parts.append(f"<p class='setup'>{e(o.setup)}</p>")
         if o.error:
@@ -93,7 +111,12 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
             for v in o.verdicts:
                 s = v.spec
                 flag = f"<br><b>The paper contradicts itself:</b> {e(s.contradiction)}" if s.contradiction else ""
-                parts.append(f"<tr><td>{e(s.cited)} ({e(s.where)}, {e(s.source)}){flag}<br><small>Measured: "
+                # A sensitivity row repeats its paper claim's sentence: name the claim instead.
+                said = (f"As {e(s.id.split('@')[0])} above" if s.kind == SENSITIVITY and "@" in s.id
+                        else f"{e(s.cited)} ({e(s.where)}, {e(s.source)})")
+                check = (f"<br><b>Consistency check, not evidence:</b> {e(s.construction)}" if s.construction
+                         else "")
+                parts.append(f"<tr><td>{said}{flag}{check}<br><small>Measured: "
                              f"{e(s.metric)}. Why this tolerance: {e(s.rationale)}</small></td><td>{e(s.kind)}</td>"
                              f"<td>{e(s.paper)}</td><td>{e(v.ours)}</td><td>{e(str(s.accept))} {e(s.unit)} "
                              f"({e(s.accept.sided)})</td><td class='v {_CLASS[v.verdict]}'>{e(v.verdict)}</td>"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +22,9 @@ CA_STATES = list(_core.CA_STATES)
 #: Every core table's columns and their meaning, as ``record.rs`` declares them.
 COLUMNS = {table: dict(cols) for table, cols in _core.result_schema()}
 HEADER_BYTES = _core.HEADER_BYTES
+#: Tables filled only when the scenario asks (record.cwnd = "changes", record.rtt_samples,
+#: [[web]] groups, record.cc_state): not written when empty.
+OPTIONAL_TABLES = ("cwnd", "rtt", "web", "cc_state")
 
 
 def _frame(name: str, cols: dict) -> pd.DataFrame:
@@ -33,16 +38,19 @@ def _frame(name: str, cols: dict) -> pd.DataFrame:
             df["rtt_ms"] = values / 1e6
         else:  # start_ns, fct_ns: seconds; a missing completion time is NaN
             df[col[:-3] + "_s"] = pd.to_numeric(values, errors="coerce").astype(float) / 1e9
-    if "srtt_us" in df:
-        df["srtt_ms"] = df.pop("srtt_us") / 1e3
+    for col in ("srtt_us", "rtt_us"):  # every RTT in milliseconds
+        if col in df:
+            df[col[:-3] + "_ms"] = df.pop(col) / 1e3
     if "ssthresh" in df:
         df["ssthresh"] = df["ssthresh"].where(df["ssthresh"] != INFINITE_SSTHRESH).astype(float)
     if "ca_state" in df:
         df["ca_state"] = pd.Categorical.from_codes(df["ca_state"].astype(int), CA_STATES)
+    if "var" in df:
+        df["var"] = pd.Categorical(df["var"])
     return df
 
 
-@dataclass
+@dataclass(repr=False)
 class Results:
     """What a run produced.
 
@@ -52,13 +60,17 @@ class Results:
     - ``link``: one row per link per interval (forward direction): t, link, queue_packets,
       queue_bytes, drops, random_losses, utilization.
     - ``cwnd``: every change of cwnd/ssthresh (with ``record.cwnd = "changes"``).
-    - ``rtt``: every RTT sample (with ``record.rtt_samples = true``).
+    - ``rtt``: every RTT sample (with ``record.rtt_samples = true``): t, flow, rtt_ms.
     - ``losses``: every congestion event: t, flow, cwnd before it, timeout.
     - ``totals``: one row per flow.
     - ``web``: one row per completed background web object: t (requested), session, group,
       bytes, fct_s (request to last byte acknowledged, one RTT of handshake included).
     - ``link_totals``: one row per link direction over the run: link, name, direction,
       tx_bytes, capacity_bytes, drops, random_losses.
+    - ``cc_state``: each flow's algorithm state per interval (with ``record.cc_state =
+      true``): t, flow, var, value, one row per variable (CUBIC's last_max_cwnd, K,
+      epoch_start, ...; BBR's mode, bw, min_rtt_us, pacing_gain, cwnd_gain, ...);
+      ``cc_state_wide()`` has one column per variable.
     - ``summary``: a dict (see ``summary_dict``).
     """
 
@@ -71,13 +83,15 @@ class Results:
     totals: pd.DataFrame
     web: pd.DataFrame
     link_totals: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cc_state: pd.DataFrame = field(default_factory=pd.DataFrame)
     summary: dict = field(default_factory=dict)
 
     @classmethod
     def from_core(cls, scenario, spec: dict, raw: dict, wall_s: float) -> "Results":
         """Frames from the core's tables (their columns are declared once, in
         ``cubiclab-sim``'s ``record.rs``; ``cubiclab.results.COLUMNS`` lists them). Times in
-        ns become seconds (``t``, ``start_s``, ``fct_s``), RTTs in us or ns milliseconds,
+        ns become seconds (``t``, ``start_s``, ``fct_s``), RTTs in us or ns milliseconds
+        (``srtt_ms``, ``rtt_ms``),
         an infinite ssthresh NaN, and state codes names."""
         frames = {name: _frame(name, cols) for name, cols in raw.items() if name != "run"}
         duration = spec["duration"] / 1e9
@@ -100,6 +114,10 @@ class Results:
         mss = spec["mss"]
         t = self.totals
         delivered = float(t["delivered_bytes"].sum())
+        # Goodput through the first link's forward direction: the flows whose data crosses it.
+        name = first.get("name", "bottleneck")
+        through = (t["direction"] == "forward") & t["route"].map(lambda r: name in r.split(">"))
+        through_first = float(t.loc[through, "delivered_bytes"].sum())
         by_group = t.groupby("group", observed=True)["delivered_bytes"].sum()
         return {
             "scenario": getattr(self.scenario, "name", "scenario"),
@@ -107,8 +125,8 @@ class Results:
             "rate_bps": rate,
             "utilization": run["bottleneck_tx_bytes"] * 8 / (rate * duration) if not first.get("schedule")
             else run["bottleneck_tx_bytes"] / run["bottleneck_capacity_bytes"],
-            "goodput_utilization": delivered * 8 / (rate * duration) if not first.get("schedule")
-            else delivered / run["bottleneck_capacity_bytes"],
+            "goodput_utilization": through_first * 8 / (rate * duration) if not first.get("schedule")
+            else through_first / run["bottleneck_capacity_bytes"],
             "flows": [
                 {
                     "flow": int(r.flow), "group": r.group, "algorithm": r.algorithm,
@@ -134,18 +152,49 @@ class Results:
             "packets_per_s": delivered / mss / wall_s if wall_s > 0 else None,
         }
 
+    def _headline(self) -> str:
+        s = self.summary
+        return (f"{s.get('scenario', 'scenario')}: {len(self.totals)} flows, {s.get('duration_s', 0):g} s, "
+                f"utilization {s.get('utilization', math.nan):.3f}")
+
+    def __repr__(self) -> str:
+        """One line a notebook can show: the run and each table's size."""
+        sizes = ", ".join(f"{name} {len(df)}" for name, df in self.tables().items())
+        return f"<Results {self._headline()}; rows: {sizes}>"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the run, each flow's line of the summary, the tables' sizes."""
+        per_flow = pd.DataFrame(self.summary.get("flows", []))
+        sizes = pd.DataFrame([(name, len(df), ", ".join(map(str, df.columns))) for name, df in self.tables().items()],
+                             columns=["table", "rows", "columns"])
+        return (f"<p><b>Results</b> {html.escape(self._headline())}</p>"
+                + per_flow.to_html(index=False, float_format=lambda x: f"{x:.4g}") + sizes.to_html(index=False))
+
     def tables(self) -> dict[str, pd.DataFrame]:
         return {"flows": self.flows, "link": self.link, "cwnd": self.cwnd, "rtt": self.rtt,
-                "losses": self.losses, "totals": self.totals, "web": self.web, "link_totals": self.link_totals}
+                "losses": self.losses, "totals": self.totals, "web": self.web, "link_totals": self.link_totals,
+                "cc_state": self.cc_state}
+
+    def cc_state_wide(self, flow: int) -> pd.DataFrame:
+        """One flow's algorithm state with a column per variable its algorithm reports, one
+        row per interval (columns t and the variables)."""
+        d = self.cc_state[self.cc_state.flow == flow]
+        wide = d.pivot(index="t", columns="var", values="value")
+        wide.columns = list(wide.columns)
+        return wide.reset_index()
 
     def write(self, folder: str | Path, fmt: str = "parquet") -> list[Path]:
         """Write every table (Parquet or CSV) and summary.json into `folder`, a fresh folder
-        of the caller's (see `save` for the all-or-nothing form)."""
+        of the caller's (see `save` for the all-or-nothing form). The tables of what a run
+        records only when asked (``cwnd``, ``rtt``, ``web``: OPTIONAL_TABLES) are left out when
+        empty."""
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format is '{fmt}'; allowed: parquet, csv")
         folder = Path(folder)
         written = []
         for name, df in self.tables().items():
+            if name in OPTIONAL_TABLES and df.empty:
+                continue
             path = folder / f"{name}.{fmt}"
             if fmt == "parquet":
                 df.to_parquet(path, index=False)

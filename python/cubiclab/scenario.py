@@ -34,7 +34,10 @@ A scenario file (every key optional except ``flows``)::
     # rate = "50Mbps"
     # ... and in each [[flows]] / [[web]] group: route = ["a", "b"] (the links its data
     # crosses, in order; its ACKs come back across their reverse directions, or across
-    # ack_route = [...] in a flow group). With one link, route may be left out.
+    # ack_route = [...] in a flow group). With one link, route may be left out. Or a preset,
+    # [topology] preset = "parking-lot", hops = 3 (see cubiclab.topology). A flow
+    # group with direction = "reverse" sends its data back along its route instead, on the
+    # links' reverse directions, where the other flows' ACKs queue behind it.
 
     [[web]]                     # background web sessions (seed 000 Sec. 6.1, seed 002)
     sessions = 50               # with `load`, the think time is set to reach it
@@ -56,6 +59,7 @@ A scenario file (every key optional except ``flows``)::
     # stop = "100s" | bytes = "10MB" | recovery = "sack" | "newreno"
     # delayed_ack = true | ack_every = 2 | delack_timeout = "40ms"
     # initial_cwnd = 10 | initial_ssthresh = 100 | rwnd = "16MB" | rwnd = "autotune"
+    # ecn = true                # RFC 3168 ECN (Linux tcp_ecn = 1); dctcp has it anyway
     [flows.params]
     beta = 717
 
@@ -69,8 +73,10 @@ A scenario file (every key optional except ``flows``)::
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
     rtt_samples = false
+    cc_state = false            # each flow's algorithm state every interval (the cc_state table)
     pcap = "run.pcap"           # every packet leaving the bottleneck, for Wireshark/tcptrace
     pcap_flows = [0, 2]         # only these long-lived flows (default: every packet)
+    pcap_link = "b"             # with [[links]]: the link captured, both ways (default: the first)
 
 Every value is checked before anything runs; a bad one raises ValueError naming its field
 and what is allowed.
@@ -79,15 +85,20 @@ and what is allowed.
 from __future__ import annotations
 
 import copy
+import math
 import json
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11: the same parser, published as tomli
     import tomli as tomllib
-from dataclasses import asdict, dataclass, field, fields, make_dataclass
+import dataclasses
+from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass, make_dataclass
 from pathlib import Path
 
+import numpy as np
+
 from cubiclab import _core, units
+from cubiclab.suggest import did_you_mean, suggesting
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
 MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
@@ -95,10 +106,10 @@ MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups tog
 
 @dataclass
 class _Link:
-    rate: str | int = "100Mbps"
-    delay: str | int | None = None
-    buffer: str | int = "100%BDP"
-    reverse_buffer: str | int = "100%BDP"
+    rate: str = "100Mbps"
+    delay: str | None = None
+    buffer: str = "100%BDP"
+    reverse_buffer: str = "100%BDP"
     queue: str = "droptail"
     loss: dict | None = None
     reverse_loss: dict | None = None
@@ -141,11 +152,11 @@ class WebGroup:
     sessions: int | None = None
     load: float | None = None
     direction: str = "both"
-    mean_size: str | int = "10packets"
+    mean_size: str = "10packets"
     shape: float = 1.2
     max_size: float = 1000.0
-    think: str | int | None = None
-    rtt: str | int = "exp:50ms"
+    think: str | None = None
+    rtt: str = "exp:50ms"
     algorithm: str = "reno"
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
@@ -158,24 +169,33 @@ class WebGroup:
 class FlowGroup:
     algorithm: str = "cubic"
     count: int = 1
-    rtt: str | int = "40ms"
-    start: str | int = "0s"
-    start_spacing: str | int = "0s"
-    stop: str | int | None = None
-    bytes: str | int | None = None
+    rtt: str = "40ms"
+    start: str = "0s"
+    start_spacing: str = "0s"
+    stop: str | None = None
+    bytes: str | None = None
     params: dict = field(default_factory=dict)
     recovery: str = "sack"
     delayed_ack: bool = True
     ack_every: int = 2
-    delack_timeout: str | int = "40ms"
+    delack_timeout: str = "40ms"
     initial_cwnd: int = 10
     initial_ssthresh: int | None = None
-    rwnd: str | int | None = None
+    rwnd: str | None = None
     name: str | None = None
     #: The links its data crosses, in order (needed when the path has several links).
     route: list[str] | None = None
-    #: The links its ACKs cross (reverse directions), in order; default: the route backwards.
+    #: The links its ACKs cross, in the order they cross them, the other way from its data;
+    #: default: the data's links backwards.
     ack_route: list[str] | None = None
+    #: "forward": data along its route; "reverse": data back along it, on the links' reverse
+    #: directions, where it meets the other flows' ACKs (a congested reverse path).
+    direction: str = "forward"
+    #: ECN (RFC 3168) as Linux's ``net.ipv4.tcp_ecn = 1`` asks for it: data leaves ECT(0), a
+    #: queue's CE mark comes back as ECE, and the sender reduces its window once per window
+    #: of data (CWR). Default off, as Linux's client side. An algorithm that needs ECN
+    #: (``dctcp``) negotiates it whatever this says, and refuses ``False``.
+    ecn: bool | None = None
 
 
 @dataclass
@@ -191,11 +211,14 @@ ENSEMBLE_JITTER = "testbed"
 
 @dataclass
 class Record:
-    interval: str | int = "100ms"
+    interval: str = "100ms"
     cwnd: str = "interval"
     rtt_samples: bool = False
+    cc_state: bool = False
     pcap: str | None = None
     pcap_flows: list[int] | None = None
+    #: The link whose two directions the capture holds, by name; None: the first.
+    pcap_link: str | None = None
 
 
 @dataclass
@@ -205,11 +228,11 @@ class Scenario:
     #: A path of several links instead of the bottleneck (each a Link with its name).
     links: list[Link] = field(default_factory=list)
     web: list[WebGroup] = field(default_factory=list)
-    duration: str | int = "60s"
+    duration: str = "60s"
     seed: int = 1
-    start_jitter: str | int = "10ms"
+    start_jitter: str = "10ms"
     mss: int = 1448
-    min_rto: str | int = "200ms"
+    min_rto: str = "200ms"
     #: The receivers' net.ipv4.tcp_rmem, "min default max" (e.g. "4096 131072 32MB") or a
     #: list of three sizes; None: Linux 6.18's 4096 131072 33554432. Used by flows with
     #: rwnd = "autotune" and by web sessions.
@@ -231,6 +254,10 @@ class Scenario:
                 raise ValueError(f"{where}: {e}") from None
         if not isinstance(d, dict):
             raise ValueError(f"scenario must be a table; got {type(d).__name__}")
+        if "topology" in d:
+            from cubiclab.topology import expand  # it builds on this module
+
+            d = expand(d)
         _check_keys(d, cls, "scenario")
         kw = dict(d)
         for key, group in (("flows", FlowGroup), ("web", WebGroup), ("links", Link)):
@@ -239,17 +266,15 @@ class Scenario:
         for key, table in (("bottleneck", Bottleneck), ("host", Host), ("record", Record)):
             if key in kw:
                 kw[key] = _table(kw[key], table, key)
-        return cls(**kw)
+        return _typed(cls(**kw), cls, "")
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
         """Read a TOML scenario file."""
+        from cubiclab.io import read_input_file
+
         p = Path(path)
-        if not p.exists():
-            raise ValueError(f"scenario file '{p}' does not exist")
-        if not p.is_file():
-            raise ValueError(f"scenario file '{p}' is not a file; give a TOML scenario file")
-        raw = p.read_bytes()
+        raw = read_input_file(path, "scenario file", limit=MAX_SCENARIO_BYTES)
         try:
             text = raw.decode("utf-8-sig")  # a byte-order mark, as some editors write, is not TOML
         except UnicodeDecodeError as e:
@@ -264,6 +289,11 @@ class Scenario:
         sc = cls.from_dict(data, where=str(p))
         if "name" not in data:
             sc.name = p.stem
+        pcap = sc.record.pcap if isinstance(sc.record, Record) else None
+        if isinstance(pcap, str) and not _is_file_name(pcap):
+            raise ValueError(f"{p}: record.pcap is {pcap!r}; allowed: a file name without folders, not starting "
+                             "with '.' (it is written into the run's output folder)")
+        sc._folder = p.resolve().parent  # the folder its trace files are named from
         return sc
 
     def to_dict(self) -> dict:
@@ -285,20 +315,21 @@ class Scenario:
         bytes). Range checks are the schema's: ``simulate`` and ``plan`` run them, once, in
         Rust. A value that is not a unit of the right kind, or a Python object of the wrong
         type, is refused here, naming its key."""
-        flows_in = _groups(self.flows, FlowGroup, "flows")
-        web_in = _groups(self.web, WebGroup, "web")
-        b = _table(self.bottleneck, Bottleneck, "bottleneck")
-        links_in = _groups(self.links, Link, "links")
+        sc = _typed(self, Scenario, "")
+        flows_in = _groups(sc.flows, FlowGroup, "flows")
+        web_in = _groups(sc.web, WebGroup, "web")
+        b = _table(sc.bottleneck, Bottleneck, "bottleneck")
+        links_in = _groups(sc.links, Link, "links")
         if links_in and b != Bottleneck():
             raise ValueError("bottleneck: a scenario gives its path either as bottleneck (one link) or as links, "
                              "not both")
         # The path as (key path, link): the shorthand's one link, or each of `links`.
         path = [(f"links[{k}]", link) for k, link in enumerate(links_in)] or [("bottleneck", b)]
-        rec = _table(self.record, Record, "record")
-        host = _table(self.host, Host, "host")
-        if isinstance(self.mss, bool) or not isinstance(self.mss, int) or self.mss < 1:
+        rec = _table(sc.record, Record, "record")
+        host = _table(sc.host, Host, "host")
+        if isinstance(sc.mss, bool) or not isinstance(sc.mss, int) or sc.mss < 1:
             # Sizes in packets and the BDP are computed from it here; the schema checks its range.
-            raise ValueError(f"mss is {self.mss!r}; allowed: a positive integer (bytes)")
+            raise ValueError(f"mss is {sc.mss!r}; allowed: a positive integer (bytes)")
         rates = [units.parse_rate(link.rate, f"{at}.rate") for at, link in path]
         flows, rtts = [], []
         for i, g in enumerate(flows_in):
@@ -310,22 +341,27 @@ class Scenario:
                 "start": units.parse_time(g.start, f"{at}.start"),
                 "start_spacing": units.parse_time(g.start_spacing, f"{at}.start_spacing"),
                 "stop": None if g.stop is None else units.parse_time(g.stop, f"{at}.stop"),
-                "bytes": None if g.bytes is None else units.parse_size(g.bytes, f"{at}.bytes", mss=self.mss),
+                "bytes": None if g.bytes is None else units.parse_size(g.bytes, f"{at}.bytes", mss=sc.mss),
                 "recovery": g.recovery, "delayed_ack": g.delayed_ack, "ack_every": g.ack_every,
                 "delack_timeout": units.parse_time(g.delack_timeout, f"{at}.delack_timeout"),
                 "initial_cwnd": g.initial_cwnd, "initial_ssthresh": g.initial_ssthresh,
-                "rwnd": _rwnd(g.rwnd, f"{at}.rwnd", self.mss),
+                "rwnd": _rwnd(g.rwnd, f"{at}.rwnd", sc.mss),
+                # Left out when forward, the schema's default, so that forward-only scenarios
+                # compile (and cache) as before.
+                **({} if g.direction == "forward" else {"direction": g.direction}),
                 **{key: getattr(g, key) for key in ("route", "ack_route") if getattr(g, key) is not None},
+                **({} if g.ecn is None else {"ecn": g.ecn}),  # its type checked by _typed
             })
         positive_rtts = [r for r in rtts if r > 0] or [units.parse_time("40ms")]
         # A delay left out: a quarter of the smallest RTT, shared by the links of the longest route.
         hops = max((len(g.route) for g in [*flows_in, *web_in] if isinstance(g.route, list)), default=1)
         delays = [min(positive_rtts) // (4 * hops) if link.delay is None else units.parse_time(link.delay, f"{at}.delay")
                   for at, link in path]
-        wire = self.mss + HEADER_BYTES
+        wire = sc.mss + HEADER_BYTES
         # Each link's BDP at the largest RTT (a negative rate gets none: the schema refuses it).
         compiled = [
-            _link(link, at, rate, delay, _core.bdp_bytes(max(rate, 0), max(positive_rtts)), wire)
+            _link(link, at, rate, delay, _core.bdp_bytes(max(rate, 0), max(positive_rtts)), wire,
+                  getattr(self, "_folder", None))
             for (at, link), rate, delay in zip(path, rates, delays)]
         if links_in:
             for (at, link), c in zip(path, compiled):
@@ -340,20 +376,24 @@ class Scenario:
             return min(rates[k] for k in route), sum(delays[k] for k in route)
 
         return {
-            "seed": self.seed,
-            "duration": units.parse_time(self.duration, "duration"),
-            "mss": self.mss,
-            "start_jitter": units.parse_time(self.start_jitter, "start_jitter"),
-            "min_rto": units.parse_time(self.min_rto, "min_rto"),
-            **({} if self.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(self.tcp_rmem, self.mss)}),
+            "seed": sc.seed,
+            "duration": units.parse_time(sc.duration, "duration"),
+            "mss": sc.mss,
+            "start_jitter": units.parse_time(sc.start_jitter, "start_jitter"),
+            "min_rto": units.parse_time(sc.min_rto, "min_rto"),
+            **({} if sc.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(sc.tcp_rmem, sc.mss)}),
             # Left out when off, so that scenarios without the model compile as before it.
             **({} if host.jitter in (None, "off") else {"host": {"jitter": host.jitter}}),
             **({"links": compiled} if links_in else {"bottleneck": compiled[0]}),
             "flows": flows,
-            "web": [_web(g, i, *web_path(g), wire, self.mss) for i, g in enumerate(web_in)],
+            "web": [_web(g, i, *web_path(g), wire, sc.mss) for i, g in enumerate(web_in)],
             "record": {"interval": units.parse_time(rec.interval, "record.interval"), "cwnd": rec.cwnd,
                        "rtt_samples": rec.rtt_samples, "pcap": None if rec.pcap is None else str(rec.pcap),
-                       "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows)},
+                       "pcap_flows": None if rec.pcap_flows is None else list(rec.pcap_flows),
+                       # Left out when off, the schema's default, so that scenarios compile (and
+                       # cache) as before.
+                       **({"cc_state": True} if rec.cc_state else {}),
+                       **({} if rec.pcap_link is None else {"pcap_link": rec.pcap_link})},
         }
 
     def bottleneck_packets(self) -> float:
@@ -366,9 +406,7 @@ class Scenario:
 
     def to_json(self) -> str:
         """The compiled scenario as the JSON the Rust schema reads."""
-        spec = self.compile()
-        _check_plain(spec, "")
-        return json.dumps(spec, allow_nan=False)
+        return json.dumps(_plain(self.compile(), ""), allow_nan=False)
 
     def validate(self) -> None:
         """Check every value (the schema's checks, in Rust); ValueError names the key."""
@@ -381,7 +419,8 @@ class Scenario:
         [{lane, rtt_ns, first_request_ns}]}``. Start jitter comes from the scenario's seed.
         Without ``check_algorithms`` the names are not looked up in the library's registry
         (the testbed runs the kernel's algorithms and checks them there)."""
-        return json.loads(_core.plan(self.to_json(), check_algorithms))
+        with suggesting():
+            return json.loads(_core.plan(self.to_json(), check_algorithms))
 
 
 def with_host_timing(sc: Scenario) -> Scenario:
@@ -399,8 +438,9 @@ def compiled_links(spec: dict) -> list[dict]:
     return spec["links"] if "links" in spec else [spec["bottleneck"]]
 
 
-def _link(b, at: str, rate: int, delay: int, bdp_bytes: int, wire: int) -> dict:
-    """A link (the bottleneck, or one of `links`, at key path `at`) in the schema's layout."""
+def _link(b, at: str, rate: int, delay: int, bdp_bytes: int, wire: int, folder: Path | None) -> dict:
+    """A link (the bottleneck, or one of `links`, at key path `at`) in the schema's layout;
+    a trace file is named from `folder` (the scenario file's; None: the current folder)."""
     return {
         "rate": rate, "delay": delay,
         "buffer": _buffer(b.buffer, f"{at}.buffer", bdp_bytes, wire),
@@ -408,7 +448,7 @@ def _link(b, at: str, rate: int, delay: int, bdp_bytes: int, wire: int) -> dict:
         "queue": b.queue,
         **{name: _discipline_settings(getattr(b, name), f"{at}.{name}") for name in DISCIPLINE_TABLES},
         "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
-        "schedule": _schedule(b.schedule, f"{at}.schedule"),
+        "schedule": _schedule(b.schedule, f"{at}.schedule", folder),
     }
 
 
@@ -459,7 +499,7 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
     }
 
 
-def _schedule(value, where: str) -> dict | None:
+def _schedule(value, where: str, folder: Path | None = None) -> dict | None:
     """A link's schedule (at key path `where`) in the schema's layout: rate steps with times
     in ns and rates in bits/s, or a Mahimahi trace's opportunities (read here from a shipped
     trace or a file; see `cubiclab.traces`). The schema checks the rest (order, periods, rates)."""
@@ -473,7 +513,7 @@ def _schedule(value, where: str) -> dict | None:
 
         if set(value) != {"trace"}:
             raise ValueError(f"{where}: a trace takes no other key; got {', '.join(sorted(value))}")
-        return {"kind": "trace", "opportunities_ms": load_trace(str(value["trace"]))}
+        return {"kind": "trace", "opportunities_ms": load_trace(value["trace"], f"{where}.trace", folder)}
     unknown = set(value) - {"steps", "repeat"}
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: steps, repeat")
@@ -545,45 +585,161 @@ def _groups(value, cls, where: str) -> list:
 
 
 def _table(value, cls, where: str):
-    """`value` as a `cls`: itself, or built from a table whose keys are checked."""
+    """`value` as a `cls`: itself, or built from a table whose keys are checked; each field's
+    type checked (see `_typed`)."""
     if isinstance(value, cls):
-        return value
+        return _typed(value, cls, where)
     if isinstance(value, dict):
         _check_keys(value, cls, where)
-        return cls(**value)
+        return _typed(cls(**value), cls, where)
     raise ValueError(f"{where} must be a {cls.__name__} or a table; got {type(value).__name__}")
 
+
+#: The kinds a field's annotation may name, each with its test and its words for an error.
+_KINDS = {
+    "str": (lambda v: isinstance(v, str), "text"),
+    "int": (lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)), "an integer"),
+    "float": (lambda v: isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)),
+              "a number"),
+    "bool": (lambda v: isinstance(v, (bool, np.bool_)), "a boolean (true or false)"),
+    "dict": (lambda v: isinstance(v, dict), "a table"),
+    "list": (lambda v: isinstance(v, (list, tuple)), "a list"),
+    "None": (lambda v: v is None, "omitted"),
+}
+
+
+def _typed(obj, cls, where: str):
+    """A copy of the dataclass `obj` whose fields have the kinds their annotations name
+    (``str | int | None``, ``list[int]``, ``dict``, ...), numpy numbers made Python ones;
+    a value of another kind, or a non-finite number, refused naming its key path and the
+    kinds allowed. Driven by the annotations, so a field added to a table is checked too;
+    a field whose annotation names a table class (flows, record, ...) is checked by its
+    own `_table`/`_groups`."""
+    changes = {}
+    for f in fields(cls):
+        kinds = [k.strip() for k in (f.type if isinstance(f.type, str) else f.type.__name__).split("|")]
+        items = [k[5:-1] for k in kinds if k.startswith("list[")]
+        kinds = ["list" if k.startswith("list[") else k for k in kinds]
+        if any(k not in _KINDS for k in kinds) or any(i not in _KINDS for i in items):
+            continue
+        at = f"{where}.{f.name}" if where else f.name
+        value = getattr(obj, f.name)
+        allowed = " or ".join(_KINDS[k][1] if k != "list" or not items else f"a list ({_KINDS[items[0]][1]} each)"
+                              for k in kinds)
+        if not any(_KINDS[k][0](value) for k in kinds):
+            raise ValueError(f"{at} is {value!r} ({type(value).__name__}); allowed: {allowed}")
+        if isinstance(value, (list, tuple)) and items:
+            for i, v in enumerate(value):
+                if not _KINDS[items[0]][0](v):
+                    raise ValueError(f"{at}[{i}] is {v!r} ({type(v).__name__}); allowed: {allowed}")
+        plain = _plain(value, at)
+        if plain is not value and not isinstance(value, (dict, list, tuple)):
+            changes[f.name] = plain
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+#: The largest scenario file read: a scenario is a page of TOML (its longest lists, rate
+#: steps, are far below this).
+MAX_SCENARIO_BYTES = 16 << 20
 
 #: Deeper than this, a value is refused before JSON: the scenario's own depth is 4.
 _MAX_DEPTH = 32
 
 
-def _check_plain(value, where: str, depth: int = 0) -> None:
-    """Refuse what JSON cannot carry to the schema (a set, an object, NaN, a non-text key,
-    runaway nesting), naming the key; the schema then checks types and ranges."""
+def _plain(value, where: str, depth: int = 0):
+    """`value` as JSON can carry it to the schema: numpy numbers as Python numbers; a set, an
+    object, NaN or infinity, a non-text key or runaway nesting refused, naming the key. The
+    schema then checks types and ranges."""
     if depth > _MAX_DEPTH:
         raise ValueError(f"{where or 'scenario'}: nested more than {_MAX_DEPTH} levels deep")
     if isinstance(value, dict):
-        for k, v in value.items():
+        for k in value:
             if not isinstance(k, str):
                 raise ValueError(f"{where or 'scenario'}: key {k!r} is not text")
-            _check_plain(v, f"{where}.{k}" if where else k, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _check_plain(v, f"{where}[{i}]", depth + 1)
-    elif isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{where}: {value} is not a finite number")
-    elif not (value is None or isinstance(value, (str, int))):
-        raise ValueError(f"{where}: {value!r} is a {type(value).__name__}; expected a number, text, "
-                         "boolean, list or table")
+        return {k: _plain(v, f"{where}.{k}" if where else k, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {float(value)} is not a finite number; allowed: a finite number")
+        return float(value)
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"{where}: {value!r} is a {type(value).__name__}; expected a number, text, "
+                     "boolean, list or table")
+
+
+def _is_file_name(name: str) -> bool:
+    """A name for a file inside a folder: no folder part, not hidden, no control characters."""
+    return (bool(name) and not name.startswith(".") and name.strip() == name
+            and not any(c in "/\\" or ord(c) < 32 or ord(c) == 127 for c in name))
 
 
 def _check_keys(d: dict, cls, where: str):
     allowed = [f.name for f in fields(cls)]
     for k in d:
         if k not in allowed:
-            raise ValueError(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}")
+            raise ValueError(did_you_mean(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}"))
+
+
+# ---- docstrings: each field's meaning and unit, from the schema -------------------------
+
+#: Fields the Python edge adds or shapes beyond the schema's description of them ("Class.field"
+#: for one class, "field" for all).
+_EDGE_DOCS = {
+    "Scenario.name": "Label of the run: its output folder and the summary's `scenario` (default: the file's name).",
+    "bottleneck": "The one link every flow crosses (a Bottleneck); or give `links` for a path of several.",
+    "links": "The path's links (Link, each with a name), instead of `bottleneck`.",
+    "record": "What the run records besides the per-interval samples (a Record).",
+    "queue": "Queue discipline of both buffers: \"droptail\", or a discipline with a settings table of its own "
+             f"({', '.join(DISCIPLINE_TABLES)}).",
+    "WebGroup.rtt": "Per-session RTT: a time (\"40ms\") or \"exp:50ms\", exponential with that mean.",
+    "algorithm": "A name from the algorithm registry (`cubiclab algorithms`).",
+    "params": "Algorithm parameters by name (`cubiclab algorithms` lists names, ranges and units).",
+    "recovery": "Loss recovery: \"sack\" (Linux) or \"newreno\".",
+    "direction": "\"forward\", \"reverse\" or \"both\" (sessions split evenly).",
+    "load": "Fraction of the bottleneck the sessions offer per direction; sets `think`.",
+    "reverse_loss": "Random loss on the reverse link (the ACKs').",
+}
+
+
+def _document(cls, definition: dict, intro: str) -> None:
+    """`cls`'s docstring: `intro`, then each field with its meaning and unit from the scenario
+    schema (the Rust doc comments own them) and its default. The schema measures in ns,
+    bits/s and bytes; Python and files write text with units ("40ms", "400Mbps", "64KB")."""
+    props = definition.get("properties", {})
+    lines = [intro, "", "Times, rates and sizes are written as text with a unit (\"40ms\", \"400Mbps\", \"64KB\", "
+             "a buffer also \"100%BDP\"; a bare number is refused); the meanings name the unit the simulator "
+             "holds them in (ns, bits/s, bytes). Fields:", ""]
+    for f in fields(cls):
+        meaning = (_EDGE_DOCS.get(f"{cls.__name__}.{f.name}") or _EDGE_DOCS.get(f.name)
+                   or (props.get(f.name) or {}).get("description")) or (
+            f"Settings of queue = \"{f.name}\" (a table; docs/reference/scenario.md lists its keys)."
+            if f.name in DISCIPLINE_TABLES else "")
+        default = f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING else None
+        shown = "" if isinstance(default, (list, dict)) and not default or callable(default) else f" Default: {default!r}."
+        lines.append(f"- ``{f.name}``: {' '.join(meaning.split())}{shown if not is_dataclass(default) else ''}")
+    cls.__doc__ = "\n".join(lines)
+
+
+def _document_all() -> None:
+    schema = json.loads(_core.scenario_schema())
+    defs = schema["definitions"]
+    _document(Scenario, schema, schema["description"])
+    _document(FlowGroup, defs["FlowGroup"], defs["FlowGroup"]["description"])
+    _document(WebGroup, defs["WebGroup"], "Background web sessions (seed 000 Sec. 6.1, seed 002): Pareto objects "
+              "after exponential think times.")
+    _document(Record, defs["Record"], defs["Record"]["description"])
+    _document(Bottleneck, defs["DuplexLink"], "The shared link of a dumbbell. " + defs["DuplexLink"]["description"])
+    _document(Link, defs["DuplexLink"], "One link of a path of several ([[links]]), named for its routes. "
+              + defs["DuplexLink"]["description"])
+
+
+_document_all()
 
 
 def default_scenario() -> Scenario:

@@ -7,6 +7,8 @@ import sys
 import time
 
 from cubiclab import _core
+from cubiclab.io import check_file_target
+from cubiclab.suggest import suggesting
 from cubiclab.results import Results
 from cubiclab.scenario import Scenario
 
@@ -31,8 +33,14 @@ def simulate(scenario: Scenario | dict | str, progress: bool = False) -> Results
         scenario = Scenario.load(scenario)
     elif isinstance(scenario, dict):
         scenario = Scenario.from_dict(scenario)
-    spec = scenario.compile()
-    sim = _core.Simulation(json.dumps(spec))
+    spec_json = scenario.to_json()  # refuses what JSON cannot carry (NaN, objects), naming the key
+    spec = json.loads(spec_json)
+    pcap = spec["record"]["pcap"]
+    if pcap is not None:  # the capture is written beside, then renamed over its target
+        check_file_target(pcap, "record.pcap")
+        check_file_target(pcap + ".partial", "record.pcap")
+    with suggesting():
+        sim = _core.Simulation(spec_json)
     duration = sim.duration_ns
     t0 = time.perf_counter()
     step = max(duration // 1000, 1_000_000)

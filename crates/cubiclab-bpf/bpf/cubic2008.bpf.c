@@ -7,8 +7,8 @@
 #include "port.h"
 #include "fixed.h"
 
-/* Parameters by name (params.h; beta and c in millionths). */
-#define P_BETA ((__u64)PARAM.beta)
+/* Parameters by name (params.h; decrease, the paper's beta, and c in millionths). */
+#define P_BETA ((__u64)PARAM.decrease)
 #define P_C ((__u64)PARAM.c)
 #define P_FAST_CONVERGENCE (PARAM.fast_convergence != 0)
 #define P_TCP_FRIENDLINESS (PARAM.tcp_friendliness != 0)

@@ -51,6 +51,21 @@ static __always_inline __u32 slow_start_first(struct sock *sk, __u32 acked)
 	return acked;
 }
 
+/* tcp_reno_cong_avoid, for a port whose algorithm falls back on it (after its own log). */
+static __always_inline void reno_cong_avoid(struct sock *sk, __u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tcp_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+}
+
 /* One segment more unless the window is at its clamp (the 2.6.2x kernels' snd_cwnd++). */
 static __always_inline void add_segment(struct tcp_sock *tp)
 {

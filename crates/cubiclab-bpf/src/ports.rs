@@ -56,6 +56,10 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "highspeed", tag: "hs", object: object!("highspeed"), fixed_point: "", exact_twin: "highspeed" },
     Port { algorithm: "htcp", tag: "htcp", object: object!("htcp"), fixed_point: "", exact_twin: "htcp" },
     Port { algorithm: "scalable", tag: "scal", object: object!("scalable"), fixed_point: "", exact_twin: "scalable" },
+    Port { algorithm: "vegas", tag: "veg", object: object!("vegas"), fixed_point: "", exact_twin: "vegas" },
+    Port { algorithm: "westwood", tag: "ww", object: object!("westwood"), fixed_point: "", exact_twin: "westwood" },
+    Port { algorithm: "illinois", tag: "ill", object: object!("illinois"), fixed_point: "", exact_twin: "illinois" },
+    Port { algorithm: "veno", tag: "veno", object: object!("veno"), fixed_point: "", exact_twin: "veno" },
 ];
 
 /// Why the objects are missing, or None when they were built.

@@ -56,13 +56,13 @@ pub struct Cubic2008 {
 impl Cubic2008 {
     pub const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
-            name: "beta",
+            name: "decrease",
             default: 0.2,
             min: 0.01,
             max: 0.99,
             integer: false,
             unit: "fraction removed",
-            help: "multiplicative decrease: the window keeps 1 - beta",
+            help: "multiplicative decrease, the paper's beta: the window keeps 1 - decrease",
         },
         ParamSpec {
             name: "c",
@@ -73,13 +73,13 @@ impl Cubic2008 {
             unit: "segments/s^3",
             help: "cubic coefficient C",
         },
-        ParamSpec::switch("fast_convergence", true, "W_last_max = cwnd*(2-beta)/2 on a loss below it"),
+        ParamSpec::switch("fast_convergence", true, "W_last_max = cwnd*(2-decrease)/2 on a loss below it"),
         ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as the emulated Reno window (Eq. 4)"),
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("cubic-2008", Self::PARAMS)?;
-        let beta = p.f64("beta");
+        let beta = p.f64("decrease");
         let mut s = Self {
             beta,
             c: p.f64("c"),

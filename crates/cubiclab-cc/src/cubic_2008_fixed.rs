@@ -65,7 +65,7 @@ impl Cubic2008Fixed {
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         let p = params.check("cubic-2008-fixed", Self::PARAMS)?;
-        let (beta, c) = (micro(p.f64("beta")), micro(p.f64("c")));
+        let (beta, c) = (micro(p.f64("decrease")), micro(p.f64("c")));
         let hz = p.u32("hz");
         let mut s = Self {
             beta,

@@ -26,10 +26,12 @@ pub mod cubic_frame;
 pub mod cubic_rfc9438;
 pub mod cubic_rfc9438_fixed;
 pub mod cubic_v2_0;
+pub mod dctcp;
 pub mod facts;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;
+pub mod illinois;
 pub mod intmath;
 pub mod minmax;
 pub mod params;
@@ -41,10 +43,13 @@ pub mod seq;
 pub mod tcp;
 #[cfg(test)]
 mod test_support;
+pub mod vegas;
+pub mod veno;
+pub mod westwood;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{Algorithm, ALGORITHMS};
-pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckSample, CaEvent, CaState, RateSample, TcpState};
+pub use tcp::{tcp_cong_avoid_ai, tcp_slow_start, AckEvent, AckSample, CaEvent, CaState, RateSample, TcpState};
 
 /// The hooks of Linux `struct tcp_congestion_ops` (seed 000, Fig. 2), minus `release`
 /// (nothing to free) and `get_info` (see [`CongestionControl::vars`]).
@@ -69,6 +74,20 @@ pub trait CongestionControl {
     /// A window event such as restart after idle.
     fn cwnd_event(&mut self, _tcp: &mut TcpState, _event: CaEvent, _now_ns: u64) {}
 
+    /// Whether the algorithm has an [`Self::in_ack_event`] hook (Linux tests
+    /// `ops->in_ack_event` before calling it; the host skips the call's preparation
+    /// otherwise).
+    fn has_in_ack_event(&self) -> bool {
+        false
+    }
+
+    /// Linux `TCP_CONG_NEEDS_ECN`: the connection negotiates ECN whatever `tcp_ecn` says
+    /// (`tcp_ecn_send_syn`, `tcp_ca_needs_ecn`), and the receiver reports each segment's CE
+    /// state to the algorithm (`CA_EVENT_ECN_IS_CE` / `CA_EVENT_ECN_NO_CE`).
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
     /// A congestion event proved spurious: return the window to restore.
     /// The default is Linux `tcp_reno_undo_cwnd`.
     fn undo_cwnd(&mut self, tcp: &mut TcpState, _now_ns: u64) -> u32 {
@@ -77,6 +96,12 @@ pub trait CongestionControl {
 
     /// Segments were cumulatively acknowledged, with an RTT sample when one is valid.
     fn pkts_acked(&mut self, _tcp: &mut TcpState, _sample: &AckSample, _now_ns: u64) {}
+
+    /// Linux `in_ack_event(sk, flags)`: once per ACK, after `pkts_acked` (6.14 and later:
+    /// `tcp_ack` calls it after `tcp_clean_rtx_queue`) and the delivery counts
+    /// (`tcp.delivered`, `tcp.delivered_ce`), before the congestion state machine, with what
+    /// `tcp_ack` learned of it. Called only if [`Self::has_in_ack_event`].
+    fn in_ack_event(&mut self, _tcp: &mut TcpState, _ev: AckEvent, _now_ns: u64) {}
 
     /// Whether the algorithm sets the window and the pacing rate itself on every ACK
     /// (`ops->cong_control`, as BBR does). The host then calls [`Self::cong_control`] instead

@@ -38,6 +38,20 @@ impl fmt::Display for ParamError {
 
 impl std::error::Error for ParamError {}
 
+/// Parameters that changed name: (algorithms, old name, new name, what the new one is). Given
+/// under the old name, the error says what it became rather than that it is unknown.
+const RENAMED: &[(&[&str], &str, &str, &str)] = &[
+    (
+        &["cubic-2008", "cubic-2008-fixed"],
+        "beta",
+        "decrease",
+        "the fraction of the window removed at a loss, seed 000's beta; the other CUBICs' beta is the fraction kept",
+    ),
+    (&["vegas"], "alpha", "queue_min", "Linux's alpha, segments queued below which the window grows"),
+    (&["vegas"], "beta", "queue_max", "Linux's beta, segments queued above which the window shrinks"),
+    (&["vegas"], "gamma", "queue_slow_start", "Linux's gamma, segments queued that end slow start"),
+];
+
 /// Parameter values given by the user, read once by an algorithm's constructor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Params {
@@ -71,6 +85,11 @@ impl Params {
     pub fn check(&self, algorithm: &str, specs: &[ParamSpec]) -> Result<Resolved, ParamError> {
         for (name, &value) in &self.values {
             let Some(spec) = specs.iter().find(|s| s.name == name) else {
+                if let Some((_, _, new, what)) = RENAMED.iter().find(|r| r.0.contains(&algorithm) && r.1 == name) {
+                    return Err(ParamError(format!(
+                        "parameter '{name}' of algorithm '{algorithm}' is now '{new}' ({what})"
+                    )));
+                }
                 let allowed: Vec<&str> = specs.iter().map(|s| s.name).collect();
                 return Err(ParamError(format!(
                     "unknown parameter '{name}' for algorithm '{algorithm}'; allowed: {}",

@@ -8,7 +8,7 @@ use crate::htcp::Htcp;
 use crate::params::{ParamError, ParamSpec, Params, Resolved};
 use crate::reno::{Reno, Tahoe};
 use crate::scalable::Scalable;
-use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState};
+use crate::tcp::{AckEvent, AckSample, CaEvent, CaState, RateSample, TcpState};
 use crate::CongestionControl;
 
 /// One registry entry: the name users write, what it follows, its parameters, and its
@@ -80,12 +80,24 @@ macro_rules! registry {
                 match self { $( Algorithm::$variant(a) => a.cwnd_event(tcp, event, now_ns), )* }
             }
             #[inline]
+            fn has_in_ack_event(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.has_in_ack_event(), )* }
+            }
+            #[inline]
+            fn needs_ecn(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.needs_ecn(), )* }
+            }
+            #[inline]
             fn undo_cwnd(&mut self, tcp: &mut TcpState, now_ns: u64) -> u32 {
                 match self { $( Algorithm::$variant(a) => a.undo_cwnd(tcp, now_ns), )* }
             }
             #[inline]
             fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, now_ns: u64) {
                 match self { $( Algorithm::$variant(a) => a.pkts_acked(tcp, sample, now_ns), )* }
+            }
+            #[inline]
+            fn in_ack_event(&mut self, tcp: &mut TcpState, ev: AckEvent, now_ns: u64) {
+                match self { $( Algorithm::$variant(a) => a.in_ack_event(tcp, ev, now_ns), )* }
             }
             #[inline]
             fn has_cong_control(&self) -> bool {
@@ -129,7 +141,12 @@ registry! {
     HighSpeed(HighSpeed) = "highspeed", "Linux net/ipv4/tcp_highspeed.c (6.x); RFC 3649", facts::highspeed;
     Scalable(Scalable) = "scalable", "Linux net/ipv4/tcp_scalable.c (6.x)", facts::scalable;
     Htcp(Htcp) = "htcp", "Linux net/ipv4/tcp_htcp.c (6.x)", facts::htcp;
+    Dctcp(crate::dctcp::Dctcp) = "dctcp", "Linux net/ipv4/tcp_dctcp.c and tcp_dctcp.h (6.x; RFC 8257)", facts::dctcp;
     Bbr(crate::bbr::Bbr) = "bbr", "Linux net/ipv4/tcp_bbr.c (BBR v1, 6.x), with lib/win_minmax.c", facts::bbr;
+    Vegas(crate::vegas::Vegas) = "vegas", "Linux net/ipv4/tcp_vegas.c (6.x)", facts::vegas;
+    Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;
+    Illinois(crate::illinois::Illinois) = "illinois", "Linux net/ipv4/tcp_illinois.c (6.x)", facts::illinois;
+    Veno(crate::veno::Veno) = "veno", "Linux net/ipv4/tcp_veno.c (6.x)", facts::veno;
 }
 
 /// The registry entry for `name`.

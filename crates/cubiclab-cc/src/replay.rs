@@ -7,6 +7,13 @@
 //! fast recovery (enter Recovery, then leave it with cwnd = ssthresh); a `rto` event is
 //! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
 //!
+//! ECN: an `ece` row is an `ack` that carried ECE on an ECN connection (`FLAG_ECE`): its
+//! segments count into `delivered_ce` (`tcp_count_delivered`), the algorithm's
+//! `in_ack_event` gets `CA_ACK_ECE`, and from Open it enters CWR (`tcp_try_to_open` ->
+//! `tcp_enter_cwr`: the algorithm's ssthresh, PRR until `snd_una` passes `high_seq`). `ce`
+//! and `no_ce` are the receiving socket's `CA_EVENT_ECN_IS_CE` and `CA_EVENT_ECN_NO_CE`.
+//! Every ACK runs `in_ack_event` (after `pkts_acked`, as Linux 6.x does).
+//!
 //! An `ack_no_cc` is an ACK the kernel processed without running the algorithm's hooks
 //! (seen with BPF algorithms, whose programs the kernel sometimes skips: the kernel
 //! check's witness tells those ACKs): `snd_una` and the RTT estimator move, nothing else.
@@ -34,7 +41,7 @@
 use crate::host::rtt::{RttEstimator, TCP_RTO_MIN_US};
 use crate::host::{Host, PrrAck};
 use crate::seq::after;
-use crate::tcp::{AckSample, CaState, RateSample, TcpState, TCP_INIT_CWND};
+use crate::tcp::{AckEvent, AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INIT_CWND};
 use crate::{Algorithm, CongestionControl};
 
 /// One event of a trace.
@@ -54,6 +61,12 @@ pub enum Event {
     RateAck { acked: u32, rtt_us: i64, cwnd_limited: bool, rate: AckRate },
     /// An ACK on which the algorithm's hooks did not run (`pkts_acked`, `cong_avoid`).
     AckNoCc { rtt_us: i64 },
+    /// An [`Event::Ack`] that carried ECE (see the module docs).
+    Ece { acked: u32, rtt_us: i64, cwnd_limited: bool },
+    /// The receiver got a CE-marked segment (`CA_EVENT_ECN_IS_CE`).
+    Ce,
+    /// The receiver got an ECT segment without CE (`CA_EVENT_ECN_NO_CE`).
+    NoCe,
     /// A congestion event detected by fast retransmit, through to the end of its recovery.
     Loss,
     /// A retransmission timeout.
@@ -69,6 +82,9 @@ impl Event {
         match self {
             Event::Ack { .. } | Event::RateAck { .. } => "ack",
             Event::AckNoCc { .. } => "ack_no_cc",
+            Event::Ece { .. } => "ece",
+            Event::Ce => "ce",
+            Event::NoCe => "no_ce",
             Event::Loss => "loss",
             Event::Rto => "rto",
             Event::TxStart { .. } => "tx_start",
@@ -107,6 +123,8 @@ pub struct AckRate {
 struct AckState {
     disorder: bool,
     srtt_us: Option<u32>,
+    /// The ACK carried ECE.
+    ece: bool,
 }
 
 /// An event at a time, with optional sequence numbers from the trace.
@@ -210,11 +228,16 @@ impl Replayer {
         let h = &mut self.host;
         match ev.event {
             Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us } => {
-                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { disorder, srtt_us }, now)
+                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { disorder, srtt_us, ece: false }, now)
             }
             Event::RateAck { acked, rtt_us, cwnd_limited, rate } => {
                 self.ack(ev, acked, rtt_us, cwnd_limited, Some(rate), AckState::default(), now)
             }
+            Event::Ece { acked, rtt_us, cwnd_limited } => {
+                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { ece: true, ..AckState::default() }, now)
+            }
+            Event::Ce => h.alg.cwnd_event(&mut h.tcp, CaEvent::EcnIsCe, now),
+            Event::NoCe => h.alg.cwnd_event(&mut h.tcp, CaEvent::EcnNoCe, now),
             Event::AckNoCc { rtt_us } => {
                 if let Some(una) = ev.snd_una {
                     h.ack_snd_una(una);
@@ -228,7 +251,7 @@ impl Replayer {
             }
             Event::Loss => {
                 if h.alg.fast_recovery() {
-                    h.enter_recovery(0, now);
+                    h.enter_recovery(0, false, now);
                     // The trace does not detail the recovery: it ends here, as if high_seq
                     // were acknowledged at once.
                     h.high_seq = h.tcp.snd_una;
@@ -274,9 +297,6 @@ impl Replayer {
         // retransmission queue (tcp_clean_rtx_queue): the snd_una advance, 0 for a
         // SACK-only ACK, whose newly delivered segments `acked` counts for cong_avoid.
         let pkts_acked = if ev.snd_una.is_some() { h.tcp.snd_una.wrapping_sub(prior_una) } else { acked };
-        if let Some(nxt) = ev.snd_nxt {
-            h.tcp.snd_nxt = nxt;
-        }
         if rtt_us >= 0 {
             h.rtt_sample(rtt_us as u64);
         }
@@ -284,6 +304,9 @@ impl Replayer {
             h.tcp.srtt_us = srtt;
         }
         let sample = AckSample { pkts_acked, rtt_us, in_flight };
+        // An ACK of the trace's Recovery stretch: Linux runs PRR there, never cong_avoid
+        // (whose opening Vegas and Illinois run before they test cwnd_limited).
+        let in_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && !cwnd_limited;
         if self.recovery_acks && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Recovery;
             h.pkts_acked(&sample, now);
@@ -296,7 +319,19 @@ impl Replayer {
         } else {
             h.pkts_acked(&sample, now);
         }
+        if rate.is_none() {
+            // tcp_count_delivered (a rate sample's row gives its own count, below).
+            h.tcp.delivered = h.tcp.delivered.wrapping_add(acked);
+        }
+        let delivered = h.tcp.delivered;
+        // The trace does not say how the kernel took the ACK: the fast path, whose count
+        // (Westwood+'s) differs from the slow path's only after duplicate ACKs.
+        h.in_ack_event(AckEvent { slow_path: false, ece: st.ece }, delivered, acked, now);
         h.try_leave_recovery(0, now);
+        if st.ece && h.tcp.ca_state == CaState::Open {
+            // tcp_fastretrans_alert step E: tcp_try_to_open -> tcp_enter_cwr.
+            h.enter_cwr(now);
+        }
         h.assume_cwnd_limited(cwnd_limited);
         let ack = PrrAck { newly_acked_sacked: acked, newly_lost: 0, una_advanced: acked > 0 || advanced };
         let rs = match rate {
@@ -307,12 +342,20 @@ impl Replayer {
         if let Some(state) = rate.and_then(|r| r.ca_state) {
             h.follow_state(state, in_flight_now, now);
         }
-        h.cong_control(ack, &rs, in_flight_now, now);
-        if ev.snd_nxt.is_none() {
-            let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
-            if after(want, h.tcp.snd_nxt) {
-                h.tcp.snd_nxt = want;
-                h.tcp.lsndtime_ns = now;
+        if !in_recovery || h.alg.has_cong_control() {
+            h.cong_control(ack, &rs, in_flight_now, now);
+        }
+        // The row's snd_nxt is the one after the segments this ACK released: the hooks ran
+        // before they left (tcp_ack, then tcp_data_snd_check), as Vegas' and HyStart's
+        // rounds, which begin at snd_nxt, see it in the kernel.
+        match ev.snd_nxt {
+            Some(nxt) => h.tcp.snd_nxt = nxt,
+            None => {
+                let want = h.tcp.snd_una.wrapping_add(h.tcp.cwnd);
+                if after(want, h.tcp.snd_nxt) {
+                    h.tcp.snd_nxt = want;
+                    h.tcp.lsndtime_ns = now;
+                }
             }
         }
     }
@@ -541,10 +584,11 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             }
             r => Ok(r.unwrap_or(-1)),
         };
+        let acked = || num(get(c_acked), "acked", lineno).map(|a| a.unwrap_or(1));
+        let cwnd_limited = || num::<u8>(get(c_lim), "cwnd_limited", lineno).map(|v| v.is_none_or(|v| v != 0));
         let event = match name {
             "ack" => {
-                let acked = num(get(c_acked), "acked", lineno)?.unwrap_or(1);
-                let cwnd_limited = num::<u8>(get(c_lim), "cwnd_limited", lineno)?.is_none_or(|v| v != 0);
+                let (acked, cwnd_limited) = (acked()?, cwnd_limited()?);
                 match rate(&f, lineno)? {
                     Some(rate) => Event::RateAck { acked, rtt_us: rtt_us()?, cwnd_limited, rate },
                     None => Event::Ack {
@@ -557,6 +601,9 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
                 }
             }
             "ack_no_cc" => Event::AckNoCc { rtt_us: rtt_us()? },
+            "ece" => Event::Ece { acked: acked()?, rtt_us: rtt_us()?, cwnd_limited: cwnd_limited()? },
+            "ce" => Event::Ce,
+            "no_ce" => Event::NoCe,
             "loss" => Event::Loss,
             "rto" => Event::Rto,
             "tx_start" => Event::TxStart {
@@ -565,7 +612,8 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
             "undo" => Event::Undo,
             other => {
                 return Err(format!(
-                    "line {lineno}: event '{other}' is unknown; allowed: ack, ack_no_cc, loss, rto, tx_start, undo"
+                    "line {lineno}: event '{other}' is unknown; allowed: ack, ack_no_cc, ece, ce, no_ce, loss, rto, \
+                     tx_start, undo"
                 ))
             }
         };

@@ -44,6 +44,11 @@ pub enum CaEvent {
     CompleteCwr,
     /// A retransmission timeout fired (`tcp_enter_loss`).
     Loss,
+    /// The receiver got a CE-marked segment (`tcp_ecn_check_ce`, only for an algorithm that
+    /// needs ECN).
+    EcnIsCe,
+    /// The receiver got an ECT segment without CE (`tcp_ecn_check_ce`, likewise).
+    EcnNoCe,
 }
 
 /// What `pkts_acked` learns from one ACK (Linux `struct ack_sample`).
@@ -55,6 +60,20 @@ pub struct AckSample {
     pub rtt_us: i64,
     /// Segments in flight before this ACK.
     pub in_flight: u32,
+}
+
+/// The flags of `in_ack_event` (Linux `enum tcp_ca_ack_event_flags`, `CA_ACK_*`, which
+/// `tcp_in_ack_event` maps from `FLAG_*`) that the host knows; `CA_ACK_WIN_UPDATE` is not
+/// modelled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckEvent {
+    /// `CA_ACK_SLOWPATH`: the ACK took `tcp_rcv_established`'s slow path (header prediction
+    /// failed: SACK blocks or another option length, a window change, ECE), where `tcp_ack`
+    /// tags SACKs and counts duplicate ACKs.
+    pub slow_path: bool,
+    /// `CA_ACK_ECE`: the ACK carried ECE on an ECN connection (`FLAG_ECE`,
+    /// `tcp_ecn_rcv_ecn_echo`).
+    pub ece: bool,
 }
 
 /// One ACK's delivery-rate sample (Linux `struct rate_sample`, filled by `tcp_rate.c` and
@@ -125,6 +144,8 @@ pub struct TcpState {
     pub delivered: u32,
     /// `lost`: segments marked lost so far.
     pub lost: u32,
+    /// `delivered_ce`: segments delivered by ACKs that carried ECE (`tcp_count_delivered`).
+    pub delivered_ce: u32,
     /// `app_limited`: 0, or the `delivered` count at which the last application-limited
     /// stretch ends (`tcp_rate_check_app_limited`); an algorithm may set it (BBR's PROBE_RTT).
     pub app_limited: u32,
@@ -163,6 +184,7 @@ impl Default for TcpState {
             mss: 1448,
             delivered: 0,
             lost: 0,
+            delivered_ce: 0,
             app_limited: 0,
             delivered_mstamp_us: 0,
             in_flight: 0,

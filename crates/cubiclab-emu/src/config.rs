@@ -89,10 +89,12 @@ pub struct Config {
     /// up to this much late. For rates where the kernels' per-write work would otherwise
     /// take a whole core.
     pub min_wait_ns: u64,
-    /// Write a pcap of every segment leaving either link here (`pcap.rs`).
+    /// Write a pcap of every segment leaving link `pcap_link`, both ways, here (`pcap.rs`).
     pub pcap: Option<String>,
     /// Capture only these flows (indices into `flows`); default: every packet.
     pub pcap_flows: Option<Vec<u16>>,
+    /// The link of the chain whose directions the capture holds (default 0, the first).
+    pub pcap_link: usize,
     /// Record up to this many reads and writes per direction in io.csv (0: none): when
     /// packets reached the emulator and left it, for finding bursts.
     pub io_trace: usize,
@@ -230,6 +232,7 @@ impl Config {
             min_wait_ns: 0,
             pcap: None,
             pcap_flows: None,
+            pcap_link: 0,
             io_trace: 0,
         };
         let mut routes = Routes::default();
@@ -286,6 +289,7 @@ impl Config {
                 "max_coalesce" => c.max_coalesce = int(v)?.clamp(1, 64) as u32,
                 "min_wait_ns" => c.min_wait_ns = int(v)?.min(1_000_000),
                 "pcap" => c.pcap = Some(v.into()),
+                "pcap_link" => c.pcap_link = int(v)? as usize,
                 "io_trace" => c.io_trace = int(v)?.min(50_000_000) as usize,
                 "pcap_flows" => {
                     let sel = v.split_whitespace().map(int).collect::<Result<Vec<u64>, _>>()?;
@@ -315,6 +319,9 @@ impl Config {
             return Err(format!("pcap_flows: flow {f}; allowed: indices below the {} flow lines", c.flows.len()));
         }
         routes.finish(&mut c)?;
+        if c.pcap_link >= c.n_links() {
+            return Err(format!("pcap_link: link {}; the path has {}", c.pcap_link, c.n_links()));
+        }
         Ok(c)
     }
 }

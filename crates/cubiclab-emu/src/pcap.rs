@@ -38,6 +38,8 @@ const LINKTYPE_RAW: u32 = 101;
 
 /// One direction's side of the capture: the loop's buffer and the way to its writer.
 pub struct Tap {
+    /// The link of the chain captured (config `pcap_link`).
+    pub link: usize,
     buf: Vec<u8>,
     full: Sender<Vec<u8>>,
     empty: Receiver<Vec<u8>>,
@@ -53,7 +55,7 @@ pub struct Tap {
 impl Tap {
     /// The tap of direction `dir`, writing to `<path>.dir<dir>`; `only`: the flow indices
     /// to capture (None: every packet).
-    pub fn new(path: &Path, dir: usize, nflows: usize, only: Option<&[u16]>) -> Result<Tap, String> {
+    pub fn new(path: &Path, link: usize, dir: usize, nflows: usize, only: Option<&[u16]>) -> Result<Tap, String> {
         let part = part_path(path, dir);
         let mut file = File::create(&part).map_err(|e| format!("pcap: cannot create '{}': {e}", part.display()))?;
         let (full, to_write) = channel::<Vec<u8>>();
@@ -78,6 +80,7 @@ impl Tap {
         });
         let selected = (0..nflows as u16).map(|f| only.is_none_or(|o| o.contains(&f))).collect();
         Ok(Tap {
+            link,
             buf: Vec::with_capacity(BUFFER_BYTES),
             full,
             empty,
@@ -269,8 +272,8 @@ mod tests {
         let (big, hb) = slot(packet(5201, 3000));
         let (ack, ha) = slot(packet(5201, 0));
         let (other, ho) = slot(packet(5202, 0));
-        let mut fwd = Tap::new(&path, 0, 2, Some(&[0])).unwrap();
-        let mut rev = Tap::new(&path, 1, 2, Some(&[0])).unwrap();
+        let mut fwd = Tap::new(&path, 0, 0, 2, Some(&[0])).unwrap();
+        let mut rev = Tap::new(&path, 0, 1, 2, Some(&[0])).unwrap();
         for i in 0..3u16 {
             let s = Seg { slot: big, index: i, flow: 0, bytes: hb.segment_bytes(i) };
             fwd.segment((1 + 2 * i as u64) * 1_000_000, s, &slab.slots[big as usize]);

@@ -186,8 +186,8 @@ impl Records {
                     st.tx_bytes += s.bytes as u64;
                     st.tx_packets += 1;
                 }
-                // The tap is after the first link's random loss, as the simulator's.
-                if let (Some(tap), false, 0) = (&mut self.tap, lost, link) {
+                // The tap is after its link's random loss, as the simulator's.
+                if let Some(tap) = self.tap.as_mut().filter(|t| !lost && t.link == link) {
                     tap.segment(t, s, slot);
                 }
                 return;

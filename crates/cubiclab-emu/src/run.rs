@@ -93,7 +93,7 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
     }
     let tap = |dir| {
-        cfg.pcap.as_ref().map(|p| Tap::new(Path::new(p), dir, cfg.flows.len(), cfg.pcap_flows.as_deref())).transpose()
+        cfg.pcap.as_ref().map(|p| Tap::new(Path::new(p), cfg.pcap_link, dir, cfg.flows.len(), cfg.pcap_flows.as_deref())).transpose()
     };
     let taps = [tap(0)?, tap(1)?];
     let start = mono_ns();

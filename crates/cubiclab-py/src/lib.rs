@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
 use cubiclab_emu::config::{Duplex, HopCfg};
-use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MEMORY_BUDGET_BYTES};
+use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MAX_HOPS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
@@ -287,6 +287,16 @@ fn web_schedule(spec_json: &str) -> PyResult<String> {
 }
 
 /// One bandwidth-delay product in whole bytes (`cubiclab_sim::scenario::bdp_bytes`).
+/// Bits a link's rate schedule (a compiled scenario's `schedule` object) can carry in [0, t)
+/// for each t in `times_ns`: the offered capacity a plot draws under a schedule.
+#[pyfunction]
+fn schedule_capacity_bits(schedule_json: &str, times_ns: Vec<u64>) -> PyResult<Vec<f64>> {
+    let schedule: scenario::Schedule =
+        serde_json::from_str(schedule_json).map_err(|e| PyValueError::new_err(format!("schedule: {e}")))?;
+    let rates = schedule.rate_schedule("schedule").map_err(PyValueError::new_err)?;
+    Ok(times_ns.into_iter().map(|t| rates.capacity_bits(t) as f64).collect())
+}
+
 #[pyfunction]
 fn bdp_bytes(rate_bps: u64, rtt_ns: u64) -> u64 {
     scenario::bdp_bytes(rate_bps, rtt_ns)
@@ -329,11 +339,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(bdp_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule_capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
     m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
     m.add("MAX_FLOWS", MAX_FLOWS)?;
+    m.add("MAX_HOPS", MAX_HOPS)?;
     m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;
     m.add("TESTBED_HZ", cubiclab_cc::clock::TESTBED_HZ)?;

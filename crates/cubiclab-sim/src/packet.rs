@@ -68,9 +68,9 @@ impl SackBlocks {
     }
 }
 
-/// What a packet is, in one word: data (bit 31 clear; bit 0 its PSH flag), or an ACK
-/// (bit 31) that may carry a SACK option (bit 30), record `id` of its flow's
-/// [`SackOptions`] (the low 24 bits); either way, bits 24-27 count the hops of its route
+/// What a packet is, in one word: data (bit 31 clear; bit 0 its PSH flag, bit 1 its CWR
+/// flag), or an ACK (bit 31) with its ECE flag (bit 23) that may carry a SACK option (bit
+/// 30), record `id` of its flow's [`SackOptions`] (the low 23 bits); either way, bits 24-27 count the hops of its route
 /// still ahead after the one it is on, and bits 28-29 hold its IP ECN field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kind(u32);
@@ -80,6 +80,8 @@ impl Kind {
     const ACK_BIT: u32 = 1 << 31;
     const SACK_BIT: u32 = 1 << 30;
     const PSH_BIT: u32 = 1;
+    const CWR_BIT: u32 = 1 << 1;
+    const ECE_BIT: u32 = 1 << 23;
     const HOP_SHIFT: u32 = 24;
     const HOP_MASK: u32 = 0xf << Self::HOP_SHIFT;
     const ECN_SHIFT: u32 = 28;
@@ -93,12 +95,13 @@ impl Kind {
 }
 
 /// The SACK option of one ACK, by its place in the flow's [`SackOptions`]: ids count
-/// modulo 2^24 (far more than ever in flight: a flow's ACKs in flight fit in its links'
-/// buffers and delay lines).
+/// modulo 2^23, bit 23 being ECE (8 million, still far more than ever in flight: a
+/// flow's ACKs in flight fit in its links' buffers and delay lines, a few thousand even
+/// at 100 Gb/s over a second of delay with a buffer of a few BDPs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SackId(u32);
 
-const SACK_ID_MASK: u32 = (1 << Kind::HOP_SHIFT) - 1;
+const SACK_ID_MASK: u32 = Kind::ECE_BIT - 1;
 
 // The hop count fits `MAX_HOPS`.
 const _: () = assert!(Kind::HOP_MASK >> Kind::HOP_SHIFT == crate::scenario::MAX_HOPS as u32 - 1);
@@ -215,6 +218,34 @@ impl Packet {
     #[inline]
     pub fn is_pushed(&self) -> bool {
         self.kind.0 & (Kind::ACK_BIT | Kind::PSH_BIT) == Kind::PSH_BIT
+    }
+
+    /// The same data segment with the CWR flag set (`tcp_ecn_send`).
+    #[inline]
+    pub fn with_cwr(mut self) -> Self {
+        debug_assert!(!self.is_ack(), "CWR is for data here (an ACK's low bits are its SACK id)");
+        self.kind.0 |= Kind::CWR_BIT;
+        self
+    }
+
+    /// Data only: whether it carries the CWR flag.
+    #[inline]
+    pub fn is_cwr(&self) -> bool {
+        self.kind.0 & (Kind::ACK_BIT | Kind::CWR_BIT) == Kind::CWR_BIT
+    }
+
+    /// The same ACK with the ECE flag set.
+    #[inline]
+    pub fn with_ece(mut self) -> Self {
+        debug_assert!(self.is_ack(), "ECE is for ACKs here (data's bit 23 is free)");
+        self.kind.0 |= Kind::ECE_BIT;
+        self
+    }
+
+    /// ACK only: whether it carries the ECE flag.
+    #[inline]
+    pub fn is_ece(&self) -> bool {
+        self.kind.0 & (Kind::ACK_BIT | Kind::ECE_BIT) == Kind::ACK_BIT | Kind::ECE_BIT
     }
 
     /// How many hops of its route are still ahead after the one it is on (the link it is
@@ -339,6 +370,22 @@ mod tests {
     }
 
     #[test]
+    fn cwr_and_ece_leave_the_rest_of_the_kind_alone() {
+        // CWR on a pushed data segment, ECE on an ACK with a SACK id, on a route of 3 hops with
+        // ECN CE: each reads back, nothing else moves, and neither reads on the other kind.
+        let mut ring = SackOptions::default();
+        let id = ring.push(SackBlocks::NONE);
+        let data = Packet::data(0, 0, 5, 1500, 0, 0).pushed().routed(3).with_ecn(Ecn::Ce).with_cwr();
+        let ack = Packet::ack(0, 0, 5, 0, 0, 0, Some(id), 1).routed(3).with_ece();
+        use cubiclab_path::PathPacket;
+        assert!(data.is_cwr() && data.is_pushed() && !data.is_ece() && data.hops_left() == 2);
+        assert!(ack.is_ece() && !ack.is_cwr() && ack.sack() == Some(id) && ack.hops_left() == 2);
+        assert_eq!((data.ecn(), ack.ecn()), (Ecn::Ce, Ecn::NotEct));
+        assert!(!Packet::data(0, 0, 5, 1500, 0, 0).pushed().is_cwr());
+        assert!(!Packet::ack(0, 0, 5, 0, 0, 0, Some(SackId(1 << 22 | 2)), 1).is_ece());
+    }
+
+    #[test]
     fn an_acks_size_follows_its_sack_blocks() {
         // Linux's pure ACK with timestamps: IPv4 20 + TCP 20 + NOP NOP TS(10) = 52 bytes, the
         // HEADER_BYTES of data (no link header is counted on either). tcp_options_write
@@ -358,13 +405,15 @@ mod tests {
     }
 
     #[test]
-    fn ids_wrap_at_2_to_the_24() {
+    fn ids_wrap_at_2_to_the_23() {
         let mut ring = SackOptions { records: VecDeque::new(), front: SACK_ID_MASK };
         let last = ring.push(SackBlocks::of(&[(1, 2)]));
         let first = ring.push(SackBlocks::of(&[(2, 3)]));
-        assert_eq!((last, first), (SackId((1 << 24) - 1), SackId(0)));
-        // ACK, SACK and the id's 24 ones: 0xc0ff_ffff, hop 0.
-        assert_eq!(Packet::ack(0, 0, 0, 0, 0, 0, Some(last), 1).kind, Kind(0xc0ff_ffff));
+        assert_eq!((last, first), (SackId((1 << 23) - 1), SackId(0)));
+        // ACK, SACK and the id's 23 ones: 0xc07f_ffff, hop 0; with ECE, bit 23 as well.
+        let ack = Packet::ack(0, 0, 0, 0, 0, 0, Some(last), 1);
+        assert_eq!(ack.kind, Kind(0xc07f_ffff));
+        assert_eq!((ack.with_ece().kind, ack.with_ece().sack(), ack.is_ece()), (Kind(0xc0ff_ffff), Some(last), false));
         assert_eq!(ring.take(first).as_slice(), &[(2, 3)]);
         assert_eq!(ring.front, 1);
     }

@@ -99,6 +99,8 @@ pub struct PcapWriter<W: Write> {
 /// The capture file of a run: written to `<path>.partial`, renamed by [`Capture::close`],
 /// removed if the run is dropped before.
 pub struct Capture {
+    /// The link captured, both directions (`record.pcap_link`).
+    pub link: usize,
     writer: PcapWriter<BufWriter<File>>,
     path: PathBuf,
     partial: PathBuf,
@@ -106,10 +108,11 @@ pub struct Capture {
 }
 
 impl Capture {
-    /// `receivers`: what each flow slot's receiver announces; `only`: the long-lived flows
-    /// to capture (`record.pcap_flows`; None: all packets).
+    /// A capture of link `link`; `receivers`: what each flow slot's receiver announces;
+    /// `only`: the long-lived flows to capture (`record.pcap_flows`; None: all packets).
     pub fn create(
         path: &Path,
+        link: usize,
         mss: u32,
         receivers: Vec<Announce>,
         long_lived: usize,
@@ -122,7 +125,7 @@ impl Capture {
             File::create(&partial).map_err(|e| format!("record.pcap: cannot create '{}': {e}", partial.display()))?;
         let writer = PcapWriter::new(BufWriter::with_capacity(1 << 20, file), mss, receivers, long_lived, only)
             .map_err(|e| format!("record.pcap: cannot write '{}': {e}", partial.display()))?;
-        Ok(Self { writer, path: path.to_path_buf(), partial, closed: false })
+        Ok(Self { link, writer, path: path.to_path_buf(), partial, closed: false })
     }
 
     /// Record `p`, an ACK's SACK option `sack`, leaving the bottleneck at `now` (out of

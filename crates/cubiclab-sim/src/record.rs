@@ -134,6 +134,23 @@ table! {
 }
 
 table! {
+    /// Each long-lived flow's algorithm state per interval (with `record.cc_state`): one row
+    /// per variable its algorithm reports (`CongestionControl::vars`, as `cubiclab replay`
+    /// shows them: CUBIC's W_max, K, epoch start, target; BBR's mode, bandwidth, min RTT,
+    /// gains; ...). ssthresh and ca_state are in the flows table.
+    CcState => "cc_state" {
+        /// Sample time, ns.
+        t_ns: u64,
+        /// Flow index.
+        flow: u32,
+        /// The variable's name, as the algorithm's `vars` reports it.
+        var: String,
+        /// Its value, in the algorithm's own unit (its `vars` says which).
+        value: f64,
+    }
+}
+
+table! {
     /// Congestion events of long-lived flows.
     LossEvents => "losses" {
         /// Time of the event, ns.
@@ -156,6 +173,10 @@ table! {
         group: String,
         /// Algorithm name.
         algorithm: String,
+        /// Which way its data crosses its links: "forward" or "reverse".
+        direction: String,
+        /// The links its data crosses, by name, in the order it crosses them, joined by ">".
+        route: String,
         /// Two-way propagation delay, ns.
         rtt_ns: u64,
         /// Start time (jitter included), ns.
@@ -176,6 +197,12 @@ table! {
         delivered_bytes: u64,
         /// Completion time of a flow with a byte count (ns after its start), if it completed.
         fct_ns: Option<u64>,
+        /// Whether the flow negotiated ECN (the group's `ecn`, or an algorithm that needs it).
+        ecn: bool,
+        /// ECN reductions: CWR entered on an ACK with ECE.
+        ecn_reductions: u64,
+        /// CE-marked data segments its receiver got.
+        ce_marks: u64,
     }
 }
 
@@ -242,6 +269,7 @@ pub struct Results {
     pub link: LinkSamples,
     pub cwnd: CwndChanges,
     pub rtt: RttSamples,
+    pub cc_state: CcState,
     pub losses: LossEvents,
     pub totals: FlowTotals,
     pub web: WebObjects,
@@ -260,6 +288,7 @@ impl Results {
             t(self.link),
             t(self.cwnd),
             t(self.rtt),
+            t(self.cc_state),
             t(self.losses),
             t(self.totals),
             t(self.web),
@@ -278,6 +307,7 @@ impl Results {
             s::<LinkSamples>(),
             s::<CwndChanges>(),
             s::<RttSamples>(),
+            s::<CcState>(),
             s::<LossEvents>(),
             s::<FlowTotals>(),
             s::<WebObjects>(),

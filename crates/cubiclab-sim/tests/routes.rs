@@ -2,7 +2,7 @@
 //! `[bottleneck]` shorthand, and a route of two links carries its data across both and its
 //! ACKs back across their reverse directions.
 
-use cubiclab_sim::{Column, FlowGroup, Limit, Scenario, Sim, WebDirection, WebGroup};
+use cubiclab_sim::{Column, Direction, FlowGroup, Limit, Scenario, Sim, WebDirection, WebGroup};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
@@ -48,7 +48,8 @@ fn one_link_in_links_gives_the_bits_of_the_bottleneck() {
     assert_eq!(a.len(), b.len());
     for ((name, ca), (_, cb)) in a.iter().zip(&b) {
         for ((col, x), (_, y)) in ca.iter().zip(cb) {
-            if (*name, *col) == ("link_totals", "name") {
+            // The link's name, and each flow's route by it, are all that differ.
+            if (*name, *col) == ("link_totals", "name") || (*name, *col) == ("totals", "route") {
                 assert_eq!(
                     (x, y),
                     (&Column::Str(vec!["bottleneck".into(); 2]), &Column::Str(vec!["access".into(); 2]))
@@ -63,10 +64,16 @@ fn one_link_in_links_gives_the_bits_of_the_bottleneck() {
 /// One Reno flow across link "a" (10 Mbit/s, 10 ms) then "b" (5 Mbit/s, 5 ms), RTT 40 ms,
 /// 100-packet buffers, its ACKs over `ack_route`.
 fn two_hops(ack_route: Option<&[&str]>) -> cubiclab_sim::Results {
+    two_hops_going(ack_route, Direction::Forward)
+}
+
+/// The same, its data going `direction` along route a, b.
+fn two_hops_going(ack_route: Option<&[&str]>, direction: Direction) -> cubiclab_sim::Results {
     let mut sc = Scenario::dumbbell(10_000_000, 40 * MS, Limit::Packets(100), 10 * S);
     sc.from_shorthand = false;
     sc.links[0].name = Some("a".into());
     sc.links[0].delay_ns = 10 * MS;
+    sc.links[0].reverse_buffer = Limit::Packets(100);
     let mut b = sc.links[0].clone();
     b.name = Some("b".into());
     b.rate_bps = 5_000_000;
@@ -75,6 +82,7 @@ fn two_hops(ack_route: Option<&[&str]>) -> cubiclab_sim::Results {
     let mut g = FlowGroup::bulk("reno", 40 * MS);
     g.route = Some(vec!["a".into(), "b".into()]);
     g.ack_route = ack_route.map(|r| r.iter().map(|s| s.to_string()).collect());
+    g.direction = direction;
     sc.flows.push(g);
     sc.record.rtt_samples = true;
     Sim::new(sc).unwrap().run()
@@ -105,6 +113,7 @@ fn data_crosses_both_links_and_acks_come_back() {
     assert!((43_600..43_600 + 2_400 + 200).contains(&min_rtt), "min RTT {min_rtt} us");
     // One row per link per sample, a's and b's side by side.
     assert_eq!(&r.link.link[..4], [0, 1, 0, 1]);
+    assert_eq!((&r.totals.route[..], &r.totals.direction[..]), (&["a>b".to_string()][..], &["forward".to_string()][..]));
 }
 
 #[test]
@@ -114,4 +123,55 @@ fn acks_take_their_own_route() {
     // The ACKs cross only b's reverse direction; a's carries nothing.
     assert_eq!(t.tx_bytes[1], 0);
     assert!(t.tx_bytes[3] > 0);
+}
+
+#[test]
+fn a_reverse_flow_sends_its_data_back_along_its_route() {
+    let r = two_hops_going(None, Direction::Reverse);
+    let t = &r.link_totals;
+    // Rows: a forward, a reverse, b forward, b reverse. The data crosses b's reverse
+    // direction, then a's; b's (5 Mbit/s) is the bottleneck and drops, a's (10 Mbit/s)
+    // never does.
+    assert!(t.drops[3] > 0 && t.drops[1] == 0, "{:?}", t.drops);
+    assert_eq!((&r.totals.route[..], &r.totals.direction[..]), (&["b>a".to_string()][..], &["reverse".to_string()][..]));
+    // Every data packet that leaves b reaches a, less those between them at the end: in b's
+    // 5 ms delay line (5 Mbit/s x 5 ms / 12,000 bits = 2.1 packets) or on a's transmitter (1).
+    let (left_b, left_a) = (t.tx_bytes[3] / 1500, t.tx_bytes[1] / 1500);
+    assert!(left_b >= left_a && left_b - left_a <= 3, "{left_b} vs {left_a}");
+    // The ACKs take the forward directions, a's first, then b's (at most 4 ACKs of 80
+    // bytes between them at the end, as in the forward case).
+    assert!(t.tx_bytes[0] > 0 && t.tx_bytes[0] - t.tx_bytes[2] <= 4 * 80, "{:?}", t.tx_bytes);
+    // The same propagation and serialization as forward: 40 ms + 1.2 + 2.4 ms.
+    let min_rtt = *r.rtt.rtt_us.iter().min().unwrap();
+    assert!((43_600..43_600 + 2_400 + 200).contains(&min_rtt), "min RTT {min_rtt} us");
+}
+
+#[test]
+fn one_flow_each_way_mirror_each_other() {
+    // A congested reverse path: one CUBIC flow each way across a 10 Mbit/s dumbbell with
+    // 100-packet buffers both ways (RTT 40 ms), starting together. Each flow's ACKs queue
+    // behind the other's data. The path is symmetric and so are the flows, so the run is its
+    // own mirror image: both directions carry the same bytes, drop the same packets, and the
+    // two flows see the same RTT samples at the same times. A direction mixed up anywhere
+    // (a reverse flow's data or ACKs on the wrong way, its access delay on the wrong leg)
+    // breaks the symmetry.
+    let mut sc = Scenario::dumbbell(10_000_000, 40 * MS, Limit::Packets(100), 20 * S);
+    sc.links[0].reverse_buffer = Limit::Packets(100);
+    sc.flows.push(FlowGroup::bulk("cubic", 40 * MS));
+    let mut back = FlowGroup::bulk("cubic", 40 * MS);
+    back.direction = Direction::Reverse;
+    sc.flows.push(back);
+    sc.record.rtt_samples = true;
+    let r = Sim::new(sc).unwrap().run();
+    let t = &r.link_totals;
+    assert_eq!((t.tx_bytes[0], t.drops[0]), (t.tx_bytes[1], t.drops[1]));
+    // Each direction carries its flow's data near the link rate: over 20 s at 10 Mbit/s,
+    // 16,667 packets of 1500 bytes; after slow start each flow keeps its direction busy.
+    assert!(t.tx_bytes[0] / 1500 > 14_000 && t.drops[0] > 0, "{:?} {:?}", t.tx_bytes, t.drops);
+    let samples = |f: u32| -> Vec<(u64, i64)> {
+        (0..r.rtt.rtt_us.len()).filter(|&i| r.rtt.flow[i] == f).map(|i| (r.rtt.t_ns[i], r.rtt.rtt_us[i])).collect()
+    };
+    let (fwd, rev) = (samples(0), samples(1));
+    assert!(fwd.len() > 1000);
+    assert_eq!(fwd, rev);
 }

@@ -3,9 +3,10 @@
 //! window, the threshold, the state and what goes out asserted after each. Each test names
 //! the kernel function it follows and derives its numbers in a comment.
 
-use cubiclab_cc::{Algorithm, CaState, Params};
+use cubiclab_cc::{Algorithm, CaState, CongestionControl, Params};
+use cubiclab_path::{Ecn, PathPacket};
 use cubiclab_sim::engine::Time;
-use cubiclab_sim::packet::SackBlocks;
+use cubiclab_sim::packet::{Packet, SackBlocks};
 use cubiclab_sim::tcp::{Recovery, Sender, SenderConfig, Timeout, Timer};
 
 const MS: Time = 1_000_000;
@@ -85,6 +86,19 @@ impl Harness {
         self.now = self.now.max(t_ms * MS);
         self.s.on_ack(self.now, cum, blocks, tsecr);
         self.send()
+    }
+
+    /// A cumulative ACK of `cum` at `t_ms` with ECE if `ece`; then the transmissions.
+    fn ack_ecn(&mut self, t_ms: u64, cum: u32, ece: bool) -> Vec<(u32, bool)> {
+        self.now = self.now.max(t_ms * MS);
+        self.s.on_ack_ecn(self.now, cum, &SackBlocks::NONE, 0, ece);
+        self.send()
+    }
+
+    /// The ECN field and CWR flag `tcp_ecn_send` gives a data segment sent now.
+    fn ecn_of(&mut self, retransmit: bool) -> (Ecn, bool) {
+        let p = self.s.ecn_send(Packet::data(0, 0, 0, 1500, 0, 0), retransmit);
+        (p.ecn(), p.is_cwr())
     }
 
     /// The retransmission timer fires at `t_ms`; then the transmissions.
@@ -654,4 +668,101 @@ fn a_paced_sender_asks_for_its_next_departure_first() {
     h.s.on_pacing_timer();
     assert_eq!(h.send(), vec![(10, false), (11, false)]);
     assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 4 * MS, timer: Timer::Pacing }));
+}
+
+/// Reno with 10 segments out at t = 0 on an ECN connection (`tcp_ecn` = 1).
+fn ecn_reno() -> Harness {
+    let (mut h, sent) = Harness::new("reno", 10, None);
+    assert_eq!(sent.len(), 10);
+    h.s.set_ecn(true);
+    h
+}
+
+#[test]
+fn an_ece_ack_enters_cwr_once_per_window() {
+    // tcp_try_to_open -> tcp_enter_cwr on FLAG_ECE: tcp_init_cwnd_reduction (ssthresh =
+    // 10 / 2 = 5, prior_cwnd 10, high_seq 10), CWR. tcp_cong_control then runs PRR: 9 in
+    // flight above ssthresh, prr_delivered 1: ceil(5 x 1 / 10) - 0 = 1, cwnd 9 + 1 = 10:
+    // segment 10 goes. A second ECE in CWR changes nothing (state >= CWR): PRR gives
+    // ceil(5 x 2 / 10) - 1 = 0, cwnd 9, nothing sent. One reduction counted.
+    let mut h = ecn_reno();
+    assert_eq!(h.ack_ecn(100, 1, true), [(10, false)]);
+    assert_eq!(h.window(), (10, 5, CaState::Cwr));
+    assert_eq!(h.ack_ecn(101, 2, true), []);
+    assert_eq!(h.window(), (9, 5, CaState::Cwr));
+    assert_eq!(h.s.stats.ecn_reductions, 1);
+}
+
+#[test]
+fn cwr_ends_once_snd_una_passes_high_seq() {
+    // tcp_fastretrans_alert step D, TCP_CA_CWR: held while snd_una == high_seq (10), ended
+    // by the ACK above it (tcp_end_cwnd_reduction: cwnd = ssthresh 5, then Open; the same
+    // ACK's cong_avoid credits one segment towards 6 in congestion avoidance).
+    let mut h = ecn_reno();
+    h.ack_ecn(100, 1, true);
+    for cum in 2..=10 {
+        h.ack_ecn(100 + cum as u64, cum, false);
+    }
+    assert_eq!(h.window().2, CaState::Cwr);
+    h.ack_ecn(111, 11, false);
+    assert_eq!(h.window(), (5, 5, CaState::Open));
+    // ECE again, in the next window: a second reduction, from 5: ssthresh 2.
+    h.ack_ecn(112, 12, true);
+    assert_eq!((h.window().1, h.window().2, h.s.stats.ecn_reductions), (2, CaState::Cwr, 2));
+}
+
+#[test]
+fn the_next_new_data_carries_cwr_once_and_retransmissions_are_not_ect() {
+    // tcp_ecn_send: new data is ECT(0) and takes TCP_ECN_QUEUE_CWR (set by
+    // tcp_init_cwnd_reduction); a retransmission is Not-ECT and leaves the CWR queued.
+    let mut h = ecn_reno();
+    assert_eq!(h.ecn_of(false), (Ecn::Ect0, false));
+    h.ack_ecn(100, 1, true);
+    assert_eq!(h.ecn_of(true), (Ecn::NotEct, false));
+    assert_eq!(h.ecn_of(false), (Ecn::Ect0, true));
+    assert_eq!(h.ecn_of(false), (Ecn::Ect0, false));
+}
+
+#[test]
+fn ece_is_ignored_without_ecn() {
+    // tcp_ecn_rcv_ecn_echo: ECE counts only with TCP_ECN_OK; slow start goes on (10 + 1).
+    let (mut h, _) = Harness::new("reno", 10, None);
+    h.ack_ecn(100, 1, true);
+    assert_eq!(h.window(), (11, 0x7fff_ffff, CaState::Open));
+    assert_eq!(h.s.stats.ecn_reductions, 0);
+}
+
+#[test]
+fn dctcp_negotiates_ecn_and_keeps_ect_on_retransmissions() {
+    // tcp_ecn_send_syn: tcp_ca_needs_ecn asks for ECN whatever tcp_ecn says; tcp_ecn_send
+    // leaves ECT set on retransmissions for such an algorithm.
+    let (mut h, _) = Harness::new("dctcp", 10, None);
+    h.s.set_ecn(false);
+    assert!(h.s.ecn_ok());
+    assert_eq!(h.ecn_of(true), (Ecn::Ect0, false));
+}
+
+#[test]
+fn dctcp_reduces_by_half_alpha_on_ece() {
+    // dctcp_update_alpha runs in tcp_in_ack_event, before tcp_enter_cwr asks ssthresh. Init:
+    // alpha 1024, next_seq = snd_nxt at init = 0, so the first ACK (snd_una 1, 1 segment
+    // delivered with ECE) ends a window: 1024 - 64 + (1 << 6) / 1 = 1024 (clamped). Then
+    // ssthresh = 10 - (10 x 1024) >> 11 = 5. The next window ends when snd_una reaches 11
+    // (snd_nxt after that ACK: segment 10 went); ACKs 2..=11 without ECE: alpha = 1024 -
+    // 64 = 960 at 11, where CWR also ends (cwnd = ssthresh 5).
+    let (mut h, _) = Harness::new("dctcp", 10, None);
+    h.s.set_ecn(false);
+    h.ack_ecn(100, 1, true);
+    assert_eq!(h.window(), (10, 5, CaState::Cwr));
+    for cum in 2..=11 {
+        h.ack_ecn(100 + cum as u64, cum, false);
+    }
+    assert_eq!(h.window().2, CaState::Open);
+    let mut alpha = 0.0;
+    h.s.host.alg.vars(&mut |name, v| {
+        if name == "alpha" {
+            alpha = v
+        }
+    });
+    assert_eq!(alpha, 960.0 / 1024.0);
 }

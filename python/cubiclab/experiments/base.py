@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab.experiments import physics, plotting
-from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, PAPER,
-                                         SENSITIVITY, ClaimSpec, judge, then)
+from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, ONE_TRAJ, PAPER,
+                                         SENSITIVITY, SIMULATION, Censored, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario
 from cubiclab.sweep import Run, SweepResult
@@ -79,7 +79,7 @@ def mode_named(name: str, seeds: int | None = None, budget_scale: float | None =
 
 # Verdicts a measured window too short for a steady state withdraws: what the interval gave,
 # and "not measured" (a window without a single congestion event, say).
-DECIDED = (HOLDS, FAILS, INCONCLUSIVE, NOT_MEASURED)
+DECIDED = (HOLDS, FAILS, INCONCLUSIVE, ONE_TRAJ, NOT_MEASURED)
 
 # ---- scenario files ------------------------------------------------------------------------
 
@@ -160,6 +160,18 @@ def with_cubic(sc: Scenario, algorithm: str) -> Scenario:
     return sc
 
 
+#: The paper of each seed (the seeds' README), as `--list` and the report name it; entries of
+#: papers outside the seeds name theirs in their title and claims.
+PAPERS = {
+    "000": 'Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant" (2008)',
+    "001": 'Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant" (PFLDnet 2005)',
+    "002": 'Leith, Shorten, McCullagh, "Experimental Evaluation of Cubic TCP" (PFLDnet 2007)',
+    "003": 'Shanker, "Congestion Control II: CUBIC" (2018)',
+    "004": 'Bao, Wong, Leung, "A Model for Steady State Throughput of TCP CUBIC"',
+    "outside": "papers outside the seeds (each entry names its own)",
+}
+
+
 # ---- outcomes ------------------------------------------------------------------------------
 
 
@@ -181,6 +193,19 @@ class Outcome:
     error: str = ""
     wall_s: float = 0.0
     runs: int = 0
+    #: What its verdicts rest on (`claims.EVIDENCE`).
+    evidence: str = SIMULATION
+
+    def to_doc(self, root: Path | None = None) -> dict:
+        """The entry as its claims.json holds it; figure paths relative to `root` (the
+        output folder), so that the folder can move."""
+        def rel(p) -> str:
+            p = Path(p)
+            return str(p.relative_to(root)) if root is not None and p.is_relative_to(root) else str(p)
+
+        return {"name": self.name, "seed": self.seed, "figure": self.figure, "title": self.title, "mode": self.mode,
+                "evidence": self.evidence, "error": self.error, "caveats": self.caveats,
+                "claims": [v.to_dict() for v in self.verdicts], "figures": [rel(p) for p in self.figures]}
 
 
 # ---- experiments ---------------------------------------------------------------------------
@@ -198,6 +223,9 @@ class Experiment:
 
     name = ""
     seed = ""  # "000" ... "004"
+    # what its verdicts rest on when run on the simulator (claims.EVIDENCE): entries that
+    # `compute` say which kind of computation they are
+    evidence = SIMULATION
     figure = ""
     title = ""
     setup = ""
@@ -344,13 +372,15 @@ class Experiment:
 
     def _seed_values(self, frame: pd.DataFrame) -> dict:
         """claim id -> one value per seed (paper claims from the paper variant's rows,
-        sensitivity twins from their variant's)."""
+        sensitivity twins from their variant's; only the paper claims have twins)."""
         out: dict = {}
+        wanted = {c.id for c in self.table()}
         for variant, suffix in [("paper", "")] + [(v, f"@{v}") for v in self.variants]:
             f = frame[frame.variant == variant] if self.variants else frame
             for _, rows in f.groupby("seed", sort=True):
                 for k, v in self.values(rows.reset_index(drop=True)).items():
-                    out.setdefault(k + suffix, []).append(float(v))
+                    if k + suffix in wanted:
+                        out.setdefault(k + suffix, []).append(v if isinstance(v, Censored) else float(v))
         return out
 
     def _claim_rows(self, spec: ClaimSpec, rows: pd.DataFrame) -> pd.DataFrame:
@@ -381,7 +411,8 @@ class Experiment:
         return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()
 
     def outcome(self, mode: Mode, **kw) -> Outcome:
-        return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name, **kw)
+        return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name,
+                       **{"evidence": self.evidence, **kw})
 
 
 CATALOG: dict[str, Experiment] = {}

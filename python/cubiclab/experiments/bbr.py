@@ -124,14 +124,14 @@ class BbrVsNCubic(Experiment):
     setup = ("One BBR (Linux v1) flow and N CUBIC (Linux) flows, N = 1, 2, 4, 8, 16 (1, 4, 16 in quick mode), all "
              "started together, 40 Mbps, RTT 40 ms (BDP 138 packets), a four-BDP drop-tail buffer. BBR's fraction of "
              "the link over the measured window.")
-    claim_runs = {"share_flat": {}, "share_above_fair": {"n_cubic": 16}}
+    claim_runs = {"link_share_flat": {}, "link_share_above_fair": {"n_cubic": 16}}
     claims = (
-        ClaimSpec("share_flat", "BBR's share of the bottleneck is set by its in-flight cap and is nearly independent "
+        ClaimSpec("link_share_flat", "BBR's share of the bottleneck is set by its in-flight cap and is nearly independent "
                   "of the number of competing loss-based (CUBIC) flows.", WARE, RECALLED, "nearly flat in N",
-                  "largest minus smallest of BBR's fraction of the link over N", "", Below(0.15, 0.05),
+                  "largest minus smallest of BBR's link share (its bytes over the link's capacity) over N", "", Below(0.15, 0.05),
                   "'nearly independent': BBR's fraction moves by less than 15 points from 1 to 16 CUBIC flows (a fair "
                   "share would fall from 50% to 6%)"),
-        ClaimSpec("share_above_fair", "BBR's share of the bottleneck is set by its in-flight cap and is nearly "
+        ClaimSpec("link_share_above_fair", "BBR's share of the bottleneck is set by its in-flight cap and is nearly "
                   "independent of the number of competing loss-based (CUBIC) flows.", WARE, RECALLED,
                   "far above a fair share at N = 16", "BBR's fraction of the link against 16 CUBIC flows over its "
                   "fair share 1/17", "", Above(2.0, 0.5), "a consequence: a flat share is many fair shares when N is "
@@ -150,7 +150,7 @@ class BbrVsNCubic(Experiment):
 
     def values(self, rows):
         frac = rows.set_index("n_cubic").bbr_frac
-        return {"share_flat": float(frac.max() - frac.min()), "share_above_fair": float(frac.loc[16] * 17)}
+        return {"link_share_flat": float(frac.max() - frac.min()), "link_share_above_fair": float(frac.loc[16] * 17)}
 
     def plot(self, frame, sweep, outdir):
         f = frame.assign(alg="bbr")

@@ -13,6 +13,11 @@ agreement matrix's are):
 - inconclusive: it straddles the boundary;
 - not converged: the metric still drifts between the first and the second half of the
   measured window (its mean change is both significant and larger than the claim's scale);
+- one trajectory: the seeds move the value by under 1% of the claim's scale, so the runs are
+  one trajectory, not a sample, and their interval decides nothing;
+- censored values (a convergence time a run ended before seeing, `Censored`) are never
+  averaged as numbers: a `censored` claim is judged on the median, whose distribution-free
+  interval from order statistics takes each censored value as the bound it is;
 - indicative: quick and tiny modes (one seed, short runs) never give holds / does not hold.
 """
 
@@ -31,8 +36,23 @@ TEXT, FIGURE, MODEL = "stated in text", "read off figure", "computed from the pa
 # a finding of a paper outside the seeds, worded from memory without its text at hand: not a quote
 RECALLED = "recalled, not quoted"
 
-NOT_CONVERGED, INDICATIVE, NOT_MEASURED = "not converged", "indicative", "not measured"
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, INDICATIVE, NOT_MEASURED)
+# The catalog's two meanings of "utilisation", one name each; every claim's metric says
+# which it measures. The papers' "total utilization" is one or the other by their arithmetic
+# (seed 000 Fig. 6's 72% + 23% = 95% leaves the background out; seed 001's 98% takes it in).
+LINK_UTILISATION = "link utilisation (every byte the bottleneck sent, background included, over its capacity)"
+FLOWS_UTILISATION = "flows' utilisation (the named long-lived flows' bytes over the link's capacity, background left out)"
+
+# What a verdict rests on: a packet-level simulation, real Linux TCP on the testbed, an
+# analytic model solved by cubiclab (seed 004's Markov chain), or the paper's own formulas and
+# rules evaluated (seed 000's Eqs. 1-5, seed 001's friendly region). The tally counts them
+# apart, and its headline counts only packets: simulated or real.
+SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC = (
+    "packet-level simulation", "kernel testbed", "analytic model", "the paper's own arithmetic")
+EVIDENCE = (SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC)
+HEADLINE_EVIDENCE = (SIMULATION, KERNEL)
+
+NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED = "not converged", "one trajectory", "indicative", "not measured"
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED)
 
 
 @dataclass(frozen=True)
@@ -108,6 +128,21 @@ class Bounds:
         return f"[{_num(self.lo)}, {_num(self.hi)}]"
 
 
+@dataclass(frozen=True)
+class Censored:
+    """A value known only to lie in [lo, hi]: a convergence time the run ended before seeing
+    is at least the time the run had left (hi infinite), and a difference of such times is
+    bounded on one side only."""
+
+    lo: float
+    hi: float = math.inf
+
+
+def bounds_of(value) -> tuple[float, float]:
+    """(lo, hi) of a value that is a number or `Censored`."""
+    return (value.lo, value.hi) if isinstance(value, Censored) else (float(value), float(value))
+
+
 # The metric kinds, each declared once; a claim names the kind of its metric.
 UNBOUNDED = Bounds()
 FRACTION = Bounds(0.0, 1.0)  # a utilisation, a share of the link or of a group, a fraction of time
@@ -138,7 +173,15 @@ def cite(quote: str, source: str) -> str:
 class ClaimSpec:
     """One row of an entry's claims table. `transient`: the metric describes a transient
     (a convergence time), so it has no steady-state halves to compare. `bounds`: the natural
-    bounds of the metric's kind (FRACTION, NONNEGATIVE, jain(n); UNBOUNDED for differences)."""
+    bounds of the metric's kind (FRACTION, NONNEGATIVE, jain(n); UNBOUNDED for differences).
+    `tolerance_history`: every earlier tolerance of the claim and why it changed ("was X:
+    reason"), so that a tolerance moved after a result is seen keeps its old value beside
+    the new one (the claims snapshot test refuses a change without it).
+    `censored`: its per-seed values may be `Censored` (times a run ended before seeing);
+    it is judged on the median (see `judge`).
+    `construction`: why the claim holds by the construction of cubiclab's own code (its
+    metric compares a thing with itself, or states an identity of the model): such a row is a
+    consistency check of the code, reported apart and never tallied as evidence."""
 
     id: str
     quote: str
@@ -153,6 +196,9 @@ class ClaimSpec:
     contradiction: str = ""
     transient: bool = False
     bounds: Bounds = UNBOUNDED
+    tolerance_history: tuple[str, ...] = ()
+    censored: bool = False
+    construction: str = ""
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -171,7 +217,9 @@ class ClaimSpec:
         return {"id": self.id, "kind": self.kind, "where": self.where, "source": self.source, "quote": self.quote,
                 "paper": self.paper, "metric": self.metric, "unit": self.unit, "tolerance": str(self.accept),
                 "sided": self.accept.sided, "rationale": self.rationale, "contradiction": self.contradiction,
-                "transient": self.transient, "bounds": str(self.bounds)}
+                "transient": self.transient, "bounds": str(self.bounds), "censored": self.censored,
+                "tolerance_history": list(self.tolerance_history),
+                "construction": self.construction}
 
 
 @dataclass
@@ -188,10 +236,15 @@ class Verdict:
     drift_ci: float = math.nan
     verdict: str = NOT_MEASURED
     note: str = ""
+    #: A censored claim's median interval (not symmetric about anything): replaces mean ± ci.
+    median_interval: tuple | None = None
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The 95% confidence interval of the mean, clipped to the metric's bounds."""
+        """The 95% confidence interval of the mean (or of a censored claim's median), clipped
+        to the metric's bounds."""
+        if self.median_interval is not None:
+            return self.spec.bounds.clip(*self.median_interval)
         return self.spec.bounds.clip(self.mean - self.ci, self.mean + self.ci)
 
     @property
@@ -204,6 +257,9 @@ class Verdict:
         if self.n == 0:
             return "n/a"
         u = f" {self.spec.unit}" if self.spec.unit else ""
+        if self.median_interval is not None:
+            lo, hi = self.interval
+            return f"median {_num(self.mean)}{u}, [{_num(lo)}, {_num(hi)}] (n = {self.n})"
         if self.n == 1 and self.ci == 0:
             return f"{_num(self.mean)}{u} (computed)"
         if self.n == 1 or not math.isfinite(self.ci):
@@ -214,7 +270,8 @@ class Verdict:
         return f"{_num(self.mean)} ± {_num(self.ci)}{u} (n = {self.n})"
 
     def to_dict(self) -> dict:
-        return {**self.spec.row(), "values": [float(v) for v in self.values], "mean": self.mean, "ci95": self.ci,
+        return {**self.spec.row(), "values": [list(bounds_of(v)) if isinstance(v, Censored) else float(v)
+                                              for v in self.values], "mean": self.mean, "ci95": self.ci,
                 "ci95_interval": list(self.interval), "n": self.n, "drift": self.drift, "drift_ci95": self.drift_ci,
                 "ours": self.ours,
                 "verdict": self.verdict, "note": self.note}
@@ -227,6 +284,8 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
     """The verdict of `spec` from one value per seed (`values`) and, unless the claim is
     transient, the same metric over the first and second half of each run's window.
     `exact`: one value from a deterministic computation (a model), whose interval is 0."""
+    if spec.censored:
+        return _judge_median(spec, values, indicative)
     vals = [float(v) for v in values]
     m, ci, n = mean_ci(vals)
     if exact and n == 1:
@@ -252,15 +311,67 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
         v.note = (f"the metric moves by {_num(v.drift)} ± {_num(v.drift_ci)} from the first to the second half of the "
                   f"measured window, more than the claim's scale {_num(a.scale)}: not judged")
         return v
-    lo, hi = v.interval
-    v.verdict = verdict(lo, hi, a.lo, a.hi)
-    if v.verdict == INCONCLUSIVE:
-        v.note = f"the 95% interval [{_num(lo)}, {_num(hi)}] straddles the tolerance {a}"
     spread = max(vals) - min(vals)
     if n >= 2 and not exact and spread < ONE_TRAJECTORY * a.scale:
-        v.note = then(v.note, f"Its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's "
-                      f"scale {_num(a.scale)}: what they vary (the flows' start times) does not change it, so the "
-                      "interval is one trajectory's, not a sample's.")
+        v.verdict = ONE_TRAJ
+        v.note = (f"its {n} seeds move it by {_num(spread)}, under {ONE_TRAJECTORY:.0%} of the claim's scale "
+                  f"{_num(a.scale)}: what they vary does not change it, so the interval is one trajectory's, not a "
+                  f"sample's, and decides nothing (the value lies {'inside' if a.lo <= m <= a.hi else 'outside'} the "
+                  "tolerance)")
+        return v
+    v.verdict = by_interval(v.interval, a)
+    if v.verdict == INCONCLUSIVE:
+        v.note = f"the 95% interval [{_num(v.interval[0])}, {_num(v.interval[1])}] straddles the tolerance {a}"
+    return v
+
+
+def by_interval(interval: tuple[float, float], accept) -> str:
+    """Holds when the interval lies inside the accepted region, does not hold when wholly
+    outside it, inconclusive otherwise (:func:`cubiclab.stats.verdict`, as the agreement
+    matrix places its intervals)."""
+    return verdict(*interval, accept.lo, accept.hi)
+
+
+def median_order_interval(n: int) -> tuple[int, float]:
+    """(k, coverage): the distribution-free interval of a median from `n` values is the k-th
+    smallest to the k-th largest, covering it with probability 1 - 2 P(Bin(n, 1/2) < k). The
+    largest k whose coverage is at least 95%, or k = 1 when none is (n <= 5: 1 - 2/2^5 =
+    93.75% at n = 5)."""
+    def coverage(k: int) -> float:
+        return 1 - 2 * sum(math.comb(n, j) for j in range(k)) / 2 ** n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= 0.95:
+        k += 1
+    return k, coverage(k)
+
+
+def _judge_median(spec: ClaimSpec, values, indicative: bool) -> Verdict:
+    """A censored claim: the median of the per-seed values, each a number or `Censored`, and
+    its order-statistic interval (`median_order_interval`) from the values' lower bounds on
+    the left and their upper bounds on the right, so that a censored value widens the
+    interval on its open side and is never averaged as a number."""
+    pairs = [bounds_of(v) for v in values]
+    pairs = [(lo, hi) for lo, hi in pairs if not (math.isnan(lo) or math.isnan(hi))]
+    v = Verdict(spec, list(values), n=len(pairs))
+    if not pairs:
+        v.note = "no value could be measured"
+        return v
+    lows, highs = sorted(p[0] for p in pairs), sorted(p[1] for p in pairs)
+    n, a = len(pairs), spec.accept
+    v.mean = float(np.median(lows))
+    cut = sum(lo != hi for lo, hi in pairs)
+    said = (f"{cut} of {n} values censored (a run that never converged counts as at least the time it ran), "
+            "judged on the median, never averaged" if cut else "judged on the median")
+    if indicative or n < 2:
+        v.verdict = INDICATIVE
+        v.note = f"one short run per point: {'inside' if a.lo <= v.mean <= a.hi else 'outside'} the tolerance; {said}"
+        return v
+    k, cover = median_order_interval(n)
+    v.median_interval = (lows[k - 1], highs[n - k])
+    v.verdict = by_interval(v.interval, a)
+    v.note = (f"{said}; the interval is the {k}{'st' if k == 1 else 'th'} smallest lower bound to the {k}"
+              f"{'st' if k == 1 else 'th'} largest upper bound, a distribution-free {cover:.1%} interval of the median")
     return v
 
 

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 
 def cmd_reproduce(args) -> int:
     from cubiclab.experiments import CATALOG, reproduce
-    from cubiclab.experiments.runner import tally
+    from cubiclab.experiments import tally
 
     if args.list:
+        from cubiclab.experiments.base import PAPERS
+
         print(f"{len(CATALOG)} entries")
-        for name, e in CATALOG.items():
-            print(f"  {name:26s} seed {e.seed} {e.figure:14s} {e.title}")
+        for seed, paper in PAPERS.items():
+            entries = [(name, e) for name, e in CATALOG.items() if e.seed == seed]
+            if entries:
+                print(f"seed {seed}: {paper}")
+            for name, e in entries:
+                print(f"  {name:26s} {e.figure:14s} {e.title} [{e.evidence}]")
         return 0
     if not args.all and not args.names:
         raise ValueError("name one or more entries, or --all (see --list)")
@@ -28,6 +35,9 @@ def cmd_reproduce(args) -> int:
                          "--max-duration)")
     if args.stability:
         return _stability(args, mode)
+    # SIGTERM (a scheduler's time limit, `kill`) stops like Ctrl-C: the pool's workers are
+    # ended and what finished stays cached.
+    on_term = signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         outcomes = reproduce(None if args.all else args.names, mode=mode, seeds=args.seeds,
                              budget_scale=args.budget_scale, out=args.out,
@@ -44,13 +54,23 @@ def cmd_reproduce(args) -> int:
               "again to resume",
               file=sys.stderr)
         return code
+    finally:
+        signal.signal(signal.SIGTERM, on_term)
     for o in outcomes:
+        if o.error and args.quiet:  # without the log, a failure still says what happened: one line
+            print(f"cubiclab: {o.name}: error: {o.error}", file=sys.stderr)
         for v in o.verdicts:
             print(f"{o.name:22s} {v.verdict:14s} {v.spec.id:30s} paper {v.spec.paper} | ours {v.ours} "
                   f"({v.spec.accept}{' ' + v.spec.unit if v.spec.unit else ''}) [{v.spec.kind}]")
-    for kind, counts in tally(outcomes).items():
-        print(f"{kind}: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    counts = tally.count(tally.claim_docs(outcomes))
+    for (evidence, row), n in counts.items():
+        print(f"{evidence}, {row}: " + ", ".join(f"{k} {v}" for v, k in n.items()))
+    print(f"headline: {tally.headline_text(counts)}")
     return 1 if any(o.error for o in outcomes) else 0
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 def _stability(args, mode: str) -> int:
@@ -67,7 +87,8 @@ def _stability(args, mode: str) -> int:
                   "; ".join(f"{k} {v} ({r['ours'][k]})" for k, v in r["verdicts"].items()))
     n = sum(r["flips"] for r in rows)
     print(f"{n} of {len(rows)} claims flip between holds and does not hold "
-          f"({sum(r['changes'] for r in rows)} change verdict at all); table in {args.out}/stability.md")
+          f"({sum(r['changes'] for r in rows)} change verdict at all, {sum(r['crosses'] for r in rows)} cross their "
+          f"tolerance); table in {args.out}/stability.md")
     return 1 if n else 0
 
 

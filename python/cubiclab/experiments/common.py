@@ -62,6 +62,13 @@ def converged_after(res, ids, start: float, hold: float, tol: float = 0.2) -> fl
     return duration_s(res) - start if math.isnan(c) else c
 
 
+def convergence(res, ids, start: float, hold: float) -> tuple[float, bool]:
+    """`converged_after`, and whether the flows never converged (the time is then the rest
+    of the run: a lower bound, which a claim takes as `claims.Censored`)."""
+    c = converged_after(res, ids, start, hold)
+    return c, c >= duration_s(res) - start
+
+
 def loss_times(res, flow: int, timeouts: bool = False) -> np.ndarray:
     lo = res.losses
     if lo.empty:

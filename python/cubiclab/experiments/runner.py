@@ -14,13 +14,23 @@ from collections import Counter
 from pathlib import Path
 
 from cubiclab.experiments.base import CATALOG, Mode, Outcome, mode_named
-from cubiclab.io import atomic_path, atomic_write_text
+from cubiclab.io import atomic_path, atomic_write_text, writable_folder
+from cubiclab.provenance import provenance
 from cubiclab.report import write_report
-from cubiclab.sweep import SweepResult, run_sweep
+from cubiclab.sweep import CacheError, SweepResult, run_label, run_sweep
 
 
 def default_cache(out: Path) -> Path:
     return Path(os.environ.get("CUBICLAB_CACHE", Path(out) / "cache"))
+
+
+def check_output_places(out: Path, cache: str | Path | None) -> Path:
+    """Create `out` and the cache folder and check that both can be written, before any
+    work (ValueError naming the option otherwise); return the cache folder."""
+    writable_folder(out, "--out")
+    if cache:
+        return writable_folder(cache, "--cache")
+    return writable_folder(default_cache(out), "CUBICLAB_CACHE" if "CUBICLAB_CACHE" in os.environ else "--cache (default OUT/cache)")
 
 
 def select(names: list[str] | None) -> list:
@@ -54,8 +64,8 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
     out = Path(out)
     m = mode if isinstance(mode, Mode) else mode_named(mode, seeds, budget_scale)
-    cache = Path(cache) if cache else default_cache(out)
     exps = select(names)
+    cache = check_output_places(out, cache)
     plans, all_runs = [], []
     for e in exps:
         try:
@@ -90,10 +100,14 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
             o = e.outcome(m, error=why)
         elif sub is not None and sub.failed:
             k, err = next(iter(sub.failed.items()))
-            o = e.outcome(m, error=f"{len(sub.failed)} simulation(s) failed; first: {type(err).__name__}: {err}")
+            run = next(r for r in runs if r.key == k)
+            o = e.outcome(m, error=f"{len(sub.failed)} of {len({r.key for r in runs})} simulation(s) failed; first: run {k[:12]} "
+                                   f"({run_label(run)}): {type(err).__name__}: {err}")
         else:
             try:
                 o = e.analyse(sub, m, edir)
+            except CacheError as err:  # damaged after the sweep verified it (another process)
+                o = e.outcome(m, error=str(err))
             except Exception as err:  # noqa: BLE001 - one entry's bug must not sink the report
                 o = e.outcome(m, error=f"{type(err).__name__}: {err}")
                 if log:
@@ -121,15 +135,6 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     return outcomes
 
 
-def tally(outcomes: list[Outcome]) -> dict:
-    """{kind: {verdict: count}} over every verdict."""
-    out: dict = {}
-    for o in outcomes:
-        for v in o.verdicts:
-            out.setdefault(v.spec.kind, Counter())[v.verdict] += 1
-    return {k: dict(c) for k, c in out.items()}
-
-
 def _write_data(edir: Path, o: Outcome):
     for name, df in o.data.items():
         with atomic_path(edir / f"{name}.parquet") as tmp:
@@ -137,6 +142,5 @@ def _write_data(edir: Path, o: Outcome):
 
 
 def _write_verdicts(edir: Path, o: Outcome):
-    doc = {"name": o.name, "seed": o.seed, "figure": o.figure, "title": o.title, "mode": o.mode, "error": o.error,
-           "caveats": o.caveats, "claims": [v.to_dict() for v in o.verdicts], "figures": [str(p) for p in o.figures]}
+    doc = {**o.to_doc(edir.parent), "provenance": provenance()}
     atomic_write_text(edir / "claims.json", json.dumps(doc, indent=2, default=str) + "\n")

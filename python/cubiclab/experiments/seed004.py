@@ -10,7 +10,7 @@ import pandas as pd
 
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, register, vary
-from cubiclab.experiments.claims import EXTENSION, FRACTION, MODEL, TEXT, Band, Above, Below, ClaimSpec
+from cubiclab.experiments.claims import MODEL_EVIDENCE, EXTENSION, FRACTION, MODEL, TEXT, Band, Above, Below, ClaimSpec
 from cubiclab.models import figures as F
 
 BAO = "C = 100 Mb/s, RTT = 100 ms, alpha = 1 Mb/s^3, beta = 0.5 (kept), N = 100 unless varied"
@@ -23,6 +23,7 @@ def _both(plot, outdir, stem, data):
 @register
 class Fig3(Experiment):
     name = "s004-fig3"
+    evidence = MODEL_EVIDENCE
     seed = "004"
     figure = "Fig. 3"
     title = "RMS error of the simulated stationary distribution against simulation length"
@@ -63,6 +64,7 @@ class Fig3(Experiment):
 @register
 class Fig4(Experiment):
     name = "s004-fig4"
+    evidence = MODEL_EVIDENCE
     seed = "004"
     figure = "Fig. 4"
     title = "Analytical and simulated normalized throughput against the random loss rate"
@@ -71,7 +73,9 @@ class Fig4(Experiment):
         ClaimSpec("agree", "This figure shows that the analytical results and simulation results agree with each "
                   "other.", "Sec. III-A, Fig. 4", TEXT, "agree", "largest |analytical - simulated| normalized "
                   "throughput over lambda", "", Below(0.05, 0.02), "K = 1000 loss events leave a few % of sampling "
-                  "noise: 0.05"),
+                  "noise: 0.05",
+                  construction="both sides are cubiclab's: its solver of the chain against its own discrete-event "
+                  "run of the same model, not the paper's simulation; agreement checks the code"),
     )
 
     def compute(self, mode, outdir):
@@ -86,6 +90,7 @@ class Fig4(Experiment):
 @register
 class Fig5(Experiment):
     name = "s004-fig5"
+    evidence = MODEL_EVIDENCE
     seed = "004"
     figure = "Fig. 5"
     title = "Normalized throughput against C x RTT for several loss rates"
@@ -100,7 +105,9 @@ class Fig5(Experiment):
                   "an ordering, 5 points of throughput"),
         ClaimSpec("never_one", "Results show that even when λ is very small, the normalized average throughput will "
                   "not attain 1.", "Sec. III-B, Fig. 5", TEXT, "< 1", "largest normalized throughput", "",
-                  Below(0.999, 0.001), "congestion losses alone keep it below 1", bounds=FRACTION),
+                  Below(0.999, 0.001), "congestion losses alone keep it below 1", bounds=FRACTION,
+                  construction="an identity of the model: every state loses to congestion at the link's capacity, "
+                  "so its throughput is below 1 for any lambda"),
     )
 
     def compute(self, mode, outdir):
@@ -117,6 +124,7 @@ class Fig5(Experiment):
 @register
 class Fig6(Experiment):
     name = "s004-fig6"
+    evidence = MODEL_EVIDENCE
     seed = "004"
     figure = "Fig. 6"
     title = "Normalized throughput against the window growth factor alpha"
@@ -142,6 +150,7 @@ class Fig6(Experiment):
 @register
 class Fig7(Experiment):
     name = "s004-fig7"
+    evidence = MODEL_EVIDENCE
     seed = "004"
     figure = "Fig. 7"
     title = "Normalized throughput against the multiplicative decrease factor beta"
@@ -167,6 +176,7 @@ class Fig7(Experiment):
 @register
 class Invariance(Experiment):
     name = "s004-invariance"
+    evidence = MODEL_EVIDENCE
     seed = "004"
     figure = "Sec. III-B"
     title = "The normalized throughput depends on C x RTT / alpha only"
@@ -178,7 +188,8 @@ class Invariance(Experiment):
     claims = (
         ClaimSpec("invariant", Q, "Sec. III-B", TEXT, "equal throughput", "largest |difference| of the normalized "
                   "throughput among the three settings with the same C·RTT/α", "", Below(1e-6, 1e-6),
-                  "an identity of the model, to floating point"),
+                  "an identity of the model, to floating point",
+                  construction="the model's equations depend on C, RTT and alpha only through C·RTT/alpha"),
         ClaimSpec("not_trivial", Q, "Sec. III-B", MODEL, "different C·RTT/α, different throughput",
                   "|difference| between the first setting and one with C·RTT/α 4 times smaller", "", Above(0.01, 0.01),
                   "the invariance must not come from a constant result", kind=EXTENSION),

@@ -2,7 +2,9 @@
 user would, with every run twice as long (warm-up and measured window both doubled) and with
 other seeds (the next `seeds` of them), and list every claim whose verdict flips between
 holds and does not hold. A move to or from inconclusive or not converged is shown but is no
-flip: the interval then says it cannot decide."""
+flip: the interval then says it cannot decide. Every verdict change is counted, and a claim
+whose value (the mean) lies inside its tolerance in one rerun and outside in another is
+named as crossing it, whatever its intervals say."""
 
 from __future__ import annotations
 
@@ -39,27 +41,32 @@ def compare(outcomes: dict) -> list[dict]:
             for v in o.verdicts:
                 r = rows.setdefault((o.name, v.spec.id), {"entry": o.name, "claim": v.spec.id, "kind": v.spec.kind,
                                                           "tolerance": str(v.spec.accept), "verdicts": {},
-                                                          "ours": {}})
+                                                          "ours": {}, "inside": {}})
                 r["verdicts"][rerun] = v.verdict
                 r["ours"][rerun] = v.ours
+                if v.n:
+                    r["inside"][rerun] = bool(v.spec.accept.lo <= v.mean <= v.spec.accept.hi)
     out = list(rows.values())
     for r in out:
         r["flips"] = flips(r["verdicts"])
         r["changes"] = len(set(r["verdicts"].values())) > 1
+        r["crosses"] = len(set(r["inside"].values())) > 1
     return out
 
 
 def markdown(rows: list[dict], reruns_: list[str]) -> str:
     """The comparison as a Markdown table: flips first, then other changes, then the rest."""
-    head = "| entry | claim | kind | tolerance | " + " | ".join(reruns_) + " | flips |\n"
-    head += "|---" * (5 + len(reruns_)) + "|\n"
-    order = sorted(rows, key=lambda r: (not r["flips"], not r["changes"], r["entry"], r["claim"]))
+    head = "| entry | claim | kind | tolerance | " + " | ".join(reruns_) + " | flips | crosses |\n"
+    head += "|---" * (6 + len(reruns_)) + "|\n"
+    order = sorted(rows, key=lambda r: (not r["flips"], not r["changes"], not r["crosses"], r["entry"], r["claim"]))
     body = "".join(f"| {r['entry']} | {r['claim']} | {r['kind']} | {r['tolerance']} | " +
                    " | ".join(f"{r['verdicts'].get(k, '-')}: {r['ours'].get(k, '-')}" for k in reruns_) +
-                   f" | {'**yes**' if r['flips'] else ''} |\n" for r in order)
+                   f" | {'**yes**' if r['flips'] else ''} | {'**yes**' if r['crosses'] else ''} |\n" for r in order)
     n = sum(r["flips"] for r in rows)
+    crossing = [f"{r['entry']} {r['claim']}" for r in order if r["crosses"]]
     return (f"{n} of {len(rows)} claims flip between holds and does not hold; "
-            f"{sum(r['changes'] for r in rows)} change verdict at all.\n\n" + head + body)
+            f"{sum(r['changes'] for r in rows)} change verdict at all; {len(crossing)} cross their tolerance"
+            + (f" ({', '.join(crossing)})" if crossing else "") + ".\n\n" + head + body)
 
 
 def stability(names: list[str] | None = None, seeds: int | None = None, budget_scale: float | None = None,

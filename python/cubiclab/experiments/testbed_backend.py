@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cubiclab.experiments.base import Outcome
-from cubiclab.experiments.claims import INDICATIVE, NOT_MEASURED
+from cubiclab.experiments.claims import INDICATIVE, KERNEL, NOT_MEASURED
 from cubiclab.io import atomic_write_text
-from cubiclab.sweep import Cache, Run, SweepResult, _payload
+from cubiclab.sweep import Cache, Run, SweepResult, _payload, run_label
 
 #: Above this the emulator's rate is not trusted (docs/testbed/README.md, "Accuracy").
 MAX_RATE_BPS = 1_000_000_000
@@ -120,7 +120,7 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
             for r in runs:
                 if r.key not in kr.kernel_key:
                     kr.kernel_key[r.key] = kernel_run_key(r.scenario, planned[r.key][0].compiled)
-                if not kr.cache.has(kr.kernel_key[r.key]):
+                if r.key not in todo and kr.cache.must_compute(kr.kernel_key[r.key], f"kernel run of {run_label(r)}"):
                     todo[r.key] = r
         per_entry.append((name, list(todo)[before:]))
 
@@ -169,6 +169,14 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
 
 
 def kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> Outcome:
+    """The entry analysed on the kernel's runs (its evidence the kernel testbed), or an
+    outcome whose error says why it could not be."""
+    o = _kernel_outcome(entry, runs, kr, mode, edir)
+    o.evidence = KERNEL
+    return o
+
+
+def _kernel_outcome(entry, runs: list[Run], kr: KernelRuns, mode, edir: Path) -> Outcome:
     """The entry analysed on the kernel's runs, or an outcome whose error says why it could
     not be."""
     refused = [kr.refused[r.key] for r in runs if r.key in kr.refused]

@@ -4,7 +4,7 @@ loss, run through the packet simulator, against the model's normalized throughpu
 Mapping. The model's window grows as alpha (t - L)^3 in bits; the simulator's CUBIC grows in
 packets, so C = alpha / (8 x packet bytes) packets/s^3. The model's beta is the fraction
 *kept*; the simulator runs ``cubic-2008`` (real-valued Algorithm 1 of seed 000) with
-``beta = 1 - beta_model``, ``c = C``, and without TCP friendliness or fast convergence, which
+``decrease = 1 - beta_model``, ``c = C``, and without TCP friendliness or fast convergence, which
 the model does not have. Random loss is a Poisson process of rate lambda on the bottleneck
 (one packet lost per event); congestion loss comes from a buffer of 2% of the BDP, so the
 window tops out at about W = C x RTT as the model assumes.
@@ -69,7 +69,7 @@ def bridge(
                 bottleneck=cubiclab.Bottleneck(rate=capacity, buffer="2%BDP",
                                                loss={"model": "poisson", "rate": float(lam)} if lam > 0 else None),
                 flows=[cubiclab.FlowGroup("cubic-2008", rtt=rtt, params={
-                    "beta": 1 - beta, "c": c_pkts, "tcp_friendliness": 0, "fast_convergence": 0})],
+                    "decrease": 1 - beta, "c": c_pkts, "tcp_friendliness": 0, "fast_convergence": 0})],
                 record=cubiclab.Record(interval="1s"),
             )
             r = cubiclab.simulate(sc)

@@ -42,6 +42,9 @@ def cmd_testbed(args) -> int:
         return 0
     sc = _load(args)
     outdir = Path(args.out) / sc.name
+    if sc.record.pcap is not None:  # a file name (Scenario.load checks it): into the run's folder
+        outdir.mkdir(parents=True, exist_ok=True)
+        sc.record.pcap = str(outdir / sc.record.pcap)
     if not args.json:
         print(f"cubiclab: testbed '{sc.name}' -> {outdir}", file=sys.stderr)
     try:

@@ -33,7 +33,7 @@ from cubiclab.scenario import compiled_links
 _STATE_CODES = {"Open": 0, "Disorder": 1, "CWR": 2, "Recovery": 3, "Loss": 4}
 
 
-@dataclass
+@dataclass(repr=False)  # Results' short repr
 class TestbedResults(Results):
     __test__ = False  # not a pytest class
     info: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -189,7 +189,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         flows["group"] = pd.Categorical(flows["group"])
         flows["algorithm"] = pd.Categorical(flows["algorithm"])
 
-    rtt = pd.DataFrame({"t": info["t"], "flow": info["flow"], "rtt_us": info["rtt_us"]})
+    rtt = pd.DataFrame({"t": info["t"], "flow": info["flow"], "rtt_ms": info["rtt_us"] / 1e3})
 
     # Drop events.
     ev = emu.events.copy()

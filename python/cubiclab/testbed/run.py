@@ -256,6 +256,9 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                 emu_cfg["pcap"] = str(Path(spec["record"]["pcap"]).resolve())
                 if spec["record"]["pcap_flows"] is not None:
                     emu_cfg["pcap_flows"] = " ".join(map(str, spec["record"]["pcap_flows"]))
+                if spec["record"].get("pcap_link") is not None:
+                    names = [link.get("name") for link in compiled_links(spec)]
+                    emu_cfg["pcap_link"] = names.index(spec["record"]["pcap_link"])
             t_start = time.monotonic_ns()
             emu = Emulator(net.exec_args("emulator"), p.compiled.path + config_text(**emu_cfg), work)
             t_wait = time.monotonic() + 10

@@ -9,7 +9,7 @@
 //!
 //! 1. `snd_una` moves; `icsk_retransmits` is zeroed if it advanced: [`Host::ack_snd_una`];
 //! 2. `tcp_clean_rtx_queue`: the RTT estimator ([`Host::rtt_sample`]), then `pkts_acked`
-//!    ([`Host::pkts_acked`]);
+//!    ([`Host::pkts_acked`]); then `tcp_in_ack_event` ([`Host::in_ack_event`]);
 //! 3. `tcp_fastretrans_alert`: leave Recovery or Loss once `snd_una >= high_seq`
 //!    ([`Host::try_leave_recovery`]), or enter Recovery ([`Host::enter_recovery`]);
 //! 4. `tcp_cong_control`: PRR in Recovery, else `cong_avoid` ([`Host::cong_control`]),
@@ -26,8 +26,8 @@ pub mod rtt;
 
 use crate::clock::{TESTBED_HZ, TESTBED_JIFFY_NS};
 use crate::minmax::Minmax;
-use crate::seq::before;
-use crate::tcp::{AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
+use crate::seq::{after, before};
+use crate::tcp::{AckEvent, AckSample, CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH};
 use crate::{Algorithm, CongestionControl};
 pub use cwnd_validate::CwndUsage;
 pub use prr::{Prr, PrrAck};
@@ -43,6 +43,8 @@ pub enum RecoveryEnd {
     Undone,
     /// Ended with the reduction kept.
     Recovered,
+    /// An ECN reduction (CWR) ended: back to Open, the ACK is processed on as in Open.
+    CwrEnded,
 }
 
 /// An algorithm with the TCP state Linux keeps around it.
@@ -68,6 +70,10 @@ pub struct Host {
     rtt_min: Minmax,
     /// Delivery-rate sampling (`tcp_rate.c`).
     pub rate: RateEstimator,
+    /// `TCP_ECN_OK`: the connection negotiated ECN (RFC 3168).
+    pub ecn_ok: bool,
+    /// `TCP_ECN_QUEUE_CWR`: a reduction began; the next new data carries CWR.
+    queue_cwr: bool,
 }
 
 /// `tcp_jiffies32` of the testbed's kernel, for the min-RTT window.
@@ -90,6 +96,8 @@ impl Host {
             usage: CwndUsage::default(),
             rtt_min: Minmax { s: [crate::minmax::MinmaxSample { t: 0, v: u32::MAX }; 3] },
             rate: RateEstimator::default(),
+            ecn_ok: false,
+            queue_cwr: false,
         }
     }
 
@@ -196,12 +204,49 @@ impl Host {
         self.retrans_stamp = 0;
     }
 
-    /// `tcp_try_to_open`, as far as modelled (no ECE, no Disorder): unless a retransmission
-    /// is still unacknowledged (`tcp_any_retrans_done`), `retrans_stamp` is cleared.
+    /// `tcp_try_to_open`, as far as modelled (no Disorder): unless a retransmission is
+    /// still unacknowledged (`tcp_any_retrans_done`), `retrans_stamp` is cleared; an ACK
+    /// with ECE (`FLAG_ECE`) enters CWR ([`Host::enter_cwr`]). Returns whether a reduction
+    /// began (the sender then sets CWR on its next new data, `tcp_ecn_queue_cwr`).
     #[inline]
-    pub fn try_to_open(&mut self, any_retrans_done: bool) {
+    pub fn try_to_open(&mut self, any_retrans_done: bool, ece: bool, now: u64) -> bool {
         if !any_retrans_done {
             self.retransmissions_done();
+        }
+        ece && self.enter_cwr(now)
+    }
+
+    /// `tcp_enter_cwr`: an ECN congestion signal. No undo of it (`prior_ssthresh` and
+    /// `undo_marker` cleared); from Open or Disorder, `tcp_init_cwnd_reduction` (the
+    /// algorithm's ssthresh, PRR from zero, `high_seq = snd_nxt`) and CWR, which holds until
+    /// `snd_una` passes `high_seq`: one reduction per window. Returns whether it began.
+    pub fn enter_cwr(&mut self, now: u64) -> bool {
+        self.tcp.prior_ssthresh = 0;
+        if self.tcp.ca_state >= CaState::Cwr {
+            return false;
+        }
+        self.undo_marker = None;
+        self.init_cwnd_reduction(now);
+        self.set_state(CaState::Cwr, now);
+        true
+    }
+
+    /// `tcp_count_delivered`'s ECE part, then `tcp_in_ack_event` (Linux 6.14 and later call
+    /// it after `tcp_clean_rtx_queue` and RACK's reordering window, before the tail-loss-probe
+    /// check and `tcp_fastretrans_alert`): `newly_delivered` segments delivered by an ACK
+    /// with ECE count into `delivered_ce`; the hook, if the algorithm has one, gets `ev`
+    /// and sees `delivered` as `tcp.delivered` (this ACK's count included: a caller that
+    /// stores it later passes it here, and `tcp.delivered` is given back unchanged).
+    #[inline]
+    pub fn in_ack_event(&mut self, ev: AckEvent, delivered: u32, newly_delivered: u32, now: u64) {
+        if ev.ece {
+            // A count of segments: wraps as the kernel's u32.
+            self.tcp.delivered_ce = self.tcp.delivered_ce.wrapping_add(newly_delivered);
+        }
+        if self.alg.has_in_ack_event() {
+            let stored = std::mem::replace(&mut self.tcp.delivered, delivered);
+            self.alg.in_ack_event(&mut self.tcp, ev, now);
+            self.tcp.delivered = stored;
         }
     }
 
@@ -216,24 +261,37 @@ impl Host {
 
     /// `tcp_enter_recovery` with `tcp_init_undo` and `tcp_init_cwnd_reduction`:
     /// `prior_ssthresh`, `high_seq = snd_nxt`, the algorithm's `ssthresh`, PRR from zero,
-    /// then `set_state(Recovery)`. `retrans_out`: retransmissions in flight.
-    pub fn enter_recovery(&mut self, retrans_out: u32, now: u64) {
+    /// then `set_state(Recovery)`. `retrans_out`: retransmissions in flight; `ece`: the ACK
+    /// carried ECE (`ece_ack`: then the reduction cannot be undone to `prior_ssthresh`).
+    pub fn enter_recovery(&mut self, retrans_out: u32, ece: bool, now: u64) {
         self.tcp.prior_ssthresh = 0;
         self.init_undo(retrans_out);
         if !self.in_cwnd_reduction() {
-            self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
+            if !ece {
+                self.tcp.prior_ssthresh = self.tcp.current_ssthresh();
+            }
             self.init_cwnd_reduction(now);
         }
         self.set_state(CaState::Recovery, now);
     }
 
-    /// `tcp_fastretrans_alert` step D and `tcp_process_loss`: once `snd_una` reaches
+    /// `tcp_fastretrans_alert` step D and `tcp_process_loss`: CWR ends once `snd_una`
+    /// passes `high_seq` (held until something above it is ACKed, so the CWR flag reached
+    /// the receiver) with `tcp_end_cwnd_reduction` and Open. Once `snd_una` reaches
     /// `high_seq`, Recovery ends with `tcp_try_undo_recovery` (undone if `tcp_may_undo`
     /// with the ACK's echo `tsecr`, back to Open either way) and `tcp_end_cwnd_reduction`
     /// (cwnd = ssthresh unless undone, `CA_EVENT_COMPLETE_CWR`); Loss ends with
     /// `tcp_try_undo_recovery` alone (the window keeps what slow start rebuilt).
     #[inline]
     pub fn try_leave_recovery(&mut self, tsecr: u32, now: u64) -> RecoveryEnd {
+        if self.tcp.ca_state == CaState::Cwr {
+            if !after(self.tcp.snd_una, self.high_seq) {
+                return RecoveryEnd::Stay;
+            }
+            self.end_cwnd_reduction(now);
+            self.set_state(CaState::Open, now);
+            return RecoveryEnd::CwrEnded;
+        }
         if !matches!(self.tcp.ca_state, CaState::Recovery | CaState::Loss) || before(self.tcp.snd_una, self.high_seq) {
             return RecoveryEnd::Stay;
         }
@@ -304,13 +362,20 @@ impl Host {
     }
 
     /// `tcp_init_cwnd_reduction`: `high_seq = snd_nxt`, PRR from zero, the algorithm's
-    /// ssthresh.
+    /// ssthresh, CWR queued on an ECN connection (`tcp_ecn_queue_cwr`).
     fn init_cwnd_reduction(&mut self, now: u64) {
         self.high_seq = self.tcp.snd_nxt;
         self.tcp.cwnd_cnt = 0;
         self.tcp.prior_cwnd = self.tcp.cwnd;
         self.prr = Prr::default();
         self.tcp.ssthresh = self.alg.ssthresh(&self.tcp, now);
+        self.queue_cwr |= self.ecn_ok;
+    }
+
+    /// `tcp_ecn_send`'s CWR: whether this new data segment carries CWR (once per reduction).
+    #[inline]
+    pub fn take_queued_cwr(&mut self) -> bool {
+        std::mem::take(&mut self.queue_cwr)
     }
 
     /// `tcp_process_tlp_ack` once a tail loss probe proved to have repaired a loss:
@@ -323,7 +388,7 @@ impl Host {
         self.set_state(CaState::Open, now);
     }
 
-    /// `tcp_enter_loss`, after `tcp_timeout_mark_lost` left `in_flight` segments in flight
+    /// `tcp_enter_loss` (CWR queued on an ECN connection, as on any reduction), after `tcp_timeout_mark_lost` left `in_flight` segments in flight
     /// (`retrans_out` of them retransmissions). ssthresh is recomputed (and the undo point
     /// set, `tcp_init_undo`) only if no reduction was made inside this window: from Open
     /// or Disorder, once `snd_una` reached `high_seq`, or in Loss with `icsk_retransmits`
@@ -344,6 +409,7 @@ impl Host {
         self.tcp.cwnd_cnt = 0;
         self.set_state(CaState::Loss, now);
         self.high_seq = self.tcp.snd_nxt;
+        self.queue_cwr |= self.ecn_ok;
     }
 
     /// `tcp_retransmit_timer` (`tcp_timer.c`): `tcp_enter_loss`, then
@@ -408,7 +474,7 @@ impl Host {
             return;
         }
         match state {
-            CaState::Recovery => self.enter_recovery(0, now),
+            CaState::Recovery => self.enter_recovery(0, false, now),
             CaState::Loss => self.enter_loss(in_flight, 0, now),
             s => self.set_state(s, now),
         }
@@ -421,6 +487,8 @@ impl Host {
             self.tcp.cwnd = self.alg.undo_cwnd(&mut self.tcp, now);
             if self.tcp.prior_ssthresh > self.tcp.ssthresh {
                 self.tcp.ssthresh = self.tcp.prior_ssthresh;
+                // tcp_ecn_withdraw_cwr: the reduction is taken back, so is its signal.
+                self.queue_cwr = false;
             }
         }
         self.undo_marker = None;
@@ -513,9 +581,103 @@ mod tests {
         // tcp_try_to_open: `if (!tcp_any_retrans_done(sk)) tp->retrans_stamp = 0;`.
         let mut h = host();
         h.on_retransmit(1234);
-        h.try_to_open(true);
+        h.try_to_open(true, false, 0);
         assert_eq!(h.retrans_stamp, 1234);
-        h.try_to_open(false);
+        h.try_to_open(false, false, 0);
         assert_eq!(h.retrans_stamp, 0);
+    }
+
+    #[test]
+    fn an_ece_ack_enters_cwr_once_per_window() {
+        // tcp_try_to_open -> tcp_enter_cwr: ssthresh from the algorithm (reno: 10 >> 1),
+        // high_seq = snd_nxt, no undo; a second ECE inside CWR does nothing.
+        let mut h = host();
+        h.tcp.snd_nxt = 10;
+        h.undo_marker = Some(0);
+        h.tcp.prior_ssthresh = 99;
+        assert!(h.try_to_open(false, true, 0));
+        assert_eq!((h.tcp.ca_state, h.tcp.ssthresh, h.high_seq), (CaState::Cwr, 5, 10));
+        assert_eq!((h.undo_marker, h.tcp.prior_ssthresh, h.tcp.prior_cwnd), (None, 0, 10));
+        assert!(!h.try_to_open(false, true, 0));
+        assert_eq!(h.tcp.ssthresh, 5);
+        // Without ECE nothing starts.
+        let mut h = host();
+        assert!(!h.try_to_open(false, false, 0));
+        assert_eq!(h.tcp.ca_state, CaState::Open);
+    }
+
+    #[test]
+    fn cwr_ends_once_snd_una_passes_high_seq() {
+        // tcp_fastretrans_alert step D, TCP_CA_CWR: held while snd_una == high_seq (the CWR
+        // flag may not have reached the receiver), then tcp_end_cwnd_reduction: cwnd =
+        // ssthresh, Open.
+        let mut h = host();
+        h.tcp.snd_nxt = 10;
+        h.enter_cwr(0);
+        h.tcp.cwnd = 7;
+        h.tcp.snd_una = 10;
+        assert_eq!(h.try_leave_recovery(0, 0), RecoveryEnd::Stay);
+        h.tcp.snd_una = 11;
+        assert_eq!(h.try_leave_recovery(0, 0), RecoveryEnd::CwrEnded);
+        assert_eq!((h.tcp.ca_state, h.tcp.cwnd), (CaState::Open, 5));
+    }
+
+    #[test]
+    fn cwr_reduces_the_window_by_prr() {
+        // In CWR tcp_cong_control runs tcp_cwnd_reduction: prior_cwnd 10, ssthresh 5, 8 in
+        // flight (above ssthresh): ceil(5 * 2 / 10) - 0 = 1 segment for 2 delivered: cwnd
+        // = 8 + 1 = 9; no cong_avoid growth.
+        let mut h = host();
+        h.tcp.snd_nxt = 10;
+        h.enter_cwr(0);
+        let ack = PrrAck { newly_acked_sacked: 2, newly_lost: 0, una_advanced: true };
+        h.cong_control(ack, &RateSample::default(), 8, 0);
+        assert_eq!(h.tcp.cwnd, 9);
+    }
+
+    #[test]
+    fn recovery_entered_on_an_ece_ack_keeps_no_prior_ssthresh() {
+        // tcp_enter_recovery(sk, ece_ack): prior_ssthresh = tcp_current_ssthresh only
+        // without ECE (max(ssthresh 4, 3/4 of cwnd 10) = 7 here); with it, 0: not undone.
+        let mut h = host();
+        h.tcp.ssthresh = 4;
+        h.enter_recovery(0, false, 0);
+        assert_eq!(h.tcp.prior_ssthresh, 7);
+        let mut h = host();
+        h.tcp.ssthresh = 4;
+        h.enter_recovery(0, true, 0);
+        assert_eq!(h.tcp.prior_ssthresh, 0);
+    }
+
+    #[test]
+    fn ece_acks_count_their_segments_as_delivered_ce() {
+        // tcp_count_delivered: delivered_ce += delivered when the ACK carried ECE.
+        let mut h = host();
+        h.in_ack_event(AckEvent { ece: true, ..AckEvent::default() }, 3, 3, 0);
+        h.in_ack_event(AckEvent::default(), 7, 4, 0);
+        assert_eq!((h.tcp.delivered_ce, h.tcp.delivered), (3, 0));
+    }
+
+    #[test]
+    fn every_reduction_queues_cwr_on_an_ecn_connection_once() {
+        // tcp_ecn_queue_cwr in tcp_init_cwnd_reduction and tcp_enter_loss, taken by the next
+        // new data (tcp_ecn_send); not on a connection without ECN.
+        let mut h = host();
+        h.enter_cwr(0);
+        assert!(!h.take_queued_cwr());
+        let mut h = host();
+        h.ecn_ok = true;
+        h.enter_cwr(0);
+        assert!(h.take_queued_cwr());
+        assert!(!h.take_queued_cwr());
+        h.enter_loss(1, 0, 0);
+        assert!(h.take_queued_cwr());
+        // tcp_undo_cwnd_reduction restoring a higher ssthresh withdraws it.
+        let mut h = host();
+        h.ecn_ok = true;
+        h.tcp.ssthresh = 4;
+        h.enter_recovery(0, false, 0);
+        h.undo(0);
+        assert!(!h.take_queued_cwr());
     }
 }

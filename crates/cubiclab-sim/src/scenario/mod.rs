@@ -206,9 +206,14 @@ pub struct FlowGroup {
     /// has one).
     #[serde(default)]
     pub route: Option<Vec<String>>,
-    /// The links its ACKs cross (reverse directions), in order (default: the route backwards).
+    /// The links its ACKs cross, in the order they cross them, the other way from its data
+    /// (default: the data's links backwards).
     #[serde(default)]
     pub ack_route: Option<Vec<String>>,
+    /// Which way its data goes: "forward" along its route, or "reverse", back along it on
+    /// the links' reverse directions, where it shares them with the other flows' ACKs.
+    #[serde(default)]
+    pub direction: Direction,
     /// Start of the group's first flow, ns.
     #[serde(rename = "start")]
     pub start_ns: u64,
@@ -236,6 +241,12 @@ pub struct FlowGroup {
     /// The receiver's window (default: a forced buffer far above the path's needs, so it
     /// never limits; see [`Rwnd`]).
     pub rwnd: Option<Rwnd>,
+    /// ECN (RFC 3168) as Linux's `net.ipv4.tcp_ecn = 1` asks for it (default: off, as
+    /// Linux's client side): data is sent ECT(0), a queue's CE mark comes back as ECE and
+    /// the sender reduces its window once per window of data (CWR). An algorithm that
+    /// needs ECN (`dctcp`) negotiates it whatever this says, and refuses `false`.
+    #[serde(default)]
+    pub ecn: Option<bool>,
 }
 
 /// A flow's receive window: pinned, or left to Linux's autotuning.
@@ -329,7 +340,11 @@ pub struct Record {
     pub cwnd: CwndRecording,
     /// Record every RTT sample given to the algorithms.
     pub rtt_samples: bool,
-    /// Write every packet leaving the bottleneck (both directions) to this pcap file, with
+    /// Record each long-lived flow's algorithm state every interval (the `cc_state` table).
+    #[serde(default)]
+    pub cc_state: bool,
+    /// Write every packet leaving the bottleneck, or the link `pcap_link` names (both
+    /// directions), to this pcap file, with
     /// IPv4/TCP headers for Wireshark and tcptrace (see `pcap.rs` for what they hold).
     #[serde(default)]
     pub pcap: Option<String>,
@@ -337,6 +352,9 @@ pub struct Record {
     /// sessions are then left out); default: every packet.
     #[serde(default)]
     pub pcap_flows: Option<Vec<u32>>,
+    /// The link whose two directions the capture holds, by name; default: the first.
+    #[serde(default)]
+    pub pcap_link: Option<String>,
 }
 
 /// How often cwnd is recorded.
@@ -448,8 +466,10 @@ impl Scenario {
                 interval_ns: 100_000_000,
                 cwnd: CwndRecording::Interval,
                 rtt_samples: false,
+                cc_state: false,
                 pcap: None,
                 pcap_flows: None,
+                pcap_link: None,
             },
         }
     }
@@ -558,6 +578,7 @@ impl FlowGroup {
             rtt_ns,
             route: None,
             ack_route: None,
+            direction: Direction::Forward,
             start_ns: 0,
             start_spacing_ns: 0,
             stop_ns: None,
@@ -569,6 +590,7 @@ impl FlowGroup {
             initial_cwnd: 10,
             initial_ssthresh: None,
             rwnd: None,
+            ecn: None,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! on both.
 
 use cubiclab_cc::Params;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::{bdp_bytes, FlowGroup, RttDist, Rwnd, RwndMode, Scenario, WebDirection};
 use crate::queue::Limit;
@@ -28,9 +29,10 @@ const STREAM_WEB: u64 = 2 << 40;
 pub(crate) const STREAM_HOST: u64 = 3 << 40;
 
 /// Which way data crosses a link: its route's way (forward) or back along it (reverse).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
+    #[default]
     Forward,
     Reverse,
 }
@@ -41,6 +43,12 @@ impl Direction {
     #[inline]
     pub fn of_link(self, link: usize) -> usize {
         2 * link + self as usize
+    }
+
+    /// The link of link direction `index`, whichever way ([`Direction::of_link`] undone).
+    #[inline]
+    pub fn link_of(index: usize) -> usize {
+        index / 2
     }
 
     /// Its name in result tables, as serde spells it.
@@ -75,6 +83,8 @@ pub struct PlannedFlow {
     pub data_hops: Vec<PlannedHop>,
     /// The link directions its ACKs cross, each with the delay after it.
     pub ack_hops: Vec<PlannedHop>,
+    /// Which way its data crosses its links (its ACKs the other way).
+    pub direction: Direction,
     /// One-way delay of its data (the sum over `data_hops`) and of its ACKs (over `ack_hops`).
     pub forward_delay_ns: u64,
     pub reverse_delay_ns: u64,
@@ -94,6 +104,8 @@ pub struct PlannedFlow {
     pub rcvbuf_bytes: Option<u64>,
     pub initial_cwnd: u32,
     pub initial_ssthresh: Option<u32>,
+    /// ECN asked for (`tcp_ecn` = 1); an algorithm that needs it negotiates it anyway.
+    pub ecn: bool,
 }
 
 /// Most links a route may cross: a packet counts its hop in 4 bits (`packet::Kind`).
@@ -271,15 +283,15 @@ impl Scenario {
     }
 
     fn planned_flow(&self, g: &FlowGroup, group: String, start_ns: u64) -> PlannedFlow {
-        let route = self.route_links(g.route.as_deref());
-        let acks = g.ack_route.as_deref().map_or_else(|| backwards(&route), |r| self.route_links(Some(r)));
-        let (data_hops, ack_hops) = self.hops(&route, Direction::Forward, &acks, g.rtt_ns);
+        let (data, acks) = self.flow_links(g);
+        let (data_hops, ack_hops) = self.hops(&data, g.direction, &acks, g.rtt_ns);
         let total = |hops: &[PlannedHop]| hops.iter().map(|h| h.delay_ns).sum();
         PlannedFlow {
             group,
             algorithm: g.algorithm.clone(),
             params: g.cc_params(),
             rtt_ns: g.rtt_ns,
+            direction: g.direction,
             forward_delay_ns: total(&data_hops),
             reverse_delay_ns: total(&ack_hops),
             data_hops,
@@ -294,7 +306,21 @@ impl Scenario {
             rcvbuf_bytes: None,
             initial_cwnd: g.initial_cwnd,
             initial_ssthresh: g.initial_ssthresh,
+            ecn: g.ecn.unwrap_or(false),
         }
+    }
+
+    /// The links a flow group's data crosses and those its ACKs cross, in the order they
+    /// cross them: its route (backwards when its data goes in reverse), and its `ack_route`,
+    /// or else the data's links backwards (the scenario is valid).
+    pub fn flow_links(&self, g: &FlowGroup) -> (Vec<usize>, Vec<usize>) {
+        let route = self.route_links(g.route.as_deref());
+        let data = match g.direction {
+            Direction::Forward => route,
+            Direction::Reverse => backwards(&route),
+        };
+        let acks = g.ack_route.as_deref().map_or_else(|| backwards(&data), |r| self.route_links(Some(r)));
+        (data, acks)
     }
 
     /// The links of a route by index (the scenario is valid: every name is known); no

@@ -236,3 +236,22 @@ fn bdp_is_rate_times_rtt_in_whole_bytes() {
     let sc = Scenario::dumbbell(100_000_000, 40 * MS, Limit::Packets(33), 2_000 * MS);
     assert_eq!((sc.wire_bytes(), sc.bdp_packets(40 * MS)), (1500, 333));
 }
+
+#[test]
+fn ecn_is_a_switch_that_dctcp_cannot_turn_off() {
+    let sc = Scenario::from_json(&json_with(|v| v["flows"][0]["ecn"] = true.into())).unwrap();
+    assert_eq!(sc.flows[0].ecn, Some(true));
+    assert!(sc.plan().flows[0].ecn);
+    let e = Scenario::from_json(&json_with(|v| v["flows"][0]["ecn"] = "yes".into())).unwrap_err();
+    assert_eq!(e, "flows[0].ecn: invalid type: string \"yes\"; allowed: a boolean");
+    // tcp_ecn_send_syn: an algorithm with TCP_CONG_NEEDS_ECN asks for ECN whatever tcp_ecn says.
+    let dctcp = |ecn: serde_json::Value| {
+        Scenario::from_json(&json_with(|v| {
+            v["flows"][0]["algorithm"] = "dctcp".into();
+            v["flows"][0]["ecn"] = ecn;
+        }))
+    };
+    assert!(dctcp(serde_json::Value::Null).is_ok() && dctcp(true.into()).is_ok());
+    let e = dctcp(false.into()).unwrap_err();
+    assert!(e.starts_with("flows[0].ecn is false, but dctcp needs ECN"), "{e}");
+}

@@ -1,7 +1,7 @@
 //! Every range check of a scenario, in one place, before anything runs. A message names the
 //! key path as the scenario file spells it (`flows[0].rtt`) and what is allowed.
 
-use cubiclab_cc::{Algorithm, Params, ALGORITHMS};
+use cubiclab_cc::{Algorithm, CongestionControl, Params, ALGORITHMS};
 
 use super::{DuplexLink, FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES, MAX_HOPS};
 use crate::loss::LossSpec;
@@ -38,6 +38,19 @@ fn check_algorithm(name: &str, params: &Params, at: &str) -> Result<(), String> 
     Algorithm::new(name, params).map(drop).map_err(|e| format!("{at}.{key}: {}", e.0))
 }
 
+/// `ecn = false` for an algorithm that needs ECN (`TCP_CONG_NEEDS_ECN`): Linux negotiates
+/// it whatever `tcp_ecn` says, so the setting would not hold.
+fn check_ecn(g: &FlowGroup, at: &str) -> Result<(), String> {
+    let needs = Algorithm::new(&g.algorithm, &g.cc_params()).is_ok_and(|a| a.needs_ecn());
+    if needs && g.ecn == Some(false) {
+        return Err(format!(
+            "{at}.ecn is false, but {} needs ECN (Linux negotiates it whatever tcp_ecn says); allowed: true, or leave it out",
+            g.algorithm
+        ));
+    }
+    Ok(())
+}
+
 fn positive(value: u64, at: &str) -> Result<(), String> {
     if value == 0 {
         return Err(format!("{at} is 0; it must be > 0"));
@@ -51,6 +64,7 @@ impl Scenario {
         self.validate_path_and_flows()?;
         for (i, g) in self.flows.iter().enumerate() {
             check_algorithm(&g.algorithm, &g.cc_params(), &format!("flows[{i}]"))?;
+            check_ecn(g, &format!("flows[{i}]"))?;
         }
         for (i, w) in self.web.iter().enumerate() {
             check_algorithm(&w.algorithm, &w.cc_params(), &format!("web[{i}]"))?;
@@ -107,6 +121,9 @@ impl Scenario {
         }
         if let Some(sel) = &self.record.pcap_flows {
             self.validate_pcap_flows(sel)?;
+        }
+        if let Some(name) = &self.record.pcap_link {
+            self.validate_pcap_link(name)?;
         }
         if total > MAX_FLOWS {
             return Err(format!("flows and web sessions number {total} in all; allowed: at most {MAX_FLOWS}"));
@@ -316,6 +333,23 @@ impl Scenario {
         Ok(())
     }
 
+    /// `record.pcap_link`: a link's name, with a capture to make of it.
+    fn validate_pcap_link(&self, name: &str) -> Result<(), String> {
+        if self.record.pcap.is_none() {
+            return Err("record.pcap_link is set without record.pcap; allowed: only with a capture file".into());
+        }
+        if self.links.iter().any(|l| l.name() == name) {
+            return Ok(());
+        }
+        let names: Vec<String> = self.links.iter().map(|l| format!("\"{}\"", l.name())).collect();
+        Err(format!("record.pcap_link is \"{name}\", not a link; allowed: {}", names.join(", ")))
+    }
+
+    /// The link `record.pcap_link` names (the scenario is valid), else the first.
+    pub fn pcap_link(&self) -> usize {
+        self.record.pcap_link.as_deref().map_or(0, |n| self.route_links(Some(&[n.to_string()]))[0])
+    }
+
     /// `record.pcap_flows`: long-lived flow indices, each once, with a capture to select from.
     fn validate_pcap_flows(&self, sel: &[u32]) -> Result<(), String> {
         if self.record.pcap.is_none() {
@@ -343,12 +377,12 @@ impl Scenario {
         if !(1..=MAX_FLOWS).contains(&(g.count as u64)) {
             return Err(format!("{at}.count is {}; allowed: an integer in [1, {MAX_FLOWS}]", g.count));
         }
-        let route = self.check_route(g.route.as_deref(), &format!("{at}.route"))?;
-        let acks = match &g.ack_route {
-            Some(r) => self.check_route(Some(r), &format!("{at}.ack_route"))?,
-            None => route.iter().rev().copied().collect(),
-        };
-        self.check_rtt(g.rtt_ns, &route, &acks, &format!("{at}.rtt"))?;
+        self.check_route(g.route.as_deref(), &format!("{at}.route"))?;
+        if let Some(r) = &g.ack_route {
+            self.check_route(Some(r), &format!("{at}.ack_route"))?;
+        }
+        let (data, acks) = self.flow_links(g);
+        self.check_rtt(g.rtt_ns, &data, &acks, &format!("{at}.rtt"))?;
         if let Some(stop) = g.stop_ns {
             if stop <= g.start_ns {
                 return Err(format!("{at}.stop must be after start"));

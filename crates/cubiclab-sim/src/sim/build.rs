@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cubiclab_cc::Algorithm;
+use cubiclab_cc::{Algorithm, CongestionControl};
 
 use super::host::{HostTiming, Side};
 use super::{Flow, Hop, LinkMarks, Route, Session, Sim};
@@ -30,6 +30,8 @@ struct Slot<'a> {
     rcvbuf: Option<u64>,
     start_ns: Time,
     web: Option<u32>,
+    /// ECN asked for (`tcp_ecn` = 1).
+    ecn: bool,
 }
 
 impl Sim {
@@ -75,12 +77,13 @@ impl Sim {
                 rtt_ns: f.rtt_ns,
                 data_hops: &f.data_hops,
                 ack_hops: &f.ack_hops,
-                data_dir: Direction::Forward,
+                data_dir: f.direction,
                 ack_every: f.ack_every,
                 delack_timeout: f.delack_timeout_ns,
                 rcvbuf: f.rcvbuf_bytes,
                 start_ns: f.start_ns,
                 web: None,
+                ecn: f.ecn,
             };
             sim.add_flow(alg, cfg, app_limit, slot);
         }
@@ -116,6 +119,7 @@ impl Sim {
                 rcvbuf: None,
                 start_ns: s.first_request_ns,
                 web: Some(sim.web.len() as u32 - 1),
+                ecn: false,
             };
             sim.add_flow(alg, cfg, 0, slot);
             sim.q.push(s.first_request_ns, Ev::Object(f));
@@ -131,6 +135,7 @@ impl Sim {
             let receivers = sim.flows.iter().map(|f| Announce::of(f.receiver.window())).collect();
             let capture = Capture::create(
                 Path::new(path),
+                sim.sc.pcap_link(),
                 sim.sc.mss,
                 receivers,
                 sim.planned.len(),
@@ -155,14 +160,20 @@ impl Sim {
     fn add_flow(&mut self, alg: Algorithm, mut cfg: SenderConfig, app_limit: u32, slot: Slot) {
         let window = RcvWindow::new(slot.rcvbuf, self.sc.tcp_rmem, self.sc.mss);
         cfg.rwnd = window.syn_window_segments();
+        let needs_ecn = alg.needs_ecn();
         let mut sender = Sender::new(alg, cfg, self.sc.mss);
         sender.app_limit = app_limit;
+        sender.set_ecn(slot.ecn);
+        let mut receiver = Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window);
+        // The receiver runs the flow's algorithm too (DCTCP's CE echo is the receiving
+        // socket's), and accepts ECN (Linux's tcp_ecn = 2 default).
+        receiver.set_ecn(sender.ecn_ok(), needs_ecn);
         let routes = [self.add_route(slot.data_hops, Side::Receiver), self.add_route(slot.ack_hops, Side::Sender)];
         let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {
             sender,
             queued: Default::default(),
-            receiver: Receiver::new(slot.ack_every, slot.delack_timeout, slot.rtt_ns, window),
+            receiver,
             peer_window: PeerWindow::new(window.wscale(), self.sc.mss),
             sack_options: SackOptions::default(),
             ts_recent: 0,

@@ -4,10 +4,12 @@
 use super::{Flow, Sim};
 use crate::engine::Ev;
 use crate::packet::{Packet, SackBlocks};
+use crate::scenario::Direction;
 use crate::tcp::rcv_window::ts_ms;
 use crate::tcp::receiver::AckAction;
 use crate::tcp::Sender;
-use cubiclab_path::Offer;
+use cubiclab_cc::AckEvent;
+use cubiclab_path::{Offer, PathPacket};
 
 impl Sim {
     /// A web session requests its next object: a new connection in its slot, whose data
@@ -67,9 +69,16 @@ impl Sim {
         };
         let link = self.hops[route.start()].link;
         let ts_snd = Sender::ts_val(self.now);
+        let ecn = self.flows[f as usize].sender.ecn_ok();
         while let Some(s) = self.flows[f as usize].sender.next_segment(self.now) {
-            let p = Packet::data(f, conn, s.seq, size, ts_snd, ts).routed(route.len);
-            self.offer(link, if s.push { p.pushed() } else { p });
+            let mut p = Packet::data(f, conn, s.seq, size, ts_snd, ts).routed(route.len);
+            if s.push {
+                p = p.pushed();
+            }
+            if ecn {
+                p = self.flows[f as usize].sender.ecn_send(p, s.retransmit);
+            }
+            self.offer(link, p);
         }
         self.sync_rto(f);
         self.sync_pace(f);
@@ -93,8 +102,8 @@ impl Sim {
             return;
         }
         let id = self.hops[fl.routes[p.is_ack() as usize].at(p.hops_left())].pipe;
-        // The capture is of the first link, both ways (the bottleneck of a dumbbell).
-        if let (Some(c), 0..=1) = (&mut self.capture, link) {
+        // The capture is of one link, both ways (`record.pcap_link`; the first by default).
+        if let Some(c) = self.capture.as_mut().filter(|c| Direction::link_of(link as usize) == c.link) {
             let sack = p.sack().map_or(&SackBlocks::NONE, |id| fl.sack_options.get(id));
             c.packet(self.now, &p, sack);
         }
@@ -143,9 +152,34 @@ impl Sim {
         let ts_snd = fl.receiver.ts_echo();
         fl.receiver.acked_now();
         let win = fl.receiver.select_window();
+        let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks);
+        let ece = fl.receiver.ece();
+        self.offer_ack(f, ack, ece);
+    }
+
+    /// DCTCP's ACK of `rcv_nxt` with ECE as `ece` before the CE state changed
+    /// (`__tcp_send_ack(sk, prior_rcv_nxt)`): no SACK option, and the receiver's delayed-ACK
+    /// state stays (`tcp_event_ack_sent` ignores an ACK of another `rcv_nxt`).
+    fn send_prior_ack(&mut self, f: u32, rcv_nxt: u32, ece: bool) {
+        let fl = &mut self.flows[f as usize];
+        let win = fl.receiver.select_window();
+        let ack = Packet::ack(f, fl.conn, rcv_nxt, win, fl.receiver.ts_echo(), ts_ms(self.now), None, 0);
+        self.offer_ack(f, ack, ece);
+    }
+
+    /// An ACK onto the flow's ACK route, with ECE if `ece` and, on an ECN connection, the
+    /// receiver's ECN field.
+    #[inline(always)]
+    fn offer_ack(&mut self, f: u32, mut ack: Packet, ece: bool) {
+        let fl = &self.flows[f as usize];
+        if fl.receiver.ecn_ok() {
+            ack = ack.with_ecn(fl.receiver.ack_ecn());
+            if ece {
+                ack = ack.with_ece();
+            }
+        }
         let route = fl.routes[1];
-        let ack =
-            Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks).routed(route.len);
+        let ack = ack.routed(route.len);
         let link = self.hops[route.start()].link;
         self.offer(link, ack);
     }
@@ -154,9 +188,19 @@ impl Sim {
         let now = self.now;
         let fl = &mut self.flows[p.flow as usize];
         fl.arrived += 1;
-        let (delivered, action) = fl.receiver.on_data(p.seq, p.ts_snd, p.ts, p.is_pushed(), now);
+        let ecn = fl.receiver.ecn_ok();
+        let (delivered, action) = if ecn {
+            fl.receiver.on_data_ecn(p.seq, p.ts_snd, p.ts, p.is_pushed(), p.ecn(), p.is_cwr(), now)
+        } else {
+            fl.receiver.on_data(p.seq, p.ts_snd, p.ts, p.is_pushed(), now)
+        };
         fl.delivered_segs += delivered as u64;
         fl.total_delivered += delivered as u64;
+        if ecn {
+            if let Some((rcv_nxt, ece)) = fl.receiver.take_prior_ack() {
+                self.send_prior_ack(p.flow, rcv_nxt, ece);
+            }
+        }
         match action {
             AckAction::Now => self.send_ack(p.flow),
             AckAction::Delay => self.arm_delack(p.flow),
@@ -169,7 +213,12 @@ impl Sim {
         let events = fl.sender.stats.loss_events;
         fl.ts_recent = p.ts;
         let sack = p.sack().map_or(SackBlocks::NONE, |id| fl.sack_options.take(id));
-        fl.sender.on_ack(now, p.seq, &sack, p.ts_snd);
+        // tcp_rcv_established's header prediction fails on SACK blocks (a longer header),
+        // on a window field other than the last one and on ECE (a flag the prediction does
+        // not expect): the ACK takes the slow path.
+        fl.sender.next_ack =
+            AckEvent { slow_path: sack.len > 0 || p.win != fl.peer_window.field() || p.is_ece(), ece: false };
+        fl.sender.on_ack_ecn(now, p.seq, &sack, p.ts_snd, p.is_ece());
         fl.sender.update_window(p.seq, fl.peer_window.segments(p.win));
         if fl.sender.stats.loss_events != events {
             self.note_loss(p.flow, events, false);

@@ -84,6 +84,17 @@ impl Sim {
             fl.drops = 0;
             fl.last_retx = fl.sender.stats.retransmits;
         }
+        if self.sc.record.cc_state {
+            let st = &mut self.res.cc_state;
+            for (i, fl) in self.flows.iter().enumerate().take(self.planned.len()) {
+                fl.sender.cc_vars(&mut |var, value| {
+                    st.t_ns.push(now);
+                    st.flow.push(i as u32);
+                    st.var.push(var.to_string());
+                    st.value.push(value);
+                });
+            }
+        }
         for (k, spec) in self.sc.links.iter().enumerate() {
             let l = &self.links[Direction::Forward.of_link(k)];
             let mark = &mut self.link_marks[k];
@@ -125,6 +136,9 @@ impl Sim {
             t.flow.push(i as u32);
             t.group.push(plan.group.clone());
             t.algorithm.push(plan.algorithm.clone());
+            t.direction.push(plan.direction.name().to_string());
+            let names: Vec<&str> = plan.data_hops.iter().map(|h| self.sc.links[Direction::link_of(h.link as usize)].name()).collect();
+            t.route.push(names.join(">"));
             t.rtt_ns.push(plan.rtt_ns);
             t.start_ns.push(fl.start_ns);
             t.segments_sent.push(st.segments_sent);
@@ -135,6 +149,9 @@ impl Sim {
             t.random_losses.push(fl.random_losses);
             t.delivered_bytes.push(fl.total_delivered * mss);
             t.fct_ns.push(fl.fct_ns);
+            t.ecn.push(fl.sender.ecn_ok());
+            t.ecn_reductions.push(st.ecn_reductions);
+            t.ce_marks.push(fl.receiver.ce_received);
         }
         // `Sim::links` is built in the order of `link_directions`.
         for ((link, dir), l) in self.sc.link_directions().zip(&self.links) {

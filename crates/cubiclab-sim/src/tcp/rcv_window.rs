@@ -480,6 +480,13 @@ impl PeerWindow {
         Self { wscale, mss, field: 0, segments: 0 }
     }
 
+    /// The window field of the last ACK (`snd_wnd >> snd_wscale`, which header prediction
+    /// expects the next ACK to repeat).
+    #[inline]
+    pub fn field(&self) -> u16 {
+        self.field
+    }
+
     /// Segments the window `field` allows beyond the ACK that carried it.
     #[inline]
     pub fn segments(&mut self, field: u16) -> u32 {

@@ -15,12 +15,21 @@
 //! ICSK_ACK_PUSHED, and `__tcp_cleanup_rbuf` ACKs once the application has read it all,
 //! which the application here does at once).
 //!
+//! With ECN (RFC 3168, negotiated: [`Receiver::set_ecn`]) a CE mark is echoed as ECE on
+//! every ACK until a segment with CWR arrives (`tcp_ecn_check_ce`, `tcp_ecn_accept_cwr`);
+//! the first CE after a CWR, and a segment with CWR, are acknowledged at once
+//! (`tcp_enter_quickack_mode(sk, 2)`, `ICSK_ACK_NOW`); a Not-ECT segment after ECT ones (a
+//! retransmission) enters quick-ACK mode too. For an algorithm that needs ECN (DCTCP) ECE
+//! follows [`CeEcho`] instead.
+//!
 //! Not modelled: SACK compression (Linux sends the first three duplicate ACKs for one
 //! `rcv_nxt` at once, then at most one per min(1 ms, RTT/20) with up to three blocks; the
 //! sender learns the same segments either way unless ACKs are lost) and PAWS (the
 //! simulated paths never deliver an older timestamp after a newer one).
 
+use cubiclab_cc::dctcp::CeEcho;
 use cubiclab_cc::seq::{after, before};
+use cubiclab_path::Ecn;
 
 use crate::engine::Time;
 use crate::packet::SackBlocks;
@@ -96,6 +105,19 @@ pub struct Receiver {
     /// `rcv_wup`: `rcv_nxt` when the last ACK left; `ts_recent`: the TSval to echo.
     rcv_wup: u32,
     ts_recent: u32,
+    /// `TCP_ECN_OK`: the connection negotiated ECN.
+    ecn_ok: bool,
+    /// `TCP_ECN_DEMAND_CWR`: ACKs carry ECE.
+    demand_cwr: bool,
+    /// `TCP_ECN_SEEN`: an ECT or CE segment arrived.
+    ecn_seen: bool,
+    /// The algorithm needs ECN (`tcp_ca_needs_ecn`): DCTCP's CE state sets ECE.
+    ce_echo: Option<CeEcho>,
+    /// An ACK to send before this segment's: (`rcv_nxt`, ECE) of the delayed ACK that
+    /// [`CeEcho`] flushes when the CE state changes.
+    prior_ack: Option<(u32, bool)>,
+    /// CE-marked segments that arrived.
+    pub ce_received: u64,
 }
 
 impl Receiver {
@@ -127,7 +149,49 @@ impl Receiver {
             dsack: None,
             rcv_wup: 0,
             ts_recent: 0,
+            ecn_ok: false,
+            demand_cwr: false,
+            ecn_seen: false,
+            ce_echo: None,
+            prior_ack: None,
+            ce_received: 0,
         }
+    }
+
+    /// The handshake negotiated ECN (`ok`); `needs_ecn`: the algorithm needs it (DCTCP's
+    /// receiver then follows [`CeEcho`]).
+    pub fn set_ecn(&mut self, ok: bool, needs_ecn: bool) {
+        self.ecn_ok = ok;
+        self.ce_echo = (ok && needs_ecn).then(|| CeEcho::new(self.rcv_nxt));
+    }
+
+    /// Whether the connection negotiated ECN.
+    #[inline]
+    pub fn ecn_ok(&self) -> bool {
+        self.ecn_ok
+    }
+
+    /// Whether the ACK about to leave carries ECE.
+    #[inline]
+    pub fn ece(&self) -> bool {
+        self.demand_cwr
+    }
+
+    /// The ECN field of the receiver's ACKs: Not-ECT (RFC 3168 Sec. 6.1.4), but ECT(0) for
+    /// an algorithm that needs ECN (`tcp_ecn_send` leaves the socket's ECT set for it).
+    #[inline]
+    pub fn ack_ecn(&self) -> Ecn {
+        if self.ce_echo.is_some() {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
+
+    /// The ACK [`CeEcho`] asks to send before this segment's, if any: (`rcv_nxt`, ECE).
+    #[inline]
+    pub fn take_prior_ack(&mut self) -> Option<(u32, bool)> {
+        self.prior_ack.take()
     }
 
     /// A new connection in the same slot (all earlier data was delivered in order, so the
@@ -142,6 +206,12 @@ impl Receiver {
         self.dsack = None;
         self.rcv_wup = 0;
         self.ts_recent = 0;
+        self.demand_cwr = false;
+        self.ecn_seen = false;
+        self.prior_ack = None;
+        if self.ce_echo.is_some() {
+            self.ce_echo = Some(CeEcho::new(0));
+        }
         debug_assert_eq!(self.ooo_count, 0);
     }
 
@@ -183,11 +253,33 @@ impl Receiver {
     }
 
     /// A data segment `seq` arrived with TSval `tsval` (the sender's clock) echoing
-    /// `tsecr` (ours), with the PSH flag if `psh`. Returns the in-order segments it
-    /// delivered and the ACK to send.
+    /// `tsecr` (ours), with the PSH flag if `psh`, Not-ECT and without CWR. Returns the
+    /// in-order segments it delivered and the ACK to send.
     #[inline]
     pub fn on_data(&mut self, seq: u32, tsval: u32, tsecr: u16, psh: bool, now: Time) -> (u32, AckAction) {
+        self.on_data_ecn(seq, tsval, tsecr, psh, Ecn::NotEct, false, now)
+    }
+
+    /// [`Receiver::on_data`] for a segment with ECN field `ecn` and the CWR flag if `cwr`.
+    // Inlined into both callers: without ECN the constants leave one test of `ecn_ok`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // the segment's header fields, each its own argument
+    pub fn on_data_ecn(
+        &mut self,
+        seq: u32,
+        tsval: u32,
+        tsecr: u16,
+        psh: bool,
+        ecn: Ecn,
+        cwr: bool,
+        now: Time,
+    ) -> (u32, AckAction) {
         self.arrived += 1;
+        // tcp_data_queue: tcp_ecn_accept_cwr first; a data segment with CWR is ACKed now.
+        let mut ack_now = self.ecn_ok && cwr;
+        if ack_now {
+            self.demand_cwr = false;
+        }
         // tcp_rcv_established: tcp_rcv_rtt_measure_ts for every segment.
         self.window.measure_rtt_ts(tsecr, now);
         // tcp_replace_ts_recent: a segment starting at or below rcv_wup (the left edge of
@@ -202,11 +294,12 @@ impl Receiver {
             // Duplicate of delivered data (a spurious retransmission): tcp_dsack_set, and
             // tcp_enter_quickack_mode ACKs at once.
             self.dsack_set(seq, seq.wrapping_add(1));
-            self.incr_quickack(TCP_MAX_QUICKACKS);
-            self.ato = self.ato_min;
+            self.enter_quickack_mode(TCP_MAX_QUICKACKS);
             return (0, AckAction::Now);
         }
         if ahead > 0 {
+            // tcp_data_queue_ofo: tcp_ecn_check_ce first (the ACK goes at once anyway).
+            self.check_ce(ecn);
             self.reserve(ahead as u32);
             if self.bit(seq) {
                 // tcp_data_queue_ofo: all its bits are present, a D-SACK; its block still
@@ -230,7 +323,7 @@ impl Receiver {
         // (tcp_recvmsg -> tcp_rcv_space_adjust).
         let start = self.rcv_nxt;
         self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
-        self.event_data_recv(now);
+        ack_now |= self.event_data_recv(ecn, now);
         let filled_hole = self.ooo_count > 0;
         while self.ooo_count > 0 && self.bit(self.rcv_nxt) {
             self.set_bit(self.rcv_nxt, false);
@@ -255,7 +348,8 @@ impl Receiver {
         // Or a full-sized segment with PSH (Linux 6.6+: tcp_measure_rcv_mss sets
         // ICSK_ACK_PUSHED for it), read at once by the application with nothing left in the
         // receive queue (no out-of-order data here): __tcp_cleanup_rbuf ACKs now.
-        if self.pending >= self.ack_every || self.quick > 0 || psh {
+        // ECN: a CWR, or a change of DCTCP's CE state, asks for an ACK now (ICSK_ACK_NOW).
+        if self.pending >= self.ack_every || self.quick > 0 || psh || ack_now {
             self.pending = 0;
             (delivered, AckAction::Now)
         } else {
@@ -359,10 +453,56 @@ impl Receiver {
         self.quick = self.quick.max(n.min(max));
     }
 
-    /// `tcp_event_data_recv` for an in-order segment arriving at `now`.
-    // Inlined into `on_data`, its one caller: a call per delivered segment otherwise.
+    /// `tcp_enter_quickack_mode`: up to `max` quick ACKs, `ato` back to its minimum.
+    fn enter_quickack_mode(&mut self, max: u32) {
+        self.incr_quickack(max);
+        self.ato = self.ato_min;
+    }
+
+    /// `tcp_ecn_check_ce` for a segment with ECN field `ecn`, on an ECN connection; whether
+    /// the segment is to be ACKed now (`ICSK_ACK_NOW`, DCTCP's CE state changed). With
+    /// DCTCP the pending delayed ACK, if any, goes first with the previous CE state
+    /// ([`Receiver::take_prior_ack`]).
+    #[inline]
+    fn check_ce(&mut self, ecn: Ecn) -> bool {
+        if !self.ecn_ok {
+            return false;
+        }
+        let ce = match ecn {
+            Ecn::NotEct => {
+                // "If ECT is not set on a segment, and we already seen ECT on a previous
+                // segment, it is probably a retransmit": ACK quickly.
+                if self.ecn_seen {
+                    self.enter_quickack_mode(2);
+                }
+                return false;
+            }
+            Ecn::Ce => true,
+            Ecn::Ect0 | Ecn::Ect1 => false,
+        };
+        self.ecn_seen = true;
+        self.ce_received += ce as u64;
+        let mut ack_now = false;
+        if let Some(echo) = &mut self.ce_echo {
+            // CA_EVENT_ECN_IS_CE / _NO_CE: dctcp_ece_ack_update sets DEMAND_CWR to the state.
+            let acks = echo.update(ce, self.rcv_nxt, self.pending > 0);
+            self.prior_ack = acks.prior_ack;
+            ack_now = acks.ack_now;
+            self.demand_cwr = echo.ece();
+        }
+        if ce && !self.demand_cwr {
+            // "Better not delay acks, sender can have a very low cwnd".
+            self.enter_quickack_mode(2);
+            self.demand_cwr = true;
+        }
+        ack_now
+    }
+
+    /// `tcp_event_data_recv` for an in-order segment with ECN field `ecn` arriving at
+    /// `now`; whether `tcp_ecn_check_ce` asks for an ACK now.
+    // Inlined into `on_data_ecn`, its one caller: a call per delivered segment otherwise.
     #[inline(always)]
-    fn event_data_recv(&mut self, now: Time) {
+    fn event_data_recv(&mut self, ecn: Ecn, now: Time) -> bool {
         if self.ato == 0 {
             // The first data: the connection is established (tcp_init_buffer_space) and
             // its first full segment measured (tcp_measure_rcv_mss); the delayed-ACK engine
@@ -383,7 +523,9 @@ impl Receiver {
         }
         self.lrcvtime = now;
         self.window.measure_rtt_window(self.rcv_nxt, now);
+        let ack_now = self.check_ce(ecn);
         self.grow_window();
+        ack_now
     }
 
     /// The window field of an ACK sent now (`tcp_select_window`).
@@ -607,5 +749,86 @@ mod tests {
             r.on_data(s, 0, 0, false, 0);
         }
         assert_eq!(r.rcv_nxt, 5001);
+    }
+
+    /// Segment `seq` with ECN field `ecn` (CWR if `cwr`) at `t`: whether it is ACKed at once
+    /// (then the sim sends the ACK and calls `acked_now`).
+    fn ecn_seg(r: &mut Receiver, seq: u32, ecn: Ecn, cwr: bool, t: Time) -> bool {
+        let (_, action) = r.on_data_ecn(seq, 0, 0, false, ecn, cwr, t);
+        if action == AckAction::Now {
+            r.acked_now();
+        }
+        action == AckAction::Now
+    }
+
+    /// A receiver past its first quick ACKs (window 10: segments 0..=4, then 6, 8, 10),
+    /// segment 11 held for a delayed ACK, ECN negotiated (`needs_ecn`: DCTCP's echo).
+    fn ecn_receiver(needs_ecn: bool) -> Receiver {
+        let mut r = fixed(2, 100 * MS, 10);
+        r.set_ecn(true, needs_ecn);
+        let acked: Vec<u32> = (0..12).filter(|&s| ecn_seg(&mut r, s, Ecn::Ect0, false, s as Time * MS)).collect();
+        assert_eq!(acked, [0, 1, 2, 3, 4, 6, 8, 10]);
+        r
+    }
+
+    #[test]
+    fn ce_is_echoed_until_cwr_and_acked_at_once() {
+        // __tcp_ecn_check_ce, INET_ECN_CE without DEMAND_CWR: tcp_enter_quickack_mode(sk, 2)
+        // and DEMAND_CWR; tcp_ecn_send then sets ECE on every ACK until tcp_ecn_accept_cwr
+        // clears it on a segment with CWR (which is ACKed at once, ICSK_ACK_NOW).
+        let mut r = ecn_receiver(false);
+        assert!(ecn_seg(&mut r, 12, Ecn::Ect0, false, 12 * MS)); // the second of a pair
+        assert!(ecn_seg(&mut r, 13, Ecn::Ce, false, 13 * MS)); // alone, but CE: now
+        assert!(r.ece());
+        // tcp_incr_quickack(sk, 2): two quick ACKs, one used by 13: 14 goes now, ECE on.
+        assert!(ecn_seg(&mut r, 14, Ecn::Ect0, false, 14 * MS));
+        assert!(r.ece());
+        // CWR: ECE off, ACK now; then back to delaying.
+        assert!(ecn_seg(&mut r, 15, Ecn::Ect0, true, 15 * MS));
+        assert!(!r.ece());
+        assert!(!ecn_seg(&mut r, 16, Ecn::Ect0, false, 16 * MS));
+        // A CE after the CWR: quick ACK and ECE again; two CEs counted.
+        assert!(ecn_seg(&mut r, 17, Ecn::Ce, false, 17 * MS));
+        assert!(r.ece() && r.ce_received == 2);
+        assert_eq!(r.take_prior_ack(), None);
+        assert_eq!(r.ack_ecn(), Ecn::NotEct, "pure ACKs stay Not-ECT (RFC 3168 6.1.4)");
+    }
+
+    #[test]
+    fn a_not_ect_segment_after_ect_ones_is_acked_at_once() {
+        // __tcp_ecn_check_ce, INET_ECN_NOT_ECT with TCP_ECN_SEEN: "probably a retransmit",
+        // tcp_enter_quickack_mode(sk, 2).
+        let mut r = ecn_receiver(false);
+        assert!(ecn_seg(&mut r, 12, Ecn::Ect0, false, 12 * MS));
+        assert!(ecn_seg(&mut r, 13, Ecn::NotEct, false, 13 * MS));
+        assert!(!r.ece());
+    }
+
+    #[test]
+    fn without_ecn_marks_are_not_seen() {
+        // tcp_ecn_check_ce acts only with TCP_ECN_OK.
+        let mut r = fixed(2, 100 * MS, 10);
+        feed(&mut r, 0, 13, 0, MS); // 12 is the second of a pair: nothing held
+        assert!(!ecn_seg(&mut r, 13, Ecn::Ce, false, 13 * MS));
+        assert!(!r.ece() && r.ce_received == 0);
+    }
+
+    #[test]
+    fn dctcp_echoes_each_ce_change_with_the_held_ack_first() {
+        // dctcp_ece_ack_update: 11 is held (ICSK_ACK_TIMER); 12 arrives CE: first an ACK of
+        // prior_rcv_nxt 12 without ECE (the state 11 had), then 12's ACK now, with ECE. No
+        // quick-ACK mode: DEMAND_CWR is already set when tcp_ecn_check_ce tests it.
+        let mut r = ecn_receiver(true);
+        assert!(ecn_seg(&mut r, 12, Ecn::Ce, false, 12 * MS));
+        assert_eq!(r.take_prior_ack(), Some((12, false)));
+        assert!(r.ece());
+        // CE again: no change, delayed as usual.
+        assert!(!ecn_seg(&mut r, 13, Ecn::Ce, false, 13 * MS));
+        assert!(r.ece());
+        // Not CE: the held ACK of 14 goes with ECE, this one now without; no CWR needed.
+        assert!(ecn_seg(&mut r, 14, Ecn::Ect0, false, 14 * MS));
+        assert_eq!(r.take_prior_ack(), Some((14, true)));
+        assert!(!r.ece());
+        assert_eq!(r.ack_ecn(), Ecn::Ect0, "DCTCP's socket keeps ECT on its ACKs");
     }
 }

@@ -4,7 +4,7 @@
 use cubiclab_cc::host::rate::Delivered;
 use cubiclab_cc::host::PrrAck;
 use cubiclab_cc::seq::before;
-use cubiclab_cc::{AckSample, CaState};
+use cubiclab_cc::{AckEvent, AckSample, CaState};
 
 use super::Sender;
 use crate::engine::Time;
@@ -49,11 +49,20 @@ impl Sender {
         }
     }
 
-    /// Process an ACK of `cum` with SACK blocks `sack` echoing timestamp `tsecr` (0: none).
-    /// Returns the number of segments newly delivered to the receiver.
-    // Inlined into its one caller in the event loop (a saving of its entry and exit per ACK).
+    /// Process an ACK of `cum` with SACK blocks `sack` echoing timestamp `tsecr` (0: none),
+    /// taken as [`Sender::next_ack`] says, without ECE. Returns the number of segments newly
+    /// delivered to the receiver.
     #[inline(always)]
     pub fn on_ack(&mut self, now: Time, cum: u32, sack: &SackBlocks, tsecr: u32) -> u32 {
+        self.on_ack_ecn(now, cum, sack, tsecr, false)
+    }
+
+    /// [`Sender::on_ack`] for an ACK with the ECE flag if `ece` (read only on an ECN
+    /// connection, `tcp_ecn_rcv_ecn_echo`).
+    // Inlined into its one caller in the event loop (a saving of its entry and exit per ACK).
+    #[inline(always)]
+    pub fn on_ack_ecn(&mut self, now: Time, cum: u32, sack: &SackBlocks, tsecr: u32, ece: bool) -> u32 {
+        let ece = ece && self.host.ecn_ok;
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if before(cum, una) || before(nxt, cum) {
             return 0; // old or impossible ACK
@@ -94,13 +103,16 @@ impl Sender {
 
         let delivered_now = self.host.tcp.delivered.wrapping_add(delivered);
         self.rack.update_reo_wnd(self.host.rate.prior_delivered(), delivered_now);
+        // tcp_in_ack_event sees `delivered` counted (tcp_count_delivered); this sender stores
+        // it after the state machine below, as its results always had it.
+        self.host.in_ack_event(AckEvent { ece, ..self.next_ack }, delivered_now, delivered, now);
         if self.tlp.on_ack(cum, advanced, tag.newly_sacked, tag.dsack_probe) {
             self.stats.loss_events += 1;
             self.stats.last_loss_cwnd = self.host.tcp.cwnd;
             self.host.reduce_after_probe(now);
         }
         let reo_timer = self.detect_loss_on_ack(now, sacked);
-        self.alert(now, una, advanced, &tag, tsecr);
+        self.alert(now, una, advanced, &tag, tsecr, ece);
 
         let newly_lost = (self.sb.lost_marked - lost_before) as u32;
         let tcp = &mut self.host.tcp;

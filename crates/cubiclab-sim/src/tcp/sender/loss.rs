@@ -103,12 +103,13 @@ impl Sender {
 
     /// The ACK's alert (`tcp_fastretrans_alert`), for an ACK that found `snd_una` at
     /// `prior_una`, echoing `tsecr`.
+    /// `ece`: the ACK carried ECE on an ECN connection (`FLAG_ECE`).
     #[inline(always)]
-    pub(super) fn alert(&mut self, now: Time, prior_una: u32, advanced: bool, tag: &SackTag, tsecr: u32) {
+    pub(super) fn alert(&mut self, now: Time, prior_una: u32, advanced: bool, tag: &SackTag, tsecr: u32, ece: bool) {
         if matches!(self.loss, LossDetection::Rack { .. }) && self.host.alert_only_tries_to_open(self.sb.lost_out > 0) {
             // Most ACKs: the host's rule says the alert is tcp_try_to_open alone, so its
             // summary of the ACK need not be built (with NewReno, duplicate ACKs decide).
-            self.try_to_open();
+            self.try_to_open(ece, now);
         } else {
             let loss_ack = LossAck {
                 advanced,
@@ -117,7 +118,7 @@ impl Sender {
                 recovered: !before(self.host.tcp.snd_una, self.host.high_seq),
                 new_data_sent: before(self.host.high_seq, self.host.tcp.snd_nxt),
             };
-            self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+            self.fastretrans_alert(now, prior_una, loss_ack, tsecr, ece);
         }
     }
 
@@ -127,8 +128,10 @@ impl Sender {
     /// timestamps show was not a retransmission's (`tcp_try_undo_partial`) or once D-SACKs
     /// covered every retransmission (`tcp_try_undo_dsack`), repair the next hole on a
     /// NewReno partial ACK; outside, the D-SACK undo and entering Recovery when the
-    /// scoreboard shows a loss. `prior_una` is `snd_una` before the ACK, `tsecr` its echo.
-    fn fastretrans_alert(&mut self, now: Time, prior_una: u32, loss_ack: LossAck, tsecr: u32) {
+    /// scoreboard shows a loss. `prior_una` is `snd_una` before the ACK, `tsecr` its echo,
+    /// `ece` its `FLAG_ECE` (CWR is entered from Open, `tcp_try_to_open`, and ends once
+    /// `snd_una` passes `high_seq`).
+    fn fastretrans_alert(&mut self, now: Time, prior_una: u32, loss_ack: LossAck, tsecr: u32, ece: bool) {
         let advanced = loss_ack.advanced;
         if self.host.tcp.ca_state == CaState::Loss {
             // tcp_process_loss: tcp_try_undo_loss on an advancing ACK (Eifel), then F-RTO.
@@ -167,11 +170,13 @@ impl Sender {
                 self.rack.recovered();
                 // tcp_fastretrans_alert step D.
                 self.reset_reno_sack();
-                return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+                return self.fastretrans_alert(now, prior_una, loss_ack, tsecr, ece);
             }
+            // tcp_fastretrans_alert step D for CWR: on to step E in Open.
+            RecoveryEnd::CwrEnded => {}
             RecoveryEnd::Undone => {
                 self.rack.force_detection();
-                return self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+                return self.fastretrans_alert(now, prior_una, loss_ack, tsecr, ece);
             }
         }
         match self.host.tcp.ca_state {
@@ -199,7 +204,7 @@ impl Sender {
                     self.rack.undone_by_dsack();
                     self.rack.force_detection();
                     // tcp_try_keep_open; a loss still evident starts a new Recovery.
-                    self.fastretrans_alert(now, prior_una, loss_ack, tsecr);
+                    self.fastretrans_alert(now, prior_una, loss_ack, tsecr, ece);
                 }
             }
             CaState::Loss => {}
@@ -217,9 +222,9 @@ impl Sender {
                     }
                 };
                 if loss {
-                    self.start_recovery(now);
+                    self.start_recovery(now, ece);
                 } else {
-                    self.try_to_open();
+                    self.try_to_open(ece, now);
                 }
             }
         }
@@ -234,11 +239,14 @@ impl Sender {
         }
     }
 
-    /// [`cubiclab_cc::host::Host::try_to_open`] with the scoreboard's `tcp_any_retrans_done`.
+    /// [`cubiclab_cc::host::Host::try_to_open`] with the scoreboard's `tcp_any_retrans_done`;
+    /// an ECN reduction it begins is counted.
     #[inline]
-    fn try_to_open(&mut self) {
+    fn try_to_open(&mut self, ece: bool, now: Time) {
         let any_retrans = self.sb.any_retrans_done(self.host.tcp.snd_una);
-        self.host.try_to_open(any_retrans);
+        if self.host.try_to_open(any_retrans, ece, now) {
+            self.stats.ecn_reductions += 1;
+        }
     }
 
     /// `tcp_undo_cwnd_reduction(sk, true)` after `tcp_try_undo_loss`: nothing is lost any
@@ -254,12 +262,13 @@ impl Sender {
     /// Tahoe): every segment not SACKed is taken for lost, however recently it was sent, so
     /// `tcp_enter_loss`'s in-flight + 1 is one segment and the rest go back N. Marking
     /// only RACK-expired segments, as a Linux timeout does, would keep the window of the
-    /// segments sent within the last RTT: a whole window, as the window it halves.
-    pub(super) fn start_recovery(&mut self, now: Time) {
+    /// segments sent within the last RTT: a whole window, as the window it halves. `ece`:
+    /// the ACK carried ECE (`tcp_enter_recovery`'s `ece_ack`).
+    pub(super) fn start_recovery(&mut self, now: Time, ece: bool) {
         self.stats.loss_events += 1;
         self.stats.last_loss_cwnd = self.host.tcp.cwnd;
         if self.host.alg.fast_recovery() {
-            self.host.enter_recovery(self.sb.retrans_out, now);
+            self.host.enter_recovery(self.sb.retrans_out, ece, now);
         } else {
             self.frto.active = false;
             self.timeout_mark_lost(now);

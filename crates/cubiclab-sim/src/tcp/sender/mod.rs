@@ -46,14 +46,15 @@ use cubiclab_cc::host::rate::RateEstimator;
 use cubiclab_cc::host::rtt::RttEstimator;
 use cubiclab_cc::host::Host;
 use cubiclab_cc::seq::before;
-use cubiclab_cc::{Algorithm, TcpState};
+use cubiclab_cc::{AckEvent, Algorithm, CongestionControl, TcpState};
 
 use super::frto::Frto;
 use super::rack::Rack;
 use super::scoreboard::Scoreboard;
 use super::tlp::Tlp;
 use crate::engine::Time;
-use crate::packet::SackBlocks;
+use crate::packet::{Packet, SackBlocks};
+use cubiclab_path::Ecn;
 
 /// Loss recovery flavour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -91,6 +92,8 @@ pub struct SenderStats {
     pub rtt_samples: u64,
     /// Window just before the last congestion event.
     pub last_loss_cwnd: u32,
+    /// ECN reductions: CWR entered on an ACK with ECE (`tcp_enter_cwr`).
+    pub ecn_reductions: u64,
 }
 
 /// A segment [`Sender::next_segment`] lets out.
@@ -205,6 +208,9 @@ pub struct Sender {
     pacer: Pacer,
     burst: Burst,
     sack: SackState,
+    /// How `tcp_rcv_established` takes the next ACK (header prediction), set by the
+    /// embedding before [`Sender::on_ack`]; the fast path unless said.
+    pub next_ack: AckEvent,
     /// The last RTT sample given to the algorithm, microseconds (for recording).
     pub last_rtt_us: i64,
     pub stats: SenderStats,
@@ -236,6 +242,7 @@ impl Sender {
             pacer: Pacer::default(),
             burst: Burst::default(),
             sack: SackState { highest: 0, cache: SackBlocks::NONE, dsack_dups: 0 },
+            next_ack: AckEvent::default(),
             last_rtt_us: -1,
             stats: SenderStats::default(),
             started: false,
@@ -246,6 +253,11 @@ impl Sender {
     #[inline]
     pub fn tcp(&self) -> &TcpState {
         &self.host.tcp
+    }
+
+    /// The algorithm's own variables by name (`CongestionControl::vars`), for the state table.
+    pub fn cc_vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        cubiclab_cc::CongestionControl::vars(&self.host.alg, out);
     }
 
     /// Smoothed RTT, microseconds (0 before the first sample).
@@ -265,10 +277,11 @@ impl Sender {
     pub fn reset(&mut self, alg: Algorithm, app_limit: u32) {
         let mut sb = std::mem::take(&mut self.sb);
         sb.clear();
-        let stats = self.stats;
+        let (stats, ecn_ok) = (self.stats, self.host.ecn_ok);
         *self = Sender::new(alg, self.cfg.clone(), self.host.tcp.mss);
         self.sb = sb;
         self.stats = stats;
+        self.host.ecn_ok = ecn_ok;
         self.app_limit = app_limit;
     }
 
@@ -283,6 +296,35 @@ impl Sender {
 
     pub fn started(&self) -> bool {
         self.started
+    }
+
+    /// The handshake's ECN negotiation (`tcp_ecn_send_syn`): asked for with `tcp_ecn` = 1
+    /// (`requested`), or by an algorithm that needs ECN whatever the sysctl says; a Linux
+    /// peer (`tcp_ecn` = 2, the default) accepts.
+    pub fn set_ecn(&mut self, requested: bool) {
+        self.host.ecn_ok = requested || self.host.alg.needs_ecn();
+    }
+
+    /// Whether the connection negotiated ECN.
+    #[inline]
+    pub fn ecn_ok(&self) -> bool {
+        self.host.ecn_ok
+    }
+
+    /// `tcp_ecn_send` for data segment `p` on an ECN connection: new data is ECT(0), the
+    /// first after a reduction began carries CWR; a retransmission is Not-ECT, unless the
+    /// algorithm needs ECN (the socket then keeps ECT on every segment).
+    #[inline]
+    pub fn ecn_send(&mut self, p: Packet, retransmit: bool) -> Packet {
+        if !retransmit {
+            let p = p.with_ecn(Ecn::Ect0);
+            return if self.host.take_queued_cwr() { p.with_cwr() } else { p };
+        }
+        if self.host.alg.needs_ecn() {
+            p.with_ecn(Ecn::Ect0)
+        } else {
+            p
+        }
     }
 
     /// An ACK for everything below `ack` carried a window of `segments` beyond it

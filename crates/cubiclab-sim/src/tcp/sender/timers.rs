@@ -153,7 +153,7 @@ impl Sender {
         let prior_in_flight = self.in_flight();
         self.rack_detect_loss(now);
         if self.in_flight() != prior_in_flight && self.host.tcp.ca_state != CaState::Recovery {
-            self.start_recovery(now);
+            self.start_recovery(now, false);
             if self.host.tcp.ca_state == CaState::Recovery {
                 let ack = PrrAck { newly_acked_sacked: 1, newly_lost: 0, una_advanced: false };
                 self.host.cwnd_reduction(ack, self.in_flight());

@@ -1,0 +1,40 @@
+""""Did you mean": the nearest allowed name added to a refusal of an unknown one.
+
+Every refusal of a name (the schema's keys and queue disciplines, the registry's algorithms
+and parameters, the CLI's choices) already lists what is allowed; the suggestion is read from
+that list, so names added to the registries or the schema are covered without a list here."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import re
+
+# The refused name: 'x' or `x` after "unknown ..." (scenario keys, algorithms, parameters,
+# serde's variants) or argparse's "invalid choice: 'x'".
+_REFUSED = re.compile(r"(?:unknown [^'`]*?|invalid choice: )['`]([^'`]+)['`]")
+# What is allowed: the text after "allowed:" or argparse's "(choose from ...)".
+_ALLOWED = re.compile(r"(?:allowed: (?:one of )?|choose from )(.*)")
+
+
+def did_you_mean(message: str) -> str:
+    """`message` with "; did you mean 'y'?" added when it refuses an unknown name and one of
+    the names it allows is close to it; otherwise `message` unchanged."""
+    refused, allowed = _REFUSED.search(message), _ALLOWED.search(message)
+    if not refused or not allowed or "did you mean" in message:
+        return message
+    names = [n.strip(" '`\")") for n in re.split(r",|\bor\b", allowed.group(1))]
+    close = difflib.get_close_matches(refused.group(1), [n for n in names if n], n=1, cutoff=0.6)
+    return f"{message}; did you mean '{close[0]}'?" if close else message
+
+
+@contextlib.contextmanager
+def suggesting():
+    """Re-raise a ValueError with the nearest allowed name added to its message."""
+    try:
+        yield
+    except ValueError as e:
+        message = did_you_mean(str(e))
+        if message == str(e):
+            raise
+        raise ValueError(message) from None

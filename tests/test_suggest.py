@@ -1,0 +1,57 @@
+"""'Did you mean': a refusal of an unknown name suggests the nearest allowed one, read from the
+registries and the schema (so names they gain are covered)."""
+
+import re
+
+import pytest
+
+import cubiclab
+from cubiclab.cli import main
+from cubiclab.scenario import DISCIPLINE_TABLES, Scenario
+
+BASE = {"duration": "1s", "bottleneck": {"rate": "10Mbps"}, "flows": [{"algorithm": "cubic", "rtt": "40ms"}]}
+
+
+@pytest.mark.parametrize("name", [a.name for a in cubiclab.algorithms()])
+def test_every_algorithm_is_suggested_for_its_typo(name):
+    with pytest.raises(ValueError, match=f"did you mean '{name}'\\?$"):
+        cubiclab.check_algorithm(name + "x")
+
+
+@pytest.mark.parametrize("name", [p.name for a in cubiclab.algorithms() for p in a.params if a.name == "cubic"])
+def test_parameters(name):
+    with pytest.raises(ValueError, match=f"did you mean '{name}'\\?$"):
+        cubiclab.check_algorithm("cubic", {name[:-1]: 1})
+
+
+@pytest.mark.parametrize("queue", ["droptail", *DISCIPLINE_TABLES])
+def test_queue_disciplines_from_the_schema(queue):
+    with pytest.raises(ValueError, match=f"did you mean '{queue}'\\?$"):
+        Scenario.from_dict({**BASE, "bottleneck": {"queue": queue + "x"}}).validate()
+
+
+@pytest.mark.parametrize("where,d,name", [
+    ("scenario", {**BASE, "bottlenek": {}}, "bottleneck"),
+    ("flows[0]", {**BASE, "flows": [{"countt": 2}]}, "count"),
+    ("record.cwnd", {**BASE, "record": {"cwnd": "change"}}, "changes"),
+    ("flows[0].algorithm", {**BASE, "flows": [{"algorithm": "renoo"}]}, "reno"),
+])
+def test_keys_and_values(where, d, name):
+    with pytest.raises(ValueError, match=f"^{re.escape(where)}.*did you mean '{name}'\\?$"):
+        cubiclab.simulate(d)
+
+
+def test_nothing_close_no_suggestion():
+    with pytest.raises(ValueError) as e:
+        cubiclab.check_algorithm("zzzz")
+    assert "did you mean" not in str(e.value) and "allowed: cubic" in str(e.value)
+
+
+def test_cli_choice_and_error(capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        main(["run", "--format", "parqet"])
+    assert capsys.readouterr().err.endswith("did you mean 'parquet'?\n")
+    trace = tmp_path / "t.csv"
+    trace.write_text("time_us,event,acked,rtt_us\n0,ack,1,40000\n")
+    assert main(["replay", "bbrr", str(trace)]) == 2
+    assert capsys.readouterr().err.endswith("did you mean 'bbr'?\n")
