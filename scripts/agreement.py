@@ -18,6 +18,8 @@ docs/agreement/kernel/<scenario>.json (metrics of every run and the first run's 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import platform
@@ -28,22 +30,30 @@ from pathlib import Path
 
 import numpy as np
 
+from cubiclab.testbed.ensemble import FIRST_RUNS, MAX_RUNS
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios" / "agreement"
 OUT = ROOT / "docs" / "agreement"
 ENSEMBLE_PY = ROOT / "python" / "cubiclab" / "testbed" / "ensemble.py"
+STATS_PY = ROOT / "python" / "cubiclab" / "stats.py"
 GRID_S = 0.05
 # Table columns: (header, metric prefix); per-flow metrics show the flow that differs most.
 COLUMNS = [("util", "utilization"), ("share", "share"), ("loss ev", "loss_events"), ("retx", "retransmits"),
            ("ss peak", "ss_peak"), ("mean cwnd", "cwnd_mean")]
 
 # Run by the baseline build in a subprocess: the same metrics with this tree's ensemble.py.
+# (An older build may lack cubiclab.stats, which ensemble.py imports: this tree's is used.)
 _BASELINE_CODE = r"""
 import importlib.util, json, sys
 import cubiclab
 from cubiclab.scenario import Scenario
-spec = importlib.util.spec_from_file_location("ensemble", sys.argv[1])
-ens = importlib.util.module_from_spec(spec); spec.loader.exec_module(ens)
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec); sys.modules[name] = mod; spec.loader.exec_module(mod)
+    return mod
+load("cubiclab.stats", sys.argv[4])
+ens = load("ensemble", sys.argv[1])
 sc = Scenario.load(sys.argv[2]); sc.record.cwnd = "changes"
 out = [ens.run_metrics(cubiclab.simulate(sc.replace(seed=int(s)))) for s in sys.argv[3].split(",")]
 print(json.dumps(out))
@@ -60,12 +70,14 @@ def cwnd_grid(res, duration: float) -> dict:
                       for f in flows}}
 
 
-def kernel_side(sc, path: Path, runs: int, run_testbed: bool, rerun: bool, quiet: bool) -> dict | None:
-    """The kernel's runs of `sc`: from file, or run now (root) and written to file."""
-    if path.exists() and not rerun:
-        data = json.loads(path.read_text())
-        if len(data["metrics"]) >= runs or not run_testbed:
-            return data
+def kernel_side(sc, path: Path, runs: int, run_testbed: bool, rerun: bool, quiet: bool,
+                lock: Path | None = None) -> dict | None:
+    """The kernel's runs of `sc`: from file, or run now (root) up to `runs` seeds, each
+    appended to the file as it finishes (an interrupted batch keeps its runs). `lock`: a
+    file held (flock) around each kernel run, so that other kernel work interleaves."""
+    data = json.loads(path.read_text()) if path.exists() and not rerun else None
+    if data is not None and (len(data["metrics"]) >= runs or not run_testbed):
+        return data
     if not run_testbed:
         return None
     from cubiclab.io import atomic_write_text
@@ -73,22 +85,43 @@ def kernel_side(sc, path: Path, runs: int, run_testbed: bool, rerun: bool, quiet
     from cubiclab.testbed.ensemble import run_metrics
     from cubiclab.testbed.run import plan, testbed
 
+    if data is not None and data["kernel"] != platform.release():
+        raise SystemExit(f"{path}: runs of kernel {data['kernel']}, this is {platform.release()}; --rerun-testbed")
     tsc = sc.replace()
     tsc.record.cwnd = "changes"
     plan(tsc)
-    metrics, grid, late = [], None, []
-    for seed in seeds(tsc, runs):
+    data = data or {"scenario": sc.name, "seeds": [], "kernel": platform.release(),
+                    "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "emulator_late_p99_us": [],
+                    "metrics": [], "cwnd_grid": None}
+    data.setdefault("runs", [{} for _ in data["metrics"]])  # per run: when, and the machine's load
+    for seed in seeds(tsc, runs)[len(data["metrics"]):]:
         if not quiet:
             print(f"  testbed {sc.name} seed {seed}", file=sys.stderr)
-        res = _testbed_with_retries(testbed, tsc.replace(seed=seed))
-        metrics.append(run_metrics(res))
-        late.append(res.summary["emulator"].get("late_p99_us"))
-        grid = grid or cwnd_grid(res, res.summary["duration_s"])
-    data = {"scenario": sc.name, "seeds": seeds(tsc, runs), "kernel": platform.release(),
-            "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "emulator_late_p99_us": late, "metrics": metrics, "cwnd_grid": grid}
-    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
+        with _held(lock):
+            load = os.getloadavg()[0]
+            res = _testbed_with_retries(testbed, tsc.replace(seed=seed))
+        data["seeds"].append(seed)
+        data["metrics"].append(run_metrics(res))
+        data["emulator_late_p99_us"].append(res.summary["emulator"].get("late_p99_us"))
+        data["runs"].append({"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                             "load1": round(load, 2)})
+        data["cwnd_grid"] = data["cwnd_grid"] or cwnd_grid(res, res.summary["duration_s"])
+        atomic_write_text(path, json.dumps(data, indent=1) + "\n")
     return data
+
+
+@contextlib.contextmanager
+def _held(lock: Path | None):
+    """`lock` held with flock for the block (nothing without one)."""
+    if lock is None:
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _testbed_with_retries(testbed, sc, tries: int = 3):
@@ -106,10 +139,15 @@ def _testbed_with_retries(testbed, sc, tries: int = 3):
 def baseline_side(build: Path, scenario_file: Path, seeds: list[int]) -> list[dict]:
     env = dict(os.environ, PYTHONPATH=str(build))
     out = subprocess.run([sys.executable, "-c", _BASELINE_CODE, str(ENSEMBLE_PY), str(scenario_file),
-                          ",".join(map(str, seeds))], capture_output=True, text=True, env=env, check=False)
+                          ",".join(map(str, seeds)), str(STATS_PY)], capture_output=True, text=True, env=env,
+                         check=False)
     if out.returncode != 0:
         raise RuntimeError(f"baseline build at {build} failed on {scenario_file.name}: {out.stderr[-800:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+#: How bad a verdict is, for the cell that shows a scenario's worst flow.
+_RANK = {"agrees": 0, "undecided": 1, "differs": 2}
 
 
 def worst(verdicts: list[dict], prefix: str) -> dict | None:
@@ -119,8 +157,8 @@ def worst(verdicts: list[dict], prefix: str) -> dict | None:
         return None
 
     def badness(v):
-        d = abs(v["diff"]) if v["kind"] == "abs" else abs(v["rel_diff"])
-        return (not v["agrees"], d / v["tolerance"] if np.isfinite(d) else 0.0)
+        d = abs(v["diff"]) / v["band"] if v["band"] else 0.0
+        return (_RANK[v["verdict"]], d if np.isfinite(d) else 0.0)
 
     return max(rows, key=badness)
 
@@ -129,22 +167,32 @@ def cell(v: dict | None) -> str:
     if v is None:
         return "-"
     fmt = "{:.3f}" if v["kind"] == "abs" else "{:.0f}"
-    mark = "ok" if v["agrees"] else "**X**"
-    return f"{fmt.format(v['sim_mean'])} / {fmt.format(v['kernel_mean'])} {mark}"
+    mark = {"agrees": "ok", "undecided": "?", "differs": "**X**"}[v["verdict"]]
+    ratio = "-" if not np.isfinite(v["sd_ratio"]) else f"{v['sd_ratio']:.2g}"
+    spread = {"agrees": "", "undecided": "?", "differs": "**X**"}[v["spread"]]
+    return f"{fmt.format(v['sim_mean'])} / {fmt.format(v['kernel_mean'])} {mark} · sd {ratio}{spread}"
 
 
 def table(rows: list[tuple[str, list[dict]]], title: str) -> str:
-    head = "| scenario | " + " | ".join(h for h, _ in COLUMNS) + " |"
-    lines = [f"### {title}", "", "Each cell: simulator mean / kernel mean, **X** where they do not agree "
-             "(intervals apart and difference beyond tolerance); per-flow metrics show the flow that differs most.",
-             "", head, "|" + "---|" * (len(COLUMNS) + 1)]
+    head = "| scenario | runs | " + " | ".join(h for h, _ in COLUMNS) + " |"
+    lines = [f"### {title}", "",
+             "Each cell: simulator mean / kernel mean and the verdict on their difference (its Welch 95% interval "
+             "against ± the tolerance): ok agrees (inside), **X** differs (wholly outside), ? undecided; then "
+             "`sd`, the ratio of the standard deviations simulator / kernel, marked **X** where its F 95% interval "
+             "lies wholly outside [1/2, 2] and ? where it straddles an edge. Per-flow metrics show the flow that "
+             "differs most; runs: simulator / kernel.",
+             "", head, "|" + "---|" * (len(COLUMNS) + 2)]
     for name, verdicts in rows:
-        lines.append(f"| {name} | " + " | ".join(cell(worst(verdicts, p)) for _, p in COLUMNS) + " |")
-    n_ok = sum(all(v["agrees"] for v in vs) for _, vs in rows)
-    cells = [worst(vs, p) for _, vs in rows for _, p in COLUMNS]
-    c_ok = sum(1 for c in cells if c is not None and c["agrees"])
-    c_all = sum(1 for c in cells if c is not None)
-    lines += ["", f"{n_ok} of {len(rows)} scenarios agree on every metric; {c_ok} of {c_all} cells agree."]
+        n = f"{verdicts[0]['n_sim']} / {verdicts[0]['n_kernel']}" if verdicts else "-"
+        lines.append(f"| {name} | {n} | " + " | ".join(cell(worst(verdicts, p)) for _, p in COLUMNS) + " |")
+    cells = [c for _, vs in rows for c in (worst(vs, p) for _, p in COLUMNS) if c is not None]
+    count = {w: sum(c["verdict"] == w for c in cells) for w in _RANK}
+    spread = {w: sum(c["spread"] == w for c in cells) for w in _RANK}
+    n_ok = sum(all(v["verdict"] == "agrees" for v in vs) for _, vs in rows)
+    lines += ["", f"{n_ok} of {len(rows)} scenarios agree on every metric. Means, of {len(cells)} cells: "
+                  f"{count['agrees']} agree, {count['differs']} differ, {count['undecided']} undecided. Spreads "
+                  f"(within a factor 2): {spread['agrees']} agree, {spread['differs']} differ, "
+                  f"{spread['undecided']} undecided."]
     return "\n".join(lines)
 
 
@@ -191,9 +239,12 @@ def merged(out: Path, rows: list) -> tuple[list, list, str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="*", help="TOML files (default: scenarios/agreement/*.toml)")
-    ap.add_argument("--runs", type=int, default=3, help="runs per side (seeds seed, seed+1, ...)")
+    ap.add_argument("--runs", type=int, default=FIRST_RUNS, help="runs per side (seeds seed, seed+1, ...)")
+    ap.add_argument("--max-runs", type=int, default=MAX_RUNS,
+                    help="with --testbed: while a metric is undecided, more kernel runs up to this many")
     ap.add_argument("--testbed", action="store_true", help="run the kernel side where it is not on file (root)")
     ap.add_argument("--rerun-testbed", action="store_true", help="run the kernel side again even if on file")
+    ap.add_argument("--lock", type=Path, help="hold this file (flock) around each kernel run, e.g. /tmp/kernel.lock")
     ap.add_argument("--baseline", type=Path, help="folder holding an older cubiclab package: its simulator too")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--merge", action="store_true",
@@ -204,26 +255,36 @@ def main() -> int:
         ap.error("--merge takes scenario files and no --baseline (the 'before' table on file is kept)")
 
     from cubiclab.io import atomic_write_text
-    from cubiclab.scenario import Scenario
+    from cubiclab.scenario import Scenario, with_host_timing
     from cubiclab.simulate import simulate
     from cubiclab.testbed.compare import seeds
-    from cubiclab.testbed.ensemble import compare_runs, run_metrics
+    from cubiclab.testbed.ensemble import compare_runs, run_metrics, runs_wanted
 
     files = [Path(f) for f in args.scenarios] or sorted(SCENARIOS.glob("*.toml"))
     now_rows, before_rows, missing = [], [], []
     for f in files:
         sc = Scenario.load(f)
-        kernel = kernel_side(sc, args.out / "kernel" / f"{f.stem}.json", args.runs, args.testbed or args.rerun_testbed,
-                             args.rerun_testbed, args.quiet)
+        ssc = with_host_timing(sc)
+        ssc.record.cwnd = "changes"
+        run_testbed, rerun, runs = args.testbed or args.rerun_testbed, args.rerun_testbed, args.runs
+        sims = []
+        while True:  # the sequential design: more runs while a mean is undecided (kernel runs allowed)
+            kernel = kernel_side(sc, args.out / "kernel" / f"{f.stem}.json", runs, run_testbed, rerun, args.quiet,
+                                 args.lock)
+            if kernel is None:
+                break
+            ss = seeds(sc, len(kernel["metrics"]))
+            sims += [simulate(ssc.replace(seed=s)) for s in ss[len(sims):]]
+            verdicts = compare_runs([run_metrics(r) for r in sims], kernel["metrics"])
+            more = runs_wanted(verdicts, len(ss), args.max_runs)
+            if not run_testbed or more == len(ss):
+                break
+            runs, rerun = more, False
         if kernel is None:
             missing.append(sc.name)
             continue
-        ss = seeds(sc, len(kernel["metrics"]))
-        ssc = sc.replace()
-        ssc.record.cwnd = "changes"
-        results = [simulate(ssc.replace(seed=s)) for s in ss]
-        now_rows.append((sc.name, compare_runs([run_metrics(r) for r in results], kernel["metrics"])))
-        picture(sc.name, results[0], kernel, args.out / f"{f.stem}.png")
+        now_rows.append((sc.name, verdicts))
+        picture(sc.name, sims[0], kernel, args.out / f"{f.stem}.png")
         if args.baseline:
             before_rows.append((sc.name, compare_runs(baseline_side(args.baseline, f, ss), kernel["metrics"])))
         if not args.quiet:

@@ -54,7 +54,8 @@ def _file_defaults() -> dict[str, dict[str, object]]:
 
     out = {}
     for name, cls in (("Scenario", s.Scenario), ("Bottleneck", s.Bottleneck), ("FlowGroup", s.FlowGroup),
-                      ("WebGroup", s.WebGroup), ("Record", s.Record)):
+                      ("WebGroup", s.WebGroup), ("Host", s.Host),
+                      ("Record", s.Record)):
         d = {}
         for f in fields(cls):
             if f.default is not MISSING:

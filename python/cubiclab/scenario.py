@@ -63,6 +63,12 @@ A scenario file (every key optional except ``flows``)::
     [flows.params]
     beta = 717
 
+    [host]
+    jitter = "testbed"          # the hosts' timing noise measured on the kernel testbed, drawn
+                                # from the seed; "off" for exact runs. Unset: off, except in
+                                # ensembles against the kernel (compare --runs, the agreement
+                                # matrix), which turn it on
+
     [record]
     interval = "100ms"
     cwnd = "interval"           # or "changes": every change of cwnd/ssthresh
@@ -193,6 +199,17 @@ class FlowGroup:
 
 
 @dataclass
+class Host:
+    #: The hosts' timing noise: "testbed" or "off"; None: off, but turned on by ensembles
+    #: against the kernel (:func:`with_host_timing`).
+    jitter: str | None = None
+
+
+#: What ensembles against the kernel set an unset `host.jitter` to.
+ENSEMBLE_JITTER = "testbed"
+
+
+@dataclass
 class Record:
     interval: str = "100ms"
     cwnd: str = "interval"
@@ -220,6 +237,7 @@ class Scenario:
     #: list of three sizes; None: Linux 6.18's 4096 131072 33554432. Used by flows with
     #: rwnd = "autotune" and by web sessions.
     tcp_rmem: str | list | None = None
+    host: Host = field(default_factory=Host)
     record: Record = field(default_factory=Record)
     name: str = "scenario"
 
@@ -245,7 +263,7 @@ class Scenario:
         for key, group in (("flows", FlowGroup), ("web", WebGroup), ("links", Link)):
             if key in kw:
                 kw[key] = _groups(kw[key], group, key)
-        for key, table in (("bottleneck", Bottleneck), ("record", Record)):
+        for key, table in (("bottleneck", Bottleneck), ("host", Host), ("record", Record)):
             if key in kw:
                 kw[key] = _table(kw[key], table, key)
         return _typed(cls(**kw), cls, "")
@@ -308,6 +326,7 @@ class Scenario:
         # The path as (key path, link): the shorthand's one link, or each of `links`.
         path = [(f"links[{k}]", link) for k, link in enumerate(links_in)] or [("bottleneck", b)]
         rec = _table(sc.record, Record, "record")
+        host = _table(sc.host, Host, "host")
         if isinstance(sc.mss, bool) or not isinstance(sc.mss, int) or sc.mss < 1:
             # Sizes in packets and the BDP are computed from it here; the schema checks its range.
             raise ValueError(f"mss is {sc.mss!r}; allowed: a positive integer (bytes)")
@@ -363,6 +382,8 @@ class Scenario:
             "start_jitter": units.parse_time(sc.start_jitter, "start_jitter"),
             "min_rto": units.parse_time(sc.min_rto, "min_rto"),
             **({} if sc.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(sc.tcp_rmem, sc.mss)}),
+            # Left out when off, so that scenarios without the model compile as before it.
+            **({} if host.jitter in (None, "off") else {"host": {"jitter": host.jitter}}),
             **({"links": compiled} if links_in else {"bottleneck": compiled[0]}),
             "flows": flows,
             "web": [_web(g, i, *web_path(g), wire, sc.mss) for i, g in enumerate(web_in)],
@@ -400,6 +421,15 @@ class Scenario:
         (the testbed runs the kernel's algorithms and checks them there)."""
         with suggesting():
             return json.loads(_core.plan(self.to_json(), check_algorithms))
+
+
+def with_host_timing(sc: Scenario) -> Scenario:
+    """A copy of `sc` as an ensemble against the kernel runs it: the hosts' timing noise on
+    (ENSEMBLE_JITTER) unless the scenario sets `host.jitter` itself. Seeds that only move
+    start times leave a simulated run on one trajectory where the kernel's runs spread;
+    with the noise each seed is a run of its own (docs/agreement/README.md)."""
+    host = _table(sc.host, Host, "host")
+    return sc.replace(host=Host(jitter=ENSEMBLE_JITTER if host.jitter is None else host.jitter))
 
 
 def compiled_links(spec: dict) -> list[dict]:

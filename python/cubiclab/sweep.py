@@ -608,24 +608,32 @@ def _die_with_parent(parent: int):
         threading.Thread(target=watch, daemon=True).start()
 
 
-def _run_ray(todo, cache, address, bar, failures):
+def ray_connect(address: str | None) -> bool:
+    """Join the Ray cluster at `address` ("local" or None starts one here) unless this
+    process already has; True if it joined now (the caller then shuts it down)."""
     try:
         import ray
     except ImportError:
         raise ValueError("--ray needs Ray: pip install 'cubiclab[ray]'") from None
-    started = False
-    if not ray.is_initialized():
-        try:
-            if address in ("local", "", None):
-                # "local" names a new instance: a bare ray.init() would join whatever
-                # RAY_ADDRESS or /tmp/ray/ray_current_cluster names, stale or not.
-                ray.init(address="local", include_dashboard=False, log_to_driver=False)
-            else:
-                ray.init(address=address, log_to_driver=False)
-        except Exception as e:  # noqa: BLE001 - Ray raises several kinds
-            raise ValueError(f"--ray {address}: could not start or reach Ray ({type(e).__name__}: {e}); "
-                             f"'auto' needs a running cluster (ray start --head), 'local' starts one") from None
-        started = True
+    if ray.is_initialized():
+        return False
+    try:
+        if address in ("local", "", None):
+            # "local" names a new instance: a bare ray.init() would join whatever
+            # RAY_ADDRESS or /tmp/ray/ray_current_cluster names, stale or not.
+            ray.init(address="local", include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    except Exception as e:  # noqa: BLE001 - Ray raises several kinds
+        raise ValueError(f"--ray {address}: could not start or reach Ray ({type(e).__name__}: {e}); "
+                         f"'auto' needs a running cluster (ray start --head), 'local' starts one") from None
+    return True
+
+
+def _run_ray(todo, cache, address, bar, failures):
+    started = ray_connect(address)
+    import ray
+
     try:
         remote = ray.remote(_simulate_payload)
         pending = {remote.remote(run.scenario.to_dict()): key for key, run in todo.items()}

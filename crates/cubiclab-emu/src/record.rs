@@ -114,6 +114,8 @@ pub struct Io {
     pub queue: u32,
     /// TCP sequence number of the first segment.
     pub seq: u32,
+    /// Its acknowledgment number (reads and writes; 0 in wakes).
+    pub ack: u32,
     pub late: i64,
     pub dur: u64,
 }
@@ -282,7 +284,7 @@ pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Late
         fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
     }
     if fwd.io.capacity() > 0 {
-        let mut io = String::from("t_ns,dir,kind,segments,queue_packets,seq,late_ns,dur_ns\n");
+        let mut io = String::from("t_ns,dir,kind,segments,queue_packets,seq,ack,late_ns,dur_ns\n");
         for r in [fwd, rev] {
             for e in &r.io {
                 let kind = match e.kind {
@@ -291,8 +293,8 @@ pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Late
                     IoKind::Wake => "wake",
                 };
                 let (t, d) = (r.start + e.t, r.dir);
-                let (n, q, seq, late, dur) = (e.segments, e.queue, e.seq, e.late, e.dur);
-                let _ = writeln!(io, "{t},{d},{kind},{n},{q},{seq},{late},{dur}");
+                let (n, q, seq, ack, late, dur) = (e.segments, e.queue, e.seq, e.ack, e.late, e.dur);
+                let _ = writeln!(io, "{t},{d},{kind},{n},{q},{seq},{ack},{late},{dur}");
             }
         }
         fs::write(out.join("io.csv"), io).map_err(|e| format!("io.csv: {e}"))?;
@@ -365,7 +367,7 @@ mod tests {
         // direction's start (1000 here).
         let mut fwd = Records::new(0, 1000, (1, 1), 10, None, 2);
         let rev = Records::new(1, 1000, (1, 1), 10, None, 2);
-        let row = |t, kind, late| Io { t, kind, segments: 3, queue: 7, seq: 42, late, dur: 5 };
+        let row = |t, kind, late| Io { t, kind, segments: 3, queue: 7, seq: 42, ack: 9, late, dur: 5 };
         fwd.io(row(10, IoKind::Read, 0));
         fwd.io(row(20, IoKind::Wake, -4));
         fwd.io(row(30, IoKind::Write, 9));
@@ -377,7 +379,7 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
             text,
-            "t_ns,dir,kind,segments,queue_packets,seq,late_ns,dur_ns\n1010,0,read,3,7,42,0,5\n1020,0,wake,3,7,42,-4,5\n"
+            "t_ns,dir,kind,segments,queue_packets,seq,ack,late_ns,dur_ns\n1010,0,read,3,7,42,9,0,5\n1020,0,wake,3,7,42,9,-4,5\n"
         );
     }
 }

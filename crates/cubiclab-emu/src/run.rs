@@ -264,8 +264,8 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             let rec = &mut h.rec;
             h.chain.offer(t, slot, flow, &mut slab, |k, f| rec.fate(k, f));
             // io.csv's queue is the first link's.
-            let (segments, queue, seq) = (header.segments, h.chain.hops[0].queue().0 as u32, header.seq);
-            h.rec.io(Io { t, kind: IoKind::Read, segments, queue, seq, late: 0, dur: 0 });
+            let (segments, queue, seq, ack) = (header.segments, h.chain.hops[0].queue().0 as u32, header.seq, header.ack);
+            h.rec.io(Io { t, kind: IoKind::Read, segments, queue, seq, ack, late: 0, dur: 0 });
         }
         deliver(&mut h, &mut slab, start, out_fd, cfg.max_coalesce, &mut scratch);
         if mono_ns() >= next_sample {
@@ -299,6 +299,7 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             segments,
             queue: 0,
             seq: 0,
+            ack: 0,
             late: woke as i64 - next as i64,
             dur: 0,
         });
@@ -337,7 +338,7 @@ fn deliver(h: &mut Half, slab: &mut Slab, start: u64, out_fd: RawFd, max_coalesc
         }
         *writes += 1;
         let (seq, late, dur) = (s.header.segment_seq(first), t as i64 - dues[0] as i64, mono_ns() - start - t);
-        rec.io(Io { t, kind: IoKind::Write, segments: n, queue: 0, seq, late, dur });
+        rec.io(Io { t, kind: IoKind::Write, segments: n, queue: 0, seq, ack: s.header.ack, late, dur });
         for &due in dues {
             rec.late.add(t.saturating_sub(due));
         }

@@ -92,6 +92,9 @@ pub struct Header {
     pub sport: u16,
     pub dport: u16,
     pub seq: u32,
+    /// TCP acknowledgment number (0 if not TCP): what a host's ACK is answering, to time
+    /// its turnaround from the data it acknowledges (io.csv).
+    pub ack: u32,
     /// Payload bytes per segment of a super-packet (0: one segment).
     pub gso_size: u16,
     pub ecn: bool,
@@ -127,6 +130,7 @@ impl Header {
             h.sport = u16::from_be_bytes([t[0], t[1]]);
             h.dport = u16::from_be_bytes([t[2], t[3]]);
             h.seq = u32::from_be_bytes([t[4], t[5], t[6], t[7]]);
+            h.ack = u32::from_be_bytes([t[8], t[9], t[10], t[11]]);
         }
         let gso_type = if udp { VNET_GSO_UDP_L4 } else { VNET_GSO_TCPV4 };
         if vnet && buf[1] & !VNET_GSO_ECN == gso_type {
@@ -280,6 +284,7 @@ mod tests {
         ip[20..22].copy_from_slice(&40000u16.to_be_bytes());
         ip[22..24].copy_from_slice(&47001u16.to_be_bytes());
         ip[24..28].copy_from_slice(&1000u32.to_be_bytes());
+        ip[28..32].copy_from_slice(&7000u32.to_be_bytes());
         ip[32] = 8 << 4;
         ip[33] = 0x80 | 0x08 | 0x10 | 0x01; // CWR, PSH, ACK, FIN
         b
@@ -291,7 +296,7 @@ mod tests {
         // 52 header bytes on the wire.
         let b = packet(3000, 1448);
         let h = Header::parse(&b, true);
-        assert_eq!((h.sport, h.dport, h.seq, h.hdr_len, h.segments), (40000, 47001, 1000, 52, 3));
+        assert_eq!((h.sport, h.dport, h.seq, h.ack, h.hdr_len, h.segments), (40000, 47001, 1000, 7000, 52, 3));
         let sizes: Vec<u32> = (0..3).map(|i| h.segment_bytes(i)).collect();
         assert_eq!(sizes, vec![1500, 1500, 156]);
         assert_eq!(h.segment_seq(2), 1000 + 2 * 1448);

@@ -21,6 +21,7 @@ const KEYS: &[&str] = &[
     "links",
     "flows",
     "web",
+    "host",
     "record",
 ];
 

@@ -4,7 +4,8 @@ Each catalog entry declares its claims as one table of `ClaimSpec`s: the paper's
 (quoted), where it is, whether its number is stated in the text or read off a figure, what we
 measure, what counts as agreement (`Band` two-sided where the paper gives a magnitude;
 `Above`/`Below` one-sided for orderings, with a margin) and why. `judge` turns one value per
-seed into a `Verdict`:
+seed into a `Verdict` (the first three placed by :func:`cubiclab.stats.verdict`, as the
+agreement matrix's are):
 
 - holds: the 95% confidence interval of the mean (clipped to the metric's natural bounds,
   `Bounds`: a utilisation cannot exceed 1) lies inside the accepted region;
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cubiclab.stats import FAILS, HOLDS, INCONCLUSIVE, ONE_TRAJECTORY, mean_ci, verdict
+
 PAPER, SENSITIVITY, EXTENSION = "paper claim", "sensitivity", "extension"
 KINDS = (PAPER, SENSITIVITY, EXTENSION)
 TEXT, FIGURE, MODEL = "stated in text", "read off figure", "computed from the paper's model"
@@ -48,8 +51,7 @@ SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC = (
 EVIDENCE = (SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC)
 HEADLINE_EVIDENCE = (SIMULATION, KERNEL)
 
-HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED = (
-    "holds", "does not hold", "inconclusive", "not converged", "one trajectory", "indicative", "not measured")
+NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED = "not converged", "one trajectory", "indicative", "not measured"
 VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED)
 
 
@@ -220,32 +222,6 @@ class ClaimSpec:
                 "construction": self.construction}
 
 
-# Two-sided 97.5% quantiles of Student's t for 1-30 degrees of freedom (standard tables).
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def t975(dof: int) -> float:
-    if dof < 1:
-        raise ValueError("a confidence interval needs at least two values")
-    return _T975[dof - 1] if dof <= len(_T975) else 1.960
-
-
-def mean_ci(values) -> tuple[float, float, int]:
-    """Mean, half-width of its 95% confidence interval (Student's t) and count of the
-    finite values; the half-width is NaN for fewer than two values, 0 when they are all
-    equal (a deterministic computation)."""
-    a = np.asarray(values, dtype=float)
-    a = a[np.isfinite(a)]
-    n = int(a.size)
-    if n == 0:
-        return math.nan, math.nan, 0
-    m = float(a.mean())
-    if n == 1:
-        return m, math.nan, 1
-    return m, t975(n - 1) * float(a.std(ddof=1)) / math.sqrt(n), n
-
-
 @dataclass
 class Verdict:
     """A claim judged: its spec, the per-seed values, their mean and 95% CI half-width, the
@@ -301,10 +277,6 @@ class Verdict:
                 "verdict": self.verdict, "note": self.note}
 
 
-# Seeds that move a value by less than this fraction of its claim's scale sample nothing: the
-# scenario has no randomness that reaches the metric (one flow alone, say), and the verdict
-# says so rather than pass a zero-width interval off as an ensemble's.
-ONE_TRAJECTORY = 0.01
 
 
 def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = False,
@@ -355,13 +327,9 @@ def judge(spec: ClaimSpec, values, first=None, second=None, indicative: bool = F
 
 def by_interval(interval: tuple[float, float], accept) -> str:
     """Holds when the interval lies inside the accepted region, does not hold when wholly
-    outside it, inconclusive otherwise."""
-    lo, hi = interval
-    if accept.lo <= lo and hi <= accept.hi:
-        return HOLDS
-    if hi < accept.lo or lo > accept.hi:
-        return FAILS
-    return INCONCLUSIVE
+    outside it, inconclusive otherwise (:func:`cubiclab.stats.verdict`, as the agreement
+    matrix places its intervals)."""
+    return verdict(*interval, accept.lo, accept.hi)
 
 
 def median_order_interval(n: int) -> tuple[int, float]:

@@ -113,7 +113,8 @@ def add_parsers(sub) -> None:
     r.add_argument("--out", default="cubiclab-out/reproduce", help="output folder (report.html, one folder per entry)")
     r.add_argument("--jobs", type=int, default=None, help="worker processes (default: all local cores)")
     r.add_argument("--ray", default=None, metavar="auto|local|ADDRESS",
-                   help="run the simulations on Ray (pip install 'cubiclab[ray]')")
+                   help="run the simulations on Ray (pip install 'cubiclab[ray]'); with --testbed the kernel runs "
+                        "too, one at a time on each node that can run the testbed (the others are named and refused)")
     r.add_argument("--cache", default=None, help="run cache (default: OUT/cache or $CUBICLAB_CACHE)")
     r.add_argument("--quiet", action="store_true", help="no progress output")
     r.add_argument("--testbed", action="store_true",

@@ -61,7 +61,8 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
     and return their Outcomes; figures, data, verdicts and report.html go under `out`. With `testbed`, the runs are also made on the
     real kernel (`experiments/testbed_backend.py`, each at most `max_duration` seconds, all
     within `testbed_budget` seconds of wall time if given) and
-    each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel."""
+    each entry's folder gets kernel.json, `out` kernel.md: paper / simulator / kernel. `ray`
+    (a Ray address) runs the simulations, and the kernel runs too, on a Ray cluster."""
     out = Path(out)
     m = mode if isinstance(mode, Mode) else mode_named(mode, seeds, budget_scale)
     exps = select(names)
@@ -89,7 +90,7 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
 
         runnable = [(e.name, runs) for e, why, runs in plans if not why]
         kernel_runs = testbed_backend.run_all([runs for _, runs in runnable], cache, max_duration, log,
-                                              budget_s=testbed_budget, names=[name for name, _ in runnable])
+                                              budget_s=testbed_budget, names=[name for name, _ in runnable], ray=ray)
         kernel_rows = []
     outcomes = []
     for e, why, runs in plans:

@@ -92,14 +92,15 @@ def _duration_text(s: float) -> str:
 
 
 def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log=sys.stderr,
-            budget_s: float | None = None, names: list[str] | None = None) -> KernelRuns:
+            budget_s: float | None = None, names: list[str] | None = None, ray: str | None = None) -> KernelRuns:
     """Run on the testbed every run of `entries` (one list of runs per entry) not yet in its
     cache, one after another (each needs the whole machine), entry by entry; an entry with a
     run the testbed cannot take is not run at all (its analysis needs every run). With
     `budget_s`, no run starts whose planned end (its duration after the time spent so far)
     lies beyond the budget: those are left pending. Ctrl-C stops, and the next call
     resumes. Before the first run it prints the projected lab time, per entry with
-    `names` (one per entry)."""
+    `names` (one per entry). With `ray` (a Ray address), the runs go to the cluster's nodes
+    that can take them, one at a time each (:mod:`cubiclab.experiments.testbed_ray`)."""
     from cubiclab.testbed.cache_key import kernel_run_key
     from cubiclab.testbed.run import testbed
 
@@ -138,6 +139,11 @@ def run_all(entries: list[list[Run]], cache_root: Path, max_duration: float, log
         if budget_s is None and lab_s > 3600:
             print("cubiclab: --testbed-budget SECONDS runs what fits in that time; the same command continues",
                   file=log)
+    if ray is not None and todo:
+        from cubiclab.experiments import testbed_ray
+
+        testbed_ray.run(todo, kr, duration_s, ray, max_duration, log, budget_s)
+        return kr
     t_all = time.monotonic()
     for i, (key, run) in enumerate(todo.items()):
         if i:

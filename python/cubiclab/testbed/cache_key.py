@@ -4,7 +4,9 @@ A simulator run's key (:func:`cubiclab.sweep.run_key`) hashes the whole compiled
 so every rebuild files every cached run anew; that is right for the simulator, whose code
 is the extension, but a kernel run uses only a few pieces of it. Its key hashes:
 
-- the compiled scenario (every field in integer units, the seed included);
+- the compiled scenario (every field in integer units, the seed included), less the
+  simulator's model of the hosts' timing (`host`), which stands in for what the kernel
+  does by itself;
 - what the extension makes of it for the testbed, as values, not as code: the flow plan
   (names, start times with the seed's jitter, per-flow delays), the emulator's path
   configuration (rate, buffers, discipline, random loss and its seed) and the web
@@ -80,5 +82,6 @@ def kernel_run_key(scenario: Scenario, compiled: Compiled | None = None) -> str:
     c = compiled or compile_scenario(scenario)
     kernel_ccs = set(kernel_algorithms())
     uses_bpf = any(g.algorithm not in kernel_ccs for g in scenario.flows)
-    made = {"spec": c.spec, "plan": c.flow_plan, "path": c.path, "web": c.web, "code": code_fingerprint(uses_bpf)}
+    spec = {k: v for k, v in c.spec.items() if k != "host"}
+    made = {"spec": spec, "plan": c.flow_plan, "path": c.path, "web": c.web, "code": code_fingerprint(uses_bpf)}
     return hashlib.sha256(json.dumps(made, sort_keys=True, default=str).encode()).hexdigest()

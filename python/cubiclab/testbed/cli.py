@@ -76,6 +76,10 @@ def cmd_compare(args) -> int:
 
     sc = _load(args)
     if args.runs != 1:
+        if args.runs < 2 or (args.max_runs is not None and args.max_runs < args.runs):
+            print(f"cubiclab: error: --runs {args.runs}, --max-runs {args.max_runs}: an ensemble needs 2 <= runs "
+                  "<= max-runs", file=sys.stderr)
+            return 2
         return _compare_ensemble(sc, args)
     outdir = Path(args.out) / sc.name
     if not args.json:
@@ -101,7 +105,7 @@ def _compare_ensemble(sc, args) -> int:
 
     outdir = Path(args.out) / sc.name
     try:
-        c = compare_ensemble(sc, runs=args.runs, progress=not args.quiet and not args.json, trace=not args.no_trace,
+        c = compare_ensemble(sc, runs=args.runs, max_runs=args.max_runs, progress=not args.quiet and not args.json, trace=not args.no_trace,
                              max_duration=args.max_duration)
     except (KernelLabUnavailable, RuntimeError) as e:
         return _unavailable(e)
@@ -130,11 +134,13 @@ def _positive(v: str) -> int:
     except ValueError:
         n = 0
     if n < 1:
-        raise argparse.ArgumentTypeError(f"--runs is '{v}'; a whole number of runs, at least 1")
+        raise argparse.ArgumentTypeError(f"'{v}' is not a number of runs; allowed: a whole number, at least 1")
     return n
 
 
 def add_parsers(sub) -> None:
+    from cubiclab.testbed.ensemble import STEP_RUNS
+
     t = sub.add_parser("testbed", help="run a scenario's flows on the real kernel through an emulated bottleneck "
                                        "(root)")
     t.add_argument("scenario", nargs="?", help="TOML scenario file")
@@ -144,7 +150,11 @@ def add_parsers(sub) -> None:
     c = sub.add_parser("compare", help="run a scenario on the simulator and on the testbed, side by side (root)")
     c.add_argument("scenario", help="TOML scenario file")
     c.add_argument("--runs", type=_positive, default=1,
-                   help="runs per side with seeds seed, seed+1, ...; above 1, each metric's mean and 95%% "
-                        "interval and whether the sides agree")
+                   help="runs per side with seeds seed, seed+1, ...; 2 or more: per metric the difference of the "
+                        "means (Welch 95%% interval) against its tolerance, agrees / differs / undecided, and the "
+                        "ratio of the spreads (use 10 or more)")
+    c.add_argument("--max-runs", type=_positive,
+                   help=f"sequential: while a metric is undecided, {STEP_RUNS} more runs a side up to this many "
+                        "(default: --runs)")
     _common(c)
     c.set_defaults(func=cmd_compare)

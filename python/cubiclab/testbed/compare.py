@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from cubiclab.io import atomic_write_text
-from cubiclab.scenario import Scenario
-from cubiclab.testbed.ensemble import compare_runs, cwnd_on_grid, run_metrics
+from cubiclab.scenario import Scenario, with_host_timing
+from cubiclab.testbed.ensemble import FIRST_RUNS, compare_runs, cwnd_on_grid, run_metrics, runs_wanted
 
 
 @dataclass
@@ -110,12 +110,13 @@ class EnsembleComparison:
     scenario: Scenario
     sim_runs: list  # run_metrics() of each simulator run, seeds seed, seed + 1, ...
     kernel_runs: list  # the same for the testbed
-    verdicts: pd.DataFrame  # one row per metric: both intervals, difference, agrees
+    verdicts: pd.DataFrame  # one row per metric: both intervals, the difference's, the sd ratio's, verdicts
     sim: object = None  # the first run of each side, for pictures
     testbed: object = None
 
     @property
     def agrees(self) -> bool:
+        """Every metric's mean agrees."""
         return bool(self.verdicts.agrees.all())
 
     def to_dict(self) -> dict:
@@ -128,46 +129,67 @@ def seeds(scenario: Scenario, runs: int) -> list[int]:
     return [scenario.seed + k for k in range(runs)]
 
 
-def compare_ensemble(scenario: Scenario | str, runs: int = 5, progress: bool = False,
-                     kernel_runs: list | None = None, **testbed_kw) -> EnsembleComparison:
+def compare_ensemble(scenario: Scenario | str, runs: int = FIRST_RUNS, max_runs: int | None = None,
+                     progress: bool = False, kernel_runs: list | None = None, **testbed_kw) -> EnsembleComparison:
     """`runs` simulator and `runs` testbed runs of `scenario` with seeds `seed, seed + 1, ...`
-    (start jitter and random loss differ); every metric's mean and 95% interval per side and
-    whether they agree. `kernel_runs` (metrics of earlier testbed runs) skips the testbed."""
+    (start jitter and random loss differ; the simulator's hosts' timing noise is on unless
+    the scenario sets it, :func:`cubiclab.scenario.with_host_timing`), then, while a metric's mean is undecided, more
+    runs a side up to `max_runs` (default `runs`: a fixed design; see
+    :func:`cubiclab.testbed.ensemble.runs_wanted`); every metric judged on its mean and its
+    spread. `kernel_runs` (metrics of earlier testbed runs) skips the testbed, and fixes the
+    number of runs to theirs."""
     from cubiclab.simulate import simulate
     from cubiclab.testbed.run import MAX_DURATION_S, plan, testbed
 
     if isinstance(scenario, str):
         scenario = Scenario.load(scenario)
-    if runs < 1:
-        raise ValueError(f"runs is {runs}; at least 1 run per side is needed")
+    max_runs = runs if max_runs is None else max_runs
+    if runs < 2 or max_runs < runs:
+        raise ValueError(f"runs is {runs}, max_runs {max_runs}; allowed: 2 <= runs <= max_runs "
+                         "(an interval needs two runs a side)")
     sc = scenario.replace()
     sc.record.cwnd = "changes"
+    sim_sc = with_host_timing(sc)
     sim_first = tb_first = None
     sim_runs = []
-    for seed in seeds(sc, runs):
-        res = simulate(sc.replace(seed=seed))
-        sim_first = sim_first or res
-        sim_runs.append(run_metrics(res))
-    if kernel_runs is None:
+    given = kernel_runs is not None
+    if given:
+        runs = max_runs = len(kernel_runs)
+    else:
         # Every run's plan (the testbed's checks) before anything runs.
         max_duration = testbed_kw.get("max_duration", MAX_DURATION_S)
-        plans = [plan(sc.replace(seed=seed), max_duration) for seed in seeds(sc, runs)]
+        plans = [plan(sc.replace(seed=seed), max_duration) for seed in seeds(sc, max_runs)]
         kernel_runs = []
-        for p in plans:
-            res = testbed(p.scenario, progress=progress, planned=p, **testbed_kw)
-            tb_first = tb_first or res
-            kernel_runs.append(run_metrics(res))
-    verdicts = pd.DataFrame(compare_runs(sim_runs, kernel_runs))
-    return EnsembleComparison(scenario, sim_runs, kernel_runs, verdicts, sim_first, tb_first)
+    n = runs
+    while True:
+        for seed in seeds(sc, n)[len(sim_runs):]:
+            res = simulate(sim_sc.replace(seed=seed))
+            sim_first = sim_first or res
+            sim_runs.append(run_metrics(res))
+        if not given:
+            for p in plans[len(kernel_runs):n]:
+                res = testbed(p.scenario, progress=progress, planned=p, **testbed_kw)
+                tb_first = tb_first or res
+                kernel_runs.append(run_metrics(res))
+        verdicts = compare_runs(sim_runs, kernel_runs)
+        more = runs_wanted(verdicts, n, max_runs)
+        if more == n:
+            break
+        n = more
+    return EnsembleComparison(scenario, sim_runs, kernel_runs, pd.DataFrame(verdicts), sim_first, tb_first)
 
 
 def format_ensemble(c: EnsembleComparison) -> str:
-    """One line per metric: sim mean [95% interval] / kernel mean [interval], verdict."""
-    lines = [f"{c.scenario.name}: {len(c.sim_runs)} simulator and {len(c.kernel_runs)} kernel runs"]
+    """One line per metric: sim mean [95% interval] / kernel mean [interval]; the
+    difference's interval and its verdict; the ratio of the standard deviations (sim /
+    kernel) with its interval and its verdict."""
+    lines = [f"{c.scenario.name}: {len(c.sim_runs)} simulator and {len(c.kernel_runs)} kernel runs; "
+             "difference of the means (Welch 95%) against ± the tolerance, sd ratio (F 95%) against a factor 2"]
     for r in c.verdicts.to_dict("records"):
         lines.append(f"  {r['metric']:14s} sim {r['sim_mean']:10.3f} [{r['sim_lo']:.3f}, {r['sim_hi']:.3f}]"
                      f"  kernel {r['kernel_mean']:10.3f} [{r['kernel_lo']:.3f}, {r['kernel_hi']:.3f}]"
-                     f"  {'agrees' if r['agrees'] else 'DIFFERS'}")
+                     f"  diff [{r['diff_lo']:.3g}, {r['diff_hi']:.3g}] vs ±{r['band']:.3g} {r['verdict']:9s}"
+                     f"  sd ratio {r['sd_ratio']:.2f} [{r['sd_ratio_lo']:.2f}, {r['sd_ratio_hi']:.2f}] {r['spread']}")
     return "\n".join(lines)
 
 

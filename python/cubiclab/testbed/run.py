@@ -242,7 +242,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
     on a busy machine this keeps its deliveries on time), and the sink above it. `keep_dir`: keep the run's files
     there (the emulator's records in ``emu/``, the trace's records in ``trace.csv``).
     `io_trace`: have the emulator record up to this many reads and writes per direction
-    (``emu/io.csv``: when each packet reached it, how many segments, the queue after it;
+    (``emu/io.csv``: when each packet reached it, how many segments, its sequence and
+    acknowledgment numbers, the queue after it;
     when each write left). The receivers' buffers are the
     flow plan's: forced with SO_RCVBUFFORCE (far above the path's BDP without `rwnd`, or the
     buffer of a pinned `rwnd`), or left to the kernel's autotuning (`rwnd = "autotune"`)

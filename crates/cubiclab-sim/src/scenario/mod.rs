@@ -21,6 +21,7 @@ use cubiclab_cc::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use plan::STREAM_HOST;
 pub use plan::{
     rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, SessionDraws, WebLane, MAX_HOPS,
 };
@@ -80,7 +81,34 @@ pub struct Scenario {
     /// Background web session groups.
     #[serde(default)]
     pub web: Vec<WebGroup>,
+    /// The hosts' timing (file: `[host]`).
+    #[serde(default)]
+    pub host: Host,
     pub record: Record,
+}
+
+/// The end hosts' own timing: how long after a packet reaches its host the host's TCP
+/// handles it (file: `[host]`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// "off": a host handles each packet the instant it arrives, and a run is one
+    /// deterministic trajectory of its seed. "testbed": each packet that reaches its
+    /// receiver (data) or its sender (ACKs) waits a delay drawn from the run's seed, from the
+    /// distribution measured on this lab's kernel testbed (`scripts/host_timing.py`; the
+    /// model: `sim/host.rs`), its host's packets kept in order. Left out: off, but ensembles
+    /// against the kernel (`cubiclab compare --runs`, the agreement matrix) turn it on.
+    #[serde(default)]
+    pub jitter: HostJitter,
+}
+
+/// The hosts' timing noise model (`[host] jitter`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HostJitter {
+    #[default]
+    Off,
+    Testbed,
 }
 
 /// The name the `[bottleneck]` shorthand gives its one link.
@@ -433,6 +461,7 @@ impl Scenario {
             }],
             flows: Vec::new(),
             web: Vec::new(),
+            host: Host::default(),
             record: Record {
                 interval_ns: 100_000_000,
                 cwnd: CwndRecording::Interval,

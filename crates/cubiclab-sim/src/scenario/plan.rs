@@ -25,6 +25,8 @@ pub fn rcvbuf_for_window(window: u64) -> u64 {
 /// (`sim::build`), so that adding a component never shifts another's numbers.
 const STREAM_START: u64 = 0;
 const STREAM_WEB: u64 = 2 << 40;
+/// The hosts' timing noise (`sim::host`).
+pub(crate) const STREAM_HOST: u64 = 3 << 40;
 
 /// Which way data crosses a link: its route's way (forward) or back along it (reverse).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

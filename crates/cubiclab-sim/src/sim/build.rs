@@ -5,6 +5,7 @@ use std::path::Path;
 
 use cubiclab_cc::{Algorithm, CongestionControl};
 
+use super::host::{HostTiming, Side};
 use super::{Flow, Hop, LinkMarks, Route, Session, Sim};
 use cubiclab_path::Link;
 
@@ -45,6 +46,8 @@ impl Sim {
             hops: Vec::new(),
             flows: Vec::new(),
             pipes: Vec::new(),
+            host: HostTiming::new(sc.host.jitter, sc.seed),
+            pipe_ends: Vec::new(),
             web: Vec::new(),
             lanes: plan.lanes.clone(),
             planned: plan.flows.clone(),
@@ -165,7 +168,7 @@ impl Sim {
         // The receiver runs the flow's algorithm too (DCTCP's CE echo is the receiving
         // socket's), and accepts ECN (Linux's tcp_ecn = 2 default).
         receiver.set_ecn(sender.ecn_ok(), needs_ecn);
-        let routes = [self.add_route(slot.data_hops), self.add_route(slot.ack_hops)];
+        let routes = [self.add_route(slot.data_hops, Side::Receiver), self.add_route(slot.ack_hops, Side::Sender)];
         let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {
             sender,
@@ -194,20 +197,28 @@ impl Sim {
         });
     }
 
-    /// A route's hops, with the delay line after each, in the hop table (last hop first).
-    fn add_route(&mut self, hops: &[PlannedHop]) -> Route {
-        let pipes: Vec<u32> = hops.iter().map(|h| self.pipe_for(h.delay_ns)).collect();
+    /// A route's hops, with the delay line after each, in the hop table (last hop first);
+    /// the route ends at `end`'s host.
+    fn add_route(&mut self, hops: &[PlannedHop], end: Side) -> Route {
+        let last = hops.len().saturating_sub(1);
+        let pipes: Vec<u32> = hops
+            .iter()
+            .enumerate()
+            .map(|(i, h)| self.pipe_for(h.delay_ns, (i == last && self.host.is_some()).then_some(end)))
+            .collect();
         let first = self.hops.len() as u32;
         self.hops.extend(hops.iter().zip(pipes).rev().map(|(h, pipe)| Hop { link: h.link, pipe }));
         Route { first, len: hops.len() as u32 }
     }
 
-    /// The delay line with `delay`, shared by every flow with that delay.
-    fn pipe_for(&mut self, delay: Time) -> u32 {
-        match self.pipes.iter().position(|p| p.delay == delay) {
+    /// The delay line with `delay` that ends at host side `end` (None: at no host, or the
+    /// hosts' timing model is off), shared by every flow with both.
+    fn pipe_for(&mut self, delay: Time, end: Option<Side>) -> u32 {
+        match self.pipes.iter().zip(&self.pipe_ends).position(|(p, e)| p.delay == delay && *e == end) {
             Some(i) => i as u32,
             None => {
                 self.pipes.push(Pipe::new(delay));
+                self.pipe_ends.push(end);
                 (self.pipes.len() - 1) as u32
             }
         }

@@ -107,7 +107,16 @@ impl Sim {
             let sack = p.sack().map_or(&SackBlocks::NONE, |id| fl.sack_options.get(id));
             c.packet(self.now, &p, sack);
         }
-        if let Some(t) = self.pipes[id as usize].push(self.now, p) {
+        let pipe = &mut self.pipes[id as usize];
+        let head = match &mut self.host {
+            None => pipe.push(self.now, p),
+            // The hosts' timing model: a packet at the end of its route waits for its host.
+            Some(host) => match self.pipe_ends[id as usize] {
+                Some(side) => pipe.push_late(self.now, |idle| host.delay(side, idle), p),
+                None => pipe.push(self.now, p),
+            },
+        };
+        if let Some(t) = head {
             self.q.push(t, Ev::PipeOut(id));
         }
     }

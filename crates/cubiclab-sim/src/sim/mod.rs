@@ -11,11 +11,12 @@
 //! follow, each in one flow slot that opens a new connection per object.
 //!
 //! The jobs live apart: `build` (from the scenario's plan), `events` (packets through links,
-//! delay lines, senders and receivers), `timers` (retransmission and delayed-ACK timers),
-//! `recording` (samples, traces, totals).
+//! delay lines, senders and receivers), `host` (the hosts' timing noise, when on), `timers`
+//! (retransmission and delayed-ACK timers), `recording` (samples, traces, totals).
 
 mod build;
 mod events;
+mod host;
 mod recording;
 mod timers;
 
@@ -131,6 +132,11 @@ pub struct Sim {
     hops: Vec<Hop>,
     flows: Vec<Flow>,
     pipes: Vec<Pipe>,
+    /// The hosts' timing model (`[host] jitter`; None: off).
+    host: Option<host::HostTiming>,
+    /// With the model on, the host each delay line ends at (lines that end routes are then
+    /// apart from the others, by side), by pipe index.
+    pipe_ends: Vec<Option<host::Side>>,
     web: Vec<Session>,
     /// Web group and direction of each session lane.
     lanes: Vec<WebLane>,

@@ -1,0 +1,156 @@
+"""The hosts' timing on the testbed, as the simulator would see it: how long after a packet
+was due at a host (the emulator's delivery time) the host's answer entered the emulated
+path (the emulator's read), per packet, from one kernel run of a single bulk flow.
+
+    sudo python scripts/host_timing.py SCENARIO.toml [--seconds 10] [--seed 1] [--keep DIR]
+    python scripts/host_timing.py --dir DIR          # a run kept before (testbed(keep_dir=DIR, io_trace=N))
+
+Two delays, both from the emulator's `io.csv` (CLOCK_MONOTONIC; every read with its first
+sequence and acknowledgment numbers, every write with how late it left) and the trace's
+`tcp_probe` rows (`trace.csv`, the same clock: one row per ACK the sender's TCP handled,
+with its `snd_nxt` and `snd_una` before it):
+
+- receiver: an ACK that acknowledges new data, read at `t`, up to the end of the last data
+  write before it, which was due at `d` (written at `d + late`): `t - d`. Other ACKs (the
+  delayed-ACK timer's, those sent when the sink reads, those after a loss) are left out:
+  the simulator's receiver has rules of its own for them. Delays over `--cut` are counted
+  apart.
+- sender: a `tcp_probe` row (the sender handles an ACK) with `snd_nxt` N; the ACK write it
+  handled (the last before the row, with acknowledgment number `snd_una` of the next row),
+  due at `d`;
+  the first read of new data starting at N after the row, at `t`: `t - d`. ACKs that
+  release nothing before the next ACK is handled are left out (their data waits for a
+  later ACK: `tcp_tso_should_defer` holds small sends back at high rates).
+
+The simulator delivers a packet at `d` and the host answers at once, so these are the
+delays its host-timing noise model draws (`[host] jitter`, crates/cubiclab-sim/src/host.rs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from cubiclab.scenario import HEADER_BYTES
+
+QUANTILES = (0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999)
+WRAP = 1 << 32
+
+
+def unwrap(seq: np.ndarray, ref: int) -> np.ndarray:
+    """32-bit sequence numbers as offsets from `ref`, within ±2 GB of it (one run's span)."""
+    return ((seq.astype(np.int64) - ref + WRAP // 2) % WRAP) - WRAP // 2
+
+
+def receiver_delays(io: pd.DataFrame, mss: int) -> np.ndarray:
+    """Per ACK that acknowledges new data up to the last data written before it (an answer
+    to the newest arrival): its read time less that write's due time (us)."""
+    wr = io[(io.dir == 0) & (io.kind == "write")]
+    acks = io[(io.dir == 1) & (io.kind == "read")]
+    ref = int(wr.seq.iloc[0])
+    w_lo = unwrap(wr.seq.to_numpy(), ref)
+    w_hi = w_lo + wr.segments.to_numpy() * mss
+    w_t = wr.t_ns.to_numpy()
+    w_due = w_t - wr.late_ns.to_numpy()
+    a = unwrap(acks.ack.to_numpy(), ref)
+    t = acks.t_ns.to_numpy()
+    new = np.concatenate([[True], a[1:] > np.maximum.accumulate(a)[:-1]])
+    j = np.searchsorted(w_t, t, side="right") - 1  # the last write before each ACK
+    ok = new & (j >= 0)
+    j = np.where(ok, j, 0)
+    ok &= (w_lo[j] < a) & (a <= w_hi[j])
+    return (t[ok] - w_due[j[ok]]) / 1e3
+
+
+def sender_delays(io: pd.DataFrame, probes: pd.DataFrame) -> np.ndarray:
+    """Per ACK the sender handled that released new data, the last ACK written before it was
+    handled: the first read of that data less the ACK write's due time (us)."""
+    acks = io[(io.dir == 1) & (io.kind == "write")]
+    reads = io[(io.dir == 0) & (io.kind == "read")]
+    pr = probes[probes.event == "probe"].sort_values("time_us", kind="stable")
+    ref = int(reads.seq.iloc[0])
+    r_seq = unwrap(reads.seq.to_numpy(), ref)
+    r_t = reads.t_ns.to_numpy()
+    # New data only: a read whose first sequence number is above every one read before.
+    fresh = np.concatenate([[True], r_seq[1:] > np.maximum.accumulate(r_seq)[:-1]])
+    first_read = dict(zip(r_seq[fresh], r_t[fresh]))
+    a_ack = unwrap(acks.ack.to_numpy(), ref)
+    a_t = acks.t_ns.to_numpy()
+    a_due = a_t - acks.late_ns.to_numpy()
+    p_t = pr.time_us.to_numpy() * 1000
+    p_nxt = unwrap(pr.snd_nxt.to_numpy(), ref)
+    p_una = unwrap(pr.snd_una.to_numpy(), ref)
+    out = []
+    for k in range(len(pr) - 1):
+        if p_una[k + 1] == p_una[k] or p_nxt[k + 1] == p_nxt[k]:
+            continue  # a duplicate (its write cannot be told from the last one's), or it released nothing
+        t_read = first_read.get(p_nxt[k])
+        # The ACK this row handled carries the next row's snd_una: the last one written before it.
+        j = np.searchsorted(a_t, p_t[k], side="right") - 1
+        if t_read is None or t_read < p_t[k] or j < 0 or a_ack[j] != p_una[k + 1]:
+            continue
+        out.append((t_read - a_due[j]) / 1e3)
+    return np.asarray(out)
+
+
+def summary(name: str, d: np.ndarray, cut_us: float) -> dict:
+    near = d[d <= cut_us]
+    q = np.quantile(near, QUANTILES) if len(near) else [np.nan] * len(QUANTILES)
+    return {"side": name, "n": int(len(d)), "over_cut": float((d > cut_us).mean()) if len(d) else np.nan,
+            "mean_us": float(near.mean()) if len(near) else np.nan,
+            **{f"p{100 * p:g}": round(float(v), 1) for p, v in zip(QUANTILES, q)}}
+
+
+def measure(folder: Path, cut_us: float) -> list[dict]:
+    io = pd.read_csv(folder / "emu" / "io.csv")
+    probes = pd.read_csv(folder / "trace.csv")
+    bulk = json.loads((folder / "bulk.json").read_text())
+    if len(bulk["flows"]) != 1:
+        raise SystemExit("host_timing: one bulk flow per run (io.csv does not say which flow a packet is)")
+    # The emulator's link line states the full packet: 52 header bytes (IPv4, TCP with timestamps) and the MSS.
+    link = next(x for x in (folder / "emu.cfg").read_text().splitlines() if x.startswith("fwd_link"))
+    mss = int(json.loads(link.split(" ", 1)[1])["packet_bytes"]) - HEADER_BYTES
+    late = io[io.kind == "write"].late_ns.to_numpy() / 1e3
+    rows = [summary("receiver", receiver_delays(io, mss), cut_us), summary("sender", sender_delays(io, probes), cut_us)]
+    rows.append({"side": "emulator lateness", "n": int(len(late)), "over_cut": float((late > cut_us).mean()),
+                 "mean_us": float(late.mean()),
+                 **{f"p{100 * p:g}": round(float(v), 1) for p, v in zip(QUANTILES, np.quantile(late, QUANTILES))}})
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenario", nargs="?", help="a scenario of one bulk flow, run on the testbed (root)")
+    ap.add_argument("--dir", type=Path, help="a kept run to measure instead")
+    ap.add_argument("--keep", type=Path, help="where to keep the run's files")
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--cut", type=float, default=5000.0, help="delays above this (us) are counted apart")
+    args = ap.parse_args()
+    if bool(args.scenario) == bool(args.dir):
+        ap.error("give a scenario or --dir")
+    folder = args.dir
+    if args.scenario:
+        import tempfile
+
+        from cubiclab.scenario import Scenario
+        from cubiclab.testbed.run import testbed
+
+        sc = Scenario.load(args.scenario).replace(duration=f"{args.seconds}s")
+        if args.seed is not None:
+            sc = sc.replace(seed=args.seed)
+        folder = args.keep or Path(tempfile.mkdtemp(prefix="host-timing-"))
+        res = testbed(sc, keep_dir=folder, io_trace=5_000_000)
+        print(f"# {sc.name}: {args.seconds:g} s, utilisation {res.summary['utilization']:.3f}, emulator "
+              f"lateness p99 {res.summary['emulator'].get('late_p99_us')} us; kept in {folder}", file=sys.stderr)
+    print(pd.DataFrame(measure(folder, args.cut)).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

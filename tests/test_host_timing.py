@@ -1,0 +1,59 @@
+"""The hosts' timing noise model (`[host] jitter`, crates/cubiclab-sim/src/sim/host.rs):
+off by default and bit-identical without it, drawn from the seed when on, the measured
+delays added to a flow's round trip, a host's packets kept in order."""
+
+from __future__ import annotations
+
+import pytest
+
+import cubiclab
+from cubiclab.scenario import Host, Scenario, with_host_timing
+
+
+def one_flow(jitter=None, window="2packets", seconds=10) -> Scenario:
+    # Two segments a round trip at 10 Mbit/s (1.2 ms apart), immediate ACKs, no queue: every
+    # packet reaches a host that has been idle for over a millisecond.
+    return Scenario(duration=f"{seconds}s", bottleneck=cubiclab.Bottleneck(rate="10Mbps"),
+                    flows=[cubiclab.FlowGroup("reno", rtt="20ms", rwnd=window, delayed_ack=False)],
+                    record=cubiclab.Record(rtt_samples=True), host=Host(jitter=jitter))
+
+
+def test_off_by_default_and_compiled_as_before():
+    sc = one_flow()
+    assert "host" not in sc.compile() and "host" not in one_flow("off").compile()
+    assert sc.to_json() == one_flow("off").to_json()
+    assert one_flow("testbed").compile()["host"] == {"jitter": "testbed"}
+
+
+def test_ensembles_turn_it_on_unless_the_scenario_says():
+    assert with_host_timing(one_flow()).host.jitter == "testbed"
+    assert with_host_timing(one_flow("off")).host.jitter == "off"
+    sc = one_flow()
+    with_host_timing(sc).record.cwnd = "changes"  # a copy: the caller's scenario is untouched
+    assert sc.host.jitter is None and sc.record.cwnd == "interval"
+
+
+def test_a_bad_value_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match="host.*jitter.*(off|testbed)"):
+        cubiclab.simulate(one_flow("kernel"))
+    with pytest.raises(ValueError, match="host: unknown key 'jiter'"):
+        Scenario.from_dict({"flows": [{}], "host": {"jiter": "testbed"}})
+
+
+def test_the_round_trip_grows_by_both_hosts_delays():
+    # The model's tables for a host idle 1 ms or more (host.rs, RECEIVER_US[2], SENDER_US[2]),
+    # means of the piecewise-linear quantile functions, sum over the table's intervals of
+    # (p_i - p_i-1) (d_i-1 + d_i) / 2: receiver 120.19 us, sender 109.26 us; together 229.4 us.
+    # Every RTT sample is the propagation RTT plus serialisation (off) plus both delays (on);
+    # 900 samples, the delays' sd about 60 us: the mean is within ~3 us.
+    off, on = cubiclab.simulate(one_flow()), cubiclab.simulate(one_flow("testbed"))
+    excess_us = 1000 * (on.rtt.rtt_ms.mean() - off.rtt.rtt_ms.mean())
+    assert excess_us == pytest.approx(229.4, rel=0.05)
+    assert off.rtt.rtt_ms.min() == 21.241  # 20 ms + 2 x 1.2 ms (two segments) + an ACK's 41 us
+
+
+def test_draws_come_from_the_seed():
+    a, b, c = (cubiclab.simulate(one_flow("testbed", window="30packets").replace(seed=seed)) for seed in (3, 3, 4))
+    assert a.rtt.equals(b.rtt) and not a.rtt.rtt_ms.equals(c.rtt.rtt_ms)
+    # No drops (30 packets fit the path: 17 in flight, 17 in the buffer), so nothing is retransmitted.
+    assert (a.totals.drops.sum(), a.totals.retransmits.sum()) == (0, 0)
