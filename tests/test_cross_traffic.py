@@ -66,6 +66,24 @@ def test_codel_keeps_the_standing_queue_near_target():
     assert codel_util > 0.9
 
 
+def test_step_marks_no_packet_that_is_not_ect():
+    # The step marker (DCTCP's K) only marks ECT packets and drops none below the buffer's
+    # limit; with hosts that send no ECT a run is the drop-tail run, packet for packet.
+    # Its threshold is read as a buffer is: packets, a size, or a share of the BDP.
+    def run(queue, threshold="20packets"):
+        return cubiclab.simulate(Scenario(
+            name=queue, duration="10s", flows=[FlowGroup("cubic", rtt="40ms", count=2)],
+            bottleneck=Bottleneck(rate="20Mbps", buffer="100packets", queue=queue, step={"threshold": threshold})))
+    step, droptail = run("step"), run("droptail")
+    assert step.totals.drops.iloc[0] > 0
+    assert step.link.equals(droptail.link) and step.totals.equals(droptail.totals)
+    sc = Scenario(flows=[FlowGroup(rtt="40ms")], bottleneck=Bottleneck(rate="20Mbps", step={"threshold": "50%BDP"}))
+    # 50% of 20 Mbit/s x 40 ms = 50 kB, in 1500-byte packets: 33.3, rounded to 33.
+    assert sc.compile()["bottleneck"]["step"] == {"threshold": {"packets": 33}}
+    sc = Scenario(flows=[FlowGroup(rtt="40ms")], bottleneck=Bottleneck(step={"threshold": "30KB"}))
+    assert sc.compile()["bottleneck"]["step"] == {"threshold": {"bytes": 30_000}}
+
+
 def test_red_drops_early():
     # RED (min 5, max 15 packets, max_p 0.1) keeps the average queue between its thresholds
     # for one Reno flow, far below the 200-packet buffer a drop-tail queue would fill.

@@ -47,6 +47,10 @@ CASES = {
     # tables of features that are off are still checked
     "codel interval 0 under droptail": (with_(bottleneck={"codel": {"interval": "0s"}}),
                                         "bottleneck.codel.interval", "> 0"),
+    "step threshold 0 under droptail": (with_(bottleneck={"step": {"threshold": "0packets"}}),
+                                        "bottleneck.step.threshold", "at least 1 packet"),
+    "step threshold bare number": (with_(bottleneck={"step": {"threshold": 20}}), "bottleneck.step.threshold",
+                                   "100packets"),
     "red max_p 2 under droptail": (with_(bottleneck={"red": {"max_p": 2.0}}), "bottleneck.red.max_p", "allowed"),
     "gilbert under no loss elsewhere": (with_(bottleneck={"reverse_loss": {"model": "gilbert", "p_gb": 2,
                                                                           "p_bg": 0, "loss_good": 0, "loss_bad": 0}}),

@@ -13,9 +13,11 @@ A scenario file (every key optional except ``flows``)::
     delay = "5ms"               # one-way; default: a quarter of the smallest flow RTT
     buffer = "100%BDP"          # or "500packets", "2MB"; BDP = rate x the largest flow RTT
     reverse_buffer = "100%BDP"
-    queue = "droptail"          # or "red", "codel"
+    queue = "droptail"          # or "red", "codel", "step"
     red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true }  # packets
     codel = { target = "5ms", interval = "100ms" }
+    step = { threshold = "20packets" }  # mark ECT arrivals finding more than this waiting
+                                        # (DCTCP's K; or a size, "30KB"); nothing dropped
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
                                                 # loss_good, loss_bad); random loss, forward
     # reverse_loss = { ... }                    # the same on the reverse direction
@@ -116,22 +118,24 @@ class _Link:
     schedule: dict | None = None
 
 
-def _discipline_times() -> dict[str, set[str]]:
-    """The queue disciplines' settings tables (``red``, ``codel``, from the Rust schema's
-    ``QueueSettings``, flattened into each link), each with its integer keys, which are
-    times in ns (a file gives them as "5ms"). The Rust schema owns them, so a new discipline
-    needs nothing here."""
+def _discipline_keys() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The queue disciplines' settings tables (``red``, ``codel``, ``step``, from the Rust
+    schema's ``QueueSettings``, flattened into each link): per table, its integer keys, which
+    are times in ns (a file gives them as "5ms"), and its keys holding a ``Limit``, which are
+    sizes (a file gives them as "20packets", "30KB" or "10%BDP", as a buffer). The Rust schema
+    owns them, so a new discipline needs nothing here."""
     schema = json.loads(_core.scenario_schema())["definitions"]
-    tables = {}
+    times, sizes = {}, {}
     for name in _core.DISCIPLINE_TABLES:
         prop = schema["DuplexLink"]["properties"][name]
         ref = prop.get("allOf", [prop])[0].get("$ref", "").rsplit("/", 1)[-1]
         settings = schema[ref]["properties"] if ref in schema else {}
-        tables[name] = {k for k, v in settings.items() if v.get("type") == "integer"}
-    return tables
+        times[name] = {k for k, v in settings.items() if v.get("type") == "integer"}
+        sizes[name] = {k for k, v in settings.items() if v.get("allOf", [v])[0].get("$ref", "").endswith("/Limit")}
+    return times, sizes
 
 
-DISCIPLINE_TIMES = _discipline_times()
+DISCIPLINE_TIMES, DISCIPLINE_SIZES = _discipline_keys()
 #: The queue disciplines' settings tables, as ``QueueSettings`` declares them.
 DISCIPLINE_TABLES = list(_core.DISCIPLINE_TABLES)
 Bottleneck = make_dataclass(
@@ -446,7 +450,7 @@ def _link(b, at: str, rate: int, delay: int, bdp_bytes: int, wire: int, folder: 
         "buffer": _buffer(b.buffer, f"{at}.buffer", bdp_bytes, wire),
         "reverse_buffer": _buffer(b.reverse_buffer, f"{at}.reverse_buffer", bdp_bytes, wire),
         "queue": b.queue,
-        **{name: _discipline_settings(getattr(b, name), f"{at}.{name}") for name in DISCIPLINE_TABLES},
+        **{name: _discipline_settings(getattr(b, name), f"{at}.{name}", bdp_bytes, wire) for name in DISCIPLINE_TABLES},
         "loss": b.loss or {"model": "none"}, "reverse_loss": b.reverse_loss or {"model": "none"},
         "schedule": _schedule(b.schedule, f"{at}.schedule", folder),
     }
@@ -527,14 +531,22 @@ def _schedule(value, where: str, folder: Path | None = None) -> dict | None:
             "repeat": None if value.get("repeat") is None else units.parse_time(value["repeat"], f"{where}.repeat")}
 
 
-def _discipline_settings(table, at: str):
+def _discipline_settings(table, at: str, bdp_bytes: int, wire: int):
     """A queue discipline's settings (at key path `at`, ending in the discipline's name) with
-    its times (its integer keys) in ns."""
+    its times (its integer keys) in ns and its sizes (its `Limit` keys) as buffers are."""
     if not isinstance(table, dict):
         return table  # the schema refuses it, naming the key
-    times = DISCIPLINE_TIMES[at.rsplit(".", 1)[-1]]
-    return {k: units.parse_time(v, f"{at}.{k}") if k in times and isinstance(v, str) else v
-            for k, v in table.items()}
+    name = at.rsplit(".", 1)[-1]
+    times, sizes = DISCIPLINE_TIMES[name], DISCIPLINE_SIZES[name]
+
+    def value(k, v):
+        if k in times and isinstance(v, str):
+            return units.parse_time(v, f"{at}.{k}")
+        if k in sizes and isinstance(v, (str, int)) and not isinstance(v, bool):
+            return _buffer(v, f"{at}.{k}", bdp_bytes, wire)
+        return v
+
+    return {k: value(k, v) for k, v in table.items()}
 
 
 def _num(v, name) -> float:

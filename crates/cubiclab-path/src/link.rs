@@ -219,12 +219,12 @@ mod tests {
 
     #[test]
     fn the_link_counts_drops_and_marks_on_arrival_and_at_dequeue() {
-        // 1500-byte packets at 12 Mbit/s: 1 ms each. The step discipline (queue/step.rs)
+        // 1500-byte packets at 12 Mbit/s: 1 ms each. The probe discipline (queue/probe.rs)
         // marks ECT packets, and drops others, arriving to 2 or more waiting or leaving
         // after 1 ms or more. At 0: the first packet starts at once; then a plain and an
         // ECT packet queue (0 and 1 waiting), an ECT one is marked (2 waiting: mark 1) and
         // a plain one dropped (3 waiting: drop 1).
-        let mut l = link(QueueDiscipline::Step, 12_000_000, Limit::Packets(10));
+        let mut l = link(QueueDiscipline::Probe, 12_000_000, Limit::Packets(10));
         let Offer::Started(t1) = l.offer(0, ect(1500)) else { panic!("the link is idle") };
         let offers: Vec<Offer> = [pkt(1500), ect(1500), ect(1500), pkt(1500)].map(|p| l.offer(0, p)).into();
         assert!(matches!(offers[..], [Offer::Queued, Offer::Queued, Offer::Queued, Offer::Dropped]));

@@ -114,7 +114,7 @@ macro_rules! disciplines {
         }
 
         /// The settings of every discipline that has some, one table each, named after it
-        /// (file: `bottleneck.red`, `bottleneck.codel`). Only the running discipline's
+        /// (file: `bottleneck.red`, `bottleneck.codel`, `bottleneck.step`). Only the running discipline's
         /// matter, but all are checked. The scenario, the emulator's configuration and the
         /// Python edge all carry this struct whole.
         #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -184,8 +184,9 @@ disciplines! {
     DropTail: droptail::DropTail = "droptail";
     Red: red::Red = "red", table red;
     CoDel: codel::CoDel = "codel", table codel;
+    Step: step::Step = "step", table step;
     #[cfg(test)]
-    Step: step::Step = "step";
+    Probe: probe::Probe = "probe";
 }
 
 impl QueueSettings {
@@ -289,10 +290,10 @@ pub(crate) mod tests {
 
     #[test]
     fn verdicts_decide_what_is_queued_marked_and_sent() {
-        // The step discipline (step.rs) marks an ECT arrival that finds 2 or more packets
+        // The probe discipline (probe.rs) marks an ECT arrival that finds 2 or more packets
         // waiting and drops any other such arrival; at departure it marks (or drops) a
         // packet that waited 1 ms or more.
-        let mut q = queue(QueueDiscipline::Step, Limit::Packets(3));
+        let mut q = queue(QueueDiscipline::Probe, Limit::Packets(3));
         assert_eq!((q.enqueue(0, pkt(100)), q.enqueue(0, ect(100))), (Verdict::Pass, Verdict::Pass));
         // Two waiting: the ECT arrival is queued with CE, the other one is dropped.
         assert_eq!((q.enqueue(0, ect(100)), q.enqueue(0, pkt(100))), (Verdict::Mark, Verdict::Drop));

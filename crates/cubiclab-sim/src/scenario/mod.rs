@@ -135,7 +135,7 @@ pub struct DuplexLink {
     pub reverse_buffer: Limit,
     /// Queue discipline of both buffers.
     pub queue: QueueDiscipline,
-    /// Every discipline's settings table (`red`, `codel`), checked even when off.
+    /// Every discipline's settings table (`red`, `codel`, `step`), checked even when off.
     #[serde(flatten)]
     pub settings: QueueSettings,
     /// Keys that are none of the above (serde cannot deny unknown keys beside a flattened
