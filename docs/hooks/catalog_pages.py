@@ -52,6 +52,12 @@ def entry_page(entry, doc: dict | None, figures: list[str]) -> str:
              f"**Source:** seed {entry.seed}, {entry.figure}: {SEEDS.get(entry.seed, '')}.", ""]
     if entry.setup:
         lines += ["## Setup", "", entry.setup, ""]
+    if entry.unstated:
+        lines += ["## Settings the paper leaves unstated", "",
+                  "Each is varied, one at a time, by `cubiclab reproduce --sensitivity`, which says of every "
+                  "verdict whether it is robust or depends on the setting.", ""]
+        lines += [f"- **{u.key}**: {u.chosen}; varied: " + ", ".join(u.label(v) for v in u.values) for u in entry.unstated]
+        lines += [""]
     lines += ["## Rerun it", "", "```sh", f"cubiclab reproduce {entry.name} --mode quick   # indicative, minutes",
               f"cubiclab reproduce {entry.name}                # the paper's lengths, an ensemble of seeds", "```", "",
               f"The figure (PNG and SVG), the data (Parquet) and `claims.json` land in "

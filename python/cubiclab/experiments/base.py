@@ -37,7 +37,8 @@ class Mode:
     stability check's reruns (experiments/stability.py). `budget_scale` (full mode, >= 1)
     multiplies every entry's run budget (`max_s` and the packets, the entry's own
     `full_budget_packets` included), so that runs the budget capped lengthen toward the plan
-    (`cubiclab reproduce --budget-scale`); at 1 every run is what the catalog's cache holds."""
+    (`cubiclab reproduce --budget-scale`); at 1 every run is what the catalog's cache holds.
+    `choice` changes one setting the paper leaves unstated (`Experiment.unstated`)."""
 
     name: str
     seeds: int
@@ -51,6 +52,9 @@ class Mode:
     seed_offset: int = 0
     budget_scale: float = 1.0
     figure_formats: tuple[str, ...] = ("svg", "png")
+    #: (key, value): every run with that unstated setting (`Experiment.unstated`) changed,
+    #: the sensitivity reruns' (experiments/sensitivity.py); () runs the entry as planned
+    choice: tuple = ()
 
 
 FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False)
@@ -246,6 +250,9 @@ class Experiment:
     # a full-mode warm-up floor, for a claim about a transient that must be over before the
     # measured window opens
     full_min_warmup_s: float = 0.0
+    # the settings its paper leaves unstated, each with the range the sensitivity reruns
+    # (experiments/unstated.py); the entry's setup says what it chose
+    unstated: tuple = ()
 
     # ---- what to run
     def conditions(self, mode: Mode) -> list[tuple[Scenario, dict]]:
@@ -272,6 +279,13 @@ class Experiment:
     def runs(self, mode: Mode) -> list[Run]:
         out = []
         conds = self.conditions(mode)
+        if mode.choice:
+            key, value = mode.choice
+            u = next((u for u in self.unstated if u.key == key), None)
+            if u is None:
+                raise ValueError(f"catalog entry '{self.name}' leaves no '{key}' unstated; its unstated settings: "
+                                 f"{', '.join(u.key for u in self.unstated) or 'none'}")
+            conds = [(u.apply(sc, value), tags) for sc, tags in conds]
         if self.variants:
             conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + [
                 (with_cubic(sc, VARIANTS[v][0]), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]

@@ -33,8 +33,12 @@ def cmd_reproduce(args) -> int:
     if args.budget_scale is not None and args.testbed:
         raise ValueError("--budget-scale lengthens the simulator's runs; drop --testbed (its runs are capped by "
                          "--max-duration)")
+    if args.stability and args.sensitivity:
+        raise ValueError("give --stability or --sensitivity, not both")
     if args.stability:
         return _stability(args, mode)
+    if args.sensitivity:
+        return _sensitivity(args, mode)
     # SIGTERM (a scheduler's time limit, `kill`) stops like Ctrl-C: the pool's workers are
     # ended and what finished stays cached.
     on_term = signal.signal(signal.SIGTERM, _exit_on_signal)
@@ -92,6 +96,22 @@ def _stability(args, mode: str) -> int:
     return 1 if n else 0
 
 
+def _sensitivity(args, mode: str) -> int:
+    from cubiclab.experiments.sensitivity import sensitivity, summary
+
+    if args.testbed:
+        raise ValueError("--sensitivity reruns the simulator; drop --testbed")
+    rows = sensitivity(None if args.all else args.names, mode=mode, seeds=args.seeds, budget_scale=args.budget_scale,
+                       out=args.out, jobs=args.jobs, ray=args.ray, cache=args.cache, progress=not args.quiet,
+                       log=None if args.quiet else sys.stderr)
+    for r in rows:
+        print(f"{r['entry']:22s} {r['claim']:30s} {r['verdict']:14s} {summary(r)}")
+    varied = [r for r in rows if r["varied"]]
+    print(f"{sum(not r['robust'] for r in varied)} of {len(varied)} claims with unstated settings depend on one; "
+          f"table in {args.out}/sensitivity.md")
+    return 0
+
+
 def add_parsers(sub) -> None:
     """Add the `reproduce` subcommand to `sub`."""
     r = sub.add_parser("reproduce", help="rerun the seed papers' experiments: figures, data, HTML report")
@@ -110,6 +130,10 @@ def add_parsers(sub) -> None:
     r.add_argument("--stability", action="store_true",
                    help="rerun the entries (full mode) at twice the duration and with other seeds, and list every "
                         "claim whose verdict flips between holds and does not hold (stability.md in --out)")
+    r.add_argument("--sensitivity", action="store_true",
+                   help="rerun the entries at each value of each setting their paper leaves unstated (one at a "
+                        "time) and say of every claim whether it is robust or depends on a setting "
+                        "(sensitivity.md in --out)")
     r.add_argument("--out", default="cubiclab-out/reproduce", help="output folder (report.html, one folder per entry)")
     r.add_argument("--jobs", type=int, default=None, help="worker processes (default: all local cores)")
     r.add_argument("--ray", default=None, metavar="auto|local|ADDRESS",

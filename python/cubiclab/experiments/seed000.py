@@ -18,6 +18,7 @@ from cubiclab.experiments.claims import (FLOWS_UTILISATION, LINK_UTILISATION, AR
                                          Band, Below, ClaimSpec, jain)
 from cubiclab.experiments.common import (convergence, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
                                          loglog_slope, loss_events_window, plateau_in, select_row, shares)
+from cubiclab.experiments.unstated import background, object_sizes, start_gap
 
 CUBIC = "cubic-2008"
 HS = (CUBIC, "bic", "highspeed", "reno")  # the protocols of Figs. 8-10 (reno = TCP-SACK)
@@ -198,6 +199,7 @@ class Fig4(Experiment):
     HOLD_S = 100.0
     RTT = ("Sec. 5.2 sets the RTT to 240 ms, Fig. 4's caption says 246 ms; the entry runs 246 ms, the figure's own "
            "label (2.5% apart; K, the cube root of a window that grows with the RTT, by 0.8%)")
+    unstated = (start_gap("the second flow 20 s after the first"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("plateaus", "Note that the curves have plateaus around W_max which is the window size at the time of "
                   "the last packet loss event.", "Sec. 5.2, Fig. 4", TEXT, "plateaus",
@@ -249,6 +251,7 @@ class Fig5(Experiment):
     variants = ("v2.2", "linux")
     claim_runs = {"fair_at_8ms": {"rtt": 8}, "tcp_mode_at_8ms": {"rtt": 8}, "cubic_more_at_82ms": {"rtt": 82},
                   "cubic_growth_at_82ms": {"rtt": 82}}
+    unstated = (background("web traffic offering 15% each way"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("fair_at_8ms", "Figure 5 (a) confirms that one CUBIC flow runs in the TCP-friendly mode and shares "
                   "the bandwidth fair with the other TCP-SACK flow", "Sec. 5.2, Fig. 5(a)", TEXT, "fair (ratio ≈ 1)",
@@ -315,6 +318,7 @@ class Fig6(Experiment):
     claim_runs = {"cubic_fraction_no_background": {"background": False},
                   **{k: {"background": True} for k in ("utilization", "cubic_link_share", "sack_link_share", "cubic_fraction",
                                                        "cubic_fair")}}
+    unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("utilization", _FIG6, "Sec. 5.2, Fig. 6", TEXT, "≈ 0.95 (95%)", f"{FLOWS_UTILISATION}: the eight flows'", "",
                   Band(0.95, 0.03), "'around 95%': two significant figures, ± 3 points", contradiction=_FIG6_CONTRA,
@@ -398,6 +402,7 @@ class Fig8(Experiment):
              "second flow starts 10 s later (unstated in the paper). Fairness: smaller over larger mean throughput.")
     Q = ("CUBIC and BIC-TCP show higher fairness index than TCP-SACK and HSTCP, representing better fair sharing "
          "between the flows.")
+    unstated = (start_gap("the second flow 10 s after the first"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("cubic_bic_fairer", Q, "Sec. 6.2, Fig. 8(a)", TEXT, "CUBIC, BIC > SACK, HSTCP",
                   "min(CUBIC, BIC) - max(SACK, HSTCP) of the fairness index averaged over RTTs", "", Above(0.02, 0.05),
@@ -460,6 +465,7 @@ class Fig9(Experiment):
              "at 16-162 ms (RTT ratio up to 10), starting together. Fairness ratio: the 162 ms flow's throughput over "
              "the other's. Slope: of log ratio against log RTT ratio (-1: inversely proportional).")
     Q = "Figure 9 (a) confirms that CUBIC has a similar slope with TCP-SACK but with a higher fairness ratio"
+    unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("sack_inverse_rtt", "Figure 9 (a) shows that TCP-SACK achieves RTT fairness linearly proportional "
                   "to the inverse of the RTT ratio", "Sec. 6.3, Fig. 9(a)", TEXT, "slope -1",
@@ -528,6 +534,7 @@ class Fig10a(Experiment):
     setup = ("Four flows of a protocol against four TCP-SACK flows, 400 Mbps, buffer 100% BDP, background web "
              "traffic (15%); RTT 10-160 ms. Shares are of the link capacity over the measured window.")
     claim_runs = {"sack_80pct_at_160ms": {"alg": "reno", "rtt": 160}}
+    unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("sack_80pct_at_160ms", "With 400Mbps and 160ms RTT, 8 TCP-SACK flows achieve around 80% of the link "
                   "bandwidth", "Sec. 6.4, Fig. 10(a)", TEXT, "≈ 0.8 (80%)", "the eight SACK flows' link share (their bytes over the link's capacity) at "
@@ -582,6 +589,7 @@ class Fig10bc(Experiment):
              "mean TCP-SACK flow over mean flow of the protocol.")
     claim_runs = {"cubic_friendlier_than_sack": {"rtt": 10, "alg": CUBIC}, "bic_hstcp_scalable_10ms": {"rtt": 10},
                   "ratio_drops_100ms": {"rtt": 100}, "cubic_bic_vs_hstcp_100ms": {"rtt": 100}}
+    unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("cubic_friendlier_than_sack", "Interestingly, CUBIC behaves more TCP-friendly even comparing to "
                   "TCP-SACK for certain bandwidths.", "Sec. 6.4, Fig. 10(b)", TEXT, "ratio > 1 somewhere",

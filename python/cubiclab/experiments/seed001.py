@@ -16,6 +16,7 @@ from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
 from cubiclab.experiments.claims import FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, FIGURE, Censored, FRACTION, NONNEGATIVE, TEXT, Above, Band, Below, ClaimSpec
 from cubiclab.experiments.common import convergence, group_flow_ids, group_means, plateau_in, shares
+from cubiclab.experiments.unstated import background, object_sizes, start_gap
 
 CUBIC = "cubic-2005"
 HS5 = (CUBIC, "bic", "highspeed", "scalable", "htcp")
@@ -56,6 +57,7 @@ class Fig3_4(Experiment):
              "first (unstated).")
     Q = ("In this experiment, the total network utilization is around 98%: the two CUBIC flows take about 78% of the "
          "total bandwidth, the two TCP flows take 11%, and the background flows take up around 9%.")
+    unstated = (start_gap("the second CUBIC flow 20 s after the first"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("plateaus", "Note that the curves have plateaus around Wmax which is the window size at the time of "
                   "the last packet loss event.", "Sec. II-D, Fig. 3", TEXT, "plateaus", "fraction of epoch time flat "
@@ -185,6 +187,7 @@ class Exp1_2(Experiment):
                                              "bic_stcp_worse_at_20", "reasonable_over_100")},
                   "tcp_full_bandwidth": {"rtt": 10, "alg": TCP_ONLY},
                   **{k: {"rtt": 100} for k in ("ratio_drops_100ms", "cubic_best_100ms")}}
+    unstated = (background("web traffic offering about 10% each way"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("cubic_htcp_friendly_10ms", "CUBIC and HTCP consistently give good TCP friendliness.",
                   "Exp. 1, Fig. 5", TEXT, "good at every bandwidth", "lowest ratio of CUBIC and HTCP over bandwidths at "
@@ -276,6 +279,7 @@ class Exp3(Experiment):
     # 300 s runs) holds 6-8 epochs at 20% BDP and CUBIC's 6 at 200% (BIC's 52 s epoch still
     # does not fit: those claims stay "not converged")
     full_budget_packets = 6e7
+    unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = tuple(
         c for b in (20, 200) for c in (
             ClaimSpec(f"cubic_stable_{b}", "We observe that CUBIC shows a good stability.", f"Exp. 3, Fig. "

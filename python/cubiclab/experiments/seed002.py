@@ -17,6 +17,7 @@ from cubiclab.experiments.claims import (FLOWS_UTILISATION, LINK_UTILISATION, EX
                                          ClaimSpec, jain)
 from cubiclab.experiments.common import (convergence, duration_s, flow_means, group_flow_ids, loglog_slope,
                                          loss_events, select_row)
+from cubiclab.experiments.unstated import rtt_of, start_gap
 from cubiclab.scenario import WebGroup
 
 CUBIC = "cubic-2.0"
@@ -42,6 +43,7 @@ class Grid(Experiment):
              "Mb/s x RTT 16 and 200 ms x buffer 10% and 100% BDP (buffers below two packets raised to two), no "
              "background; and at 250 Mb/s, 100 ms, 100% BDP: 25, 50 or 200 web sessions of Pareto sizes (shape 1.2) "
              "with means 1, 10 or 100 packets. Fairness: Jain's index of the two flows over the measured window.")
+    unstated = (start_gap("the second flow 30 s after the first"),)
     claims = (
         ClaimSpec("asymptotic_fairness", "Asymptotic throughput fairness.", "'Symmetric conditions (2 flows)'",
                   FIGURE, "fair asymptotically", "median over the grid of Jain's index of the two flows", "",
@@ -153,6 +155,7 @@ class Convergence(Experiment):
              "0.5 with a one-BDP buffer; standard TCP's congestion epoch here, 4167 RTTs, lasts over 800 s). All run "
              "as long as Cubic 2.0's plan and hold the band as long. Convergence time: from the second flow's start "
              "until both stay within 20% of their mean (10 s smoothing) for six congestion epochs on end, per run.")
+    unstated = (start_gap("the second flow 30 s after the first"),)
     claims = (
         ClaimSpec("slower_than_half_backoff", Q_BACKOFF, "'Source of slow convergence'", TEXT, "0.8 slower than 0.5",
                   "median over seeds of Cubic 2.0's convergence time at its backoff (0.8) minus the same Cubic 2.0's "
@@ -311,6 +314,7 @@ class RttUnfairness(Experiment):
              "of the 200 ms flow over the measured window, after the warm-up's convergence time.")
     Q = ("For flows with different RTTs, Cubic exhibits unfairness that is dependent on the start time of the flows. "
          "It is unclear at present why this non-convergence behaviour occurs")
+    unstated = (rtt_of("50ms", "the short-RTT flow at 50 ms"),)
     claims = (
         ClaimSpec("start_dependent", Q, SUMMARY, TEXT, "depends on start times", "|share of the 200 ms flow when it "
                   "starts first - when it starts second|", "", Above(0.1, 0.05),
@@ -505,6 +509,7 @@ class CompletionOrder(Experiment):
     title = "Two identical transfers: completion times by start order"
     setup = ("Two Cubic 2.0 transfers of 1 GB each, 250 Mbps, RTT 200 ms, buffer 100% BDP, 200 bidirectional web "
              "sessions; the second starts 10 s after the first. Completion time of each from its own start.")
+    unstated = (start_gap("the second transfer 10 s after the first"),)
     claims = (
         ClaimSpec("order_matters", "Implies prolonged unfairness e.g. two identical file transfers may have very "
                   "different completion times depending on the order in which they are started.",
