@@ -628,3 +628,16 @@ def test_every_utilisation_says_which():
         for c in e.table():
             if "utilisation" in c.metric:
                 assert LINK_UTILISATION in c.metric or FLOWS_UTILISATION in c.metric, (name, c.id)
+
+
+def test_full_mode_seeds_draw_the_hosts_timing_noise():
+    # Full mode's ensembles run with [host] jitter = "testbed" (seeds then vary what varies on
+    # a real host, and an interval is a sample's), except where a model's deterministic loss
+    # needs one trajectory (s000-eq6); the indicative modes' single runs keep it off.
+    from cubiclab.experiments.base import FULL, TINY
+
+    for name, e in CATALOG.items():
+        for r in e.runs(FULL)[:1]:
+            assert r.scenario.host.jitter == (None if name == "s000-eq6" else "testbed"), name
+        for r in e.runs(TINY)[:1]:
+            assert r.scenario.host.jitter is None, name

@@ -21,7 +21,7 @@ from cubiclab.experiments import physics, plotting
 from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, ONE_TRAJ, PAPER,
                                          SENSITIVITY, SIMULATION, Censored, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
-from cubiclab.scenario import Scenario
+from cubiclab.scenario import Scenario, with_host_timing
 from cubiclab.sweep import Run, SweepResult
 
 # ---- modes -------------------------------------------------------------------------------
@@ -55,9 +55,15 @@ class Mode:
     #: (key, value): every run with that unstated setting (`Experiment.unstated`) changed,
     #: the sensitivity reruns' (experiments/sensitivity.py); () runs the entry as planned
     choice: tuple = ()
+    #: seeds draw the hosts' timing noise ([host] jitter, measured on the kernel testbed) as
+    #: well as start times, so that an ensemble's runs differ as real runs do and its
+    #: interval is a sample's, not one trajectory's; the indicative modes' single runs
+    #: keep the noise off
+    host_timing: bool = False
 
 
-FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False)
+FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False,
+            host_timing=True)
 QUICK = Mode("quick", seeds=1, epochs=3, min_window_s=10, max_s=120, max_packets=3e6, coarse=True, indicative=True)
 # The test suite's: every entry's pipeline end to end in seconds (numbers meaningless).
 TINY = Mode("tiny", seeds=1, epochs=1, min_window_s=2, max_s=6, max_packets=1e5, coarse=True, indicative=True,
@@ -250,6 +256,9 @@ class Experiment:
     # a full-mode warm-up floor, for a claim about a transient that must be over before the
     # measured window opens
     full_min_warmup_s: float = 0.0
+    # False for an entry whose runs must stay deterministic (a model's deterministic loss
+    # assumption): full mode's hosts' timing noise (Mode.host_timing) is then left off
+    host_timing = True
     # the settings its paper leaves unstated, each with the range the sensitivity reruns
     # (experiments/unstated.py); the entry's setup says what it chose
     unstated: tuple = ()
@@ -286,6 +295,8 @@ class Experiment:
                 raise ValueError(f"catalog entry '{self.name}' leaves no '{key}' unstated; its unstated settings: "
                                  f"{', '.join(u.key for u in self.unstated) or 'none'}")
             conds = [(u.apply(sc, value), tags) for sc, tags in conds]
+        if mode.host_timing and self.host_timing:
+            conds = [(with_host_timing(sc), tags) for sc, tags in conds]
         if self.variants:
             conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + [
                 (with_cubic(sc, VARIANTS[v][0]), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]

@@ -106,9 +106,10 @@ class Eq6(Experiment):
              "loss model Eq. 6 assumes): 100 Mbps at 100 ms, 400 Mbps at 100 ms, 400 Mbps at 10 ms. Ours: the "
              "time-averaged window against 1.17 (RTT / p)^(3/4), both over the whole congestion epochs of the "
              "measured window (its first loss event to its last): p = epochs per packet sent, RTT the flow's mean "
-             "smoothed RTT. Nothing random remains (one flow, drop-tail, no start jitter, no random loss): every "
-             "seed gives the same run, and the interval's zero width is that determinism, not a measured "
-             "precision.")
+             "smoothed RTT. Nothing random remains (one flow, drop-tail, no start jitter, no random loss, and the "
+             "hosts' timing noise left off, which would make the losses' windows vary): every seed gives the same "
+             "run, and the interval's zero width is that determinism, not a measured precision.")
+    host_timing = False
     POINTS = ((100, 100), (400, 100), (400, 10))  # (Mbps, ms)
     C, BETA = 0.4, 0.2  # the scenario's cubic-2008 (its defaults)
     claim_runs = {f"eq6_{b}mbps_{r}ms": {"bw": b, "rtt": r} for b, r in POINTS}
