@@ -641,3 +641,23 @@ def test_full_mode_seeds_draw_the_hosts_timing_noise():
             assert r.scenario.host.jitter == (None if name == "s000-eq6" else "testbed"), name
         for r in e.runs(TINY)[:1]:
             assert r.scenario.host.jitter is None, name
+
+
+def test_runs_compared_across_protocols_share_one_window():
+    # s003-cubic-tahoe compares CUBIC, Tahoe and both together on each link: at each link and
+    # buffer, every run gets the longest warm-up and window any of them plans, so each lasts
+    # as long as the longest plan of its comparison (none is capped here).
+    from collections import defaultdict
+
+    from cubiclab.experiments.base import FULL
+
+    groups = defaultdict(list)
+    for r in CATALOG["s003-cubic-tahoe"].runs(FULL):
+        groups[(r.tags["link"], r.tags["buffer"])].append(r)
+    compared = [rs for rs in groups.values() if len({r.tags["who"] for r in rs}) > 1]
+    assert compared
+    for rs in compared:
+        assert not any(r.tags["capped"] for r in rs)
+        assert len({(r.scenario.duration, r.tags["warmup_s"]) for r in rs}) == 1
+        longest = max(r.tags["planned_s"] for r in rs)
+        assert float(rs[0].scenario.duration[:-1]) == pytest.approx(longest, abs=0.05)  # "%g" of seconds

@@ -22,7 +22,7 @@ KEY = "k" * 64  # the kernel-run key every stand-in node gives the first run
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # not a stale cluster
     yield
     ray.shutdown()
 

@@ -256,6 +256,9 @@ class Experiment:
     # a full-mode warm-up floor, for a claim about a transient that must be over before the
     # measured window opens
     full_min_warmup_s: float = 0.0
+    # tags that name the protocols a claim compares: runs that differ only in them share one
+    # measurement window (the longest any of them plans)
+    compared_across: tuple[str, ...] = ("alg", "who")
     # False for an entry whose runs must stay deterministic (a model's deterministic loss
     # assumption): full mode's hosts' timing noise (Mode.host_timing) is then left off
     host_timing = True
@@ -300,16 +303,28 @@ class Experiment:
         if self.variants:
             conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + [
                 (with_cubic(sc, VARIANTS[v][0]), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]
-        for sc, tags in conds:
-            rl = self.run_length(sc, mode)
-            warm, window = rl.warmup_s * mode.stretch, rl.window_s * mode.stretch
+        plans = [(sc, tags, self.run_length(sc, mode)) for sc, tags in conds]
+        # Runs compared across protocols measure over one window: each run of a comparison
+        # (the same tags but for `compared_across`) gets the longest warm-up and the longest
+        # window any of them plans.
+        def comparison(tags):
+            return tuple(sorted((k, str(v)) for k, v in tags.items() if k not in self.compared_across))
+
+        longest: dict = {}
+        for _, tags, rl in plans:
+            w, win = longest.get(comparison(tags), (0.0, 0.0))
+            longest[comparison(tags)] = (max(w, rl.warmup_s), max(win, rl.window_s))
+        for sc, tags, rl in plans:
+            warm_s, window_s = longest[comparison(tags)]
+            warm, window = warm_s * mode.stretch, window_s * mode.stretch
             base = vary(sc, duration=f"{warm + window:g}s")
             # what the budget must be scaled by for this run to last as planned (the budget
             # scales its limit, rl.limit_s, linearly), and the planned length at this stretch
             plan = {"planned_s": rl.planned_s * mode.stretch,
                     "scale_to_plan": mode.budget_scale * rl.planned_s / rl.limit_s}
+            epochs = rl.epochs * window_s / rl.window_s if rl.window_s > 0 else rl.epochs
             for k in range(1 + mode.seed_offset, mode.seeds + 1 + mode.seed_offset):
-                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": warm, "epochs": round(rl.epochs * mode.stretch, 1),
+                out.append(Run(vary(base, seed=k), {**tags, "warmup_s": warm, "epochs": round(epochs * mode.stretch, 1),
                                                     "capped": rl.capped, **plan}))
         return out
 
