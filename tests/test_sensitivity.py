@@ -65,8 +65,11 @@ def test_every_declared_setting_builds_valid_scenarios():
 
 
 def _outcome(name, verdicts):
-    return SimpleNamespace(name=name, verdicts=[SimpleNamespace(spec=SimpleNamespace(id=c, kind="paper claim"),
-                                                                verdict=v, ours=o) for c, v, o in verdicts])
+    # claims accepted in [0, 3]: a value of 4 lies outside
+    accept = SimpleNamespace(lo=0.0, hi=3.0)
+    return SimpleNamespace(name=name, verdicts=[
+        SimpleNamespace(spec=SimpleNamespace(id=c, kind="paper claim", accept=accept), verdict=v, ours=o, mean=o, n=1)
+        for c, v, o in verdicts])
 
 
 def test_a_claim_is_robust_only_when_no_value_changes_its_verdict():
@@ -77,7 +80,16 @@ def test_a_claim_is_robust_only_when_no_value_changes_its_verdict():
     rows = {r["claim"]: r for r in compare(planned, varied)}
     assert [summary(rows[c]) for c in "abcd"] == ["robust", "depends on start", "depends on buffer",
                                                   "no unstated setting"]
-    assert rows["b"]["varied"]["start=2x"] == {"verdict": FAILS, "ours": 4.0}
+    assert rows["b"]["varied"]["start=2x"] == {"verdict": FAILS, "ours": 4.0, "inside": False}
+
+
+def test_an_indicative_value_that_crosses_its_tolerance_depends_on_the_setting():
+    # Quick mode's verdicts are all "indicative": a value moving from 2 (inside [0, 3]) to 4
+    # (outside) is what changes; one moving from 1 to 2.5 (inside both) is robust.
+    planned = [_outcome("e", [("a", "indicative", 2.0), ("b", "indicative", 1.0)])]
+    varied = {"start=2x": ("start", [_outcome("e", [("a", "indicative", 4.0), ("b", "indicative", 2.5)])])}
+    rows = {r["claim"]: r for r in compare(planned, varied)}
+    assert (summary(rows["a"]), summary(rows["b"])) == ("depends on start", "robust")
 
 
 def test_choices_group_the_entries_that_share_a_setting():

@@ -28,24 +28,32 @@ def choices(entries) -> dict:
     return out
 
 
+def _inside(v) -> bool | None:
+    """Whether the claim's value (its mean) lies inside its tolerance; None unmeasured."""
+    return bool(v.spec.accept.lo <= v.mean <= v.spec.accept.hi) if v.n else None
+
+
 def compare(planned, varied: dict) -> list[dict]:
     """One row per claim of the planned outcomes: its verdict and `ours` as planned and at
-    each varied setting that reran its entry, `robust` (no varied setting changes its
-    verdict) and `depends_on` (the keys of the settings that do). `varied`: label -> (key,
+    each varied setting that reran its entry, `robust` (no varied setting changes it) and
+    `depends_on` (the keys of the settings that do). A setting changes a claim when it
+    changes its verdict or moves its value across the tolerance (in or out): the second
+    also in the indicative modes, whose verdicts never change. `varied`: label -> (key,
     that rerun's Outcomes)."""
     rows = {}
     for o in planned:
         for v in o.verdicts:
             rows[(o.name, v.spec.id)] = {"entry": o.name, "claim": v.spec.id, "kind": v.spec.kind,
-                                         "verdict": v.verdict, "ours": v.ours, "varied": {}, "depends_on": []}
+                                         "verdict": v.verdict, "ours": v.ours, "inside": _inside(v), "varied": {},
+                                         "depends_on": []}
     for label, (key, outs) in varied.items():
         for o in outs:
             for v in o.verdicts:
                 r = rows.get((o.name, v.spec.id))
                 if r is None:
                     continue
-                r["varied"][label] = {"verdict": v.verdict, "ours": v.ours}
-                if v.verdict != r["verdict"] and key not in r["depends_on"]:
+                r["varied"][label] = {"verdict": v.verdict, "ours": v.ours, "inside": _inside(v)}
+                if (v.verdict, _inside(v)) != (r["verdict"], r["inside"]) and key not in r["depends_on"]:
                     r["depends_on"].append(key)
     out = list(rows.values())
     for r in out:
