@@ -41,6 +41,9 @@ def _declared(entry, verdicts: dict | None) -> list[str]:
                   c.rationale, ""]
         if c.contradiction:
             lines += [f"Where it contradicts: {c.contradiction}", ""]
+        for r in c.requires:
+            lines += [f"Its runs must meet what the sentence names, '{r.says}': {r}; else the verdict is "
+                      "\"condition not met\".", ""]
         v = (verdicts or {}).get(c.id)
         if v is not None:
             lines += [f"**Verdict: {v['verdict']}**, ours {v['ours']}" + (f". {v['note']}" if v.get("note") else "."), ""]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from cubiclab.experiments import physics, plotting
-from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, ONE_TRAJ, PAPER,
+from cubiclab.experiments.claims import (FAILS, HOLDS, INCONCLUSIVE, NOT_CONVERGED, NOT_MEASURED, ONE_TRAJ, PAPER, UNMET,
                                          SENSITIVITY, SIMULATION, Censored, ClaimSpec, judge, then)
 from cubiclab.experiments.diagnostics import describe, run_diagnostics
 from cubiclab.scenario import Scenario, with_host_timing
@@ -395,7 +395,14 @@ class Experiment:
                     f"the measured window of its longest-epoch condition holds {short:g} congestion epochs of the "
                     f"slowest flow (the plan asks {mode.epochs:g}; the run budget capped it): too short for a steady "
                     f"state, not judged (ours would be {v.ours}). " + self._budget_advice(c, frames["all"], mode))
-            if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE) or (
+            unmet = self._unmet(c, diag)
+            if unmet:
+                # the runs cannot show what the sentence is about: no verdict on the value
+                # (indicative modes keep their label and say so)
+                if not mode.indicative and v.verdict in DECIDED:
+                    v.verdict = UNMET
+                v.note = then(v.note, unmet)
+            if v.verdict in (FAILS, NOT_CONVERGED, INCONCLUSIVE, UNMET) or (
                     mode.indicative and "outside" in v.note):
                 v.note = then(v.note, "In its runs: " + describe(self._diag_for(c, diag)))
             own = self.explain(c, self._claim_rows(c, frames["all"]))
@@ -447,12 +454,25 @@ class Experiment:
                 f"hours for the entry's {len(rows)} runs (their measured simulation time, {now / 3600:.2f} h on the "
                 "machine that ran them, times each run's planned length over its length now).")
 
+    def _unmet(self, spec: ClaimSpec, diag: pd.DataFrame) -> str:
+        """The sentence's conditions (`spec.requires`) its runs miss, as a sentence; empty
+        when they meet them all."""
+        d = self._diag_for(spec, diag)
+        missed = [f"'{r.says}' ({r.diagnostic} {_fmt(d.get(r.diagnostic, math.nan))}, it needs "
+                  f"[{_fmt(r.lo)}, {_fmt(r.hi)}])" for r in spec.requires if not r.met(d.get(r.diagnostic, math.nan))]
+        return ("Its runs do not meet the condition its sentence names: " + "; ".join(missed) +
+                ", so they cannot show the claim.") if missed else ""
+
     def _diag_for(self, spec: ClaimSpec, diag: pd.DataFrame) -> dict:
         return self._claim_rows(spec, diag).mean(numeric_only=True).to_dict()
 
     def outcome(self, mode: Mode, **kw) -> Outcome:
         return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name,
                        **{"evidence": self.evidence, **kw})
+
+
+def _fmt(x: float) -> str:
+    return "unmeasured" if not math.isfinite(x) and not math.isinf(x) else f"{x:.3g}"
 
 
 CATALOG: dict[str, Experiment] = {}

@@ -52,7 +52,10 @@ EVIDENCE = (SIMULATION, KERNEL, MODEL_EVIDENCE, ARITHMETIC)
 HEADLINE_EVIDENCE = (SIMULATION, KERNEL)
 
 NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED = "not converged", "one trajectory", "indicative", "not measured"
-VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, INDICATIVE, NOT_MEASURED)
+#: The runs do not meet a condition the quoted sentence names (`Requires`): they cannot show
+#: the claim, whatever the value.
+UNMET = "condition not met"
+VERDICTS = (HOLDS, FAILS, INCONCLUSIVE, NOT_CONVERGED, ONE_TRAJ, UNMET, INDICATIVE, NOT_MEASURED)
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,24 @@ def cite(quote: str, source: str) -> str:
 
 
 @dataclass(frozen=True)
+class Requires:
+    """A condition the quoted sentence names ("in highly unsynchronised conditions"), measured
+    in the claim's runs as the mean of a run diagnostic (experiments/diagnostics.py) that must
+    lie in [lo, hi]; `says` is the sentence's own words for it."""
+
+    diagnostic: str
+    says: str
+    lo: float = -math.inf
+    hi: float = math.inf
+
+    def met(self, value: float) -> bool:
+        return math.isfinite(value) and self.lo <= value <= self.hi
+
+    def __str__(self) -> str:
+        return f"{self.diagnostic} in [{_num(self.lo)}, {_num(self.hi)}]"
+
+
+@dataclass(frozen=True)
 class ClaimSpec:
     """One row of an entry's claims table. `transient`: the metric describes a transient
     (a convergence time), so it has no steady-state halves to compare. `bounds`: the natural
@@ -181,7 +202,9 @@ class ClaimSpec:
     it is judged on the median (see `judge`).
     `construction`: why the claim holds by the construction of cubiclab's own code (its
     metric compares a thing with itself, or states an identity of the model): such a row is a
-    consistency check of the code, reported apart and never tallied as evidence."""
+    consistency check of the code, reported apart and never tallied as evidence.
+    `requires`: the conditions its sentence names, measured in its runs (`Requires`); runs
+    that miss one are judged UNMET, not on their value."""
 
     id: str
     quote: str
@@ -199,6 +222,7 @@ class ClaimSpec:
     tolerance_history: tuple[str, ...] = ()
     censored: bool = False
     construction: str = ""
+    requires: tuple = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -219,7 +243,7 @@ class ClaimSpec:
                 "sided": self.accept.sided, "rationale": self.rationale, "contradiction": self.contradiction,
                 "transient": self.transient, "bounds": str(self.bounds), "censored": self.censored,
                 "tolerance_history": list(self.tolerance_history),
-                "construction": self.construction}
+                "construction": self.construction, "requires": [f"{r.says}: {r}" for r in self.requires]}
 
 
 @dataclass

@@ -28,8 +28,20 @@ def sync_share(times, flows, gap: float) -> float:
     return float((per >= 2).mean())
 
 
+def epoch_cv(times, flows) -> float:
+    """How regular the congestion epochs are: the coefficient of variation (sd over mean) of
+    the times between a flow's successive congestion events, over every flow's intervals
+    pooled. 0 when every epoch lasts the same (a deterministic loss process); NaN with
+    fewer than two intervals."""
+    d = pd.DataFrame({"t": np.asarray(times, dtype=float), "f": np.asarray(flows)})
+    gaps = d.sort_values("t", kind="stable").groupby("f").t.diff().dropna().to_numpy()
+    if gaps.size < 2 or gaps.mean() <= 0:
+        return math.nan
+    return float(gaps.std() / gaps.mean())
+
+
 def run_diagnostics(res, t0: float, t1: float) -> dict:
-    """Loss synchronisation, timeouts, recovery episodes, window at loss, queue occupancy
+    """Loss synchronisation, the regularity of the epochs, timeouts, recovery episodes, window at loss, queue occupancy
     and whether the measured flows converged (Jain's index over the window and the largest
     change of a flow's share between the window's halves)."""
     lo = res.losses
@@ -47,6 +59,7 @@ def run_diagnostics(res, t0: float, t1: float) -> dict:
     share_a, share_b = a / max(a.sum(), 1e-12), b / max(b.sum(), 1e-12)
     return {
         "sync_share": sync_share(rec.t, rec.flow, rtt) if len(rec) else math.nan,
+        "epoch_cv": epoch_cv(rec.t, rec.flow),
         "timeouts": int(to.sum()),
         "recoveries": int(len(rec)),
         "cwnd_at_loss": float(rec.cwnd.median()) if len(rec) else math.nan,

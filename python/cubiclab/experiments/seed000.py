@@ -14,7 +14,7 @@ import pandas as pd
 from cubiclab import metrics
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, mbps, ms, register, vary, load_scenario
-from cubiclab.experiments.claims import (FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, EXTENSION, Censored, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
+from cubiclab.experiments.claims import (Requires, FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, EXTENSION, Censored, FIGURE, FRACTION, MODEL, NONNEGATIVE, SENSITIVITY, TEXT, Above,
                                          Band, Below, ClaimSpec, jain)
 from cubiclab.experiments.common import (convergence, cwnd_trace_window, flow_means, group_means, growth_per_rtt,
                                          loglog_slope, loss_events_window, plateau_in, select_row, shares)
@@ -92,7 +92,10 @@ def _eq6_claim(bw: int, rtt: int) -> ClaimSpec:
                      "± 10% for a fluid model run on integer windows; at packet level the loss comes on the plateau "
                      "about a packet below W_max, (1/C)^(1/3) ≈ 1.4 s before K, so Eq. 6 is off by about "
                      "(1 - 1.4 s / K)^(-3/4): inside ± 10% only for K above about 11 s",
-                     kind=EXTENSION, bounds=NONNEGATIVE)
+                     kind=EXTENSION, bounds=NONNEGATIVE,
+                     # the deterministic loss model: every epoch as long as the next
+                     requires=(Requires("epoch_cv", "the number of packets between two successive loss events is "
+                                        "always 1/p", hi=0.1),))
 
 
 @register
