@@ -95,6 +95,17 @@ def test_a_scenario_pcap_is_a_name_inside_the_run_folder(tmp_path, capsys, monke
     assert list(work.iterdir()) == []
 
 
+def test_a_scenario_pcap_never_takes_a_results_files_name(tmp_path, capsys):
+    # summary.json, a table (.parquet/.csv) or a plot (.png/.svg) is written into the same
+    # folder after the capture and would overwrite it: refused before the run.
+    for name in ("summary.json", "flows.parquet", "link.CSV", "cwnd.png"):
+        path = write_scenario(tmp_path, f'[record]\npcap = "{name}"\n')
+        assert main(["run", str(path), "--out", str(tmp_path / "out"), *SHORT]) == 2
+        err = capsys.readouterr().err
+        assert f"record.pcap is '{name}'; allowed: a name the run's own files do not take" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_trace_is_named_from_the_scenario_file(tmp_path, monkeypatch):
     (tmp_path / "link.trace").write_text("\ufeff" + "1\n" * 12)  # a byte-order mark is tolerated
     path = write_scenario(tmp_path, '[bottleneck]\nrate = "12Mbps"\nschedule = { trace = "link.trace" }\n')

@@ -297,6 +297,10 @@ class Scenario:
         if isinstance(pcap, str) and not _is_file_name(pcap):
             raise ValueError(f"{p}: record.pcap is {pcap!r}; allowed: a file name without folders, not starting "
                              "with '.' (it is written into the run's output folder)")
+        if isinstance(pcap, str) and pcap.lower().endswith(_RESULT_SUFFIXES):
+            raise ValueError(f"{p}: record.pcap is {pcap!r}; allowed: a name the run's own files do not take "
+                             f"(not ending {', '.join(_RESULT_SUFFIXES)}: tables, summary.json and plots land in "
+                             "the same folder and would overwrite the capture), e.g. 'run.pcap'")
         sc._folder = p.resolve().parent  # the folder its trace files are named from
         return sc
 
@@ -683,6 +687,10 @@ def _plain(value, where: str, depth: int = 0):
         return value
     raise ValueError(f"{where}: {value!r} is a {type(value).__name__}; expected a number, text, "
                      "boolean, list or table")
+
+
+#: What a run writes into its folder beside the capture (results.Results.write, plots.plot_run).
+_RESULT_SUFFIXES = (".json", ".parquet", ".csv", ".png", ".svg")
 
 
 def _is_file_name(name: str) -> bool:
