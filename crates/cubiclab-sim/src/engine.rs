@@ -2,8 +2,10 @@
 //! here — each delay line keeps its own FIFO and has at most one event in the heap — and
 //! neither do the per-flow timers (retransmission, delayed ACK): they wait in a wheel of
 //! 1 ms slots and enter the heap, at their exact time, only in the millisecond they are
-//! due. So the heap holds O(links + delay lines) entries whatever the number of flows and
-//! the windows, and nothing is allocated once the structures have grown.
+//! due; so do the events far ahead (flows' starts and stops, web sessions' requests), which
+//! keep the order among same-time events that a push at scheduling would give them. So the
+//! heap holds O(links + delay lines) entries whatever the number of flows, web sessions
+//! and the windows, and nothing is allocated once the structures have grown.
 
 /// Simulated time in nanoseconds.
 pub type Time = u64;
@@ -144,7 +146,9 @@ pub struct EventQueue {
     seq: u64,
     /// Events popped so far (wheel ticks not counted).
     pub processed: u64,
-    wheel: Vec<Vec<(Time, Ev)>>,
+    /// Entries waiting for their millisecond: (time, event, the sequence number it keeps,
+    /// or 0 to take one when it enters the heap).
+    wheel: Vec<Vec<(Time, Ev, u64)>>,
     /// Every slot before this millisecond has been moved to the heap.
     cursor_ms: u64,
     in_wheel: usize,
@@ -166,22 +170,59 @@ impl Default for EventQueue {
 }
 
 impl EventQueue {
-    /// Schedule a timer: like `push`, but it waits in the wheel until its millisecond.
+    /// Schedule a timer: like `push`, but it waits in the wheel until its millisecond, and
+    /// among events of the same time it counts as pushed when it leaves the wheel.
     #[inline]
     pub fn push_timer(&mut self, time: Time, ev: Ev) {
-        let ms = time / SLOT_NS;
+        self.file(time, ev, 0);
+    }
+
+    /// Schedule an event far ahead (a flow's start, a web session's next request): it waits
+    /// in the wheel like a timer, so that the heap stays as small as the links and delay
+    /// lines, but keeps its place among events of the same time as if pushed now.
+    #[inline]
+    pub fn push_ahead(&mut self, time: Time, ev: Ev) {
+        self.seq += 1;
+        self.file(time, ev, self.seq);
+    }
+
+    /// The millisecond in which an entry leaves the wheel: a timer's own; an event pushed
+    /// ahead one earlier, so that it is in the heap, with its sequence number, before the
+    /// tick of its own millisecond, which may come after events of its very time.
+    #[inline]
+    fn due_ms(time: Time, seq: u64) -> u64 {
+        if seq == 0 {
+            time / SLOT_NS
+        } else {
+            (time / SLOT_NS).saturating_sub(1)
+        }
+    }
+
+    #[inline]
+    fn file(&mut self, time: Time, ev: Ev, seq: u64) {
+        let ms = Self::due_ms(time, seq);
         if ms < self.cursor_ms {
-            self.push(time, ev);
+            self.enter(time, ev, seq);
             return;
         }
         // Beyond the wheel's horizon: park in its last slot, to be re-filed from there.
         let slot = ms.min(self.cursor_ms + SLOTS - 1) % SLOTS;
-        self.wheel[slot as usize].push((time, ev));
+        self.wheel[slot as usize].push((time, ev, seq));
         self.in_wheel += 1;
         if !self.tick_pending {
             self.tick_pending = true;
             let at = self.cursor_ms * SLOT_NS;
             self.push(at, Ev::Tick);
+        }
+    }
+
+    /// Into the heap, with `seq` if it has one.
+    #[inline]
+    fn enter(&mut self, time: Time, ev: Ev, seq: u64) {
+        if seq == 0 {
+            self.push(time, ev);
+        } else {
+            self.heap.push(Entry { time, seq, ev });
         }
     }
 
@@ -191,11 +232,11 @@ impl EventQueue {
         self.in_wheel -= entries.len();
         let this_ms = self.cursor_ms;
         self.cursor_ms += 1;
-        for (t, ev) in entries.drain(..) {
-            if t / SLOT_NS == this_ms {
-                self.push(t, ev);
+        for (t, ev, seq) in entries.drain(..) {
+            if Self::due_ms(t, seq) == this_ms {
+                self.enter(t, ev, seq);
             } else {
-                self.push_timer(t, ev);
+                self.file(t, ev, seq);
             }
         }
         // Give the allocation back so the slot does not allocate again (unless a far timer
@@ -274,6 +315,27 @@ mod tests {
         assert_eq!(q.pop_until(u64::MAX), Some((9_000_000_000, Ev::Rto(3))));
         assert_eq!(q.pop_until(u64::MAX), None);
         assert_eq!(q.processed, 4);
+    }
+
+    #[test]
+    fn events_pushed_ahead_keep_their_place_among_same_time_events() {
+        // A start pushed ahead to 5 ms (it waits in the wheel), then a packet event at 5 ms
+        // pushed directly much later, and a timer at 5 ms: the start pops first, as if it
+        // had been in the heap since it was pushed; the timer, which takes its place when
+        // it leaves the wheel, pops after the packet event pushed before that. Also exactly
+        // on the millisecond's boundary, where the wheel's tick shares the events' time.
+        for at in [5_000_000u64, 5_300_000] {
+            let mut q = EventQueue::default();
+            q.push_ahead(at, Ev::Start(0));
+            q.push_timer(at, Ev::Rto(1));
+            q.push(1_000, Ev::TxDone(9));
+            assert_eq!(q.pop_until(u64::MAX), Some((1_000, Ev::TxDone(9))));
+            q.push(at, Ev::TxDone(2));
+            assert_eq!(q.pop_until(u64::MAX), Some((at, Ev::Start(0))));
+            assert_eq!(q.pop_until(u64::MAX), Some((at, Ev::TxDone(2))));
+            assert_eq!(q.pop_until(u64::MAX), Some((at, Ev::Rto(1))));
+            assert_eq!(q.pop_until(u64::MAX), None);
+        }
     }
 
     #[test]

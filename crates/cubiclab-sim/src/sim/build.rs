@@ -69,9 +69,9 @@ impl Sim {
                 frto: true,
             };
             let app_limit = f.bytes.map_or(u32::MAX, |b| sim.segments(b));
-            sim.q.push(f.start_ns, Ev::Start(i as u32));
+            sim.q.push_ahead(f.start_ns, Ev::Start(i as u32));
             if let Some(stop) = f.stop_ns {
-                sim.q.push(stop.max(f.start_ns), Ev::Stop(i as u32));
+                sim.q.push_ahead(stop.max(f.start_ns), Ev::Stop(i as u32));
             }
             let slot = Slot {
                 rtt_ns: f.rtt_ns,
@@ -122,7 +122,7 @@ impl Sim {
                 ecn: false,
             };
             sim.add_flow(alg, cfg, 0, slot);
-            sim.q.push(s.first_request_ns, Ev::Object(f));
+            sim.q.push_ahead(s.first_request_ns, Ev::Object(f));
         }
         for k in 0..sim.sc.links.len() {
             if let Some(s) = &sim.sc.links[k].schedule {

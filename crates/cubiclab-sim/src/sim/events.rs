@@ -27,7 +27,7 @@ impl Sim {
         fl.receiver.reset();
         fl.start_ns = now;
         fl.fct_ns = None;
-        self.q.push(now + s.rtt_ns, Ev::Start(f));
+        self.q.push_ahead(now + s.rtt_ns, Ev::Start(f));
     }
 
     /// A web object is fully acknowledged: record it, think, then request the next one.
@@ -36,7 +36,7 @@ impl Sim {
         let s = &mut self.web[w as usize];
         let next = self.now + s.draws.think_ns();
         self.flows[f as usize].sender.stop_timer();
-        self.q.push(next, Ev::Object(f));
+        self.q.push_ahead(next, Ev::Object(f));
     }
 
     /// Offer `p` to link direction `link` (the one its route's hop names).
