@@ -39,3 +39,16 @@ def test_runs_that_miss_the_sentences_condition_are_named():
                                     "conditions' (sync_share 0.8, it needs [-inf, 0.5]), so they cannot show the "
                                     "claim.")
     assert e._unmet(spec, diag.assign(sync_share=[0.3, 0.5, 0.9])) == ""
+
+
+def test_the_report_renders_a_condition_not_met():
+    # The report colours holds and does not hold; every other verdict, this one included,
+    # renders as undecided (it raised a KeyError when the colour table listed verdicts).
+    from cubiclab.experiments.base import Outcome
+    from cubiclab.experiments.claims import Verdict
+    from cubiclab.report import render
+
+    e = CATALOG["s002-missing-drop"]
+    v = Verdict(e.claims[0], verdict=UNMET, note="Its runs do not meet the condition its sentence names")
+    page = render([Outcome(e.name, e.title, e.seed, e.figure, e.setup, verdicts=[v])])
+    assert f"<td class='v untested'>{UNMET}</td>" in page

@@ -104,3 +104,19 @@ def test_sensitivity_end_to_end_writes_its_tables(tmp_path):
     assert doc == rows and [r["claim"] for r in rows] == ["start_dependent"]
     assert set(rows[0]["varied"]) == {"rtt 50ms=0.5x", "rtt 50ms=2x"}
     assert "claims with unstated settings depend on one" in (tmp_path / "sensitivity.md").read_text()
+    report = (tmp_path / "report.html").read_text()
+    assert "<th>robustness</th>" in report and f"unstated settings: {summary(rows[0])}" in report
+
+
+def test_the_report_shows_what_the_reruns_said_of_each_claim(tmp_path):
+    from cubiclab.report import robustness
+
+    (tmp_path / "sensitivity.json").write_text(json.dumps([
+        {"entry": "e", "claim": "a", "varied": {"start=2x": {}}, "robust": False, "depends_on": ["start"]}]))
+    (tmp_path / "stability.json").write_text(json.dumps([
+        {"entry": "e", "claim": "a", "flips": True, "changes": True, "crosses": True},
+        {"entry": "e", "claim": "b", "flips": False, "changes": False, "crosses": False}]))
+    assert robustness(tmp_path) == {
+        ("e", "a"): "unstated settings: depends on start; 2x duration and other seeds: flips; crosses its tolerance",
+        ("e", "b"): "2x duration and other seeds: stable"}
+    assert robustness(tmp_path / "nothing-here") == {}

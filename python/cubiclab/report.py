@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import json
 from pathlib import Path
 
 from cubiclab.io import atomic_write_text
@@ -35,8 +36,28 @@ def _img(path: Path) -> str:
     return f'<img alt="{html.escape(Path(path).name)}" src="data:image/png;base64,{data}">'
 
 
-_CLASS = {"holds": "holds", "does not hold": "fails", "inconclusive": "untested", "not converged": "untested",
-          "one trajectory": "untested", "indicative": "untested", "not measured": "untested"}
+# A verdict's colour: holds and does not hold; every other verdict decides nothing.
+_CLASS = {"holds": "holds", "does not hold": "fails"}
+
+
+def robustness(out: Path) -> dict:
+    """(entry, claim) -> what the sensitivity and stability reruns said of it, from the
+    sensitivity.json and stability.json in `out` (written by `cubiclab reproduce
+    --sensitivity` / `--stability` with the same --out); empty without them."""
+    from cubiclab.experiments.sensitivity import summary
+
+    said: dict = {}
+    f = Path(out) / "sensitivity.json"
+    if f.is_file():
+        for r in json.loads(f.read_text()):
+            said.setdefault((r["entry"], r["claim"]), []).append(f"unstated settings: {summary(r)}")
+    f = Path(out) / "stability.json"
+    if f.is_file():
+        for r in json.loads(f.read_text()):
+            word = "flips" if r["flips"] else "changes verdict" if r["changes"] else "stable"
+            said.setdefault((r["entry"], r["claim"]), []).append(
+                f"2x duration and other seeds: {word}" + ("; crosses its tolerance" if r["crosses"] else ""))
+    return {k: "; ".join(v) for k, v in said.items()}
 
 
 def _tally_table(outcomes: list) -> str:
@@ -63,8 +84,12 @@ def _provenance_line() -> str:
                                             for k, v in p.items()) + "</p>")
 
 
-def render(outcomes: list, title: str = "cubiclab: reproduction of the seed experiments", mode=None) -> str:
+def render(outcomes: list, title: str = "cubiclab: reproduction of the seed experiments", mode=None,
+           robust: dict | None = None) -> str:
+    """The report's HTML; `robust`: (entry, claim) -> the sensitivity and stability reruns'
+    word on it (`robustness`), shown in its own column when given."""
     e = html.escape
+    robust = robust or {}
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{_CSS}</style>"
              "</head><body>", f"<h1>{e(title)}</h1>"]
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -107,7 +132,8 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
                 parts.append(_img(p))
         if o.verdicts:
             parts.append("<table><tr><th>claim</th><th>kind</th><th>paper</th><th>ours (mean ± 95% CI)</th>"
-                         "<th>tolerance</th><th>verdict</th><th>note</th></tr>")
+                         "<th>tolerance</th><th>verdict</th>" + ("<th>robustness</th>" if robust else "")
+                         + "<th>note</th></tr>")
             for v in o.verdicts:
                 s = v.spec
                 flag = f"<br><b>The paper contradicts itself:</b> {e(s.contradiction)}" if s.contradiction else ""
@@ -119,13 +145,17 @@ def render(outcomes: list, title: str = "cubiclab: reproduction of the seed expe
                 parts.append(f"<tr><td>{said}{flag}{check}<br><small>Measured: "
                              f"{e(s.metric)}. Why this tolerance: {e(s.rationale)}</small></td><td>{e(s.kind)}</td>"
                              f"<td>{e(s.paper)}</td><td>{e(v.ours)}</td><td>{e(str(s.accept))} {e(s.unit)} "
-                             f"({e(s.accept.sided)})</td><td class='v {_CLASS[v.verdict]}'>{e(v.verdict)}</td>"
-                             f"<td>{e(v.note)}</td></tr>")
+                             f"({e(s.accept.sided)})</td><td class='v {_CLASS.get(v.verdict, 'untested')}'>"
+                             f"{e(v.verdict)}</td>"
+                             + (f"<td>{e(robust.get((o.name, s.id), 'not rerun'))}</td>" if robust else "")
+                             + f"<td>{e(v.note)}</td></tr>")
             parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
 def write_report(outcomes: list, path: str | Path, mode=None) -> Path:
-    """Write the report to `path` atomically and return it."""
-    return atomic_write_text(Path(path), render(outcomes, mode=mode))
+    """Write the report to `path` atomically and return it, with the robustness column when
+    its folder holds sensitivity or stability results."""
+    path = Path(path)
+    return atomic_write_text(path, render(outcomes, mode=mode, robust=robustness(path.parent)))

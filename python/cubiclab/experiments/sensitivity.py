@@ -13,6 +13,7 @@ from pathlib import Path
 from cubiclab.experiments.base import Mode, mode_named
 from cubiclab.experiments.runner import reproduce, select
 from cubiclab.io import atomic_write_text
+from cubiclab.report import write_report
 
 PLANNED = "as planned"
 
@@ -105,4 +106,5 @@ def sensitivity(names: list[str] | None = None, mode: str | Mode = "full", seeds
     rows = compare(planned, varied)
     atomic_write_text(out / "sensitivity.json", json.dumps(rows, indent=2) + "\n")
     atomic_write_text(out / "sensitivity.md", markdown(rows))
+    write_report(planned, out / "report.html", mode=m)  # the planned verdicts with their robustness
     return rows

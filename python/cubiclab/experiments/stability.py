@@ -17,6 +17,7 @@ from cubiclab.experiments.base import mode_named
 from cubiclab.experiments.claims import FAILS, HOLDS
 from cubiclab.experiments.runner import reproduce
 from cubiclab.io import atomic_write_text
+from cubiclab.report import write_report
 
 DECISIVE = (HOLDS, FAILS)
 
@@ -87,4 +88,6 @@ def stability(names: list[str] | None = None, seeds: int | None = None, budget_s
     rows = compare(outcomes)
     atomic_write_text(out / "stability.json", json.dumps(rows, indent=2) + "\n")
     atomic_write_text(out / "stability.md", markdown(rows, list(outcomes)))
+    # the planned verdicts with their robustness (and the sensitivity reruns', if in `out`)
+    write_report(outcomes["as planned"], out / "report.html", mode=mode_named("full", seeds, budget_scale))
     return rows
