@@ -14,8 +14,10 @@ A scenario file (every key optional except ``flows``)::
     buffer = "100%BDP"          # or "500packets", "2MB"; BDP = rate x the largest flow RTT
     reverse_buffer = "100%BDP"
     queue = "droptail"          # or "red", "codel", "step"
-    red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true }  # packets
-    codel = { target = "5ms", interval = "100ms" }
+    red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true, ecn = false }  # packets
+                                # ecn: mark ECT packets instead of dropping (harddrop = true:
+                                # still drop above the ramp, as tc red harddrop)
+    codel = { target = "5ms", interval = "100ms", ecn = false }  # ecn: mark ECT packets
     step = { threshold = "20packets" }  # mark ECT arrivals finding more than this waiting
                                         # (DCTCP's K; or a size, "30KB"); nothing dropped
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
