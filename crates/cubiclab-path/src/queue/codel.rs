@@ -149,6 +149,12 @@ impl CoDel {
             Next::First => Verdict::Pass,
         }
     }
+
+    /// `fq_codel_drop` dropped `n` packets of this queue's head: "tell codel to increase
+    /// its signal strength also" (`cvars.count += i`; a u32, wrapping as the kernel's).
+    pub(super) fn count_drops(&mut self, n: u32) {
+        self.count = self.count.wrapping_add(n);
+    }
 }
 
 impl Discipline for CoDel {

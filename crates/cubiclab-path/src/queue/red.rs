@@ -147,7 +147,7 @@ impl Discipline for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Limit, Policy, Queue};
+    use crate::queue::{Limit, Policy, Queue, Single};
     use crate::test_packet::{self, Pkt};
 
     fn pkt() -> Pkt {
@@ -165,11 +165,11 @@ mod tests {
         let mut red = Red::new(&spec, &b);
         red.avg = q as f64;
         red.idle_since = None;
-        let mut queue = Queue { fifo: Fifo::default(), limit: b.limit, policy: Policy::Red(red) };
+        let mut fifo = Fifo::default();
         for _ in 0..q {
-            queue.fifo.push(0, pkt());
+            fifo.push(0, pkt());
         }
-        queue
+        Queue { policy: Policy::Red(Single { fifo, limit: b.limit, discipline: red }) }
     }
 
     /// The verdicts on `n` arrivals of `p` to `queue`, each accepted one followed by a
