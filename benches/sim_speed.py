@@ -4,6 +4,7 @@ same run (machines here are noisy; absolute times are only context).
     python3 benches/sim_speed.py            # cubiclab only: flatness and memory
     python3 benches/sim_speed.py --ns3      # also ns-3 3.44 (needs .ns3env, see README)
     python3 benches/sim_speed.py --against OTHER_PYTHON   # this build against another one
+    python3 benches/sim_speed.py --fq-codel   # only FQ-CoDel against drop-tail (callgrind)
 
 With ``--against``, OTHER_PYTHON is an interpreter that imports another build of cubiclab
 (e.g. a virtual environment with the previous commit installed); each line runs in both,
@@ -32,14 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT.parent / "shared" / "peers" / "ns3_dumbbell.py"
 
 
-def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic", spacing=0.1):
+def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic", spacing=0.1, queue="droptail"):
     """The ns-3 peer's dumbbell: flow i starts at `spacing` x i s (0.1 s), buffer one BDP in
     packets, access links folded into the RTT."""
     import cubiclab
 
     sc = cubiclab.Scenario(
         name="bench", duration=f"{secs}s", start_jitter="0ms",
-        bottleneck=cubiclab.Bottleneck(rate=f"{rate_mbps}Mbps", buffer="100%BDP", delay=f"{rtt_ms / 2 - 2}ms"),
+        bottleneck=cubiclab.Bottleneck(rate=f"{rate_mbps}Mbps", buffer="100%BDP", delay=f"{rtt_ms / 2 - 2}ms",
+                                       queue=queue),
         flows=[cubiclab.FlowGroup(alg, count=flows, rtt=f"{rtt_ms}ms", start_spacing=f"{spacing}s")],
         record=cubiclab.Record(interval="1s"),
     )
@@ -118,13 +120,14 @@ def child_run(python: str, rate, rtt, n, secs, alg) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def instructions(python: str, rate, rtt, n, secs, alg) -> tuple[int, float]:
+def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing=0.1) -> tuple[int, float]:
     """(instructions inside the simulator's event loop, delivered packets) of one run,
     counted by callgrind: the same count on every run, whatever else the machine does."""
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                           # The event loop proper (run_until is inlined into it).
                           "--toggle-collect=cubiclab_sim::sim::Sim::run_until_or_events",
-                          python, __file__, "--child", str(rate), str(rtt), str(n), str(secs), "--alg", alg],
+                          python, __file__, "--child", str(rate), str(rtt), str(n), str(secs), "--alg", alg,
+                          "--queue", queue, "--spacing", str(spacing)],
                          capture_output=True, text=True, check=True)
     count = int(re.search(r"Collected : (\d+)", out.stderr)[1])
     if count == 0:
@@ -138,6 +141,17 @@ def against_instructions(other: str, alg: str):
         (a, pa), (b, pb) = instructions(sys.executable, rate, rtt, n, secs, alg), instructions(other, rate, rtt, n, secs, alg)
         print(f"  {rate:5d} Mbps {rtt:3d} ms {n:3d} flows {secs:3d} s: this {a / pa:7.0f}, other {b / pb:7.0f} "
               f"instructions/packet, ratio {(a / pa) / (b / pb):.3f} (same packets: {pa == pb})", flush=True)
+
+
+def fq_codel_against_droptail(alg: str):
+    print("== FQ-CoDel against drop-tail per packet (1 Gbps, 40 ms, 1000 flows started within 1 s, 2 s; "
+          "issue 27 asks at most 1.5x), instructions per delivered packet (callgrind)", flush=True)
+    cost = {}
+    for queue in ("droptail", "fq_codel"):
+        count, pkts = instructions(sys.executable, 1000, 40, 1000, 2, alg, queue, spacing=0.001)
+        cost[queue] = count / pkts
+    print(f"  fq_codel {cost['fq_codel']:7.0f}, droptail {cost['droptail']:7.0f} instructions/packet: "
+          f"fq_codel costs x{cost['fq_codel'] / cost['droptail']:.2f} per packet", flush=True)
 
 
 def against(other: str, alg: str, repeat: int):
@@ -163,11 +177,17 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--instructions", action="store_true",
                     help="with --against: compare instruction counts (valgrind) instead of wall time")
+    ap.add_argument("--fq-codel", action="store_true", help="only FQ-CoDel against drop-tail (valgrind)")
     ap.add_argument("--child", nargs=4, type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--queue", default="droptail", help=argparse.SUPPRESS)
+    ap.add_argument("--spacing", type=float, default=0.1, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         rate, rtt, n, secs = args.child
-        print(json.dumps(cubiclab_run(int(rate), rtt, int(n), secs, args.alg)))
+        print(json.dumps(cubiclab_run(int(rate), rtt, int(n), secs, args.alg, args.spacing, args.queue)))
+        return
+    if args.fq_codel:
+        fq_codel_against_droptail(args.alg)
         return
     if args.against and args.instructions:
         against_instructions(args.against, args.alg)
@@ -226,6 +246,8 @@ def main():
         print(f"  {rate:5d} Mbps {n} flows: bbr {b['pps'] / 1e6:6.2f} M pkt/s, cubic {c['pps'] / 1e6:6.2f} M pkt/s: "
               f"bbr costs x{c['pps'] / b['pps']:.2f} per packet ({b['events_per_pkt']:.1f} vs "
               f"{c['events_per_pkt']:.1f} events/pkt)", flush=True)
+
+    fq_codel_against_droptail(args.alg)
 
     print("== memory: peak RSS of a 10 s and a 200 s run (4 flows, 100 Mbps)")
     a, b = peak_rss_mb(10), peak_rss_mb(200)

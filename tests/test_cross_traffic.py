@@ -84,6 +84,41 @@ def test_step_marks_no_packet_that_is_not_ect():
     assert sc.compile()["bottleneck"]["step"] == {"threshold": {"bytes": 30_000}}
 
 
+@pytest.mark.parametrize("queue, table", [
+    ("red", {"red": {"ecn": True}}), ("codel", {"codel": {"ecn": True}}), ("fq_codel", {}),
+])
+def test_marking_queues_mark_ect_flows_and_drop_the_others(queue, table):
+    # RED and CoDel with ecn = true, and FQ-CoDel (ECN on, as Linux's): a flow that
+    # negotiated ECN is marked where a flow that did not is dropped. Every mark is of a
+    # packet that leaves the link (RED marks arrivals it queues, CoDel and FQ-CoDel marks
+    # departures), so with no other loss the receivers see exactly the link's marks.
+    def run(ecn):
+        return cubiclab.simulate(Scenario(
+            name=queue, duration="10s", flows=[FlowGroup("cubic", rtt="40ms", count=2, ecn=ecn)],
+            bottleneck=Bottleneck(rate="20Mbps", buffer="200packets", queue=queue, **table)))
+    marked, dropped = run(True), run(False)
+    assert marked.link.marks.sum() > 10
+    assert marked.link_totals.marks.iloc[0] == marked.link.marks.sum() == marked.totals.ce_marks.sum()
+    assert marked.totals.ecn_reductions.sum() > 0
+    assert dropped.link.marks.sum() == 0 and dropped.link.drops.sum() > 10
+    assert marked.link.drops.sum() < dropped.link.drops.sum()
+
+
+def test_fq_codel_shares_the_link_between_rtts():
+    # FQ-CoDel puts each flow in its own bucket and serves the backlogged ones the same
+    # bytes per round (deficit round robin, RFC 8290 Sec. 4.2): two CUBIC flows of 20 and
+    # 80 ms share 20 Mbit/s about equally, where drop-tail favours the short RTT.
+    def shares(queue):
+        r = cubiclab.simulate(Scenario(
+            name=queue, duration="40s", seed=2,
+            flows=[FlowGroup("cubic", rtt="20ms", name="short"), FlowGroup("cubic", rtt="80ms", name="long")],
+            bottleneck=Bottleneck(rate="20Mbps", buffer="200packets", queue=queue)))
+        late = r.flows[r.flows.t > 10].groupby("group", observed=True).throughput_bps.mean()
+        return late["long"] / late["short"]
+    assert 0.8 < shares("fq_codel") < 1.25
+    assert shares("droptail") < shares("fq_codel")
+
+
 def test_red_drops_early():
     # RED (min 5, max 15 packets, max_p 0.1) keeps the average queue between its thresholds
     # for one Reno flow, far below the 200-packet buffer a drop-tail queue would fill.
@@ -122,6 +157,14 @@ def test_bad_web_input(web, message):
     (Bottleneck(loss={"model": "gauss"}), r"loss.model"),
     (Bottleneck(queue="red", red={"min_th": 20, "max_th": 10}), "min_th"),
     (Bottleneck(queue="fq"), "bottleneck.queue"),
+    (Bottleneck(queue="fq_codel", fq_codel={"quantum": 100}), r"bottleneck.fq_codel.quantum is 100; allowed: 256 to"),
+    (Bottleneck(fq_codel={"flows": 0}), r"bottleneck.fq_codel.flows is 0; allowed: 1 to 65536"),
+    (Bottleneck(fq_codel={"drop_batch": 0}), r"bottleneck.fq_codel.drop_batch"),
+    (Bottleneck(fq_codel={"memory_limit": 2**32}), r"bottleneck.fq_codel.memory_limit .*allowed: 1 to 2147483648"),
+    (Bottleneck(fq_codel={"target": "0ms"}), r"bottleneck.fq_codel.target"),
+    (Bottleneck(fq_codel={"limit": 100}), r"bottleneck.fq_codel.*limit"),
+    (Bottleneck(red={"ecn": True, "nodrop": True}), r"bottleneck.red.*nodrop"),
+    (Bottleneck(codel={"ecn": "yes"}), r"bottleneck.codel.ecn"),
 ])
 def test_bad_impairments(bottleneck, message):
     with pytest.raises(ValueError, match=message):

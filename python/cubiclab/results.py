@@ -58,7 +58,7 @@ class Results:
       ssthresh (NaN while infinite), srtt_ms, throughput_bps (data leaving the
       bottleneck), goodput_bps (in-order payload delivered), drops, retransmits, ca_state.
     - ``link``: one row per link per interval (forward direction): t, link, queue_packets,
-      queue_bytes, drops, random_losses, utilization.
+      queue_bytes, drops, marks (CE marks of the queue discipline), random_losses, utilization.
     - ``cwnd``: every change of cwnd/ssthresh (with ``record.cwnd = "changes"``).
     - ``rtt``: every RTT sample (with ``record.rtt_samples = true``): t, flow, rtt_ms.
     - ``losses``: every congestion event: t, flow, cwnd before it, timeout.
@@ -66,7 +66,7 @@ class Results:
     - ``web``: one row per completed background web object: t (requested), session, group,
       bytes, fct_s (request to last byte acknowledged, one RTT of handshake included).
     - ``link_totals``: one row per link direction over the run: link, name, direction,
-      tx_bytes, capacity_bytes, drops, random_losses.
+      tx_bytes, capacity_bytes, drops, marks, random_losses.
     - ``cc_state``: each flow's algorithm state per interval (with ``record.cc_state =
       true``): t, flow, var, value, one row per variable (CUBIC's last_max_cwnd, K,
       epoch_start, ...; BBR's mode, bw, min_rtt_us, pacing_gain, cwnd_gain, ...);

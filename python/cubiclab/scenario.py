@@ -13,11 +13,16 @@ A scenario file (every key optional except ``flows``)::
     delay = "5ms"               # one-way; default: a quarter of the smallest flow RTT
     buffer = "100%BDP"          # or "500packets", "2MB"; BDP = rate x the largest flow RTT
     reverse_buffer = "100%BDP"
-    queue = "droptail"          # or "red", "codel", "step"
-    red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true }  # packets
-    codel = { target = "5ms", interval = "100ms" }
+    queue = "droptail"          # or "red", "codel", "step", "fq_codel"
+    red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true, ecn = false }  # packets
+                                # ecn: mark ECT packets instead of dropping (harddrop = true:
+                                # still drop above the ramp, as tc red harddrop)
+    codel = { target = "5ms", interval = "100ms", ecn = false }  # ecn: mark ECT packets
     step = { threshold = "20packets" }  # mark ECT arrivals finding more than this waiting
                                         # (DCTCP's K; or a size, "30KB"); nothing dropped
+    fq_codel = { flows = 1024, quantum = 1514, ecn = true, drop_batch = 64 }  # Linux's defaults;
+                                # also target, interval, memory_limit (bytes); the buffer is
+                                # its limit (Linux's: buffer = "10240packets")
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
                                                 # loss_good, loss_bad); random loss, forward
     # reverse_loss = { ... }                    # the same on the reverse direction
@@ -119,18 +124,18 @@ class _Link:
 
 
 def _discipline_keys() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """The queue disciplines' settings tables (``red``, ``codel``, ``step``, from the Rust
-    schema's ``QueueSettings``, flattened into each link): per table, its integer keys, which
-    are times in ns (a file gives them as "5ms"), and its keys holding a ``Limit``, which are
-    sizes (a file gives them as "20packets", "30KB" or "10%BDP", as a buffer). The Rust schema
-    owns them, so a new discipline needs nothing here."""
+    """The queue disciplines' settings tables (``red``, ``codel``, ``step``, ``fq_codel``,
+    from the Rust schema's ``QueueSettings``, flattened into each link): per table, its keys
+    that are times in ns (``Table::times``; a file gives them as "5ms"), and its keys holding
+    a ``Limit``, which are sizes (a file gives them as "20packets", "30KB" or "10%BDP", as a
+    buffer). Rust owns them, so a new discipline needs nothing here."""
     schema = json.loads(_core.scenario_schema())["definitions"]
     times, sizes = {}, {}
     for name in _core.DISCIPLINE_TABLES:
         prop = schema["DuplexLink"]["properties"][name]
         ref = prop.get("allOf", [prop])[0].get("$ref", "").rsplit("/", 1)[-1]
         settings = schema[ref]["properties"] if ref in schema else {}
-        times[name] = {k for k, v in settings.items() if v.get("type") == "integer"}
+        times[name] = {k.split(".", 1)[1] for k in _core.DISCIPLINE_TIMES if k.split(".", 1)[0] == name}
         sizes[name] = {k for k, v in settings.items() if v.get("allOf", [v])[0].get("$ref", "").endswith("/Limit")}
     return times, sizes
 

@@ -450,7 +450,15 @@ mod tests {
             buffer: Limit::Bytes(98_765),
             queue: QueueDiscipline::Red,
             settings: QueueSettings {
-                red: RedSpec { min_th: 7.5, max_th: 21.0, max_p: 0.07, w_q: 0.0021, gentle: false },
+                red: RedSpec {
+                    min_th: 7.5,
+                    max_th: 21.0,
+                    max_p: 0.07,
+                    w_q: 0.0021,
+                    gentle: false,
+                    ecn: true,
+                    harddrop: false,
+                },
                 ..QueueSettings::default()
             },
             loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },

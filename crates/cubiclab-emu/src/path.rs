@@ -36,6 +36,11 @@ impl PathPacket for Seg {
     fn wire_bytes(&self) -> u32 {
         self.bytes
     }
+
+    #[inline]
+    fn flow_key(&self) -> u64 {
+        self.flow as u64
+    }
 }
 
 pub struct Slot {
@@ -237,7 +242,11 @@ impl Direction {
             self.leave(now, s, lost, slab, &mut fate);
             return;
         }
-        match self.link.offer(now, s) {
+        let dropped = |d: Seg| {
+            fate(Fate::Dropped(now, d, slab.seq(d)));
+            slab.release(d.slot, 1);
+        };
+        match self.link.offer(now, s, dropped) {
             Offer::Started(fin) => self.next_done = Some(fin),
             Offer::Queued => {}
             Offer::Dropped => {

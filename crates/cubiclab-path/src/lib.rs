@@ -1,5 +1,5 @@
 //! The bottleneck path, without input or output: a buffer (one FIFO under a queue
-//! discipline's verdicts: drop-tail, RED, CoDel, step marking) in front of a transmitter of fixed rate,
+//! discipline's verdicts: drop-tail, RED, CoDel, step marking; or FQ-CoDel's queue per flow) in front of a transmitter of fixed rate,
 //! random loss on the packets leaving it, and the seeded random streams these draw from.
 //!
 //! The simulator (`cubiclab-sim`) and the emulator (`cubiclab-emu`) both build their
@@ -21,9 +21,10 @@ pub mod schedule;
 pub use link::{Link, LinkSpec, Offer};
 pub use loss::{LossSpec, RandomLoss};
 pub use queue::codel::CoDelSpec;
+pub use queue::fq_codel::FqCoDelSpec;
 pub use queue::red::RedSpec;
 pub use queue::step::StepSpec;
-pub use queue::{CoDel, DropTail, Limit, Queue, QueueDiscipline, QueueSettings, Red, Step, Verdict};
+pub use queue::{CoDel, DropTail, FqCoDel, Limit, Queue, QueueDiscipline, QueueSettings, Red, Step, Verdict};
 pub use rng::Rng;
 pub use schedule::{RateSchedule, ScheduleSpec};
 
@@ -81,6 +82,14 @@ pub trait PathPacket: Copy {
     /// Set CE. Called only on packets that are `ecn_capable`.
     #[inline]
     fn mark_ce(&mut self) {}
+
+    /// What a flow-queueing discipline hashes to sort it into a flow (FQ-CoDel): equal for
+    /// the packets of one transport connection in one direction, as the 5-tuple that Linux's
+    /// `skb_get_hash` hashes is. A packet without one is in flow 0.
+    #[inline]
+    fn flow_key(&self) -> u64 {
+        0
+    }
 }
 
 /// Random stream numbers owned by the path (see `Rng::new`); the simulator's own streams
@@ -94,6 +103,8 @@ pub(crate) mod test_packet {
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Pkt {
         pub size: u32,
+        /// Its flow (FQ-CoDel's key).
+        pub flow: u64,
         /// ECN-capable transport.
         pub ect: bool,
         /// Congestion experienced.
@@ -116,15 +127,19 @@ pub(crate) mod test_packet {
         fn mark_ce(&mut self) {
             self.ce = true;
         }
+
+        fn flow_key(&self) -> u64 {
+            self.flow
+        }
     }
 
     /// A packet of `size` bytes without ECN.
     pub fn pkt(size: u32) -> Pkt {
-        Pkt { size, ect: false, ce: false }
+        Pkt { size, flow: 0, ect: false, ce: false }
     }
 
     /// An ECN-capable packet of `size` bytes.
     pub fn ect(size: u32) -> Pkt {
-        Pkt { size, ect: true, ce: false }
+        Pkt { size, flow: 0, ect: true, ce: false }
     }
 }

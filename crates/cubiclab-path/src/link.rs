@@ -149,13 +149,20 @@ impl<P: PathPacket> Link<P> {
         }
     }
 
+    /// Offer `p` arriving at `now`. Packets already waiting that the discipline drops to
+    /// make room for it (FQ-CoDel's fat flow) go to `dropped` (counted here).
     #[inline(always)]
-    pub fn offer(&mut self, now: Time, p: P) -> Offer {
+    pub fn offer(&mut self, now: Time, p: P, mut dropped: impl FnMut(P)) -> Offer {
         if self.busy.is_none() {
             self.busy = Some(p);
             return Offer::Started(self.finish(now, p.wire_bytes()));
         }
-        match self.queue.enqueue(now, p) {
+        let drops = &mut self.drops;
+        let verdict = self.queue.admit(now, p, |d| {
+            *drops += 1;
+            dropped(d);
+        });
+        match verdict {
             Verdict::Pass => Offer::Queued,
             Verdict::Mark => {
                 self.marks += 1;
@@ -225,8 +232,9 @@ mod tests {
         // ECT packet queue (0 and 1 waiting), an ECT one is marked (2 waiting: mark 1) and
         // a plain one dropped (3 waiting: drop 1).
         let mut l = link(QueueDiscipline::Probe, 12_000_000, Limit::Packets(10));
-        let Offer::Started(t1) = l.offer(0, ect(1500)) else { panic!("the link is idle") };
-        let offers: Vec<Offer> = [pkt(1500), ect(1500), ect(1500), pkt(1500)].map(|p| l.offer(0, p)).into();
+        let Offer::Started(t1) = l.offer(0, ect(1500), |_| {}) else { panic!("the link is idle") };
+        let offers: Vec<Offer> =
+            [pkt(1500), ect(1500), ect(1500), pkt(1500)].map(|p| l.offer(0, p, |_| panic!("no drop"))).into();
         assert!(matches!(offers[..], [Offer::Queued, Offer::Queued, Offer::Queued, Offer::Dropped]));
         assert_eq!((l.drops, l.marks), (1, 1));
         // At 1 ms the plain head waited 1 ms: dropped and handed over (drop 2); the ECT one
@@ -262,7 +270,7 @@ mod tests {
             (6 * S + S / 2, 6 * S + S / 2 + 2 * S / 1000),
             (S, S + S / 1000),
         ] {
-            let Offer::Started(t) = l.offer(start, pkt(1500)) else { panic!("the link is idle") };
+            let Offer::Started(t) = l.offer(start, pkt(1500), |_| {}) else { panic!("the link is idle") };
             assert_eq!(t, fin);
             l.tx_done(t, |_| {});
         }
@@ -272,9 +280,9 @@ mod tests {
     fn serialization_is_exact_on_average() {
         // 1500 B at 7 Mbps = 12000 bits / 7e6 = 1714285.71 ns; three packets = 5142857 ns.
         let mut l = droptail(7_000_000, Limit::Packets(10));
-        let Offer::Started(t1) = l.offer(0, pkt(1500)) else { panic!() };
-        assert!(matches!(l.offer(0, pkt(1500)), Offer::Queued));
-        assert!(matches!(l.offer(0, pkt(1500)), Offer::Queued));
+        let Offer::Started(t1) = l.offer(0, pkt(1500), |_| {}) else { panic!() };
+        assert!(matches!(l.offer(0, pkt(1500), |_| {}), Offer::Queued));
+        assert!(matches!(l.offer(0, pkt(1500), |_| {}), Offer::Queued));
         let (_, _, t2) = l.tx_done(t1, |_| {});
         let (_, _, t3) = l.tx_done(t2.unwrap(), |_| {});
         assert_eq!(t3.unwrap(), 5_142_857);
@@ -290,7 +298,7 @@ mod tests {
         for k in 0..2000u32 {
             let size = [1500, 1500, 64, 1500, 577, 64][(k % 6) as usize] + k % 2;
             bits_ns += size as u128 * 8 * 1_000_000_000;
-            let Offer::Started(t) = l.offer(now, pkt(size)) else { panic!("the link is idle") };
+            let Offer::Started(t) = l.offer(now, pkt(size), |_| {}) else { panic!("the link is idle") };
             assert_eq!(t as u128, bits_ns / rate as u128);
             l.tx_done(t, |_| {});
             now = t;
@@ -301,7 +309,7 @@ mod tests {
     fn the_buffer_counts_waiting_packets_not_the_one_in_service() {
         // Limit 3 packets: one in service plus three waiting are accepted, the fifth drops.
         let mut l = droptail(1_000_000, Limit::Packets(3));
-        let acc: Vec<bool> = (0..5).map(|_| !matches!(l.offer(0, pkt(100)), Offer::Dropped)).collect();
+        let acc: Vec<bool> = (0..5).map(|_| !matches!(l.offer(0, pkt(100), |_| {}), Offer::Dropped)).collect();
         assert_eq!(acc, vec![true, true, true, true, false]);
         assert_eq!(l.drops, 1);
     }

@@ -7,7 +7,9 @@ pub struct Rng {
     s: [u64; 4],
 }
 
-fn splitmix(x: &mut u64) -> u64 {
+/// SplitMix64's step: advances `x` and returns a well-mixed function of it (a bijection of
+/// the new `x`, so distinct inputs give distinct outputs).
+pub(crate) fn splitmix(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -304,6 +304,13 @@ impl cubiclab_path::PathPacket for Packet {
     fn mark_ce(&mut self) {
         *self = self.with_ecn(Ecn::Ce);
     }
+
+    /// The 5-tuple's stand-in: the flow, its connection (a web session's objects each open
+    /// one, from a new port) and the direction (data or ACKs).
+    #[inline]
+    fn flow_key(&self) -> u64 {
+        self.flow as u64 | (self.conn as u64) << 32 | (self.is_ack() as u64) << 48
+    }
 }
 
 #[cfg(test)]

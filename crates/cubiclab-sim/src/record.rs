@@ -100,6 +100,8 @@ table! {
         queue_bytes: u64,
         /// Congestion drops in the interval.
         drops: u32,
+        /// Packets the queue discipline marked CE in the interval (0 under one that never marks).
+        marks: u32,
         /// Random (non-congestion) losses in the interval.
         random_losses: u32,
         /// Fraction of the interval the link spent transmitting.
@@ -237,6 +239,8 @@ table! {
         capacity_bytes: u64,
         /// Congestion drops.
         drops: u64,
+        /// Packets the queue discipline marked CE.
+        marks: u64,
         /// Random losses.
         random_losses: u64,
     }

@@ -1,8 +1,10 @@
-//! A link's buffer: one FIFO ([`Fifo`]) under a queue discipline that answers each arrival
-//! and each departure with a [`Verdict`]. The disciplines hold no packets and count
-//! nothing; the [`Queue`] enqueues, dequeues and marks as they say, and the link counts
-//! what they said. Every discipline is one line of the registry below (a closed enum, so
-//! the per-packet path has no dynamic dispatch) and one file.
+//! A link's buffer: its packets under a queue discipline. Most disciplines keep one FIFO
+//! ([`Fifo`]) and answer each arrival and each departure with a [`Verdict`]
+//! ([`Discipline`]); they hold no packets and count nothing: the [`Queue`] enqueues,
+//! dequeues and marks as they say, and the link counts what they said. A discipline that
+//! sorts packets into queues of its own (FQ-CoDel's flows) is a [`Scheduler`] itself. Every
+//! discipline is one line of the registry below (a closed enum, so the per-packet path has
+//! no dynamic dispatch) and one file.
 
 pub mod fifo;
 
@@ -77,6 +79,88 @@ pub trait Discipline {
     fn idle(&mut self, _now: Time) {}
 }
 
+/// A buffer's packets and what is done with them: the interface of [`Queue`], over one FIFO
+/// under a [`Discipline`] ([`Single`]) or over queues a discipline keeps itself.
+pub trait Scheduler<P: PathPacket> {
+    /// Offer `p` arriving at `now`: queued (`Pass`), queued with CE set (`Mark`), or not
+    /// (`Drop`). Packets already queued that it drops to make room go to `dropped`.
+    fn enqueue(&mut self, now: Time, p: P, dropped: impl FnMut(P)) -> Verdict;
+
+    /// The next packet to send at `now` and its verdict (`Pass` or `Mark`, CE then set);
+    /// each packet dropped on the way goes to `dropped`.
+    fn dequeue(&mut self, now: Time, dropped: impl FnMut(P)) -> Option<(P, Verdict)>;
+
+    fn len_packets(&self) -> usize;
+
+    fn len_bytes(&self) -> u64;
+
+    /// Packets waiting that satisfy `pred`.
+    fn count(&self, pred: impl Fn(&P) -> bool) -> usize;
+}
+
+/// One FIFO under a [`Discipline`], with the buffer's limit.
+pub struct Single<D, P> {
+    pub(crate) fifo: Fifo<P>,
+    pub(crate) limit: Limit,
+    pub(crate) discipline: D,
+}
+
+impl<D: Discipline, P: PathPacket> Single<D, P> {
+    fn new(settings: &D::Settings, b: &Buffer) -> Self {
+        Self { fifo: Fifo::default(), limit: b.limit, discipline: D::new(settings, b) }
+    }
+}
+
+impl<D: Discipline, P: PathPacket> Scheduler<P> for Single<D, P> {
+    #[inline(always)]
+    fn enqueue(&mut self, now: Time, mut p: P, _: impl FnMut(P)) -> Verdict {
+        let full = self.limit.full(self.fifo.len_packets(), self.fifo.len_bytes(), p.wire_bytes());
+        // The discipline is asked even when there is no room: RED's average and its random
+        // draws see every arrival.
+        let verdict = match self.discipline.arrive(now, &p, &self.fifo, full) {
+            _ if full => return Verdict::Drop,
+            Verdict::Drop => return Verdict::Drop,
+            Verdict::Mark => {
+                mark(&mut p);
+                Verdict::Mark
+            }
+            Verdict::Pass => Verdict::Pass,
+        };
+        self.fifo.push(now, p);
+        verdict
+    }
+
+    #[inline(always)]
+    fn dequeue(&mut self, now: Time, mut dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
+        loop {
+            let Some((enqueued, mut p)) = self.fifo.pop() else {
+                self.discipline.idle(now);
+                return None;
+            };
+            match self.discipline.depart(now, &p, now - enqueued, &self.fifo) {
+                Verdict::Drop => dropped(p),
+                Verdict::Mark => {
+                    mark(&mut p);
+                    return Some((p, Verdict::Mark));
+                }
+                Verdict::Pass => return Some((p, Verdict::Pass)),
+            }
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        self.fifo.len_packets()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.fifo.len_bytes()
+    }
+
+    fn count(&self, pred: impl Fn(&P) -> bool) -> usize {
+        self.fifo.iter().filter(|p| pred(p)).count()
+    }
+}
+
 /// A discipline's settings table.
 pub trait Table {
     /// Check the values; `at` is the table's key path, for messages.
@@ -98,12 +182,33 @@ macro_rules! table_of {
     };
 }
 
+/// The type a registry line's discipline runs as in [`Policy`]: a [`Discipline`] over one
+/// FIFO, or a [`Scheduler`] of its own packets (`Type<P>`).
+macro_rules! runs_as {
+    ($ty:ident) => { Single<$ty, P> };
+    ($ty:ident $p:ident) => { $ty<$p> };
+}
+
+/// The settings type of a registry line: its `Discipline::Settings`, or for a `Type<P>` the
+/// type its `table key: Type` names.
+macro_rules! settings_of {
+    ($module:ident $ty:ident) => {
+        <$module::$ty as Discipline>::Settings
+    };
+    ($module:ident $ty:ident $settings:ty) => {
+        $settings
+    };
+}
+
 /// The registry: per discipline, `Variant: module::Type = "name in the file"`, and
 /// `, table key` if it has settings (`bottleneck.key` in the file, a field of
-/// [`QueueSettings`]). Declares the modules, [`QueueDiscipline`], [`QueueSettings`] and
-/// [`Policy`].
+/// [`QueueSettings`]). A discipline that keeps its own queues is `module::Type<P>`, a
+/// [`Scheduler`] with `fn new(&Settings, &Buffer)`, and names its settings type:
+/// `, table key: Settings`. Declares the modules, [`QueueDiscipline`], [`QueueSettings`]
+/// and [`Policy`].
 macro_rules! disciplines {
-    ($( $(#[$attr:meta])* $variant:ident: $module:ident::$ty:ident = $name:literal $(, table $table:ident)?; )*) => {
+    ($( $(#[$attr:meta])* $variant:ident: $module:ident::$ty:ident $(<$p:ident>)? = $name:literal
+        $(, table $table:ident $(: $settings:ty)?)?; )*) => {
         $( $(#[$attr])* pub mod $module; )*
         $( $(#[$attr])* pub use $module::$ty; )*
 
@@ -114,13 +219,13 @@ macro_rules! disciplines {
         }
 
         /// The settings of every discipline that has some, one table each, named after it
-        /// (file: `bottleneck.red`, `bottleneck.codel`, `bottleneck.step`). Only the running discipline's
-        /// matter, but all are checked. The scenario, the emulator's configuration and the
-        /// Python edge all carry this struct whole.
+        /// (file: `bottleneck.red`, `bottleneck.codel`, `bottleneck.step`, ...). Only the
+        /// running discipline's matter, but all are checked. The scenario, the emulator's
+        /// configuration and the Python edge all carry this struct whole.
         #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
         #[serde(default)]
         pub struct QueueSettings {
-            $( $( pub $table: <$module::$ty as Discipline>::Settings, )? )*
+            $( $( pub $table: settings_of!($module $ty $($settings)?), )? )*
         }
 
         impl QueueSettings {
@@ -143,37 +248,50 @@ macro_rules! disciplines {
             }
         }
 
-        /// The running discipline with its state.
-        pub(crate) enum Policy {
-            $( $(#[$attr])* $variant($ty), )*
+        /// The running discipline with its state and its packets.
+        pub(crate) enum Policy<P> {
+            $( $(#[$attr])* $variant(runs_as!($ty $($p)?)), )*
         }
 
-        impl Policy {
+        impl<P: PathPacket> Policy<P> {
             pub fn new(discipline: QueueDiscipline, settings: &QueueSettings, buffer: &Buffer) -> Self {
                 match discipline {
                     $( $(#[$attr])* QueueDiscipline::$variant =>
-                        Policy::$variant(<$ty>::new(table_of!(settings $($table)?), buffer)), )*
+                        Policy::$variant(<runs_as!($ty $($p)?)>::new(table_of!(settings $($table)?), buffer)), )*
+                }
+            }
+        }
+
+        impl<P: PathPacket> Scheduler<P> for Policy<P> {
+            #[inline(always)]
+            fn enqueue(&mut self, now: Time, p: P, dropped: impl FnMut(P)) -> Verdict {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(s) => s.enqueue(now, p, dropped), )*
                 }
             }
 
             #[inline(always)]
-            fn arrive<P: PathPacket>(&mut self, now: Time, p: &P, fifo: &Fifo<P>, full: bool) -> Verdict {
+            fn dequeue(&mut self, now: Time, dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
                 match self {
-                    $( $(#[$attr])* Policy::$variant(d) => d.arrive(now, p, fifo, full), )*
+                    $( $(#[$attr])* Policy::$variant(s) => s.dequeue(now, dropped), )*
                 }
             }
 
-            #[inline(always)]
-            fn depart<P: PathPacket>(&mut self, now: Time, p: &P, sojourn: Time, fifo: &Fifo<P>) -> Verdict {
+            fn len_packets(&self) -> usize {
                 match self {
-                    $( $(#[$attr])* Policy::$variant(d) => d.depart(now, p, sojourn, fifo), )*
+                    $( $(#[$attr])* Policy::$variant(s) => s.len_packets(), )*
                 }
             }
 
-            #[inline(always)]
-            fn idle(&mut self, now: Time) {
+            fn len_bytes(&self) -> u64 {
                 match self {
-                    $( $(#[$attr])* Policy::$variant(d) => d.idle(now), )*
+                    $( $(#[$attr])* Policy::$variant(s) => s.len_bytes(), )*
+                }
+            }
+
+            fn count(&self, pred: impl Fn(&P) -> bool) -> usize {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(s) => s.count(pred), )*
                 }
             }
         }
@@ -187,6 +305,7 @@ disciplines! {
     Step: step::Step = "step", table step;
     #[cfg(test)]
     Probe: probe::Probe = "probe";
+    FqCoDel: fq_codel::FqCoDel<P> = "fq_codel", table fq_codel: fq_codel::FqCoDelSpec;
 }
 
 impl QueueSettings {
@@ -206,72 +325,51 @@ fn mark<P: PathPacket>(p: &mut P) {
     p.mark_ce();
 }
 
-/// A buffer: the FIFO, its limit and the discipline that judges its packets.
+/// A buffer: its packets under the discipline that judges them.
 pub struct Queue<P> {
-    pub(crate) fifo: Fifo<P>,
-    pub(crate) limit: Limit,
-    pub(crate) policy: Policy,
+    pub(crate) policy: Policy<P>,
 }
 
 impl<P: PathPacket> Queue<P> {
     /// A buffer running `discipline` with its settings from `settings`.
     pub fn new(discipline: QueueDiscipline, settings: &QueueSettings, b: Buffer) -> Self {
-        Self { fifo: Fifo::default(), limit: b.limit, policy: Policy::new(discipline, settings, &b) }
+        Self { policy: Policy::new(discipline, settings, &b) }
     }
 
     /// Offer a packet arriving at `now`: queued (`Pass`), queued with CE set (`Mark`), or
-    /// not (`Drop`: the discipline's verdict, or no room).
+    /// not (`Drop`: the discipline's verdict, or no room). Packets already waiting that the
+    /// discipline drops to make room (FQ-CoDel's fat flow) go to `dropped`.
     // Always inlined (into `Link::offer`): the compiler kept it out of line, a call per
-    // packet offered; only the matches and drop-tail's few lines come along.
+    // packet offered; only the match and drop-tail's few lines come along.
     #[inline(always)]
-    pub fn enqueue(&mut self, now: Time, mut p: P) -> Verdict {
-        let full = self.limit.full(self.fifo.len_packets(), self.fifo.len_bytes(), p.wire_bytes());
-        // The discipline is asked even when there is no room: RED's average and its random
-        // draws see every arrival.
-        let verdict = match self.policy.arrive(now, &p, &self.fifo, full) {
-            _ if full => return Verdict::Drop,
-            Verdict::Drop => return Verdict::Drop,
-            Verdict::Mark => {
-                mark(&mut p);
-                Verdict::Mark
-            }
-            Verdict::Pass => Verdict::Pass,
-        };
-        self.fifo.push(now, p);
-        verdict
+    pub fn admit(&mut self, now: Time, p: P, dropped: impl FnMut(P)) -> Verdict {
+        self.policy.enqueue(now, p, dropped)
+    }
+
+    /// `admit` under a discipline that drops no packet already waiting (the tests' shorthand).
+    #[cfg(test)]
+    pub fn enqueue(&mut self, now: Time, p: P) -> Verdict {
+        self.admit(now, p, |_| panic!("a packet already waiting was dropped"))
     }
 
     /// The next packet to send at `now` and its verdict (`Pass` or `Mark`, CE then set);
     /// each head the discipline drops on the way goes to `dropped`.
     #[inline(always)]
-    pub fn dequeue(&mut self, now: Time, mut dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
-        loop {
-            let Some((enqueued, mut p)) = self.fifo.pop() else {
-                self.policy.idle(now);
-                return None;
-            };
-            match self.policy.depart(now, &p, now - enqueued, &self.fifo) {
-                Verdict::Drop => dropped(p),
-                Verdict::Mark => {
-                    mark(&mut p);
-                    return Some((p, Verdict::Mark));
-                }
-                Verdict::Pass => return Some((p, Verdict::Pass)),
-            }
-        }
+    pub fn dequeue(&mut self, now: Time, dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
+        self.policy.dequeue(now, dropped)
     }
 
     pub fn len_packets(&self) -> usize {
-        self.fifo.len_packets()
+        self.policy.len_packets()
     }
 
     pub fn len_bytes(&self) -> u64 {
-        self.fifo.len_bytes()
+        self.policy.len_bytes()
     }
 
     /// Packets waiting that satisfy `pred`.
     pub fn count(&self, pred: impl Fn(&P) -> bool) -> usize {
-        self.fifo.iter().filter(|p| pred(p)).count()
+        self.policy.count(pred)
     }
 }
 
@@ -297,7 +395,7 @@ pub(crate) mod tests {
         assert_eq!((q.enqueue(0, pkt(100)), q.enqueue(0, ect(100))), (Verdict::Pass, Verdict::Pass));
         // Two waiting: the ECT arrival is queued with CE, the other one is dropped.
         assert_eq!((q.enqueue(0, ect(100)), q.enqueue(0, pkt(100))), (Verdict::Mark, Verdict::Drop));
-        assert_eq!(q.fifo.iter().map(|p| p.ce).collect::<Vec<_>>(), vec![false, false, true]);
+        assert_eq!(q.count(|p| p.ce), 1);
         // Three waiting fill the limit: the discipline would mark, but there is no room.
         assert_eq!(q.enqueue(0, ect(100)), Verdict::Drop);
         // At 1 ms all three waited 1 ms: the plain head is dropped, the ECT one behind it

@@ -4,13 +4,19 @@
 //! the marking probability ramps from 0 at `min_th` to `max_p` at `max_th` (then, gentle,
 //! to 1 at 2 `max_th`), and the count since the last drop spreads drops uniformly:
 //! p_a = p_b / (1 - count p_b). The buffer's hard limit still applies.
+//!
+//! With `ecn`, a decision to drop an ECN-capable packet marks it instead, as Linux's
+//! sch_red does (net/sched/sch_red.c `red_enqueue`, Linux 6.18): `RED_PROB_MARK` marks an
+//! ECT or CE packet (`INET_ECN_set_ce` succeeds) and drops a Not-ECT one; `RED_HARD_MARK`
+//! (here: a probability of 1, above max_th, or 2 max_th when gentle) does the same, unless
+//! `harddrop` (`TC_RED_HARDDROP`) drops every packet there.
 
 use super::{Buffer, Discipline, Fifo, Table, Verdict};
 use crate::rng::Rng;
 use crate::{PathPacket, Time};
 
 /// RED's settings (thresholds in packets). Defaults: Floyd's recommended 5 / 15 packets,
-/// max_p 0.1, w_q 0.002, gentle.
+/// max_p 0.1, w_q 0.002, gentle; no ECN, as `tc qdisc add ... red` without `ecn`.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RedSpec {
@@ -24,11 +30,15 @@ pub struct RedSpec {
     pub w_q: f64,
     /// Ramp from max_p to 1 between max_th and 2 max_th instead of dropping all.
     pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them (`tc ... red ecn`).
+    pub ecn: bool,
+    /// With `ecn`: still drop every packet where the probability is 1 (`tc ... red harddrop`).
+    pub harddrop: bool,
 }
 
 impl Default for RedSpec {
     fn default() -> Self {
-        Self { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true }
+        Self { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true, ecn: false, harddrop: false }
     }
 }
 
@@ -72,6 +82,18 @@ pub struct Red {
     rng: Rng,
 }
 
+impl Red {
+    /// The verdict on `p` that RED decided to signal to: a mark if ECN is on, `p` can take
+    /// one and `hard` (harddrop above the ramp) does not forbid it; a drop otherwise.
+    fn mark_or_drop<P: PathPacket>(&self, p: &P, hard: bool) -> Verdict {
+        if self.spec.ecn && !hard && p.ecn_capable() {
+            Verdict::Mark
+        } else {
+            Verdict::Drop
+        }
+    }
+}
+
 impl Discipline for Red {
     type Settings = RedSpec;
 
@@ -80,7 +102,7 @@ impl Discipline for Red {
         Self { spec: *spec, avg: 0.0, count: -1, idle_since: Some(0), pkt_time: pkt_time_ns.max(1.0), rng: b.rng.clone() }
     }
 
-    fn arrive<P: PathPacket>(&mut self, now: Time, _: &P, fifo: &Fifo<P>, full: bool) -> Verdict {
+    fn arrive<P: PathPacket>(&mut self, now: Time, p: &P, fifo: &Fifo<P>, full: bool) -> Verdict {
         let q = fifo.len_packets() as f64;
         match self.idle_since.take() {
             Some(t) => {
@@ -90,30 +112,28 @@ impl Discipline for Red {
             None => self.avg += self.spec.w_q * (q - self.avg),
         }
         let pb = self.spec.ramp(self.avg);
-        let drop = if pb <= 0.0 {
+        let verdict = if pb <= 0.0 {
             self.count = -1;
-            false
+            Verdict::Pass
         } else if pb >= 1.0 {
+            // RED_HARD_MARK.
             self.count = 0;
-            true
+            self.mark_or_drop(p, self.spec.harddrop)
         } else {
             self.count += 1;
             let pa = pb / (1.0 - (self.count as f64 * pb)).max(pb);
             if self.rng.uniform() < pa {
+                // RED_PROB_MARK.
                 self.count = 0;
-                true
+                self.mark_or_drop(p, false)
             } else {
-                false
+                Verdict::Pass
             }
         };
-        if (drop || full) && fifo.is_empty() {
+        if (verdict == Verdict::Drop || full) && fifo.is_empty() {
             self.idle_since = Some(now);
         }
-        if drop {
-            Verdict::Drop
-        } else {
-            Verdict::Pass
-        }
+        verdict
     }
 
     fn depart<P: PathPacket>(&mut self, now: Time, _: &P, _: Time, fifo: &Fifo<P>) -> Verdict {
@@ -127,11 +147,43 @@ impl Discipline for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Limit, Policy, Queue};
+    use crate::queue::{Limit, Policy, Queue, Single};
     use crate::test_packet::{self, Pkt};
 
     fn pkt() -> Pkt {
         test_packet::pkt(1500)
+    }
+
+    fn ect() -> Pkt {
+        test_packet::ect(1500)
+    }
+
+    /// A RED queue whose average and instantaneous queue are both `q` packets.
+    fn held_at(spec: RedSpec, q: usize, seed: u64) -> Queue<Pkt> {
+        // 1500-byte packets at 12 Gbit/s take 1000 ns each (the unit of the idle decay).
+        let b = Buffer { limit: Limit::Packets(1000), wire_bytes: 1500, rate_bps: 12_000_000_000, rng: Rng::new(1, seed) };
+        let mut red = Red::new(&spec, &b);
+        red.avg = q as f64;
+        red.idle_since = None;
+        let mut fifo = Fifo::default();
+        for _ in 0..q {
+            fifo.push(0, pkt());
+        }
+        Queue { policy: Policy::Red(Single { fifo, limit: b.limit, discipline: red }) }
+    }
+
+    /// The verdicts on `n` arrivals of `p` to `queue`, each accepted one followed by a
+    /// departure (so the queue stays where it is).
+    fn verdicts(queue: &mut Queue<Pkt>, p: Pkt, n: u64) -> Vec<Verdict> {
+        (0..n)
+            .map(|i| {
+                let v = queue.enqueue(i, p);
+                if v != Verdict::Drop {
+                    queue.dequeue(i, |_| unreachable!("RED drops only arrivals"));
+                }
+                v
+            })
+            .collect()
     }
 
     #[test]
@@ -141,25 +193,10 @@ mod tests {
         // p_a(n) = p_b / (1 - n p_b) (capped at 1), so the gap X between drops has
         // P(X = n) = p_a(n) prod_{k<n} (1 - p_a(k)) and the drop fraction is 1 / E[X]
         // (for small p_b about 2 p_b / (1 + p_b), Floyd and Jacobson Sec. 7).
-        let spec = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true };
+        let spec = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true, ..RedSpec::default() };
         for q in [8usize, 12, 20] {
-            // 1500-byte packets at 12 Gbit/s take 1000 ns each (the unit of the idle decay).
-            let b = Buffer { limit: Limit::Packets(1000), wire_bytes: 1500, rate_bps: 12_000_000_000, rng: Rng::new(1, q as u64) };
-            let mut red = Red::new(&spec, &b);
-            red.avg = q as f64;
-            red.idle_since = None;
-            let mut queue = Queue { fifo: Fifo::default(), limit: b.limit, policy: Policy::Red(red) };
-            for _ in 0..q {
-                queue.fifo.push(0, pkt());
-            }
-            let (mut drops, n) = (0u32, 200_000);
-            for i in 0..n {
-                if queue.enqueue(i, pkt()) == Verdict::Drop {
-                    drops += 1;
-                } else {
-                    queue.dequeue(i, |_| unreachable!("RED drops only arrivals"));
-                }
-            }
+            let n = 200_000;
+            let drops = verdicts(&mut held_at(spec, q, q as u64), pkt(), n).iter().filter(|&&v| v == Verdict::Drop).count();
             let pb = spec.ramp(q as f64);
             let (mut survive, mut mean_gap, mut k) = (1.0, 0.0, 1.0);
             while survive > 1e-12 {
@@ -177,11 +214,48 @@ mod tests {
     #[test]
     fn ramp_shape() {
         // min 5, max 15, max_p 0.1: 0 below 5, 0.05 at 10, 0.1 at 15, gentle 0.55 at 22.5, 1 at 30.
-        let s = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true };
+        let s = RedSpec { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true, ..RedSpec::default() };
         assert_eq!(s.ramp(4.0), 0.0);
         assert!((s.ramp(10.0) - 0.05).abs() < 1e-12);
         assert!((s.ramp(22.5) - 0.55).abs() < 1e-12);
         assert_eq!(s.ramp(30.0), 1.0);
         assert!(RedSpec { min_th: 20.0, ..s }.validate("bottleneck.red").unwrap_err().contains("min_th"));
+    }
+
+    #[test]
+    fn with_ecn_the_drops_of_ect_packets_become_marks() {
+        // sch_red's RED_PROB_MARK with `ecn`: INET_ECN_set_ce marks an ECT packet where RED
+        // without ECN drops it; the decision (the average, the count, the random draw) is the
+        // same, and a marked packet is queued, so with one departure per accepted arrival the
+        // queue, hence every later decision, stays the same too. Not-ECT packets are still
+        // dropped. Queue held at 12: p_b = 0.1 (12 - 5) / 10 = 0.07, about 13% of arrivals.
+        let plain = RedSpec::default();
+        let ecn = RedSpec { ecn: true, ..plain };
+        let n = 20_000;
+        let dropped = verdicts(&mut held_at(plain, 12, 7), ect(), n);
+        let marked = verdicts(&mut held_at(ecn, 12, 7), ect(), n);
+        let to_mark = |v: &Verdict| if *v == Verdict::Drop { Verdict::Mark } else { *v };
+        assert_eq!(marked, dropped.iter().map(to_mark).collect::<Vec<_>>());
+        let signals = marked.iter().filter(|&&v| v == Verdict::Mark).count() as f64 / n as f64;
+        assert!((0.08..0.2).contains(&signals), "{signals}");
+        assert_eq!(verdicts(&mut held_at(ecn, 12, 7), pkt(), n), dropped);
+    }
+
+    #[test]
+    fn above_the_ramp_ect_packets_are_marked_unless_harddrop() {
+        // Gentle, max_th 15: the probability is 1 from an average of 30 (RED_HARD_MARK). With
+        // `ecn` sch_red marks an ECT packet there and drops a Not-ECT one; with `harddrop` it
+        // drops both.
+        let ecn = RedSpec { ecn: true, ..RedSpec::default() };
+        assert_eq!(ecn.ramp(30.0), 1.0);
+        assert_eq!(verdicts(&mut held_at(ecn, 30, 0), ect(), 3), vec![Verdict::Mark; 3]);
+        assert_eq!(verdicts(&mut held_at(ecn, 30, 0), pkt(), 3), vec![Verdict::Drop; 3]);
+        let hard = RedSpec { harddrop: true, ..ecn };
+        assert_eq!(verdicts(&mut held_at(hard, 30, 0), ect(), 3), vec![Verdict::Drop; 3]);
+        // A marked packet carries CE when it leaves.
+        let mut q = held_at(ecn, 30, 0);
+        q.enqueue(0, ect());
+        let sent: Vec<bool> = std::iter::from_fn(|| q.dequeue(0, |_| unreachable!()).map(|(p, _)| p.ce)).collect();
+        assert_eq!(sent.last(), Some(&true));
     }
 }

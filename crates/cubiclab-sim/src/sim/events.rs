@@ -42,7 +42,7 @@ impl Sim {
     /// Offer `p` to link direction `link` (the one its route's hop names).
     #[inline(always)]
     fn offer(&mut self, link: u32, p: Packet) {
-        match self.links[link as usize].offer(self.now, p) {
+        match self.links[link as usize].offer(self.now, p, |d| Self::count_drop(&mut self.flows, d)) {
             Offer::Started(t) => self.q.push(t, Ev::TxDone(link)),
             Offer::Queued => {}
             Offer::Dropped => Self::count_drop(&mut self.flows, p),

@@ -119,6 +119,7 @@ struct LinkMarks {
     /// Its capacity, bits (with a schedule).
     capacity_bits: u128,
     drops: u64,
+    marks: u64,
     losses: u64,
 }
 

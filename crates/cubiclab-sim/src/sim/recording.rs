@@ -115,9 +115,11 @@ impl Sim {
             lr.queue_packets.push(l.queue.len_packets() as u32);
             lr.queue_bytes.push(l.queue.len_bytes());
             lr.drops.push((l.drops - mark.drops) as u32);
+            lr.marks.push((l.marks - mark.marks) as u32);
             lr.random_losses.push((l.loss.losses - mark.losses) as u32);
             lr.utilization.push((l.tx_bytes - mark.tx_bytes) as f64 * 8.0 / capacity_bits);
             mark.drops = l.drops;
+            mark.marks = l.marks;
             mark.tx_bytes = l.tx_bytes;
             mark.losses = l.loss.losses;
         }
@@ -162,6 +164,7 @@ impl Sim {
             t.tx_bytes.push(l.tx_bytes);
             t.capacity_bytes.push((l.capacity_bits(self.now) / 8) as u64);
             t.drops.push(l.drops);
+            t.marks.push(l.marks);
             t.random_losses.push(l.loss.losses);
         }
         let fwd = &self.links[Direction::Forward.of_link(0)];
