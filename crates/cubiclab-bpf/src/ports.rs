@@ -102,11 +102,14 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
     }
     let resolved = params.check(port.algorithm, specs)?;
     for &(name, choice) in NOT_PORTED {
-        if specs.iter().any(|s| s.name == name && !s.choices.is_empty()) && resolved.choice(name) == choice {
+        let Some(spec) = specs.iter().find(|s| s.name == name && !s.choices.is_empty()) else { continue };
+        if resolved.choice(name) == choice {
+            let others: Vec<&str> = spec.choices.iter().copied().filter(|c| *c != choice).collect();
             return Err(ParamError(format!(
-                "parameter '{name}' of '{}' is '{choice}', which its BPF port does not run yet; on the kernel \
-                 allowed: the other choices",
-                port.algorithm
+                "parameter '{name}' of '{}' is '{choice}', which its BPF port does not run yet; allowed on the \
+                 kernel: {}",
+                port.algorithm,
+                others.join(", ")
             )));
         }
     }
@@ -243,6 +246,9 @@ mod tests {
         let values = param_values(port, &Params::new().set("hystart", "off")).unwrap();
         assert!(values.contains(&("hystart", 0)), "{values:?}");
         let err = param_values(port, &Params::new().set("hystart", "hystart++")).unwrap_err();
-        assert!(err.0.contains("'hystart' of 'cubic-rfc9438' is 'hystart++'"), "{err}");
+        assert!(
+            err.0.contains("'hystart' of 'cubic-rfc9438' is 'hystart++'") && err.0.ends_with("kernel: off"),
+            "{err}"
+        );
     }
 }
