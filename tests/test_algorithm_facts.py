@@ -139,6 +139,12 @@ def test_a_parameter_given_by_name():
         cubiclab.check_algorithm("cubic-rfc9438", {"hystart": "hystart"})
     with pytest.raises(ValueError, match=r"parameter 'beta' of algorithm 'cubic' is 'big'; allowed: an integer in"):
         cubiclab.check_algorithm("cubic", {"beta": "big"})
+    # Replay takes names too; HyStart++'s variables join the trace.
+    from cubiclab.replay import replay
+
+    trace = "time_us,event,acked,rtt_us\n1000,ack,1,40000\n"
+    assert replay("cubic", trace, {"hystart": "hystart++"}).current_round_min_rtt.tolist() == [40000]
+    assert "css" not in replay("cubic", trace, {"hystart": "off"})
 
 
 def test_a_scenario_runs_a_choice_and_refuses_a_bad_one_before_the_run():
