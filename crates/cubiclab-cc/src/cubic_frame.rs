@@ -8,9 +8,10 @@
 //! timeout rule (by default, forget the curve); `cong_avoid` returns when the sender was not
 //! window-limited, runs the version's slow start ([`SlowStart`]) and hands the rest of the
 //! ACK to the growth rule. A version whose `hystart` parameter chose HyStart++ (RFC 9406,
-//! [`HYSTART`]) has the frame run it in its first slow start instead of `tcp_slow_start`. A version says which kernel, paper or RFC it follows in its own
-//! module, with its own tests, and implements [`GrowthRule`]: its curve, its congestion
-//! response (`ssthresh`), its RTT sampling, its undo.
+//! [`HYSTART`]) has the frame run it in its first slow start instead of `tcp_slow_start`.
+//! A version says which kernel, paper or RFC it follows in its own module, with its own
+//! tests, and implements [`GrowthRule`]: its curve, its congestion response (`ssthresh`),
+//! its RTT sampling, its undo.
 
 use crate::hystart_plus_plus::HyStartPlusPlus;
 use crate::params::{ParamSpec, Resolved};
