@@ -67,7 +67,8 @@ def test_each_parameter_has_the_unit_its_code_reads():
     # bic_scale * 10 / 1024; hystart_ack_delta_us is compared with ACK gaps in us.
     units = {p.name: p.unit for p in cubiclab.algorithm_info("cubic").params}
     assert units["beta"] == "1/1024" and units["bic_scale"] == "10/1024 segments/s^3"
-    assert units["hystart_ack_delta_us"] == "us" and units["hz"] == "Hz" and units["hystart"] == "0/1"
+    # hystart is given by name since HyStart++ joined Linux's HyStart (0/1 still mean off/hystart).
+    assert units["hystart_ack_delta_us"] == "us" and units["hz"] == "Hz" and units["hystart"] == "name"
     # Seed 000 (cubic-2008) sets ssthresh = cwnd (1 - beta); RFC 9438 keeps cwnd * beta.
     assert cubiclab.algorithm_info("cubic-2008").params[0].unit == "fraction removed"
     assert cubiclab.algorithm_info("cubic-rfc9438").params[0].unit == "fraction kept"
@@ -103,3 +104,62 @@ def test_physics_decrease_is_the_librarys():
     assert physics.decrease_fraction("cubic", {}) == 1 - 717 / 1024
     assert physics.decrease_fraction("cubic-2008", {}) == pytest.approx(0.2, abs=1e-15)
     assert physics.decrease_fraction("htcp", {}) == 0.5
+
+
+def test_the_cli_lists_every_algorithm_with_its_source_and_parameters(capsys):
+    from cubiclab import cli
+
+    assert cli.main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    heads = {line.split()[0]: line.split(None, 1)[1] for line in out.splitlines() if not line.startswith(" ")}
+    listed = cubiclab.algorithms()
+    assert list(heads) == [a.name for a in listed]
+    params = [line.split()[0] for line in out.splitlines() if line.startswith("    ") and " default " in line]
+    assert params == [p.name for a in listed for p in a.params]
+    for a in listed:
+        assert heads[a.name] == a.reference
+    # A parameter given by name shows its default name and its choices.
+    hystart = next(line for line in out.splitlines() if line.split()[0] == "hystart")
+    assert hystart.split()[:3] == ["hystart", "default", "hystart"], hystart
+    assert "one of off, hystart, hystart++" in hystart
+
+
+def test_a_parameter_given_by_name():
+    cubic = {p.name: p for p in cubiclab.algorithm_info("cubic").params}
+    assert cubic["hystart"].choices == ("off", "hystart", "hystart++") and cubic["hystart"].default == 1
+    assert cubic["beta"].choices == ()
+    cubiclab.check_algorithm("cubic", {"hystart": "hystart++"})
+    cubiclab.check_algorithm("cubic-rfc9438", {"hystart": "hystart++"})
+    # The former switch: 0 and 1 are off and hystart.
+    cubiclab.check_algorithm("cubic", {"hystart": 0})
+    with pytest.raises(ValueError, match=r"parameter 'hystart' of algorithm 'cubic' is 'HyStart\+\+'; "
+                                         r"allowed: one of off, hystart, hystart\+\+"):
+        cubiclab.check_algorithm("cubic", {"hystart": "HyStart++"})
+    with pytest.raises(ValueError, match=r"'hystart' of algorithm 'cubic-rfc9438' is 'hystart'; allowed: one of off, "):
+        cubiclab.check_algorithm("cubic-rfc9438", {"hystart": "hystart"})
+    with pytest.raises(ValueError, match=r"parameter 'beta' of algorithm 'cubic' is 'big'; allowed: an integer in"):
+        cubiclab.check_algorithm("cubic", {"beta": "big"})
+    # Replay takes names too; HyStart++'s variables join the trace.
+    from cubiclab.replay import replay
+
+    trace = "time_us,event,acked,rtt_us\n1000,ack,1,40000\n"
+    assert replay("cubic", trace, {"hystart": "hystart++"}).current_round_min_rtt.tolist() == [40000]
+    assert "css" not in replay("cubic", trace, {"hystart": "off"})
+
+
+def test_a_scenario_runs_a_choice_and_refuses_a_bad_one_before_the_run():
+    from cubiclab import Bottleneck, FlowGroup, Scenario
+
+    def alone(hystart):
+        return Scenario(name="ss", duration="3s", bottleneck=Bottleneck(rate="50Mbps", buffer="100%BDP"),
+                        flows=[FlowGroup("cubic", rtt="40ms", params={"hystart": hystart})])
+
+    # "off" is the former hystart = 0, run for run.
+    off = cubiclab.simulate(alone("off"))
+    assert off.flows.cwnd.tolist() == cubiclab.simulate(alone(0)).flows.cwnd.tolist()
+    assert cubiclab.simulate(alone("hystart")).flows.cwnd.tolist() == cubiclab.simulate(alone(1)).flows.cwnd.tolist()
+    plus = cubiclab.simulate(alone("hystart++"))
+    assert plus.flows.cwnd.tolist() != off.flows.cwnd.tolist()
+    with pytest.raises(ValueError, match=r"flows\[0\]\.params: parameter 'hystart' of algorithm 'cubic' is 'fast'; "
+                                         r"allowed: one of off, hystart, hystart\+\+"):
+        cubiclab.simulate(alone("fast"))

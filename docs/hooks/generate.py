@@ -16,6 +16,8 @@ from catalog_pages import catalog_pages, results_dir  # noqa: E402
 from cli_reference import cli_reference  # noqa: E402
 from results_reference import results_reference  # noqa: E402
 from scenario_reference import scenario_reference  # noqa: E402
+from algorithms_reference import algorithms_reference  # noqa: E402
+from tutorial_figures import tutorial_figures  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1]
 COMMAND = "python docs/hooks/generate.py"
@@ -28,6 +30,7 @@ def generated_pages(results: Path | None = None) -> dict[str, str | bytes]:
         "reference/scenario.md": scenario_reference(),
         "reference/results.md": results_reference(),
         "reference/cli.md": cli_reference(),
+        "reference/algorithms.md": algorithms_reference(),
         **catalog_pages(results),
     }
 
@@ -62,14 +65,15 @@ def on_pre_build(config):
 
 
 def on_files(files, config):
-    """With a catalog run (CUBICLAB_CATALOG_RESULTS), its verdicts and figures replace the
-    committed catalog pages in the built site."""
-    results = results_dir()
-    if results is None:
-        return files
+    """The tutorials' figures join the built site; with a catalog run
+    (CUBICLAB_CATALOG_RESULTS), its verdicts and figures replace the committed catalog pages."""
     from mkdocs.structure.files import File
 
-    for path, content in catalog_pages(results).items():
+    generated = tutorial_figures()
+    results = results_dir()
+    if results is not None:
+        generated.update(catalog_pages(results))
+    for path, content in generated.items():
         old = files.get_file_from_path(path)
         if old is not None:
             files.remove(old)

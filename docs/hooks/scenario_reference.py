@@ -90,7 +90,7 @@ def _variants(schema: dict) -> list[str]:
             continue
         props = v.get("properties", {})
         props = dict(sorted(props.items(), key=lambda kv: kv[0] != "model"))  # the tag first
-        keys = ", ".join(f"`{k}` ({_type(p)})" for k, p in props.items())
+        keys = ", ".join(f"`{k}` ({_type(p)})" for k, p in props.items()) or _type(v)  # untagged: its type
         lines.append(f"- {keys}" + (f": {desc}" if desc else ""))
     return lines
 

@@ -20,6 +20,10 @@ class Param:
     #: "fraction kept", "fraction removed", "0/1", ...), from the Rust table.
     unit: str
     help: str
+    #: Empty for a number. Else the names the parameter is given by (cubic's `hystart`:
+    #: "off", "hystart", "hystart++"); `default`, `min` and `max` are then indices into it,
+    #: and a number given is taken as an index.
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ def info(name: str, params: dict | None = None) -> AlgorithmInfo:
         f = _core.algorithm_facts(name, dict(params or {}))
     ref, specs = next((ref, specs) for n, ref, specs in _core.algorithms() if n == name)
     bounds = f["beta_kept_bounds"]
-    return AlgorithmInfo(name, ref, tuple(Param(*p) for p in specs), f["beta_kept"],
+    return AlgorithmInfo(name, ref, tuple(Param(*p[:-1], tuple(p[-1])) for p in specs), f["beta_kept"],
                          None if bounds is None else tuple(bounds), tuple(map(tuple, f["beta_kept_by_window"])),
                          f["growth"], dict(f["growth_constants"]))
 

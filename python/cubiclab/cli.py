@@ -17,8 +17,10 @@ from cubiclab.suggest import did_you_mean
 MAX_NAME_BYTES = 200
 
 
-def _parse_set(items: list[str]) -> dict[str, float]:
-    out: dict[str, float] = {}
+def _parse_set(items: list[str]) -> dict[str, float | str]:
+    """name=value pairs: a number, else a name (`hystart=hystart++`), which the library
+    checks against the parameter's choices."""
+    out: dict[str, float | str] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name:
@@ -26,24 +28,29 @@ def _parse_set(items: list[str]) -> dict[str, float]:
         try:
             out[name.strip()] = float(value)
         except ValueError:
-            raise ValueError(f"--set {name}: '{value}' is not a number") from None
+            out[name.strip()] = value.strip()
     return out
 
 
 def cmd_algorithms(args) -> int:
     from cubiclab.algorithms import algorithms
 
-    for a in algorithms():
-        print(f"{a.name:15s} {a.reference}")
+    listed = algorithms()
+    width = max(len(a.name) for a in listed)
+    for a in listed:
+        print(f"{a.name:{width}s} {a.reference}")
         kept = "no decrease" if a.beta_kept is None else f"keeps {a.beta_kept:.4g} of the window"
         if a.beta_kept_bounds and a.beta_kept_bounds[0] != a.beta_kept_bounds[1]:
             kept += f" at first ({a.beta_kept_bounds[0]:.4g} to {a.beta_kept_bounds[1]:.4g})"
         constants = "".join(f", {k} {v:g}" for k, v in a.growth_constants.items())
         print(f"    at a loss: {kept}; grows: {a.growth}{constants}")
         for p in a.params:
-            kind = "int" if p.integer else "real"
-            default = f"{p.default:g} {p.unit}"
-            print(f"    {p.name:22s} default {default:30s} {kind} in [{p.min:g}, {p.max:g}]  {p.help}")
+            if p.choices:
+                default, allowed = p.choices[int(p.default)], f"one of {', '.join(p.choices)}"
+            else:
+                kind = "int" if p.integer else "real"
+                default, allowed = f"{p.default:g} {p.unit}", f"{kind} in [{p.min:g}, {p.max:g}]"
+            print(f"    {p.name:22s} default {default:30s} {allowed}  {p.help}")
     return 0
 
 

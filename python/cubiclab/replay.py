@@ -87,10 +87,11 @@ def _params(params) -> dict:
     if params is None:
         return {}
     if not isinstance(params, dict):
-        raise ValueError(f"params: expected a table of name = number, got {type(params).__name__}")
+        raise ValueError(f"params: expected a table of name = value, got {type(params).__name__}")
     for k, v in params.items():
-        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError(f"params: {k!r} = {v!r}; allowed: a parameter name and a number")
+        # A name is a choice (cubic's hystart = "hystart++"); the library checks it.
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise ValueError(f"params: {k!r} = {v!r}; allowed: a parameter name and a number or a name")
     return dict(params)
 
 

@@ -51,8 +51,11 @@ fn parse_instance(spec: &str) -> Result<Instance, String> {
     let mut params = Params::new();
     for item in kv.split(',').filter(|s| !s.is_empty()) {
         let (k, v) = item.split_once('=').ok_or_else(|| format!("parameter '{item}': expected key=value"))?;
-        let v: f64 = v.parse().map_err(|_| format!("parameter '{k}' of '{alg}' is '{v}', not a number"))?;
-        params.insert(k, v);
+        // A number, else a name (a choice; the library checks both).
+        match v.parse::<f64>() {
+            Ok(number) => params.insert(k, number),
+            Err(_) => params.insert(k, v),
+        }
     }
     ports::param_values(port, &params).map_err(|e| e.0)?;
     Ok(Instance { name: name.to_string(), algorithm: port.algorithm, params })

@@ -83,9 +83,14 @@ pub fn find(algorithm: &str) -> Result<&'static Port, String> {
 /// out of the port's `struct clk_params`).
 const KERNEL_OWN: &str = "hz";
 
+/// Choices no port runs yet, (parameter, choice): refused rather than silently ignored.
+/// HyStart++ (RFC 9406) has no BPF port (issue 29 item 4).
+const NOT_PORTED: &[(&str, &str)] = &[("hystart", "hystart++")];
+
 /// The value of every parameter the port reads, by name (the library algorithm's table
-/// without `hz`): the given value or the default; integers as they are, real numbers in
-/// millionths. Parameters are checked by the library (same names, ranges and errors).
+/// without `hz`): the given value or the default; integers (a choice: its index) as they
+/// are, real numbers in millionths. Parameters are checked by the library (same names,
+/// ranges and errors).
 pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u64)>, ParamError> {
     Algorithm::new(port.algorithm, params)?;
     let specs: &[ParamSpec] = registry::info(port.algorithm).expect("every port is in the registry").params;
@@ -95,12 +100,24 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
             port.algorithm
         )));
     }
-    let given: Vec<(&str, f64)> = params.iter().collect();
+    let resolved = params.check(port.algorithm, specs)?;
+    for &(name, choice) in NOT_PORTED {
+        let Some(spec) = specs.iter().find(|s| s.name == name && !s.choices.is_empty()) else { continue };
+        if resolved.choice(name) == choice {
+            let others: Vec<&str> = spec.choices.iter().copied().filter(|c| *c != choice).collect();
+            return Err(ParamError(format!(
+                "parameter '{name}' of '{}' is '{choice}', which its BPF port does not run yet; allowed on the \
+                 kernel: {}",
+                port.algorithm,
+                others.join(", ")
+            )));
+        }
+    }
     Ok(specs
         .iter()
         .filter(|s| s.name != KERNEL_OWN)
         .map(|s| {
-            let v = given.iter().find(|(k, _)| *k == s.name).map_or(s.default, |(_, v)| *v);
+            let v = resolved.f64(s.name);
             (s.name, if s.integer { v as u64 } else { (v * 1e6).round() as u64 })
         })
         .collect())
@@ -219,5 +236,19 @@ mod tests {
         // Real numbers arrive in millionths: cubic-2005's c 0.4 is 400000.
         let values = param_values(find("cubic-2005").unwrap(), &Params::new()).unwrap();
         assert!(values.contains(&("c", 400_000)) && values.contains(&("beta", 800_000)), "{values:?}");
+    }
+
+    #[test]
+    fn a_choice_no_port_runs_is_refused() {
+        // cubic-rfc9438's port runs standard slow start: "off" (index 0) reaches it, HyStart++
+        // is refused instead of being ignored on the kernel.
+        let port = find("cubic-rfc9438").unwrap();
+        let values = param_values(port, &Params::new().set("hystart", "off")).unwrap();
+        assert!(values.contains(&("hystart", 0)), "{values:?}");
+        let err = param_values(port, &Params::new().set("hystart", "hystart++")).unwrap_err();
+        assert!(
+            err.0.contains("'hystart' of 'cubic-rfc9438' is 'hystart++'") && err.0.ends_with("kernel: off"),
+            "{err}"
+        );
     }
 }

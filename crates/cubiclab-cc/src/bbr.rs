@@ -145,6 +145,7 @@ impl Bbr {
         integer: true,
         unit: "Hz",
         help: "kernel HZ: jiffies per second of the min_rtt and PROBE_RTT clocks",
+        choices: &[],
     }];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {

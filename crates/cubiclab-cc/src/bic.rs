@@ -71,6 +71,7 @@ impl Bic {
             integer: true,
             unit: "1/1024",
             help: "window kept after a loss (819 = 0.8)",
+            choices: &[],
         },
         ParamSpec {
             name: "max_increment",
@@ -80,6 +81,7 @@ impl Bic {
             integer: true,
             unit: "segments/RTT",
             help: "largest increase per RTT during binary search",
+            choices: &[],
         },
         ParamSpec {
             name: "low_window",
@@ -89,6 +91,7 @@ impl Bic {
             integer: true,
             unit: "segments",
             help: "windows up to this follow Reno (TCP friendliness)",
+            choices: &[],
         },
         ParamSpec {
             name: "smooth_part",
@@ -98,6 +101,7 @@ impl Bic {
             integer: true,
             unit: "RTTs",
             help: "RTTs to grow from last_max - B to last_max",
+            choices: &[],
         },
         ParamSpec::switch(
             "fast_convergence",

@@ -21,6 +21,7 @@ pub(crate) const INITIAL_SSTHRESH: ParamSpec = ParamSpec {
     integer: true,
     unit: "segments",
     help: "ssthresh set at init (0: leave it)",
+    choices: &[],
 };
 
 /// `beta_scale` of `cubictcp_register`: the Reno estimate grows one segment per

@@ -32,7 +32,8 @@ use crate::bic_lineage::{
     last_max_after_loss, reno_friendly_count, BICTCP_BETA_SCALE, BICTCP_HZ, INITIAL_SSTHRESH,
 };
 use crate::clock::{self, UsecsToJiffies, USEC_PER_SEC};
-use crate::cubic_frame::{GrowthRule, SlowStart};
+use crate::cubic_frame::{GrowthRule, Hystart, SlowStart, HYSTART};
+use crate::hystart_plus_plus::HyStartPlusPlus;
 use crate::intmath::{clock_us, cubic_root};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::seq::after;
@@ -55,7 +56,10 @@ pub struct Cubic {
     beta: u32,
     initial_ssthresh: u32,
     tcp_friendliness: bool,
+    /// Linux's HyStart (`hystart = "hystart"`, the module's `hystart = 1`).
     hystart: bool,
+    /// `hystart = "hystart++"`: RFC 9406's, which the frame runs.
+    hystart_plus_plus: Option<HyStartPlusPlus>,
     hystart_detect: u32,
     hystart_low_window: u32,
     hystart_ack_delta_us: i32,
@@ -110,6 +114,7 @@ impl Cubic {
             integer: true,
             unit: "1/1024",
             help: "window kept after a loss (717 = 0.7)",
+            choices: &[],
         },
         ParamSpec {
             name: "bic_scale",
@@ -119,10 +124,11 @@ impl Cubic {
             integer: true,
             unit: "10/1024 segments/s^3",
             help: "cubic scaling: C over the kernel's fixed 100 ms RTT (41 = 0.4)",
+            choices: &[],
         },
         ParamSpec::switch("fast_convergence", true, "release bandwidth faster when W_max shrinks"),
         ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as an estimated Reno flow"),
-        ParamSpec::switch("hystart", true, "hybrid slow start"),
+        HYSTART,
         ParamSpec {
             name: "hystart_detect",
             default: 3.0,
@@ -131,6 +137,7 @@ impl Cubic {
             integer: true,
             unit: "bitmask",
             help: "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
+            choices: &[],
         },
         ParamSpec {
             name: "hystart_low_window",
@@ -140,6 +147,7 @@ impl Cubic {
             integer: true,
             unit: "segments",
             help: "HyStart acts only from this cwnd",
+            choices: &[],
         },
         ParamSpec {
             name: "hystart_ack_delta_us",
@@ -149,8 +157,9 @@ impl Cubic {
             integer: true,
             unit: "us",
             help: "largest ACK spacing inside an ACK train",
+            choices: &[],
         },
-        ParamSpec { help: "initial ssthresh when hystart is off (0: leave it)", ..INITIAL_SSTHRESH },
+        ParamSpec { help: "initial ssthresh unless hystart is \"hystart\" (0: leave it)", ..INITIAL_SSTHRESH },
         ParamSpec {
             name: "hz",
             default: 1000.0,
@@ -159,6 +168,7 @@ impl Cubic {
             integer: true,
             unit: "Hz",
             help: "kernel HZ: jiffies per second of the epoch clock",
+            choices: &[],
         },
     ];
 
@@ -167,12 +177,14 @@ impl Cubic {
         let beta = p.u32("beta");
         let bic_scale = p.u32("bic_scale");
         let hz = p.u32("hz");
+        let hystart = Hystart::of(&p);
         Ok(Cubic {
             fast_convergence: p.bool("fast_convergence"),
             beta,
             initial_ssthresh: p.u32("initial_ssthresh"),
             tcp_friendliness: p.bool("tcp_friendliness"),
-            hystart: p.bool("hystart"),
+            hystart: hystart == Hystart::Linux,
+            hystart_plus_plus: hystart.plus_plus(),
             hystart_detect: p.u32("hystart_detect"),
             hystart_low_window: p.u32("hystart_low_window"),
             hystart_ack_delta_us: p.u32("hystart_ack_delta_us") as i32,
@@ -364,7 +376,8 @@ impl GrowthRule for Cubic {
         }
     }
 
-    /// `initial_ssthresh` applies only with HyStart off.
+    /// `initial_ssthresh` applies only with Linux's HyStart off (with HyStart++, whose slow
+    /// start it then is: HyStart++ runs only while ssthresh is infinite).
     fn initial_ssthresh(&self) -> u32 {
         if self.hystart {
             0
@@ -408,6 +421,11 @@ impl GrowthRule for Cubic {
 
     // restore: tcp_reno_undo_cwnd, the frame's default.
 
+    #[inline(always)]
+    fn hystart_plus_plus(&mut self) -> Option<&mut HyStartPlusPlus> {
+        self.hystart_plus_plus.as_mut()
+    }
+
     /// `cubictcp_acked()`: track `delay_min` and run HyStart in slow start.
     #[inline(always)]
     fn on_ack(&mut self, tcp: &mut TcpState, sample: &AckSample, now_ns: u64) {
@@ -439,6 +457,9 @@ impl GrowthRule for Cubic {
         out("found", f64::from(u8::from(self.found)));
         out("last_cwnd", f64::from(self.last_cwnd));
         out("last_time", f64::from(self.last_time));
+        if let Some(h) = &self.hystart_plus_plus {
+            h.trace(out);
+        }
     }
 }
 
@@ -447,6 +468,7 @@ mod tests {
     use super::*;
     use crate::clock::MAX_JIFFY_OFFSET;
     use crate::tcp::{CaState, TCP_INFINITE_SSTHRESH};
+    use crate::test_support::{plus_plus_acks, plus_plus_round};
     use crate::CongestionControl;
 
     /// Tests start at 10 s: jiffy 10000 at HZ 1000, away from the `epoch_start == 0` sentinel.
@@ -741,6 +763,55 @@ mod tests {
         let mut c = cubic_with(&[("hystart", 0.0)]);
         let mut tcp = hystart_setup_off(&mut c);
         assert_eq!(hystart_exit(&mut c, &mut tcp, 250, 40_000, 400), None);
+    }
+
+    #[test]
+    fn hystart_off_is_the_former_switch_at_zero() {
+        // One parameter, one owner: "off" and "hystart" are the module's hystart = 0 and 1.
+        let state = |p: Params| format!("{:?}", Cubic::new(&p).unwrap());
+        assert_eq!(state(Params::new().set("hystart", "off")), state(Params::new().set("hystart", 0.0)));
+        assert_eq!(state(Params::new().set("hystart", "hystart")), state(Params::new()));
+        assert_eq!(state(Params::new().set("hystart", 1.0)), state(Params::new()));
+        let (off, linux) = (cubic_with(&[("hystart", 0.0)]), cubic());
+        assert!(!off.hystart && off.hystart_plus_plus.is_none() && linux.hystart);
+        let err = Cubic::new(&Params::new().set("hystart", "hystart+")).unwrap_err();
+        assert!(err.0.contains("'hystart+'; allowed: one of off, hystart, hystart++"), "{err}");
+    }
+
+    #[test]
+    fn hystart_plus_plus_runs_through_the_frame() {
+        // cubic with hystart = "hystart++": slow start one segment per segment, RTT 40 ms,
+        // then a round at 45 ms (>= 40 + clamp(40/8 = 5 ms)): CSS from its 8th ACK, which
+        // already grows at a quarter. Linux's HyStart stays out (`found` is never set).
+        let mut c = Cubic::new(&Params::new().set("hystart", "hystart++")).unwrap();
+        let mut tcp = TcpState { cwnd: 10, snd_nxt: 10, cwnd_limited: true, ..TcpState::default() };
+        c.init(&mut tcp, T0);
+        let mut now = T0;
+        plus_plus_round(&mut c, &mut tcp, 40_000, 20, &mut now);
+        assert_eq!(tcp.cwnd, 30);
+        plus_plus_round(&mut c, &mut tcp, 45_000, 7, &mut now);
+        assert_eq!(tcp.cwnd, 37);
+        plus_plus_acks(&mut c, &mut tcp, 45_000, 13, &mut now);
+        // ACK 8 (CSS) and 9..20: 13 quarter segments = 3, a quarter left.
+        assert_eq!(tcp.cwnd, 40);
+        assert!(c.hystart_plus_plus.as_ref().unwrap().in_css() && !c.found);
+        // Four more rounds at 45 ms (CSS rounds 1..4, the round CSS began in the first);
+        // the first ACK of the next ends the fifth: ssthresh = cwnd, congestion avoidance.
+        for _ in 0..4 {
+            plus_plus_round(&mut c, &mut tcp, 45_000, 8, &mut now);
+        }
+        assert_eq!((tcp.cwnd, tcp.ssthresh), (48, TCP_INFINITE_SSTHRESH));
+        tcp.snd_una = tcp.snd_nxt.wrapping_add(1);
+        c.pkts_acked(&mut tcp, &sample(45_000), now + MS);
+        assert_eq!(tcp.ssthresh, 48);
+        // From here the cubic curve grows the window: the epoch starts at the next ACK.
+        c.cong_avoid(&mut tcp, 1, now + MS);
+        assert!(c.epoch_start != 0);
+        // The variables in traces gain HyStart++'s phase.
+        let mut names = Vec::new();
+        c.vars(&mut |k, _| names.push(k));
+        assert_eq!(names.len(), 15);
+        assert!(names.contains(&"css"));
     }
 
     fn hystart_setup_off(c: &mut Cubic) -> TcpState {

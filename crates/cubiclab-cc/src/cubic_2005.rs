@@ -55,6 +55,7 @@ impl Cubic2005 {
             integer: false,
             unit: "fraction kept",
             help: "fraction of the window kept after a loss",
+            choices: &[],
         },
         ParamSpec {
             name: "c",
@@ -64,6 +65,7 @@ impl Cubic2005 {
             integer: false,
             unit: "segments/s^3",
             help: "cubic coefficient C",
+            choices: &[],
         },
         ParamSpec {
             name: "smax",
@@ -73,6 +75,7 @@ impl Cubic2005 {
             integer: false,
             unit: "segments/s",
             help: "largest window increase per second (0: no clamp)",
+            choices: &[],
         },
         ParamSpec::switch("tcp_friendliness", true, "TCP mode: follow W_tcp (Eq. 4) when it is above W_cubic"),
     ];

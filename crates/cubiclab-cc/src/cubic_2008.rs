@@ -63,6 +63,7 @@ impl Cubic2008 {
             integer: false,
             unit: "fraction removed",
             help: "multiplicative decrease, the paper's beta: the window keeps 1 - decrease",
+            choices: &[],
         },
         ParamSpec {
             name: "c",
@@ -72,6 +73,7 @@ impl Cubic2008 {
             integer: false,
             unit: "segments/s^3",
             help: "cubic coefficient C",
+            choices: &[],
         },
         ParamSpec::switch("fast_convergence", true, "W_last_max = cwnd*(2-decrease)/2 on a loss below it"),
         ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as the emulated Reno window (Eq. 4)"),

@@ -24,6 +24,7 @@ pub(crate) const BETA: ParamSpec = ParamSpec {
     integer: true,
     unit: "1/1024",
     help: "window kept after a loss",
+    choices: &[],
 };
 pub(crate) const BIC_SCALE: ParamSpec = ParamSpec {
     name: "bic_scale",
@@ -33,6 +34,7 @@ pub(crate) const BIC_SCALE: ParamSpec = ParamSpec {
     integer: true,
     unit: "10/1024 segments/s^3",
     help: "C = bic_scale*10/1024 (41 gives 0.40)",
+    choices: &[],
 };
 pub(crate) const FAST_CONVERGENCE: ParamSpec =
     ParamSpec::switch("fast_convergence", true, "lower W_max to cwnd*(1024+beta)/2048 on a loss below it");

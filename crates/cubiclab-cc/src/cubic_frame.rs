@@ -7,11 +7,14 @@
 //! `init` forgets the curve and applies the initial ssthresh; `set_state(Loss)` is the
 //! timeout rule (by default, forget the curve); `cong_avoid` returns when the sender was not
 //! window-limited, runs the version's slow start ([`SlowStart`]) and hands the rest of the
-//! ACK to the growth rule. A version says which kernel, paper or RFC it follows in its own
-//! module, with its own tests, and implements [`GrowthRule`]: its curve, its congestion
-//! response (`ssthresh`), its RTT sampling, its undo.
+//! ACK to the growth rule. A version whose `hystart` parameter chose HyStart++ (RFC 9406,
+//! [`HYSTART`]) has the frame run it in its first slow start instead of `tcp_slow_start`.
+//! A version says which kernel, paper or RFC it follows in its own module, with its own
+//! tests, and implements [`GrowthRule`]: its curve, its congestion response (`ssthresh`),
+//! its RTT sampling, its undo.
 
-use crate::params::ParamSpec;
+use crate::hystart_plus_plus::HyStartPlusPlus;
+use crate::params::{ParamSpec, Resolved};
 use crate::tcp::{tcp_slow_start, AckSample, CaEvent, CaState, TcpState};
 use crate::CongestionControl;
 
@@ -24,7 +27,49 @@ pub(crate) const HZ: ParamSpec = ParamSpec {
     integer: true,
     unit: "Hz",
     help: "kernel HZ (jiffies per second)",
+    choices: &[],
 };
+
+/// `cubic`'s `hystart` parameter: RFC 5681's slow start (`off`), Linux's HyStart
+/// (`hystart`, the default, with its `hystart_*` parameters) or HyStart++ (`hystart++`, RFC
+/// 9406). The names' order keeps the module's former 0/1 switch: `hystart = 0` is `off`,
+/// `1` is `hystart`.
+pub const HYSTART: ParamSpec = ParamSpec::choice(
+    "hystart",
+    &["off", "hystart", "hystart++"],
+    1,
+    "slow start: off (RFC 5681), hystart (Linux HyStart), hystart++ (RFC 9406)",
+);
+
+/// The `hystart` parameter of the versions without Linux's HyStart (RFC 9438's, whose Sec
+/// 4.10 allows either): standard slow start by default.
+pub const HYSTART_PLUS_PLUS_OR_OFF: ParamSpec =
+    ParamSpec::choice("hystart", &["off", "hystart++"], 0, "slow start: off (RFC 5681), hystart++ (RFC 9406)");
+
+/// What a `hystart` parameter chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hystart {
+    Off,
+    Linux,
+    PlusPlus,
+}
+
+impl Hystart {
+    /// The choice of the checked parameters (`hystart` is in the version's table).
+    pub fn of(params: &Resolved) -> Self {
+        match params.choice("hystart") {
+            "off" => Hystart::Off,
+            "hystart" => Hystart::Linux,
+            "hystart++" => Hystart::PlusPlus,
+            other => unreachable!("'{other}' is not among the hystart choices"),
+        }
+    }
+
+    /// A HyStart++ state when this is the choice (the frame starts it at `init`).
+    pub fn plus_plus(self) -> Option<HyStartPlusPlus> {
+        (self == Hystart::PlusPlus).then(|| HyStartPlusPlus::new(&TcpState::default()))
+    }
+}
 
 /// The slow start a version runs before its growth rule, and how an ACK reaches the rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +129,13 @@ pub trait GrowthRule {
         tcp.cwnd.max(tcp.prior_cwnd)
     }
 
+    /// The version's HyStart++, when its `hystart` parameter chose it: the frame runs it
+    /// (only with [`SlowStart::Segments`]).
+    #[inline(always)]
+    fn hystart_plus_plus(&mut self) -> Option<&mut HyStartPlusPlus> {
+        None
+    }
+
     /// `pkts_acked`: RTT and ACK-ratio sampling, HyStart.
     #[inline]
     fn on_ack(&mut self, _tcp: &mut TcpState, _sample: &AckSample, _now_ns: u64) {}
@@ -119,6 +171,9 @@ pub(crate) fn count_ack(tcp: &mut TcpState, due: bool) {
 impl<G: GrowthRule> CongestionControl for G {
     fn init(&mut self, tcp: &mut TcpState, now_ns: u64) {
         self.start(tcp, now_ns);
+        if let Some(h) = self.hystart_plus_plus() {
+            *h = HyStartPlusPlus::new(tcp);
+        }
         let ssthresh = self.initial_ssthresh();
         if ssthresh != 0 {
             tcp.ssthresh = ssthresh;
@@ -139,6 +194,12 @@ impl<G: GrowthRule> CongestionControl for G {
             SlowStart::Segments => {
                 let mut acked = acked;
                 if tcp.in_slow_start() {
+                    if let Some(h) = self.hystart_plus_plus() {
+                        if HyStartPlusPlus::applies(tcp) {
+                            h.grow(tcp, acked);
+                            return;
+                        }
+                    }
                     acked = tcp_slow_start(tcp, acked);
                     if acked == 0 {
                         return;
@@ -182,6 +243,9 @@ impl<G: GrowthRule> CongestionControl for G {
     // Inlined into the algorithm dispatch (`registry.rs`): a call per ACK otherwise.
     #[inline(always)]
     fn pkts_acked(&mut self, tcp: &mut TcpState, sample: &AckSample, now_ns: u64) {
+        if let Some(h) = self.hystart_plus_plus() {
+            h.on_ack(tcp, sample.rtt_us);
+        }
         self.on_ack(tcp, sample, now_ns);
     }
 

@@ -22,13 +22,15 @@
 //!   current values. (The host may then raise ssthresh to its own prior_ssthresh, as
 //!   Linux's `tcp_undo_cwnd_reduction` does.)
 //! - Sec 5.8: t excludes idle periods: a restart after idle shifts t_epoch by the idle time
-//!   (as Linux does). Slow start is Reno's (Sec 4.10 allows it; no HyStart++ here) while
-//!   cwnd < ssthresh.
+//!   (as Linux does). Slow start (Sec 4.10) while cwnd < ssthresh is Reno's
+//!   (`tcp_slow_start`), or with `hystart = "hystart++"` HyStart++ (RFC 9406,
+//!   [`crate::hystart_plus_plus`]) in the first one.
 //! - Before any congestion event W_max is undefined: the first stage uses K = 0 and
 //!   W_max = cwnd_epoch (Sec 4.10), and cwnd_prior = 0, so α_cubic = 1 (there was no
 //!   decrease to compensate for).
 
-use crate::cubic_frame::{GrowthRule, SlowStart};
+use crate::cubic_frame::{GrowthRule, Hystart, SlowStart, HYSTART_PLUS_PLUS_OR_OFF};
+use crate::hystart_plus_plus::HyStartPlusPlus;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{tcp_cong_avoid_ai, CaEvent, TcpState};
 
@@ -67,6 +69,8 @@ pub struct CubicRfc9438 {
     alpha_cubic: f64,
     curve: Curve,
     saved: Option<Saved>,
+    /// `hystart = "hystart++"`: RFC 9406's slow start, which the frame runs.
+    hystart_plus_plus: Option<HyStartPlusPlus>,
     // Kept for traces.
     target: f64,
     w_cubic: f64,
@@ -84,6 +88,7 @@ impl CubicRfc9438 {
             integer: false,
             unit: "fraction kept",
             help: "beta_cubic: fraction of the window kept after a congestion event",
+            choices: &[],
         },
         ParamSpec {
             name: "c",
@@ -93,9 +98,11 @@ impl CubicRfc9438 {
             integer: false,
             unit: "segments/s^3",
             help: "cubic coefficient C",
+            choices: &[],
         },
         ParamSpec::switch("fast_convergence", true, "W_max = cwnd*(1+beta)/2 on an event below W_max (Sec 4.7)"),
         ParamSpec::switch("reno_friendly", true, "follow W_est when W_cubic(t) < W_est (Sec 4.3)"),
+        HYSTART_PLUS_PLUS_OR_OFF,
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
@@ -109,6 +116,7 @@ impl CubicRfc9438 {
             alpha_cubic: 3.0 * (1.0 - beta) / (1.0 + beta),
             curve: Curve::default(),
             saved: None,
+            hystart_plus_plus: Hystart::of(&p).plus_plus(),
             target: 0.0,
             w_cubic: 0.0,
             region: 0,
@@ -139,6 +147,11 @@ impl CubicRfc9438 {
 
 impl GrowthRule for CubicRfc9438 {
     const SLOW_START: SlowStart = SlowStart::Segments;
+
+    #[inline(always)]
+    fn hystart_plus_plus(&mut self) -> Option<&mut HyStartPlusPlus> {
+        self.hystart_plus_plus.as_mut()
+    }
 
     fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.curve = Curve::default();
@@ -232,6 +245,9 @@ impl GrowthRule for CubicRfc9438 {
         out("target", self.target);
         out("region", f64::from(self.region));
         out("epoch_start_s", cv.epoch_start.map_or(0.0, |e| e as f64 * 1e-9));
+        if let Some(h) = &self.hystart_plus_plus {
+            h.trace(out);
+        }
     }
 }
 

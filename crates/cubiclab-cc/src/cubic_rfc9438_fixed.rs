@@ -22,8 +22,9 @@
 //! β and C arrive in millionths, as the BPF loader passes every real parameter. The tests
 //! bound the difference from the real-valued `cubic-rfc9438` on an ACK-clocked flow.
 
-use crate::cubic_frame::{GrowthRule, SlowStart};
+use crate::cubic_frame::{GrowthRule, Hystart, SlowStart};
 use crate::cubic_rfc9438::CubicRfc9438;
+use crate::hystart_plus_plus::HyStartPlusPlus;
 use crate::intmath::{cbrt_floor, clock_us, cubic_term, micro, q10_of_micro, MICRO, Q10 as Q};
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::tcp::{tcp_cong_avoid_ai, CaEvent, TcpState};
@@ -67,6 +68,8 @@ pub struct CubicRfc9438Fixed {
     alpha_q: u64,
     curve: Curve,
     saved: Option<Saved>,
+    /// `hystart = "hystart++"`: RFC 9406's slow start, which the frame runs.
+    hystart_plus_plus: Option<HyStartPlusPlus>,
     // Kept for traces, 2^-10 segments.
     target: u64,
     w_cubic: i64,
@@ -86,6 +89,7 @@ impl CubicRfc9438Fixed {
             alpha_q: ((3 * (MICRO - beta)) << W_SHIFT) / (MICRO + beta),
             curve: Curve::default(),
             saved: None,
+            hystart_plus_plus: Hystart::of(&p).plus_plus(),
             target: 0,
             w_cubic: 0,
         })
@@ -124,6 +128,11 @@ impl CubicRfc9438Fixed {
 
 impl GrowthRule for CubicRfc9438Fixed {
     const SLOW_START: SlowStart = SlowStart::Segments;
+
+    #[inline(always)]
+    fn hystart_plus_plus(&mut self) -> Option<&mut HyStartPlusPlus> {
+        self.hystart_plus_plus.as_mut()
+    }
 
     fn forget(&mut self, _tcp: &TcpState, _now_ns: u64) {
         self.curve = Curve::default();
@@ -226,6 +235,9 @@ impl GrowthRule for CubicRfc9438Fixed {
         out("w_cubic", self.w_cubic as f64 / q);
         out("target", self.target as f64 / q);
         out("epoch_start_s", cv.epoch_start.map_or(0.0, |e| f64::from(e) * 1e-6));
+        if let Some(h) = &self.hystart_plus_plus {
+            h.trace(out);
+        }
     }
 }
 
@@ -233,8 +245,9 @@ impl GrowthRule for CubicRfc9438Fixed {
 mod tests {
     use super::*;
     use crate::replay::{Event, ReplayStart, Replayer};
-    use crate::test_support::{ack, ev, var, windows_after_loss};
-    use crate::Algorithm;
+    use crate::tcp::TCP_INFINITE_SSTHRESH;
+    use crate::test_support::{ack, ev, plus_plus_round, var, windows_after_loss};
+    use crate::{Algorithm, CongestionControl};
 
     #[test]
     fn k_and_w_cubic_in_fixed_point() {
@@ -269,5 +282,32 @@ mod tests {
         let fixed = windows_after_loss("cubic-rfc9438-fixed", &Params::new(), 1000, 100_000, 14, 999_999);
         let worst = real.iter().zip(&fixed).map(|(a, b)| a.abs_diff(*b)).max().unwrap();
         assert!(worst <= 2, "worst difference {worst} segments; real {real:?}\nfixed {fixed:?}");
+    }
+
+    #[test]
+    fn both_run_hystart_plus_plus_when_chosen() {
+        // The frame runs HyStart++ for either: slow start at 40 ms, a round at 45 ms enters
+        // CSS (>= 40 + 5 ms) on its 8th ACK, five CSS rounds end in ssthresh = cwnd; from
+        // 10: +20, +7, then 13 + 4 x 8 = 45 quarter segments (11, 1 left) = 48. Standard
+        // slow start ("off", the default) would still be doubling.
+        for name in ["cubic-rfc9438", "cubic-rfc9438-fixed"] {
+            let run = |hystart: &str| {
+                let mut alg = Algorithm::new(name, &Params::new().set("hystart", hystart)).unwrap();
+                let mut tcp = TcpState { cwnd: 10, snd_nxt: 10, cwnd_limited: true, ..TcpState::default() };
+                alg.init(&mut tcp, 0);
+                let mut now = 0;
+                plus_plus_round(&mut alg, &mut tcp, 40_000, 20, &mut now);
+                plus_plus_round(&mut alg, &mut tcp, 45_000, 20, &mut now);
+                for _ in 0..5 {
+                    plus_plus_round(&mut alg, &mut tcp, 45_000, 8, &mut now);
+                }
+                (tcp.cwnd, tcp.ssthresh)
+            };
+            assert_eq!(run("hystart++"), (48, 48), "{name}");
+            assert_eq!(run("off"), (10 + 20 + 20 + 40, TCP_INFINITE_SSTHRESH), "{name}");
+        }
+        // Linux's HyStart is cubic's only: not a choice here.
+        let err = Algorithm::new("cubic-rfc9438", &Params::new().set("hystart", "hystart")).unwrap_err();
+        assert!(err.0.contains("allowed: one of off, hystart++"), "{err}");
     }
 }

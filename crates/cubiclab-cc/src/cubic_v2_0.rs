@@ -149,6 +149,7 @@ impl CubicV20 {
             integer: true,
             unit: "segments/100 ms",
             help: "increment clamp: segments per 100 ms of minimum RTT",
+            choices: &[],
         },
         FAST_CONVERGENCE,
         TCP_FRIENDLINESS,

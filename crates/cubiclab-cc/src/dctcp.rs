@@ -54,6 +54,7 @@ impl Dctcp {
             integer: true,
             unit: "2^-n",
             help: "dctcp_shift_g: alpha's EWMA gain g (the module parameter's range)",
+            choices: &[],
         },
         ParamSpec {
             name: "alpha_on_init",
@@ -63,6 +64,7 @@ impl Dctcp {
             integer: true,
             unit: "1/1024 of a window marked",
             help: "dctcp_alpha_on_init: alpha before the first window's update",
+            choices: &[],
         },
     ];
 

@@ -79,6 +79,7 @@ impl Htcp {
             integer: true,
             unit: "Hz",
             help: "kernel CONFIG_HZ: jiffies per second, the clock's resolution",
+            choices: &[],
         },
     ];
 

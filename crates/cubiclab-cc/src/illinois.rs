@@ -66,6 +66,7 @@ impl Illinois {
             integer: true,
             unit: "segments",
             help: "window threshold for starting adaptive sizing: below it alpha and beta are Reno's",
+            choices: &[],
         },
         ParamSpec {
             name: "theta",
@@ -75,6 +76,7 @@ impl Illinois {
             integer: true,
             unit: "RTTs",
             help: "rounds of low delay before alpha returns to its maximum (rtt_low is a u8)",
+            choices: &[],
         },
     ];
 

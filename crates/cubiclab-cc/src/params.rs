@@ -17,12 +17,107 @@ pub struct ParamSpec {
     /// betas differ), "0/1" for a switch.
     pub unit: &'static str,
     pub help: &'static str,
+    /// Empty for a number. Else the names the value is given by: the value is one of them,
+    /// held as its index (so `min` 0, `max` the last index, `default` an index, `integer`),
+    /// and a number is taken as an index (a former 0/1 switch keeps its meaning when its
+    /// names begin with what 0 and 1 were).
+    pub choices: &'static [&'static str],
 }
+
+/// The unit of a parameter given by name ([`ParamSpec::choice`]).
+pub const CHOICE_UNIT: &str = "name";
 
 impl ParamSpec {
     /// A 0/1 switch, on or off by default.
     pub const fn switch(name: &'static str, on: bool, help: &'static str) -> Self {
-        ParamSpec { name, default: if on { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, integer: true, unit: "0/1", help }
+        ParamSpec {
+            name,
+            default: if on { 1.0 } else { 0.0 },
+            min: 0.0,
+            max: 1.0,
+            integer: true,
+            unit: "0/1",
+            help,
+            choices: &[],
+        }
+    }
+
+    /// A parameter given by name, one of `choices`, `choices[default]` by default.
+    pub const fn choice(
+        name: &'static str,
+        choices: &'static [&'static str],
+        default: usize,
+        help: &'static str,
+    ) -> Self {
+        assert!(default < choices.len());
+        ParamSpec {
+            name,
+            default: default as f64,
+            min: 0.0,
+            max: (choices.len() - 1) as f64,
+            integer: true,
+            unit: CHOICE_UNIT,
+            help,
+            choices,
+        }
+    }
+
+    /// What the parameter allows, for error messages and listings: "one of a, b, c" or
+    /// "an integer in [1, 1023] 1/1024".
+    pub fn allowed(&self) -> String {
+        if self.choices.is_empty() {
+            let kind = if self.integer { "an integer" } else { "a number" };
+            format!("{kind} in [{}, {}] {}", self.min, self.max, self.unit)
+        } else {
+            format!("one of {}", self.choices.join(", "))
+        }
+    }
+
+    /// The default as users write it: the name of a choice, else the number.
+    pub fn default_text(&self) -> String {
+        match self.choices.get(self.default as usize) {
+            Some(name) => (*name).to_string(),
+            None => format!("{}", self.default),
+        }
+    }
+
+    /// The value a given one stands for (a choice's index), or None when it is not allowed.
+    fn value_of(&self, given: &ParamValue) -> Option<f64> {
+        match given {
+            ParamValue::Name(name) => self.choices.iter().position(|c| c == name).map(|i| i as f64),
+            &ParamValue::Number(v) => {
+                let in_range = v.is_finite() && v >= self.min && v <= self.max;
+                (in_range && !(self.integer && v.fract() != 0.0)).then_some(v)
+            }
+        }
+    }
+}
+
+/// A parameter value as given: a number, or a name for a parameter with choices.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    Number(f64),
+    Name(String),
+}
+
+impl From<f64> for ParamValue {
+    fn from(v: f64) -> Self {
+        ParamValue::Number(v)
+    }
+}
+
+impl From<&str> for ParamValue {
+    fn from(name: &str) -> Self {
+        ParamValue::Name(name.to_string())
+    }
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Number(v) => write!(f, "{v}"),
+            ParamValue::Name(name) => write!(f, "'{name}'"),
+        }
     }
 }
 
@@ -55,7 +150,7 @@ const RENAMED: &[(&[&str], &str, &str, &str)] = &[
 /// Parameter values given by the user, read once by an algorithm's constructor.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Params {
-    values: BTreeMap<String, f64>,
+    values: BTreeMap<String, ParamValue>,
 }
 
 impl Params {
@@ -63,28 +158,29 @@ impl Params {
         Self::default()
     }
 
-    pub fn set(mut self, name: &str, value: f64) -> Self {
-        self.values.insert(name.to_string(), value);
+    pub fn set(mut self, name: &str, value: impl Into<ParamValue>) -> Self {
+        self.values.insert(name.to_string(), value.into());
         self
     }
 
-    pub fn insert(&mut self, name: &str, value: f64) {
-        self.values.insert(name.to_string(), value);
+    pub fn insert(&mut self, name: &str, value: impl Into<ParamValue>) {
+        self.values.insert(name.to_string(), value.into());
     }
 
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
-        self.values.iter().map(|(k, v)| (k.as_str(), *v))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ParamValue)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    /// Check every given name against `specs` and every value against its range,
-    /// then return a reader that yields values or defaults.
+    /// Check every given name against `specs` and every value against its range or
+    /// choices, then return a reader that yields values (a choice's index) or defaults.
     pub fn check(&self, algorithm: &str, specs: &[ParamSpec]) -> Result<Resolved, ParamError> {
-        for (name, &value) in &self.values {
-            let Some(spec) = specs.iter().find(|s| s.name == name) else {
+        let mut values: Vec<_> = specs.iter().map(|s| (s.name, s.default, s.choices)).collect();
+        for (name, given) in &self.values {
+            let Some(i) = specs.iter().position(|s| s.name == name) else {
                 if let Some((_, _, new, what)) = RENAMED.iter().find(|r| r.0.contains(&algorithm) && r.1 == name) {
                     return Err(ParamError(format!(
                         "parameter '{name}' of algorithm '{algorithm}' is now '{new}' ({what})"
@@ -96,21 +192,14 @@ impl Params {
                     if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
                 )));
             };
-            let in_range = value.is_finite() && value >= spec.min && value <= spec.max;
-            if !in_range || (spec.integer && value.fract() != 0.0) {
-                return Err(ParamError(format!(
-                    "parameter '{name}' of algorithm '{algorithm}' is {value}; allowed: {} in [{}, {}] {} ({})",
-                    if spec.integer { "an integer" } else { "a number" },
-                    spec.min,
-                    spec.max,
-                    spec.unit,
+            let spec = &specs[i];
+            values[i].1 = spec.value_of(given).ok_or_else(|| {
+                ParamError(format!(
+                    "parameter '{name}' of algorithm '{algorithm}' is {given}; allowed: {} ({})",
+                    spec.allowed(),
                     spec.help
-                )));
-            }
-        }
-        let mut values = Vec::with_capacity(specs.len());
-        for spec in specs {
-            values.push((spec.name, *self.values.get(spec.name).unwrap_or(&spec.default)));
+                ))
+            })?;
         }
         Ok(Resolved { values })
     }
@@ -119,17 +208,30 @@ impl Params {
 /// Parameter values after checking: every spec has a value (given or default).
 #[derive(Clone, Debug)]
 pub struct Resolved {
-    values: Vec<(&'static str, f64)>,
+    /// (name, value, the spec's choices).
+    values: Vec<(&'static str, f64, &'static [&'static str])>,
 }
 
 impl Resolved {
-    /// The value of `name`; panics if `name` was not in the specs (a programming error).
-    pub fn f64(&self, name: &str) -> f64 {
+    fn get(&self, name: &str) -> (f64, &'static [&'static str]) {
         self.values
             .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+            .find(|(n, _, _)| *n == name)
+            .map(|&(_, v, choices)| (v, choices))
             .unwrap_or_else(|| panic!("parameter '{name}' has no spec"))
+    }
+
+    /// The value of `name` (a choice: its index); panics if `name` was not in the specs (a
+    /// programming error).
+    pub fn f64(&self, name: &str) -> f64 {
+        self.get(name).0
+    }
+
+    /// The name chosen for `name`; panics if `name` is not a parameter with choices (a
+    /// programming error).
+    pub fn choice(&self, name: &str) -> &'static str {
+        let (v, choices) = self.get(name);
+        choices.get(v as usize).unwrap_or_else(|| panic!("parameter '{name}' has no choices"))
     }
 
     pub fn u32(&self, name: &str) -> u32 {
@@ -157,6 +259,7 @@ mod tests {
         integer: true,
         unit: "1/1024",
         help: "decrease factor",
+        choices: &[],
     }];
 
     #[test]
@@ -171,6 +274,27 @@ mod tests {
         assert!(err.0.contains("[1, 1023] 1/1024 (decrease factor)"), "{err}");
         let err = Params::new().set("beta", 1.5).check("cubic", SPECS).unwrap_err();
         assert!(err.0.contains("integer"), "{err}");
+    }
+
+    const HYSTART: ParamSpec = ParamSpec::choice("hystart", &["off", "hystart", "hystart++"], 1, "slow start");
+
+    #[test]
+    fn choices_are_names_or_their_index() {
+        let r = |p: Params| p.check("cubic", &[HYSTART]).map(|r| (r.u32("hystart"), r.choice("hystart")));
+        assert_eq!(r(Params::new()), Ok((1, "hystart")));
+        assert_eq!(r(Params::new().set("hystart", "hystart++")), Ok((2, "hystart++")));
+        // The former 0/1 switch: 0 is "off", 1 "hystart".
+        assert_eq!(r(Params::new().set("hystart", 0.0)), Ok((0, "off")));
+        let err = r(Params::new().set("hystart", "hystart+")).unwrap_err();
+        assert_eq!(
+            err.0,
+            "parameter 'hystart' of algorithm 'cubic' is 'hystart+'; allowed: one of off, hystart, hystart++ (slow start)"
+        );
+        assert!(r(Params::new().set("hystart", 3.0)).unwrap_err().0.contains("one of off, hystart, hystart++"));
+        // A name for a number is refused with the number's range.
+        let err = Params::new().set("beta", "high").check("cubic", SPECS).unwrap_err();
+        assert!(err.0.contains("is 'high'; allowed: an integer in [1, 1023] 1/1024"), "{err}");
+        assert_eq!((HYSTART.default_text(), SPECS[0].default_text()), ("hystart".to_string(), "717".to_string()));
     }
 
     #[test]

@@ -126,7 +126,7 @@ macro_rules! registry {
 }
 
 registry! {
-    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x)", facts::cubic;
+    Cubic(crate::cubic::Cubic) = "cubic", "Linux net/ipv4/tcp_cubic.c v2.3 (6.x); hystart = \"hystart++\": RFC 9406", facts::cubic;
     CubicV20(crate::cubic_v2_0::CubicV20) = "cubic-2.0", "Linux net/ipv4/tcp_cubic.c v2.0 (2.6.19-2.6.21), the 2.6.18 scaling bug as a parameter", facts::cubic_v2_0;
     Cubic22(crate::cubic_2_2::Cubic22) = "cubic-2.2", "Linux net/ipv4/tcp_cubic.c v2.2 (2.6.25-2.6.28), the code seed 000 measured", facts::cubic_2_2;
     Cubic2008(crate::cubic_2008::Cubic2008) = "cubic-2008", "Seed 000 Algorithm 1 (Linux CUBIC v2.2 as the 2008 paper describes it)", facts::cubic_2008;

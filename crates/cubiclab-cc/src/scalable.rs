@@ -31,6 +31,7 @@ impl Scalable {
             integer: true,
             unit: "segments",
             help: "TCP_SCALABLE_AI_CNT: segments ACKed per one-segment increase above this window",
+            choices: &[],
         },
         ParamSpec {
             name: "md_scale",
@@ -40,6 +41,7 @@ impl Scalable {
             integer: true,
             unit: "2^-n removed",
             help: "TCP_SCALABLE_MD_SCALE: a loss removes cwnd >> md_scale",
+            choices: &[],
         },
     ];
 

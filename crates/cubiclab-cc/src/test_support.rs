@@ -2,6 +2,7 @@
 //! and read the algorithm's variables.
 
 use crate::replay::{Event, ReplayStart, Replayer, TraceEvent};
+use crate::tcp::{AckSample, TcpState};
 use crate::{Algorithm, CongestionControl, Params};
 
 pub(crate) fn var(r: &Replayer, name: &str) -> f64 {
@@ -61,4 +62,34 @@ pub(crate) fn windows_after_loss(name: &str, params: &Params, w: u32, rtt_us: u6
         out.push(r.host.tcp.cwnd);
     }
     out
+}
+
+/// `acks` ACKs of one segment 1 ms apart, each with an RTT sample of `rtt_us`, through the
+/// hooks as the host calls them (`pkts_acked`, then `cong_avoid`).
+pub(crate) fn plus_plus_acks(
+    alg: &mut impl CongestionControl,
+    tcp: &mut TcpState,
+    rtt_us: i64,
+    acks: u32,
+    now: &mut u64,
+) {
+    for _ in 0..acks {
+        *now += 1_000_000;
+        alg.pkts_acked(tcp, &AckSample { pkts_acked: 1, rtt_us, in_flight: 0 }, *now);
+        alg.cong_avoid(tcp, 1, *now);
+    }
+}
+
+/// A HyStart++ round of `acks` ACKs ([`plus_plus_acks`]): the first acknowledges the last
+/// round's `windowEnd` (`snd_nxt` when it began), and `snd_nxt` moves two windows on.
+pub(crate) fn plus_plus_round(
+    alg: &mut impl CongestionControl,
+    tcp: &mut TcpState,
+    rtt_us: i64,
+    acks: u32,
+    now: &mut u64,
+) {
+    tcp.snd_una = tcp.snd_nxt.wrapping_add(1);
+    tcp.snd_nxt = tcp.snd_una + 2 * tcp.cwnd;
+    plus_plus_acks(alg, tcp, rtt_us, acks, now);
 }

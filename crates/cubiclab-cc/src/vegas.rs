@@ -78,6 +78,7 @@ impl Vegas {
             integer: true,
             unit: "segments",
             help: "Linux's alpha, lower bound of packets in network: fewer queued adds a segment per RTT",
+            choices: &[],
         },
         ParamSpec {
             name: "queue_max",
@@ -87,6 +88,7 @@ impl Vegas {
             integer: true,
             unit: "segments",
             help: "Linux's beta, upper bound of packets in network: more queued removes a segment per RTT",
+            choices: &[],
         },
         ParamSpec {
             name: "queue_slow_start",
@@ -96,6 +98,7 @@ impl Vegas {
             integer: true,
             unit: "segments",
             help: "Linux's gamma: more queued than this ends slow start",
+            choices: &[],
         },
     ];
 

@@ -17,10 +17,14 @@ fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
     if let Some(d) = set {
         for (k, v) in d.iter() {
             let name: String = k.extract()?;
-            let value: f64 = v
-                .extract()
-                .map_err(|_| PyValueError::new_err(format!("parameter '{name}' must be a number, got {v}")))?;
-            p.insert(&name, value);
+            if let Ok(text) = v.extract::<String>() {
+                p.insert(&name, text.as_str());
+            } else {
+                let value: f64 = v.extract().map_err(|_| {
+                    PyValueError::new_err(format!("parameter '{name}' must be a number or a name, got {v}"))
+                })?;
+                p.insert(&name, value);
+            }
         }
     }
     Ok(p)
@@ -86,8 +90,8 @@ fn bbr_entry_phases(seed: u64, n: usize) -> Vec<u32> {
     cubiclab_cc::bbr::Bbr::entry_phases(seed, n.min(1 << 16))
 }
 
-/// One parameter as Python sees it: (name, default, min, max, integer, unit, help).
-type ParamRow = (&'static str, f64, f64, f64, bool, &'static str, &'static str);
+/// One parameter as Python sees it: (name, default, min, max, integer, unit, help, choices).
+type ParamRow = (&'static str, f64, f64, f64, bool, &'static str, &'static str, Vec<&'static str>);
 
 /// The registry: a list of (name, reference, [parameter rows]).
 #[pyfunction]
@@ -98,7 +102,10 @@ fn algorithms() -> Vec<(&'static str, &'static str, Vec<ParamRow>)> {
             (
                 a.name,
                 a.reference,
-                a.params.iter().map(|p| (p.name, p.default, p.min, p.max, p.integer, p.unit, p.help)).collect(),
+                a.params
+                    .iter()
+                    .map(|p| (p.name, p.default, p.min, p.max, p.integer, p.unit, p.help, p.choices.to_vec()))
+                    .collect(),
             )
         })
         .collect()

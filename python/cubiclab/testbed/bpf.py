@@ -137,7 +137,7 @@ class Registered:
             return self
         specs = []
         for name, (alg, params) in self.instances.items():
-            kv = ",".join(f"{k}={v!r}" for k, v in sorted(params.items()))
+            kv = ",".join(f"{k}={v if isinstance(v, str) else repr(v)}" for k, v in sorted(params.items()))
             specs.append(f"{name}={alg}" + (f":{kv}" if kv else ""))
         opts = (["--watch", str(self.watch)] if self.watch is not None else []) + (["--stats"] if self.want_stats else [])
         # stderr to a file: a refused program's verifier log can exceed a pipe's buffer, and

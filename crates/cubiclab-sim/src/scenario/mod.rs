@@ -195,7 +195,7 @@ pub struct FlowGroup {
     pub algorithm: String,
     /// Algorithm parameters by name (see the registry for names and ranges).
     #[serde(default)]
-    pub params: BTreeMap<String, f64>,
+    pub params: BTreeMap<String, ParamValue>,
     /// Number of flows in the group.
     pub count: u32,
     /// Two-way propagation delay of each flow, ns: its links' delays both ways plus its
@@ -325,7 +325,7 @@ pub struct WebGroup {
     pub route: Option<Vec<String>>,
     pub algorithm: String,
     #[serde(default)]
-    pub params: BTreeMap<String, f64>,
+    pub params: BTreeMap<String, ParamValue>,
     pub recovery: Recovery,
 }
 
@@ -595,11 +595,26 @@ impl FlowGroup {
     }
 }
 
+/// An algorithm parameter's value in a scenario: a number, or a name for a parameter given
+/// by name (`hystart = "hystart++"`); the registry checks it (`cubiclab algorithms` lists
+/// what each parameter allows). The file's form of `cubiclab_cc::params::ParamValue`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ParamValue {
+    /// A number, in the parameter's unit.
+    Number(f64),
+    /// One of the parameter's choices.
+    Name(String),
+}
+
 /// The registry's form of a group's `params` table.
-fn to_params(map: &BTreeMap<String, f64>) -> Params {
+fn to_params(map: &BTreeMap<String, ParamValue>) -> Params {
     let mut p = Params::new();
     for (k, v) in map {
-        p.insert(k, *v);
+        match v {
+            ParamValue::Number(x) => p.insert(k, *x),
+            ParamValue::Name(name) => p.insert(k, name.as_str()),
+        }
     }
     p
 }
