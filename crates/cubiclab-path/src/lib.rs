@@ -1,5 +1,5 @@
 //! The bottleneck path, without input or output: a buffer (one FIFO under a queue
-//! discipline's verdicts: drop-tail, RED, CoDel, step marking) in front of a transmitter of fixed rate,
+//! discipline's verdicts: drop-tail, RED, CoDel, step marking, PIE) in front of a transmitter of fixed rate,
 //! random loss on the packets leaving it, and the seeded random streams these draw from.
 //!
 //! The simulator (`cubiclab-sim`) and the emulator (`cubiclab-emu`) both build their
@@ -21,6 +21,7 @@ pub mod schedule;
 pub use link::{Link, LinkSpec, Offer};
 pub use loss::{LossSpec, RandomLoss};
 pub use queue::codel::CoDelSpec;
+pub use queue::pie::PieSpec;
 pub use queue::red::RedSpec;
 pub use queue::step::StepSpec;
 pub use queue::{CoDel, DropTail, Limit, Queue, QueueDiscipline, QueueSettings, Red, Step, Verdict};

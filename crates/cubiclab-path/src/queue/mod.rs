@@ -1,6 +1,6 @@
-//! A link's buffer: one FIFO ([`Fifo`]) under a queue discipline that answers each arrival
-//! and each departure with a [`Verdict`]. The disciplines hold no packets and count
-//! nothing; the [`Queue`] enqueues, dequeues and marks as they say, and the link counts
+//! A link's buffer: a FIFO ([`Fifo`]; two for DualPI2) under a queue discipline that answers
+//! each arrival and each departure with a [`Verdict`]. The disciplines hold no packets and
+//! count nothing; the [`Queue`] enqueues, dequeues and marks as they say, and the link counts
 //! what they said. Every discipline is one line of the registry below (a closed enum, so
 //! the per-packet path has no dynamic dispatch) and one file.
 
@@ -45,7 +45,7 @@ pub struct Buffer {
     /// Bytes of a full-sized packet on the wire.
     pub wire_bytes: u32,
     pub rate_bps: u64,
-    /// The buffer's own random stream (RED's drops).
+    /// The buffer's own random stream (RED's, PIE's and DualPI2's draws).
     pub rng: Rng,
 }
 
@@ -72,9 +72,27 @@ pub trait Discipline {
         Verdict::Pass
     }
 
-    /// A dequeue at `now` found the FIFO empty.
+    /// A dequeue at `now` found the FIFO (both FIFOs) empty.
     #[inline]
     fn idle(&mut self, _now: Time) {}
+
+    /// Its periodic timer: run the updates due at or before `now`. The queue calls it first
+    /// on each arrival and each dequeue, while it still holds what it held since the event
+    /// before, so an update due in between sees the queue as a real timer would have.
+    #[inline]
+    fn catch_up<P: PathPacket>(&mut self, _now: Time, _fifo: &Fifo<P>, _l4s: &Fifo<P>) {}
+
+    /// Whether an arrival joins the second FIFO (DualPI2's L4S queue) instead of the first.
+    #[inline]
+    fn is_l4s<P: PathPacket>(&self, _p: &P) -> bool {
+        false
+    }
+
+    /// Whether the next head to leave is the second FIFO's (asked while either holds one).
+    #[inline]
+    fn serve_l4s<P: PathPacket>(&mut self, _fifo: &Fifo<P>, _l4s: &Fifo<P>) -> bool {
+        false
+    }
 }
 
 /// A discipline's settings table.
@@ -114,7 +132,7 @@ macro_rules! disciplines {
         }
 
         /// The settings of every discipline that has some, one table each, named after it
-        /// (file: `bottleneck.red`, `bottleneck.codel`, `bottleneck.step`). Only the running discipline's
+        /// (file: `bottleneck.red`, `bottleneck.codel`, `bottleneck.step`, ...). Only the running discipline's
         /// matter, but all are checked. The scenario, the emulator's configuration and the
         /// Python edge all carry this struct whole.
         #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
@@ -176,6 +194,27 @@ macro_rules! disciplines {
                     $( $(#[$attr])* Policy::$variant(d) => d.idle(now), )*
                 }
             }
+
+            #[inline(always)]
+            fn catch_up<P: PathPacket>(&mut self, now: Time, fifo: &Fifo<P>, l4s: &Fifo<P>) {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(d) => d.catch_up(now, fifo, l4s), )*
+                }
+            }
+
+            #[inline(always)]
+            fn is_l4s<P: PathPacket>(&self, p: &P) -> bool {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(d) => d.is_l4s(p), )*
+                }
+            }
+
+            #[inline(always)]
+            fn serve_l4s<P: PathPacket>(&mut self, fifo: &Fifo<P>, l4s: &Fifo<P>) -> bool {
+                match self {
+                    $( $(#[$attr])* Policy::$variant(d) => d.serve_l4s(fifo, l4s), )*
+                }
+            }
         }
     };
 }
@@ -187,6 +226,7 @@ disciplines! {
     Step: step::Step = "step", table step;
     #[cfg(test)]
     Probe: probe::Probe = "probe";
+    Pie: pie::Pie = "pie", table pie;
 }
 
 impl QueueSettings {
@@ -209,6 +249,9 @@ fn mark<P: PathPacket>(p: &mut P) {
 /// A buffer: the FIFO, its limit and the discipline that judges its packets.
 pub struct Queue<P> {
     pub(crate) fifo: Fifo<P>,
+    /// The second FIFO: DualPI2's L4S queue; empty under every other discipline.
+    pub(crate) l4s: Fifo<P>,
+    /// Of the two FIFOs together.
     pub(crate) limit: Limit,
     pub(crate) policy: Policy,
 }
@@ -216,7 +259,12 @@ pub struct Queue<P> {
 impl<P: PathPacket> Queue<P> {
     /// A buffer running `discipline` with its settings from `settings`.
     pub fn new(discipline: QueueDiscipline, settings: &QueueSettings, b: Buffer) -> Self {
-        Self { fifo: Fifo::default(), limit: b.limit, policy: Policy::new(discipline, settings, &b) }
+        Self {
+            fifo: Fifo::default(),
+            l4s: Fifo::default(),
+            limit: b.limit,
+            policy: Policy::new(discipline, settings, &b),
+        }
     }
 
     /// Offer a packet arriving at `now`: queued (`Pass`), queued with CE set (`Mark`), or
@@ -225,10 +273,12 @@ impl<P: PathPacket> Queue<P> {
     // packet offered; only the matches and drop-tail's few lines come along.
     #[inline(always)]
     pub fn enqueue(&mut self, now: Time, mut p: P) -> Verdict {
-        let full = self.limit.full(self.fifo.len_packets(), self.fifo.len_bytes(), p.wire_bytes());
+        self.policy.catch_up(now, &self.fifo, &self.l4s);
+        let full = self.limit.full(self.len_packets(), self.len_bytes(), p.wire_bytes());
+        let fifo = if self.policy.is_l4s(&p) { &mut self.l4s } else { &mut self.fifo };
         // The discipline is asked even when there is no room: RED's average and its random
         // draws see every arrival.
-        let verdict = match self.policy.arrive(now, &p, &self.fifo, full) {
+        let verdict = match self.policy.arrive(now, &p, fifo, full) {
             _ if full => return Verdict::Drop,
             Verdict::Drop => return Verdict::Drop,
             Verdict::Mark => {
@@ -237,7 +287,7 @@ impl<P: PathPacket> Queue<P> {
             }
             Verdict::Pass => Verdict::Pass,
         };
-        self.fifo.push(now, p);
+        fifo.push(now, p);
         verdict
     }
 
@@ -245,12 +295,18 @@ impl<P: PathPacket> Queue<P> {
     /// each head the discipline drops on the way goes to `dropped`.
     #[inline(always)]
     pub fn dequeue(&mut self, now: Time, mut dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
+        self.policy.catch_up(now, &self.fifo, &self.l4s);
         loop {
-            let Some((enqueued, mut p)) = self.fifo.pop() else {
+            let fifo = if self.l4s.is_empty() && self.fifo.is_empty() {
                 self.policy.idle(now);
                 return None;
+            } else if self.policy.serve_l4s(&self.fifo, &self.l4s) {
+                &mut self.l4s
+            } else {
+                &mut self.fifo
             };
-            match self.policy.depart(now, &p, now - enqueued, &self.fifo) {
+            let Some((enqueued, mut p)) = fifo.pop() else { unreachable!("the discipline served an empty FIFO") };
+            match self.policy.depart(now, &p, now - enqueued, fifo) {
                 Verdict::Drop => dropped(p),
                 Verdict::Mark => {
                     mark(&mut p);
@@ -261,17 +317,19 @@ impl<P: PathPacket> Queue<P> {
         }
     }
 
+    #[inline]
     pub fn len_packets(&self) -> usize {
-        self.fifo.len_packets()
+        self.fifo.len_packets() + self.l4s.len_packets()
     }
 
+    #[inline]
     pub fn len_bytes(&self) -> u64 {
-        self.fifo.len_bytes()
+        self.fifo.len_bytes() + self.l4s.len_bytes()
     }
 
     /// Packets waiting that satisfy `pred`.
     pub fn count(&self, pred: impl Fn(&P) -> bool) -> usize {
-        self.fifo.iter().filter(|p| pred(p)).count()
+        self.fifo.iter().chain(self.l4s.iter()).filter(|p| pred(p)).count()
     }
 }
 

@@ -148,7 +148,7 @@ mod tests {
             let mut red = Red::new(&spec, &b);
             red.avg = q as f64;
             red.idle_since = None;
-            let mut queue = Queue { fifo: Fifo::default(), limit: b.limit, policy: Policy::Red(red) };
+            let mut queue = Queue { fifo: Fifo::default(), l4s: Fifo::default(), limit: b.limit, policy: Policy::Red(red) };
             for _ in 0..q {
                 queue.fifo.push(0, pkt());
             }
