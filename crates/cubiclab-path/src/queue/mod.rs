@@ -227,6 +227,7 @@ disciplines! {
     #[cfg(test)]
     Probe: probe::Probe = "probe";
     Pie: pie::Pie = "pie", table pie;
+    DualPi2: dualpi2::DualPi2 = "dualpi2", table dualpi2;
 }
 
 impl QueueSettings {
