@@ -36,7 +36,7 @@ const DELTA_SHIFT: u32 = 6;
 /// The netlink range of alpha and beta (x 256): 1 to 2^31 - 1.
 const ALPHA_BETA_MAX: u32 = (1 << 31) - 1;
 /// `MAX_WC`: the weights are percentages.
-const MAX_WC: u8 = 100;
+const MAX_WC: u32 = 100;
 
 /// DualPI2's settings (file: `[bottleneck.dualpi2]`). Defaults: Linux's
 /// `dualpi2_reset_default`.
@@ -57,10 +57,11 @@ pub struct DualPi2Spec {
     /// An L4S packet that waited more than this is marked, ns (file: "1ms").
     #[serde(rename = "step_thresh")]
     pub step_thresh_ns: u64,
-    /// k: the L4S queue's probability is k p', the Classic one's p'^2. 1 to 255.
-    pub coupling_factor: u8,
+    /// k: the L4S queue's probability is k p', the Classic one's p'^2. 1 to 255 (a u8 in
+    /// the kernel).
+    pub coupling_factor: u32,
     /// The Classic queue's share of the scheduler, percent (the L4S queue has the rest).
-    pub classic_protection: u8,
+    pub classic_protection: u32,
     /// Overloaded (k p' > 1), drop L4S packets with p'^2 rather than mark them all and let
     /// the queue grow to the limit (tc's `drop_on_overload` / `overflow`).
     pub drop_on_overload: bool,
@@ -107,8 +108,8 @@ impl Table for DualPi2Spec {
                 ));
             }
         }
-        if self.coupling_factor == 0 {
-            return Err(format!("{at}.coupling_factor is 0; allowed: 1 to 255"));
+        if !(1..=u8::MAX as u32).contains(&self.coupling_factor) {
+            return Err(format!("{at}.coupling_factor is {}; allowed: 1 to 255", self.coupling_factor));
         }
         if self.classic_protection > MAX_WC {
             return Err(format!("{at}.classic_protection is {}; allowed: 0 to {MAX_WC} (percent)", self.classic_protection));
@@ -179,7 +180,7 @@ impl DualPi2 {
                 down
             }
         };
-        self.prob = if self.spec.drop_on_overload { next } else { next.min(MAX_PROB / self.spec.coupling_factor as u32) };
+        self.prob = if self.spec.drop_on_overload { next } else { next.min(MAX_PROB / self.spec.coupling_factor) };
     }
 
     /// `dualpi2_roll`: true with probability (prob + 1) / 2^32.
@@ -476,6 +477,8 @@ mod tests {
             DualPi2Spec { coupling_factor: 0, ..d }.validate(at).unwrap_err(),
             "bottleneck.dualpi2.coupling_factor is 0; allowed: 1 to 255"
         );
+        assert!(DualPi2Spec { coupling_factor: 255, ..d }.validate(at).is_ok());
+        assert!(DualPi2Spec { coupling_factor: 256, ..d }.validate(at).is_err());
         assert_eq!(
             DualPi2Spec { classic_protection: 101, ..d }.validate(at).unwrap_err(),
             "bottleneck.dualpi2.classic_protection is 101; allowed: 0 to 100 (percent)"
