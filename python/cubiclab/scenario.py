@@ -13,7 +13,7 @@ A scenario file (every key optional except ``flows``)::
     delay = "5ms"               # one-way; default: a quarter of the smallest flow RTT
     buffer = "100%BDP"          # or "500packets", "2MB"; BDP = rate x the largest flow RTT
     reverse_buffer = "100%BDP"
-    queue = "droptail"          # or "red", "codel", "step"
+    queue = "droptail"          # or "red", "codel", "step", "pie", "dualpi2"
     red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true }  # packets
     codel = { target = "5ms", interval = "100ms" }
     step = { threshold = "20packets" }  # mark ECT arrivals finding more than this waiting
