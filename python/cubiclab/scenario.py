@@ -13,7 +13,7 @@ A scenario file (every key optional except ``flows``)::
     delay = "5ms"               # one-way; default: a quarter of the smallest flow RTT
     buffer = "100%BDP"          # or "500packets", "2MB"; BDP = rate x the largest flow RTT
     reverse_buffer = "100%BDP"
-    queue = "droptail"          # or "red", "codel", "step", "fq_codel"
+    queue = "droptail"          # or "red", "codel", "step", "fq_codel", "pie", "dualpi2"
     red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true, ecn = false }  # packets
                                 # ecn: mark ECT packets instead of dropping (harddrop = true:
                                 # still drop above the ramp, as tc red harddrop)

@@ -1,5 +1,6 @@
 //! The bottleneck path, without input or output: a buffer (one FIFO under a queue
-//! discipline's verdicts: drop-tail, RED, CoDel, step marking; or FQ-CoDel's queue per flow) in front of a transmitter of fixed rate,
+//! discipline's verdicts: drop-tail, RED, CoDel, step marking, PIE; or the queues of
+//! FQ-CoDel's flows or DualPI2's two) in front of a transmitter of fixed rate,
 //! random loss on the packets leaving it, and the seeded random streams these draw from.
 //!
 //! The simulator (`cubiclab-sim`) and the emulator (`cubiclab-emu`) both build their
@@ -21,7 +22,9 @@ pub mod schedule;
 pub use link::{Link, LinkSpec, Offer};
 pub use loss::{LossSpec, RandomLoss};
 pub use queue::codel::CoDelSpec;
+pub use queue::dualpi2::DualPi2Spec;
 pub use queue::fq_codel::FqCoDelSpec;
+pub use queue::pie::PieSpec;
 pub use queue::red::RedSpec;
 pub use queue::step::StepSpec;
 pub use queue::{CoDel, DropTail, FqCoDel, Limit, Queue, QueueDiscipline, QueueSettings, Red, Step, Verdict};
@@ -107,6 +110,8 @@ pub(crate) mod test_packet {
         pub flow: u64,
         /// ECN-capable transport.
         pub ect: bool,
+        /// With `ect`: ECT(1), L4S's codepoint, rather than ECT(0).
+        pub l4s: bool,
         /// Congestion experienced.
         pub ce: bool,
     }
@@ -119,6 +124,7 @@ pub(crate) mod test_packet {
         fn ecn(&self) -> super::Ecn {
             match (self.ect, self.ce) {
                 (_, true) => super::Ecn::Ce,
+                (true, false) if self.l4s => super::Ecn::Ect1,
                 (true, false) => super::Ecn::Ect0,
                 (false, false) => super::Ecn::NotEct,
             }
@@ -135,11 +141,16 @@ pub(crate) mod test_packet {
 
     /// A packet of `size` bytes without ECN.
     pub fn pkt(size: u32) -> Pkt {
-        Pkt { size, flow: 0, ect: false, ce: false }
+        Pkt { size, flow: 0, ect: false, l4s: false, ce: false }
     }
 
-    /// An ECN-capable packet of `size` bytes.
+    /// An ECN-capable packet of `size` bytes (ECT(0)).
     pub fn ect(size: u32) -> Pkt {
-        Pkt { size, flow: 0, ect: true, ce: false }
+        Pkt { size, flow: 0, ect: true, l4s: false, ce: false }
+    }
+
+    /// An L4S packet of `size` bytes (ECT(1)).
+    pub fn ect1(size: u32) -> Pkt {
+        Pkt { size, flow: 0, ect: true, l4s: true, ce: false }
     }
 }

@@ -45,6 +45,12 @@ impl<P: PathPacket> Fifo<P> {
         self.bytes
     }
 
+    /// When the head packet was enqueued.
+    #[inline]
+    pub fn head_enqueued(&self) -> Option<Time> {
+        self.packets.front().map(|&(t, _)| t)
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.packets.is_empty()
@@ -69,7 +75,9 @@ mod tests {
         f.push(20, pkt(64));
         f.push(30, pkt(577));
         assert_eq!((f.len_packets(), f.len_bytes()), (3, 2141));
+        assert_eq!(f.head_enqueued(), Some(10));
         assert_eq!(f.pop(), Some((10, pkt(1500))));
+        assert_eq!(f.head_enqueued(), Some(20));
         assert_eq!((f.len_packets(), f.len_bytes()), (2, 641));
         assert_eq!(f.iter().map(|p| p.size).collect::<Vec<_>>(), vec![64, 577]);
         assert_eq!((f.pop(), f.pop()), (Some((20, pkt(64))), Some((30, pkt(577)))));

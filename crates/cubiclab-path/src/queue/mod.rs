@@ -2,7 +2,8 @@
 //! ([`Fifo`]) and answer each arrival and each departure with a [`Verdict`]
 //! ([`Discipline`]); they hold no packets and count nothing: the [`Queue`] enqueues,
 //! dequeues and marks as they say, and the link counts what they said. A discipline that
-//! sorts packets into queues of its own (FQ-CoDel's flows) is a [`Scheduler`] itself. Every
+//! sorts packets into queues of its own (FQ-CoDel's flows, DualPI2's two) is a
+//! [`Scheduler`] itself. Every
 //! discipline is one line of the registry below (a closed enum, so the per-packet path has
 //! no dynamic dispatch) and one file.
 
@@ -77,6 +78,12 @@ pub trait Discipline {
     /// A dequeue at `now` found the FIFO empty.
     #[inline]
     fn idle(&mut self, _now: Time) {}
+
+    /// Its periodic timer (PIE's): run the updates due at or before `now`. The queue calls
+    /// it first on each arrival and each dequeue, while the FIFO still holds what it held
+    /// since the event before, so an update due in between sees it as a real timer would.
+    #[inline]
+    fn catch_up<P: PathPacket>(&mut self, _now: Time, _fifo: &Fifo<P>) {}
 }
 
 /// A buffer's packets and what is done with them: the interface of [`Queue`], over one FIFO
@@ -114,6 +121,7 @@ impl<D: Discipline, P: PathPacket> Single<D, P> {
 impl<D: Discipline, P: PathPacket> Scheduler<P> for Single<D, P> {
     #[inline(always)]
     fn enqueue(&mut self, now: Time, mut p: P, _: impl FnMut(P)) -> Verdict {
+        self.discipline.catch_up(now, &self.fifo);
         let full = self.limit.full(self.fifo.len_packets(), self.fifo.len_bytes(), p.wire_bytes());
         // The discipline is asked even when there is no room: RED's average and its random
         // draws see every arrival.
@@ -132,6 +140,7 @@ impl<D: Discipline, P: PathPacket> Scheduler<P> for Single<D, P> {
 
     #[inline(always)]
     fn dequeue(&mut self, now: Time, mut dropped: impl FnMut(P)) -> Option<(P, Verdict)> {
+        self.discipline.catch_up(now, &self.fifo);
         loop {
             let Some((enqueued, mut p)) = self.fifo.pop() else {
                 self.discipline.idle(now);
@@ -306,6 +315,8 @@ disciplines! {
     #[cfg(test)]
     Probe: probe::Probe = "probe";
     FqCoDel: fq_codel::FqCoDel<P> = "fq_codel", table fq_codel: fq_codel::FqCoDelSpec;
+    Pie: pie::Pie = "pie", table pie;
+    DualPi2: dualpi2::DualPi2<P> = "dualpi2", table dualpi2: dualpi2::DualPi2Spec;
 }
 
 impl QueueSettings {
