@@ -58,6 +58,10 @@ pub enum Growth {
     /// Reno's growth while the backlog estimate is below 3 segments, half of it above (TCP
     /// Veno).
     Veno,
+    /// Reno's window after a loss, grown as a flow of RTT `rtt0_s` would: rho = srtt / rtt0
+    /// (at least 1), 2^rho - 1 segments per ACK in slow start, rho^2 per RTT after (TCP
+    /// Hybla).
+    Hybla { rtt0_s: f64 },
 }
 
 impl Growth {
@@ -75,6 +79,7 @@ impl Growth {
             Growth::Westwood => "westwood",
             Growth::Illinois { .. } => "illinois",
             Growth::Veno => "veno",
+            Growth::Hybla { .. } => "hybla",
         }
     }
 
@@ -94,6 +99,7 @@ impl Growth {
             Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
             Growth::Vegas { queue_min, queue_max } => vec![("queue_min", queue_min), ("queue_max", queue_max)],
             Growth::Illinois { alpha_min, alpha_max } => vec![("alpha_min", alpha_min), ("alpha_max", alpha_max)],
+            Growth::Hybla { rtt0_s } => vec![("rtt0_s", rtt0_s)],
         }
     }
 }
@@ -236,6 +242,11 @@ pub(crate) fn illinois(_: &Resolved) -> Facts {
 /// beta, half above.
 pub(crate) fn veno(_: &Resolved) -> Facts {
     Facts { beta_kept: Some(0.8), beta_kept_bounds: Some((0.5, 0.8)), growth: Growth::Veno }
+}
+
+/// `tcp_hybla.c` halves on loss (`tcp_reno_ssthresh`).
+pub(crate) fn hybla(p: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Hybla { rtt0_s: p.f64("rtt0") / 1000.0 })
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

@@ -31,6 +31,7 @@ pub mod facts;
 pub mod highspeed;
 pub mod host;
 pub mod htcp;
+pub mod hybla;
 pub mod illinois;
 pub mod intmath;
 pub mod minmax;

@@ -147,6 +147,7 @@ registry! {
     Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;
     Illinois(crate::illinois::Illinois) = "illinois", "Linux net/ipv4/tcp_illinois.c (6.x)", facts::illinois;
     Veno(crate::veno::Veno) = "veno", "Linux net/ipv4/tcp_veno.c (6.x)", facts::veno;
+    Hybla(crate::hybla::Hybla) = "hybla", "Linux net/ipv4/tcp_hybla.c (6.x)", facts::hybla;
 }
 
 /// The registry entry for `name`.
