@@ -47,6 +47,7 @@ mod test_support;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
+pub mod yeah;
 
 pub use params::{ParamError, ParamSpec, Params};
 pub use registry::{Algorithm, ALGORITHMS};
