@@ -58,7 +58,7 @@ impl Hybla {
         max: 4_294_967.0,
         integer: true,
         unit: "ms",
-        help: "reference RTT: a flow of this RTT grows as Reno; longer ones grow rho = srtt / rtt0 times faster per RTT",
+        help: "reference RTT: a longer flow grows as one of this RTT would (rho = srtt / rtt0: 2^rho - 1 per ACK in slow start, rho^2 per RTT after)",
     }];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {

@@ -123,8 +123,7 @@ impl CongestionControl for Yeah {
     /// after RHO slow rounds.
     fn ssthresh(&mut self, tcp: &TcpState, _now_ns: u64) -> u32 {
         let half = (tcp.cwnd >> 1).max(2);
-        let reduction =
-            if self.doing_reno_now < RHO { self.last_q.min(half).max(tcp.cwnd >> DELTA) } else { half };
+        let reduction = if self.doing_reno_now < RHO { self.last_q.min(half).max(tcp.cwnd >> DELTA) } else { half };
         self.fast_count = 0;
         self.reno_count = (self.reno_count >> 1).max(2);
         // Wraps: u32 difference read as int (cwnd 1 less 2 is -1, floored to 2).
@@ -136,10 +135,15 @@ impl CongestionControl for Yeah {
         if !tcp.cwnd_limited {
             return;
         }
-        if tcp.in_slow_start() {
+        // Slow start that uses every segment ACKed goes straight to the round's test;
+        // otherwise the count runs, even for an ACK of nothing.
+        let grow = if tcp.in_slow_start() {
             acked = tcp_slow_start(tcp, acked);
-        }
-        if acked > 0 {
+            acked > 0
+        } else {
+            true
+        };
+        if grow {
             let w = if self.doing_reno_now == 0 { tcp.cwnd.min(SCALABLE_AI_CNT) } else { tcp.cwnd };
             tcp_cong_avoid_ai(tcp, w, acked);
         }

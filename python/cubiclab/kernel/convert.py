@@ -105,6 +105,9 @@ class Converted:
     delay_min_bound_us: int
     delay_min_certain: bool
     mss: int
+    #: The smoothed RTT before the first ACK (``srtt_us >> 3`` of the first probe): the
+    #: handshake's sample, which the algorithm's ``init`` saw (Hybla's rho).
+    start_srtt_us: int = 0
     notes: list = field(default_factory=list)
 
 
@@ -528,6 +531,7 @@ def convert(
         delay_min_bound_us=min(bounds.values()) if len(bounds) == 1 else max(bounds.values()),
         delay_min_certain=certain,
         mss=mss,
+        start_srtt_us=int(probes.srtt_us.iloc[0]),
         notes=notes,
     )
 
