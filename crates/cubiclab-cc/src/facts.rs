@@ -66,6 +66,10 @@ pub enum Growth {
     /// `queue_max` segments are queued and the queueing delay is below baseRTT/8, Reno's
     /// otherwise; more than `queue_max` queued are removed at once (YeAH-TCP).
     Yeah { ai_cnt: f64, queue_max: f64 },
+    /// Reno's growth, which yields: the window halves (or drops to 1 within the inference
+    /// time) when the smoothed one-way delay passes `threshold` of its range, and does not
+    /// grow within the inference time (TCP-LP; Reno without timestamps).
+    Lp { threshold: f64 },
 }
 
 impl Growth {
@@ -85,6 +89,7 @@ impl Growth {
             Growth::Veno => "veno",
             Growth::Hybla { .. } => "hybla",
             Growth::Yeah { .. } => "yeah",
+            Growth::Lp { .. } => "lp",
         }
     }
 
@@ -106,6 +111,7 @@ impl Growth {
             Growth::Illinois { alpha_min, alpha_max } => vec![("alpha_min", alpha_min), ("alpha_max", alpha_max)],
             Growth::Hybla { rtt0_s } => vec![("rtt0_s", rtt0_s)],
             Growth::Yeah { ai_cnt, queue_max } => vec![("ai_cnt", ai_cnt), ("queue_max", queue_max)],
+            Growth::Lp { threshold } => vec![("threshold", threshold)],
         }
     }
 }
@@ -260,6 +266,12 @@ pub(crate) fn hybla(p: &Resolved) -> Facts {
 pub(crate) fn yeah(_: &Resolved) -> Facts {
     let growth = Growth::Yeah { ai_cnt: f64::from(yeah::SCALABLE_AI_CNT), queue_max: f64::from(yeah::ALPHA) };
     Facts { beta_kept: Some(0.875), beta_kept_bounds: Some((0.5, 0.875)), growth }
+}
+
+/// `tcp_lp.c` halves on loss (`tcp_reno_ssthresh`); its early drops at 15% of the delay
+/// range are not losses.
+pub(crate) fn lp(_: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Lp { threshold: 0.15 })
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

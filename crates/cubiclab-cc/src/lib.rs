@@ -34,6 +34,7 @@ pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod intmath;
+pub mod lp;
 pub mod minmax;
 pub mod params;
 pub mod registry;
