@@ -29,6 +29,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
     ("hybla", "hybla.bpf.c", &[], Some("hybla")),
     ("yeah", "yeah.bpf.c", &[], Some("yeah")),
+    ("lp", "lp.bpf.c", &[], Some("lp")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

@@ -69,6 +69,7 @@ pub const PORTS: &[Port] = &[
         exact_twin: "hybla",
     },
     Port { algorithm: "yeah", tag: "yeah", object: object!("yeah"), fixed_point: "", exact_twin: "yeah" },
+    Port { algorithm: "lp", tag: "lp", object: object!("lp"), fixed_point: "", exact_twin: "lp" },
 ];
 
 /// Why the objects are missing, or None when they were built.

@@ -313,4 +313,23 @@ mod tests {
         ack(&mut l, &mut tcp, 0x7fff_ffff, 0, 0);
         assert_eq!(l.inference, 0x7fff_ffffu32.wrapping_mul(3));
     }
+
+    #[test]
+    fn a_replay_reads_the_timestamps_of_ts_rows() {
+        // The trace of owd_is_the_clock_difference_and_sowd_smooths_it: two ACKs whose
+        // timestamps make the first valid delay (4100 ms), which drops cwnd 100 to 50; the
+        // same ACKs without ts rows are Reno's (cwnd_cnt counts them).
+        use crate::replay::{parse_trace_csv, replay, ReplayStart};
+        use crate::Algorithm;
+        let start = ReplayStart { cwnd: 100, ssthresh: 50 };
+        let with = "time_us,event,acked,rtt_us,tsval,tsecr\n1000000,ts,,,5000,900\n1000000,ack,1,10000,,\n\
+                    1010000,ts,,,5010,910\n1010000,ack,1,10000,,\n";
+        let rows = replay(Algorithm::new("lp", &Params::new()).unwrap(), start, &parse_trace_csv(with).unwrap());
+        assert_eq!((rows[3].event, rows[3].cwnd), ("ack", 50));
+        let without = "time_us,event,acked,rtt_us\n1000000,ack,1,10000\n1010000,ack,1,10000\n";
+        let rows = replay(Algorithm::new("lp", &Params::new()).unwrap(), start, &parse_trace_csv(without).unwrap());
+        assert_eq!((rows[1].cwnd, rows[1].cwnd_cnt), (100, 2));
+        let err = parse_trace_csv("time_us,event,tsval\n0,ts,5\n").unwrap_err();
+        assert!(err.contains("'tsecr'"), "{err}");
+    }
 }
