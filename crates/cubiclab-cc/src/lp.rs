@@ -3,7 +3,8 @@
 //! after Kuzmanovic and Knightly (IEEE/ACM ToN 14(4), 2006).
 //!
 //! Reno, which backs off early when the one-way delay rises. From each ACK's timestamps
-//! (`rcv_tsval`, the peer's clock; `rcv_tsecr`, ours echoed) LP estimates the peer's
+//! (`rcv_tsval`, the peer's clock; `rcv_tsecr`, ours echoed less `tsoffset`, so on our
+//! clock) LP estimates the peer's
 //! timestamp rate (`remote_hz`, filtered 63/64 old) and a relative one-way delay
 //! `owd = |tsval * (1000 / remote_hz) - tsecr|` (ms), keeps its least and (second) largest
 //! value and smooths it 7/8 old (`sowd`, in 1/8). Whenever the smoothed delay reaches 15% of
@@ -11,8 +12,11 @@
 //! sets it to 1 if the last such drop is younger than the "inference" time, 3 times
 //! `now - tsecr`; within that time `cong_avoid` does not grow the window. A loss halves
 //! (`tcp_reno_ssthresh`); undo is `tcp_reno_undo_cwnd` (the trait's default). `now` is
-//! `tcp_time_stamp_ts`, milliseconds of the connection's clock (`now_ns / 10^6`; LP's own
-//! arithmetic, not the TSval we send, which adds a random per-connection offset).
+//! `tcp_time_stamp_ts`, milliseconds of the connection's clock (`now_ns / 10^6`), so
+//! `now - tsecr` is the age of the echoed segment. On the kernel the peer's clock runs at
+//! 1000 Hz too and its estimate is often just above 1000, where `LP_RESOL / remote_hz` is 0
+//! and the delay is `-tsecr` in u32: the range then spans ~2^32 and the threshold is rarely
+//! passed (the per-ACK check saw no early drop).
 //!
 //! Without timestamps (`rcv_tsval` and `rcv_tsecr` 0, as Linux has them when the option was
 //! not negotiated, and as the simulator's hosts give them: they carry no receiver TSval) no

@@ -79,7 +79,8 @@ pub enum Event {
     /// The last congestion event proved spurious.
     Undo,
     /// The next ACK's timestamp option, which `tcp_fast_parse_options` keeps in `rx_opt`
-    /// before `tcp_ack` runs: `tsval` (the peer's clock) and `tsecr` (ours echoed).
+    /// before `tcp_ack` runs: `tsval` (the peer's clock) and `tsecr` (ours echoed, less
+    /// the connection's `tsoffset`, as `rx_opt` keeps it).
     Timestamps { tsval: u32, tsecr: u32 },
 }
 

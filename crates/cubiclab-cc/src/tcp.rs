@@ -164,7 +164,8 @@ pub struct TcpState {
     /// `rx_opt.rcv_tsval`: the TSval of the ACK being processed (the peer's clock); 0, with
     /// `rcv_tsecr`, when the host carries no timestamps (the simulator's do not).
     pub rcv_tsval: u32,
-    /// `rx_opt.rcv_tsecr`: the TSval of ours that ACK echoes.
+    /// `rx_opt.rcv_tsecr`: the TSval of ours that ACK echoes, less the connection's
+    /// `tsoffset` (`tcp_parse_aligned_timestamp`): our `tcp_time_stamp_ts` when we sent it.
     pub rcv_tsecr: u32,
 }
 
