@@ -48,8 +48,8 @@ THRESHOLD = 0.995
 # cubic-rfc9438-fixed (whose tests bound their distance from the real-valued algorithms).
 # hybla runs at rho = 1 on this path (no propagation delay: its least srtt is the
 # handshake's, tens of microseconds), so its rho > 1 arithmetic is checked by hybla.rs's
-# tests alone; one hybla flow in ten (28 Nov 2026, 11 loss events, 1221 compared ACKs)
-# matched 155, cause not found, the nine others every Open ACK (one 4894/4908). lp reads each ACK's timestamps (the captured option, its echo less the
+# tests alone. Of nine hybla flows (28 Nov 2026) seven matched every Open ACK, one 4894 of
+# 4908, and one (11 loss events, 1221 compared ACKs) 155, cause not found. lp reads each ACK's timestamps (the captured option, its echo less the
 # socket's tsoffset from the witness); its remote-HZ estimate of the receiver's 1000 Hz
 # clock is above 1000 on most ACKs, where LP_RESOL / remote_hz is 0 and the delay range spans
 # ~2^32, so no early drop happened in the runs so far, on the kernel or in the replay.
