@@ -27,6 +27,9 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("veno", "veno.bpf.c", &[], Some("veno")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
+    ("hybla", "hybla.bpf.c", &[], Some("hybla")),
+    ("yeah", "yeah.bpf.c", &[], Some("yeah")),
+    ("lp", "lp.bpf.c", &[], Some("lp")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

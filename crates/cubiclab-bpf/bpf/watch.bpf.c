@@ -35,6 +35,7 @@ struct seen {
 	__u32 snd_cwnd_cnt;
 	struct port_log log;	/* SEEN_PROBE */
 	__u32 state[6];		/* SEEN_PROBE: the port's first 24 bytes of state (diagnosis) */
+	__u32 tsoffset;		/* tp->tsoffset: the kernel takes it off every rcv_tsecr */
 };
 
 struct {
@@ -91,6 +92,7 @@ static __always_inline struct seen *record(struct tcp_sock *tp, __u8 kind)
 	r->kind = kind;
 	r->mstamp_us = (__u32)tp->tcp_mstamp;
 	r->snd_cwnd_cnt = tp->snd_cwnd_cnt;
+	r->tsoffset = tp->tsoffset;
 	return r;
 }
 

@@ -60,6 +60,16 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "westwood", tag: "ww", object: object!("westwood"), fixed_point: "", exact_twin: "westwood" },
     Port { algorithm: "illinois", tag: "ill", object: object!("illinois"), fixed_point: "", exact_twin: "illinois" },
     Port { algorithm: "veno", tag: "veno", object: object!("veno"), fixed_point: "", exact_twin: "veno" },
+    Port {
+        algorithm: "hybla",
+        tag: "hyb",
+        object: object!("hybla"),
+        fixed_point: "Reno's fallback outside Open clamps at the kernel's snd_cwnd_clamp, not Hybla's 65535 \
+                      (BPF cannot write the clamp)",
+        exact_twin: "hybla",
+    },
+    Port { algorithm: "yeah", tag: "yeah", object: object!("yeah"), fixed_point: "", exact_twin: "yeah" },
+    Port { algorithm: "lp", tag: "lp", object: object!("lp"), fixed_point: "", exact_twin: "lp" },
 ];
 
 /// Why the objects are missing, or None when they were built.

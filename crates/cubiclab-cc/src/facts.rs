@@ -5,7 +5,7 @@
 
 use crate::bic_lineage::BICTCP_BETA_SCALE;
 use crate::params::Resolved;
-use crate::{bbr, highspeed, htcp};
+use crate::{bbr, highspeed, htcp, yeah};
 
 /// An algorithm's response to a loss and its growth law, for one parameter set.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +58,18 @@ pub enum Growth {
     /// Reno's growth while the backlog estimate is below 3 segments, half of it above (TCP
     /// Veno).
     Veno,
+    /// Reno's window after a loss, grown as a flow of RTT `rtt0_s` would: rho = srtt / rtt0
+    /// (at least 1), 2^rho - 1 segments per ACK in slow start, rho^2 per RTT after (TCP
+    /// Hybla).
+    Hybla { rtt0_s: f64 },
+    /// Scalable's growth (one segment per `ai_cnt` ACKed segments) while fewer than
+    /// `queue_max` segments are queued and the queueing delay is below baseRTT/8, Reno's
+    /// otherwise; more than `queue_max` queued are removed at once (YeAH-TCP).
+    Yeah { ai_cnt: f64, queue_max: f64 },
+    /// Reno's growth, which yields: the window halves (or drops to 1 within the inference
+    /// time) when the smoothed one-way delay passes `threshold` of its range, and does not
+    /// grow within the inference time (TCP-LP; Reno without timestamps).
+    Lp { threshold: f64 },
 }
 
 impl Growth {
@@ -75,6 +87,9 @@ impl Growth {
             Growth::Westwood => "westwood",
             Growth::Illinois { .. } => "illinois",
             Growth::Veno => "veno",
+            Growth::Hybla { .. } => "hybla",
+            Growth::Yeah { .. } => "yeah",
+            Growth::Lp { .. } => "lp",
         }
     }
 
@@ -94,6 +109,9 @@ impl Growth {
             Growth::Bbr { probe_rtt_interval_s } => vec![("probe_rtt_interval_s", probe_rtt_interval_s)],
             Growth::Vegas { queue_min, queue_max } => vec![("queue_min", queue_min), ("queue_max", queue_max)],
             Growth::Illinois { alpha_min, alpha_max } => vec![("alpha_min", alpha_min), ("alpha_max", alpha_max)],
+            Growth::Hybla { rtt0_s } => vec![("rtt0_s", rtt0_s)],
+            Growth::Yeah { ai_cnt, queue_max } => vec![("ai_cnt", ai_cnt), ("queue_max", queue_max)],
+            Growth::Lp { threshold } => vec![("threshold", threshold)],
         }
     }
 }
@@ -236,6 +254,24 @@ pub(crate) fn illinois(_: &Resolved) -> Facts {
 /// beta, half above.
 pub(crate) fn veno(_: &Resolved) -> Facts {
     Facts { beta_kept: Some(0.8), beta_kept_bounds: Some((0.5, 0.8)), growth: Growth::Veno }
+}
+
+/// `tcp_hybla.c` halves on loss (`tcp_reno_ssthresh`).
+pub(crate) fn hybla(p: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Hybla { rtt0_s: p.f64("rtt0") / 1000.0 })
+}
+
+/// `tcp_yeah_ssthresh` removes the last backlog estimate, at least an eighth and at most
+/// half (0 on a fresh connection: 7/8 kept), or half after 16 slow rounds.
+pub(crate) fn yeah(_: &Resolved) -> Facts {
+    let growth = Growth::Yeah { ai_cnt: f64::from(yeah::SCALABLE_AI_CNT), queue_max: f64::from(yeah::ALPHA) };
+    Facts { beta_kept: Some(0.875), beta_kept_bounds: Some((0.5, 0.875)), growth }
+}
+
+/// `tcp_lp.c` halves on loss (`tcp_reno_ssthresh`); its early drops at 15% of the delay
+/// range are not losses.
+pub(crate) fn lp(_: &Resolved) -> Facts {
+    Facts::fixed(0.5, Growth::Lp { threshold: 0.15 })
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

@@ -147,6 +147,9 @@ registry! {
     Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;
     Illinois(crate::illinois::Illinois) = "illinois", "Linux net/ipv4/tcp_illinois.c (6.x)", facts::illinois;
     Veno(crate::veno::Veno) = "veno", "Linux net/ipv4/tcp_veno.c (6.x)", facts::veno;
+    Hybla(crate::hybla::Hybla) = "hybla", "Linux net/ipv4/tcp_hybla.c (6.x)", facts::hybla;
+    Yeah(crate::yeah::Yeah) = "yeah", "Linux net/ipv4/tcp_yeah.c (6.x), on tcp_vegas.c's RTT filter", facts::yeah;
+    Lp(crate::lp::Lp) = "lp", "Linux net/ipv4/tcp_lp.c (6.x); Reno where the host carries no timestamps", facts::lp;
 }
 
 /// The registry entry for `name`.

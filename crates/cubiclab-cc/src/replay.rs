@@ -6,6 +6,9 @@
 //! outstanding at the timeout is acknowledged, then `cong_avoid`. A `loss` event is a whole
 //! fast recovery (enter Recovery, then leave it with cwnd = ssthresh); a `rto` event is
 //! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
+//! A `ts` row (columns `tsval`, `tsecr`) is the timestamp option of the ACK that follows it
+//! (`rx_opt.rcv_tsval`, `rcv_tsecr`; TCP-LP reads them); without one they stay 0, a
+//! connection without timestamps.
 //!
 //! ECN: an `ece` row is an `ack` that carried ECE on an ECN connection (`FLAG_ECE`): its
 //! segments count into `delivered_ce` (`tcp_count_delivered`), the algorithm's
@@ -75,6 +78,10 @@ pub enum Event {
     TxStart { idle_us: u64 },
     /// The last congestion event proved spurious.
     Undo,
+    /// The next ACK's timestamp option, which `tcp_fast_parse_options` keeps in `rx_opt`
+    /// before `tcp_ack` runs: `tsval` (the peer's clock) and `tsecr` (ours echoed, less
+    /// the connection's `tsoffset`, as `rx_opt` keeps it).
+    Timestamps { tsval: u32, tsecr: u32 },
 }
 
 impl Event {
@@ -89,6 +96,7 @@ impl Event {
             Event::Rto => "rto",
             Event::TxStart { .. } => "tx_start",
             Event::Undo => "undo",
+            Event::Timestamps { .. } => "ts",
         }
     }
 }
@@ -272,6 +280,7 @@ impl Replayer {
                 h.tcp.lsndtime_ns = now;
             }
             Event::Undo => h.undo(now),
+            Event::Timestamps { tsval, tsecr } => (h.tcp.rcv_tsval, h.tcp.rcv_tsecr) = (tsval, tsecr),
         }
         self.row(ev.time_us, ev.event.name())
     }
@@ -476,6 +485,8 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         "wstamp_ns",
         "delivered",
         "ca_state",
+        "tsval",
+        "tsecr",
     ];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
@@ -610,10 +621,16 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
                 idle_us: in_range(num(get(c_idle), "idle_us", lineno)?, "idle_us", MAX_TIME_US)?.unwrap_or(0),
             },
             "undo" => Event::Undo,
+            "ts" => {
+                let stamp = |c, name| {
+                    num::<u32>(get(c), name, lineno)?.ok_or_else(|| format!("line {lineno}: a ts row needs '{name}'"))
+                };
+                Event::Timestamps { tsval: stamp(col("tsval"), "tsval")?, tsecr: stamp(col("tsecr"), "tsecr")? }
+            }
             other => {
                 return Err(format!(
                     "line {lineno}: event '{other}' is unknown; allowed: ack, ack_no_cc, ece, ce, no_ce, loss, rto, \
-                     tx_start, undo"
+                     tx_start, undo, ts"
                 ))
             }
         };

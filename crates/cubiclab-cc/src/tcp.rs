@@ -161,6 +161,12 @@ pub struct TcpState {
     pub pacing_shift: u32,
     /// `sk_max_pacing_rate`: bytes per second (`SO_MAX_PACING_RATE`), `u64::MAX` when unset.
     pub max_pacing_rate: u64,
+    /// `rx_opt.rcv_tsval`: the TSval of the ACK being processed (the peer's clock); 0, with
+    /// `rcv_tsecr`, when the host carries no timestamps (the simulator's do not).
+    pub rcv_tsval: u32,
+    /// `rx_opt.rcv_tsecr`: the TSval of ours that ACK echoes, less the connection's
+    /// `tsoffset` (`tcp_parse_aligned_timestamp`): our `tcp_time_stamp_ts` when we sent it.
+    pub rcv_tsecr: u32,
 }
 
 impl Default for TcpState {
@@ -192,6 +198,8 @@ impl Default for TcpState {
             min_rtt_us: u32::MAX,
             pacing_shift: 10,
             max_pacing_rate: u64::MAX,
+            rcv_tsval: 0,
+            rcv_tsecr: 0,
         }
     }
 }

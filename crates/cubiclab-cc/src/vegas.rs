@@ -47,6 +47,12 @@ impl RttFilter {
         // Wraps: the kernel's u16 counter.
         self.count = self.count.wrapping_add(1);
     }
+
+    /// "Wipe the slate clean for the next RTT": no sample in the new round yet.
+    pub fn wipe(&mut self) {
+        self.count = 0;
+        self.min = NO_RTT;
+    }
 }
 
 /// TCP Vegas (`struct vegas`).
@@ -118,8 +124,7 @@ impl Vegas {
     fn enable(&mut self, tcp: &TcpState) {
         self.doing_vegas_now = true;
         self.beg_snd_nxt = tcp.snd_nxt;
-        self.rtt.count = 0;
-        self.rtt.min = NO_RTT;
+        self.rtt.wipe();
     }
 
     /// `tcp_vegas_init`: forget `baseRTT` too.
@@ -181,8 +186,7 @@ impl CongestionControl for Vegas {
             } else {
                 self.adjust(tcp, acked);
             }
-            self.rtt.count = 0;
-            self.rtt.min = NO_RTT;
+            self.rtt.wipe();
         } else if tcp.in_slow_start() {
             tcp_slow_start(tcp, acked);
         }

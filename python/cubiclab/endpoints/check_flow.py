@@ -86,7 +86,7 @@ PACKET_STATISTICS = 6
 
 
 def _tcp_ack_fields(frame: bytes, port: int):
-    """(ack, sack_blocks, tsval) of a TCP segment from `port`, else None."""
+    """(ack, sack_blocks, tsval, data_len, tsecr) of a TCP segment from `port`, else None."""
     if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
         return None
     ip = frame[14:]
@@ -99,7 +99,7 @@ def _tcp_ack_fields(frame: bytes, port: int):
     if sport != port or flags & 0x06 or not flags & 0x10:
         return None
     hlen = (off >> 4) * 4
-    opts, i, sacks, tsval = tcp[20:hlen], 0, [], None
+    opts, i, sacks, tsval, tsecr = tcp[20:hlen], 0, [], None, None
     while i < len(opts):
         kind = opts[i]
         if kind == 0:
@@ -114,10 +114,10 @@ def _tcp_ack_fields(frame: bytes, port: int):
             body = opts[i + 2 : i + ln]
             sacks = [list(struct.unpack("!II", body[k : k + 8])) for k in range(0, len(body) - 7, 8)]
         elif kind == 8 and ln == 10:
-            tsval = struct.unpack("!I", opts[i + 2 : i + 6])[0]
+            tsval, tsecr = struct.unpack("!II", opts[i + 2 : i + 10])
         i += ln
     total = struct.unpack("!H", ip[2:4])[0]
-    return ack, sacks, tsval, total - ihl - hlen
+    return ack, sacks, tsval, total - ihl - hlen, tsecr
 
 
 def sniff(iface: str, port: int, outfile: str) -> None:
@@ -142,7 +142,7 @@ def sniff(iface: str, port: int, outfile: str) -> None:
             continue
         f = _tcp_ack_fields(frame, port)
         if f is not None:
-            out.append([time.monotonic_ns() // 1000, f[0], f[1], f[2], f[3]])
+            out.append([time.monotonic_ns() // 1000, *f])
     packets, drops = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))
     with open(outfile, "w") as fh:
         fh.write(json.dumps({"drops": drops}) + "\n")

@@ -43,7 +43,7 @@ class Capture:
     qdisc: str = ""
     info: dict = field(default_factory=dict)
     #: ACKs seen arriving at the sender: time_us (CLOCK_MONOTONIC), ack, sacks
-    #: (list of [start, end) byte ranges), tsval, data_len. None without a sniffer.
+    #: (list of [start, end) byte ranges), tsval, data_len, tsecr. None without a sniffer.
     acks: pd.DataFrame | None = None
     #: ACKs the sniffer's socket dropped (then `acks` is incomplete).
     ack_drops: int = 0
@@ -109,5 +109,5 @@ def _read_acks(path: Path) -> tuple[pd.DataFrame, int]:
     lines = path.read_text().splitlines()
     drops = json.loads(lines[0])["drops"] if lines else 0
     rows = [json.loads(x) for x in lines[1:]]
-    df = pd.DataFrame(rows, columns=["time_us", "ack", "sacks", "tsval", "data_len"])
+    df = pd.DataFrame(rows, columns=["time_us", "ack", "sacks", "tsval", "data_len", "tsecr"])
     return df, int(drops)

@@ -50,7 +50,10 @@ def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int
     """Replay `conv.trace` through `algorithm` (seeded with the kernel's window at the seed
     ACK) and compare ``cwnd`` and ``ssthresh`` after every compared ACK."""
     params = dict(params or {})
-    out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh)
+    # Replayed from the connection's start, init sees the handshake's RTT as the kernel's did.
+    handshake = conv.start_srtt_us if conv.seed_index == 0 and conv.start_srtt_us > 0 else None
+    out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh,
+                 handshake_rtt_us=handshake)
     # The state after an ACK is the replay row of the last event that ACK owns.
     last_row = pd.Series(np.arange(len(conv.owner))).groupby(conv.owner).max()
     tr = conv.truth.copy()

@@ -105,6 +105,9 @@ class Converted:
     delay_min_bound_us: int
     delay_min_certain: bool
     mss: int
+    #: The smoothed RTT before the first ACK (``srtt_us >> 3`` of the first probe): the
+    #: handshake's sample, which the algorithm's ``init`` saw (Hybla's rho).
+    start_srtt_us: int = 0
     notes: list = field(default_factory=list)
 
 
@@ -131,6 +134,13 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
     equal options are coalesced in the socket backlog (``tcp_add_backlog``) and processed
     as one.
     """
+    return _match_acks(probes, acks, mss)[:3]
+
+
+def _match_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
+    """:func:`delivered_from_acks`, and for each probe the row of `acks` its ACK ended on
+    (-1 where not aligned): its timestamp option is the one the kernel parsed (coalesced
+    ACKs have equal options)."""
     n = len(probes)
     base = int(probes.snd_una[0])
     una_b = [_s32(int(u) - base) for u in probes.snd_una]
@@ -139,6 +149,7 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
     delivered = np.zeros(n, dtype=np.int64)
     sack_seen = np.zeros(n, dtype=bool)
     aligned = np.ones(n, dtype=bool)
+    last = np.full(n, -1, dtype=np.int64)
     sacked: set[int] = set()
     j = 0
     # Skip ACKs captured before the first probe (acks of data before tracing began).
@@ -174,6 +185,7 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
                         got += 1
             if a >= target or (target == una_b[i] and a <= una_b[i]):
                 ok = a == target or (target == una_b[i] and a <= una_b[i])
+                last[i] = j - 1 if ok else -1
                 break
         if not ok:
             aligned[i] = False
@@ -182,7 +194,27 @@ def delivered_from_acks(probes: pd.DataFrame, acks: pd.DataFrame, mss: int):
             # Resynchronise on the next captured ACK that reaches the next target.
         delivered[i] = got
     aligned[n - 1] = False
-    return delivered, sack_seen, aligned
+    last[n - 1] = -1
+    return delivered, sack_seen, aligned, last
+
+
+def _option_of(acks: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
+    """The timestamp field `column` of the captured ACKs at `rows` (-1: none, no such row,
+    or a capture without it)."""
+    if column not in acks:
+        return np.full(len(rows), -1, dtype=np.int64)
+    values = pd.to_numeric(acks[column], errors="coerce").fillna(-1).to_numpy(np.int64)
+    return np.where(rows >= 0, values[rows], -1)
+
+
+def _tsoffset(probes: pd.DataFrame, seen: pd.DataFrame | None) -> int | None:
+    """The flow's ``tp->tsoffset`` as the witness read it (constant for a connection), or
+    None without a witness that records it."""
+    if seen is None or "tsoffset" not in seen:
+        return None
+    rows = witness_rows(probes, seen)
+    rows = rows[rows >= 0]
+    return int(seen.tsoffset.to_numpy(np.int64)[rows[0]]) if len(rows) else None
 
 
 def witness_rows(probes: pd.DataFrame, seen: pd.DataFrame, lookahead: int = 64) -> np.ndarray:
@@ -391,7 +423,14 @@ def convert(
                          "not rise): replayed as ack_no_cc")
 
     if acks is not None and len(acks):
-        delivered, sack_seen, aligned = delivered_from_acks(probes, acks, mss)
+        delivered, sack_seen, aligned, last_ack = _match_acks(probes, acks, mss)
+        tsval, tsecr = (_option_of(acks, c, last_ack) for c in ("tsval", "tsecr"))
+        # rx_opt.rcv_tsecr is the echo less the socket's tsoffset (tcp_parse_aligned_timestamp;
+        # an echo of 0 stays 0), which only the witness knows: without it, no timestamps.
+        offset = _tsoffset(probes, bpf_seen)
+        stamped = (tsval >= 0) & (tsecr >= 0) & (offset is not None)
+        tsecr = np.where(tsecr > 0, (tsecr - (offset or 0)) & 0xFFFFFFFF, 0)
+        tsval, tsecr = np.where(stamped, tsval, -1), np.where(stamped, tsecr, -1)
         bad = int((~aligned[:-1]).sum())
         if bad:
             notes.append(f"{bad} ACKs could not be matched to captured packets; used the snd_una advance")
@@ -399,6 +438,7 @@ def convert(
         delivered = np.maximum(d_una, 0) // mss
         sack_seen = np.zeros(n, dtype=bool)
         aligned = np.zeros(n, dtype=bool)
+        tsval = tsecr = np.full(n, -1, dtype=np.int64)
         notes.append("no captured ACKs: acked = snd_una advance / MSS (wrong where SACK blocks were present)")
 
     if log is not None:
@@ -489,6 +529,10 @@ def convert(
             runs = False
         acked = int(delivered[i])
         ev = "ack" if hooks[i] else "ack_no_cc"
+        if tsval[i] >= 0:
+            # The ACK's timestamp option, parsed before tcp_ack (TCP-LP reads it).
+            rows.append(dict(time_us=int(t[i]), event="ts", tsval=int(tsval[i]), tsecr=int(tsecr[i]), **seq))
+            owner.append(i)
         # The kernel's smoothed RTT after this ACK is in the next probe (exact; for the ports,
         # whose algorithms may read it).
         srtt = int(srtt_after[i]) if log is not None else ""
@@ -513,7 +557,9 @@ def convert(
             inflight_after=int((nxt[i + 1] - una[i + 1]) // mss),
         ))
     trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us",
-                                        "snd_una", "snd_nxt"])
+                                        "snd_una", "snd_nxt", "tsval", "tsecr"])
+    for c in ("tsval", "tsecr"):
+        trace[c] = trace[c].map(lambda v: "" if pd.isna(v) else int(v)).astype(object)
     # A port's clock is truncated to microseconds like the trace's: the two can put an ACK
     # 1 us before the event traced just ahead of it.
     trace["time_us"] = np.maximum.accumulate(trace.time_us.to_numpy(dtype=np.int64)) if len(trace) else trace.time_us
@@ -528,6 +574,7 @@ def convert(
         delay_min_bound_us=min(bounds.values()) if len(bounds) == 1 else max(bounds.values()),
         delay_min_certain=certain,
         mss=mss,
+        start_srtt_us=int(probes.srtt_us.iloc[0]),
         notes=notes,
     )
 
