@@ -147,6 +147,7 @@ registry! {
     Westwood(crate::westwood::Westwood) = "westwood", "Linux net/ipv4/tcp_westwood.c (Westwood+, 6.x)", facts::westwood;
     Illinois(crate::illinois::Illinois) = "illinois", "Linux net/ipv4/tcp_illinois.c (6.x)", facts::illinois;
     Veno(crate::veno::Veno) = "veno", "Linux net/ipv4/tcp_veno.c (6.x)", facts::veno;
+    Bbr3(crate::bbr3::Bbr3) = "bbr3", "Google BBRv3, github.com/google/bbr v3 net/ipv4/tcp_bbr.c (001a430b), with its tcp_rate.c sample fields", facts::bbr3;
 }
 
 /// The registry entry for `name`.
