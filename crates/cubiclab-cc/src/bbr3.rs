@@ -12,7 +12,9 @@
 //! both the BDP and `inflight_hi` less 15% headroom), CRUISE (gain 1), REFILL (gain 1, one
 //! round at `inflight_hi`), UP (gain 1.25, `inflight_hi` grown by 1, 2, 4, ... packets per
 //! round while the window is full). A cycle's probe starts after a random 2-3 s, or sooner
-//! after `min(63, BDP)` rounds (Reno coexistence), or at once once ECN marks stop. STARTUP
+//! after `min(63, BDP)` rounds (Reno coexistence), or at once in a cycle that saw CE marks
+//! but no loss (the source's comment says "when the ECN marks cease"; its test is only that
+//! the cycle had marks, so with steady marking v3 probes cycle after cycle). STARTUP
 //! ends on a bandwidth plateau (3 rounds under 25% growth, counted per sample), on 6 loss
 //! events with more than 2% loss in a Recovery round, or on 2 rounds of CE ratio above 50%.
 //! PROBE_RTT comes every 5 s (v1: 10 s) at half the BDP (v1: 4 packets).
@@ -246,7 +248,7 @@ impl Bbr3 {
         fraction("ecn_alpha_gain", BBR_UNIT / 16, 0, "bbr_ecn_alpha_gain: EWMA gain of the per-round CE ratio"),
         fraction("ecn_alpha_init", BBR_UNIT, 0, "bbr_ecn_alpha_init: ecn_alpha of a new connection"),
         count("ecn_max_rtt_us", 5000, 0, 10_000_000, "us", "bbr_ecn_max_rtt_us: ECN is used only at min RTTs up to this (0: any)"),
-        fraction("ecn_reprobe_gain", BBR_UNIT / 2, 0, "bbr_ecn_reprobe_gain: first-round inflight_hi growth, as a fraction of it, once ECN marks stop (0: off)"),
+        fraction("ecn_reprobe_gain", BBR_UNIT / 2, 0, "bbr_ecn_reprobe_gain: first-round inflight_hi growth, as a fraction of it, of the probe a cycle with CE marks and no loss starts at once (0: no such probe)"),
         fraction("inflight_headroom", BBR_UNIT * 15 / 100, 0, "bbr_inflight_headroom: share of inflight_hi left unused when cruising"),
         count("bw_probe_cwnd_gain", 1, 0, 3, "1/4", "bbr_bw_probe_cwnd_gain: cwnd gain added in PROBE_UP"),
         count("bw_probe_max_rounds", 63, 1, 255, "rounds", "bbr_bw_probe_max_rounds: most rounds between probes (Reno coexistence)"),
@@ -1011,7 +1013,7 @@ impl Bbr3 {
         false
     }
 
-    /// `bbr_check_time_to_probe_bw`: reprobe at once when ECN marks (without loss) stop;
+    /// `bbr_check_time_to_probe_bw`: reprobe at once in a cycle with CE marks and no loss;
     /// else after the wall-clock wait or the Reno-coexistence round count.
     fn check_time_to_probe_bw(&mut self, tcp: &TcpState, now_ns: u64) -> bool {
         if self.cfg.ecn_reprobe_gain != 0
