@@ -17,22 +17,24 @@
 //! microsecond scaled by 2^24 (`BW_SCALE`), gains in 1/256 (`BBR_SCALE`), `min_rtt_stamp` and
 //! `probe_rtt_done_stamp` in jiffies (`tcp_jiffies32`, the `hz` parameter), delivery times in
 //! microseconds (`tcp_mstamp`). Bit fields keep their widths where a value could exceed them
-//! (`extra_acked` is a u16, `ack_epoch_acked` 20 bits, `extra_acked_win_rtts` 5 bits).
+//! (the ACK-aggregation estimator's, [`crate::ack_aggregation`]).
 //!
 //! Randomness: the PROBE_BW entry phase is `CYCLE_LEN - 1 - get_random_u32_below(7)`; the
 //! kernel's draw is replaced by a seeded generator ([`CongestionControl::seed_random`]).
 
+use crate::ack_aggregation::{AckAggregation, EXTRA_ACKED_WIN_RTTS};
 use crate::minmax::Minmax;
 use crate::params::{ParamError, ParamSpec, Params};
+use crate::random::KernelRandom;
 use crate::seq::{after, before};
 use crate::tcp::{CaEvent, CaState, RateSample, TcpState, TCP_INFINITE_SSTHRESH, TCP_INIT_CWND};
 use crate::CongestionControl;
 
 /// Bandwidth unit: packets per microsecond << 24 (~715 bit/s at 1500 bytes).
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
+pub(crate) const BW_SCALE: u32 = 24;
+pub(crate) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// Gains are in 1/256.
-const BBR_SCALE: u32 = 8;
+pub(crate) const BBR_SCALE: u32 = 8;
 pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
 
 /// Phases of the PROBE_BW gain cycle.
@@ -70,15 +72,9 @@ const LT_LOSS_THRESH: u32 = 50;
 const LT_BW_RATIO: u32 = BBR_UNIT / 8;
 const LT_BW_DIFF: u64 = 4000 / 8;
 const LT_BW_MAX_RTTS: u32 = 48;
-/// ACK aggregation: gain, window of the extra_acked filter (rounds), epoch reset threshold,
-/// and the cap of the allowance (100 ms of bandwidth).
-const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
-const EXTRA_ACKED_WIN_RTTS: u32 = 5;
-const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
-const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 /// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` with the x86-64 distribution value
 /// `MAX_TCP_HEADER` = 320 (`L1_CACHE_ALIGN(128 + MAX_HEADER)`, `MAX_HEADER` = 176).
-const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
+pub(crate) const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 
 /// `enum bbr_mode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +87,7 @@ pub enum Mode {
 
 /// `tcp_stamp_us_delta`: `max(t1 - t0, 0)`.
 #[inline]
-fn stamp_us_delta(t1: u64, t0: u64) -> i64 {
+pub(crate) fn stamp_us_delta(t1: u64, t0: u64) -> i64 {
     (t1.wrapping_sub(t0) as i64).max(0)
 }
 
@@ -99,8 +95,8 @@ fn stamp_us_delta(t1: u64, t0: u64) -> i64 {
 #[derive(Clone, Debug)]
 pub struct Bbr {
     hz: u64,
-    /// xorshift64* state standing in for the kernel's random numbers.
-    rng: u64,
+    /// The kernel's random numbers, seeded per run.
+    rng: KernelRandom,
     min_rtt_us: u32,
     min_rtt_stamp: u32,
     probe_rtt_done_stamp: u32,
@@ -129,11 +125,7 @@ pub struct Bbr {
     has_seen_rtt: bool,
     prior_cwnd: u32,
     full_bw: u32,
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    aggregation: AckAggregation,
 }
 
 impl Bbr {
@@ -152,7 +144,7 @@ impl Bbr {
         let p = params.check("bbr", Self::PARAMS)?;
         Ok(Self {
             hz: p.u64("hz"),
-            rng: 0x9E37_79B9_7F4A_7C15,
+            rng: KernelRandom::default(),
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: 0,
@@ -181,11 +173,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggregation: AckAggregation::default(),
         })
     }
 
@@ -224,19 +212,15 @@ impl Bbr {
         (now_ns as u128 * self.hz as u128 / 1_000_000_000) as u32
     }
 
-    /// `msecs_to_jiffies`, rounding up.
+    /// `msecs_to_jiffies`.
     #[inline]
     fn msecs_to_jiffies(&self, ms: u32) -> u32 {
-        (ms as u64 * self.hz).div_ceil(1000) as u32
+        crate::clock::msecs_to_jiffies(ms, self.hz as u32)
     }
 
-    /// `get_random_u32_below(n)`: the kernel's multiply-shift reduction of a 32-bit draw.
+    /// `get_random_u32_below(n)`.
     fn random_below(&mut self, n: u32) -> u32 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let r = (self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32;
-        ((r as u64 * n as u64) >> 32) as u32
+        self.rng.below(n)
     }
 
     /// `bbr_max_bw`: the windowed max delivery rate, packets/us << 24.
@@ -258,10 +242,6 @@ impl Bbr {
     /// `bbr_bw` in bytes per second (what `bbr_get_info` reports as `bbr_bw_lo/hi`).
     pub fn bw_bytes_per_sec(&self, mss: u32) -> u64 {
         (self.bw() as u64 * mss as u64 * 1_000_000) >> BW_SCALE
-    }
-
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
     }
 
     /// `bbr_rate_bytes_per_sec`: the multiplications in the kernel's order (no overflow up to
@@ -367,15 +347,12 @@ impl Bbr {
         inflight_at_edt.saturating_sub(interval_delivered)
     }
 
-    /// `bbr_ack_aggregation_cwnd`: the extra_acked allowance, once the pipe is full, capped
-    /// at 100 ms of bandwidth.
+    /// `bbr_ack_aggregation_cwnd`: the extra_acked allowance once the pipe is full.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
+        if !self.full_bw_reached {
             return 0;
         }
-        let max_aggr_cwnd = (self.bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-        let aggr_cwnd = (EXTRA_ACKED_GAIN * self.extra_acked()) >> BBR_SCALE;
-        aggr_cwnd.min(max_aggr_cwnd)
+        self.aggregation.cwnd(self.bw())
     }
 
     /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first round of
@@ -585,35 +562,10 @@ impl Bbr {
         }
     }
 
-    /// `bbr_update_ack_aggregation`: the most data ACKed beyond bw * epoch, max over 5-10
-    /// rounds, capped at cwnd.
+    /// `bbr_update_ack_aggregation`: the max excess over 5-10 rounds.
     fn update_ack_aggregation(&mut self, tcp: &TcpState, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = stamp_us_delta(tcp.delivered_mstamp_us, self.ack_epoch_mstamp) as u32;
-        let mut expected_acked = (self.bw() as u64 * epoch_us as u64 / BW_UNIT) as u32;
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = tcp.delivered_mstamp_us;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xFFFFF);
-        let extra_acked = self.ack_epoch_acked.wrapping_sub(expected_acked).min(tcp.cwnd);
-        if extra_acked > self.extra_acked[self.extra_acked_win_idx] as u32 {
-            // The field is a u16 in the kernel.
-            self.extra_acked[self.extra_acked_win_idx] = extra_acked as u16;
-        }
+        let bw = self.bw();
+        self.aggregation.update(rs, self.round_start, EXTRA_ACKED_WIN_RTTS, bw, tcp.delivered_mstamp_us, tcp.cwnd);
     }
 
     /// `bbr_check_full_bw_reached`: three non-app-limited rounds without 25% growth.
@@ -671,10 +623,7 @@ impl Bbr {
         }
         if self.mode == Mode::ProbeRtt {
             // Samples taken at the minimum window say nothing about the bandwidth.
-            tcp.app_limited = match tcp.delivered.wrapping_add(tcp.in_flight) {
-                0 => 1,
-                v => v,
-            };
+            tcp.set_app_limited(tcp.in_flight);
             if self.probe_rtt_done_stamp == 0 && tcp.in_flight <= CWND_MIN_TARGET {
                 self.probe_rtt_done_stamp = j.wrapping_add(self.msecs_to_jiffies(PROBE_RTT_MODE_MS));
                 self.probe_rtt_round_done = false;
@@ -729,11 +678,7 @@ impl CongestionControl for Bbr {
         self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tcp);
         self.mode = Mode::Startup;
-        self.ack_epoch_mstamp = now_ns / 1000;
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.aggregation.reset(now_ns / 1000);
         // sk_pacing_status: SK_PACING_NONE -> SK_PACING_NEEDED (the stack paces if fq does not).
         tcp.paced = true;
     }
@@ -763,8 +708,7 @@ impl CongestionControl for Bbr {
     fn cwnd_event(&mut self, tcp: &mut TcpState, event: CaEvent, now_ns: u64) {
         if event == CaEvent::TxStart && tcp.app_limited != 0 {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = now_ns / 1000;
-            self.ack_epoch_acked = 0;
+            self.aggregation.restart_epoch(now_ns / 1000);
             if self.mode == Mode::ProbeBw {
                 self.set_pacing_rate(tcp, self.bw(), BBR_UNIT);
             } else if self.mode == Mode::ProbeRtt {
@@ -804,11 +748,7 @@ impl CongestionControl for Bbr {
     }
 
     fn seed_random(&mut self, seed: u64) {
-        // xorshift needs a non-zero state; splitmix64's finalizer spreads nearby seeds.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        self.rng = (z ^ (z >> 31)) | 1;
+        self.rng.seed(seed);
     }
 
     fn vars(&self, out: &mut dyn FnMut(&'static str, f64)) {
@@ -822,7 +762,7 @@ impl CongestionControl for Bbr {
         out("rtt_cnt", self.rtt_cnt as f64);
         out("lt_use_bw", self.lt_use_bw as u8 as f64);
         out("lt_bw", self.lt_bw as f64);
-        out("extra_acked", self.extra_acked() as f64);
+        out("extra_acked", self.aggregation.extra_acked() as f64);
         out("prior_cwnd", self.prior_cwnd as f64);
     }
 }

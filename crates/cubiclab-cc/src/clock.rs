@@ -23,6 +23,14 @@ pub fn jiffies32(now_ns: u64, hz: u32) -> u32 {
     s.wrapping_mul(hz).wrapping_add(r * hz / 1_000_000_000) as u32
 }
 
+/// `msecs_to_jiffies()` for an `HZ` that divides 1000 or is a multiple of it: ceil(ms * hz
+/// / 1000) (`(m + MSEC_PER_SEC/HZ - 1) / (MSEC_PER_SEC/HZ)`, or `m * (HZ/MSEC_PER_SEC)`).
+#[inline]
+pub fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
+    // wraps: truncated to the kernel's unsigned long -> u32 jiffies of its callers.
+    (u64::from(ms) * u64::from(hz)).div_ceil(1000) as u32
+}
+
 /// `usecs_to_jiffies()` for a run-time `HZ`: the kernel's rounding-up conversion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UsecsToJiffies {

@@ -230,6 +230,13 @@ pub(crate) fn bbr(_: &Resolved) -> Facts {
     Facts { beta_kept: None, beta_kept_bounds: None, growth }
 }
 
+/// BBRv3 has no loss multiplier on the window; its PROBE_RTT comes every
+/// `probe_rtt_win_ms`.
+pub(crate) fn bbr3(p: &Resolved) -> Facts {
+    let growth = Growth::Bbr { probe_rtt_interval_s: p.f64("probe_rtt_win_ms") / 1000.0 };
+    Facts { beta_kept: None, beta_kept_bounds: None, growth }
+}
+
 /// `tcp_westwood.c`'s ssthresh hook is `tcp_reno_ssthresh` (what `ssthresh()` keeps); the
 /// end of the reduction then sets cwnd and ssthresh to `bw_est * rtt_min / mss`, which no
 /// fraction bounds.

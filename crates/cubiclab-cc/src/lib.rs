@@ -11,7 +11,9 @@
 //! [`Algorithm`] is the registry: a closed enum over every algorithm, built by name with
 //! checked parameters, dispatched without boxing.
 
+pub mod ack_aggregation;
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 mod bic_lineage;
 pub mod clock;
@@ -38,6 +40,7 @@ pub mod intmath;
 pub mod lp;
 pub mod minmax;
 pub mod params;
+pub mod random;
 pub mod registry;
 pub mod reno;
 pub mod replay;

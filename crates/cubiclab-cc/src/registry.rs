@@ -150,6 +150,7 @@ registry! {
     Hybla(crate::hybla::Hybla) = "hybla", "Linux net/ipv4/tcp_hybla.c (6.x)", facts::hybla;
     Yeah(crate::yeah::Yeah) = "yeah", "Linux net/ipv4/tcp_yeah.c (6.x), on tcp_vegas.c's RTT filter", facts::yeah;
     Lp(crate::lp::Lp) = "lp", "Linux net/ipv4/tcp_lp.c (6.x); Reno where the host carries no timestamps", facts::lp;
+    Bbr3(crate::bbr3::Bbr3) = "bbr3", "Google BBRv3, github.com/google/bbr v3 net/ipv4/tcp_bbr.c (001a430b), with its tcp_rate.c sample fields", facts::bbr3;
 }
 
 /// The registry entry for `name`.

@@ -399,6 +399,8 @@ impl Replayer {
             is_app_limited: r.is_app_limited,
             is_retrans: false,
             is_ack_delayed: false,
+            // A trace of a stock kernel has no BBRv3 sample fields.
+            ..RateSample::default()
         }
     }
 

@@ -100,6 +100,17 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The ACK was probably delayed by the receiver (`FLAG_ACK_MAYBE_DELAYED`).
     pub is_ack_delayed: bool,
+    /// BBRv3's TCP core (google/bbr v3 `tcp_rate.c`): packets in flight just after the
+    /// newest packet covered was sent (`tx_in_flight`, from `tcp_set_tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Likewise: packets marked lost since that packet was sent (`tp->lost - tx.lost`); 0
+    /// when the sample is invalid.
+    pub lost: i32,
+    /// Likewise: packets delivered with ECE since then (`tp->delivered_ce -
+    /// tx.delivered_ce`, 20 bits); 0 when the sample is invalid.
+    pub delivered_ce: i32,
+    /// Likewise: the ACK carried ECE on an ECN connection (`FLAG_ECE`).
+    pub is_ece: bool,
 }
 
 /// Window state that Linux keeps in `tcp_sock` and that congestion modules read and write.
@@ -128,6 +139,9 @@ pub struct TcpState {
     pub ca_state: CaState,
     /// `tcp_is_cwnd_limited()`: the sender used its window in the last round.
     pub cwnd_limited: bool,
+    /// `tp->is_cwnd_limited`, the flag itself (`tcp_cwnd_validate`), without
+    /// `tcp_is_cwnd_limited`'s slow-start allowance; kept current for `cong_control`.
+    pub is_cwnd_limited: bool,
     /// `srtt_us >> 3`: smoothed RTT in microseconds, 0 before the first sample.
     pub srtt_us: u32,
     /// `lsndtime`: time of the last transmission, nanoseconds.
@@ -182,6 +196,7 @@ impl Default for TcpState {
             snd_nxt: 0,
             ca_state: CaState::Open,
             cwnd_limited: true,
+            is_cwnd_limited: true,
             srtt_us: 0,
             lsndtime_ns: 0,
             pacing_rate: 0,
@@ -209,6 +224,17 @@ impl TcpState {
     #[inline]
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
+    }
+
+    /// `tp->app_limited = (tp->delivered + in_flight) ? : 1`: application-limited until the
+    /// `in_flight` packets now in flight are delivered (0 means not limited, so at least 1).
+    #[inline]
+    pub fn set_app_limited(&mut self, in_flight: u32) {
+        // wraps: u32 delivery counts.
+        self.app_limited = match self.delivered.wrapping_add(in_flight) {
+            0 => 1,
+            n => n,
+        };
     }
 
     /// `tcp_current_ssthresh()`: the threshold to restore if the next reduction is undone.

@@ -43,6 +43,12 @@ impl CwndUsage {
         self.max_packets_out = 0;
     }
 
+    /// `tp->is_cwnd_limited`: the window was full at some transmission this round.
+    #[inline]
+    pub fn flag(&self) -> bool {
+        self.is_cwnd_limited
+    }
+
     /// `tcp_is_cwnd_limited`: limited this round, or in slow start below twice the most
     /// segments outstanding (so slow start may double what was actually sent).
     pub fn is_cwnd_limited(&self, tcp: &TcpState) -> bool {

@@ -429,6 +429,7 @@ impl Host {
     pub fn cong_control(&mut self, ack: PrrAck, rs: &RateSample, in_flight: u32, now: u64) {
         if self.alg.has_cong_control() {
             self.tcp.in_flight = in_flight;
+            self.tcp.is_cwnd_limited = self.usage.flag();
             self.alg.cong_control(&mut self.tcp, rs, now);
         } else if self.in_cwnd_reduction() {
             self.cwnd_reduction(ack, in_flight);

@@ -15,17 +15,42 @@
 use crate::seq::after;
 use crate::tcp::{RateSample, TcpState};
 
-/// What `tcp_rate_skb_sent` writes into a packet (`TCP_SKB_CB(skb)->tx`).
+/// `TCPCB_DELIVERED_CE_MASK`: `tx.delivered_ce` is a 20-bit field of the skb's control block.
+const TCPCB_DELIVERED_CE_MASK: u32 = (1 << 20) - 1;
+
+const _: () = assert!(std::mem::size_of::<TxStamp>() == 32, "TxStamp grew: a per-segment record, see its doc");
+
+/// What `tcp_rate_skb_sent` writes into a packet (`TCP_SKB_CB(skb)->tx`), with the fields
+/// BBRv3's TCP core adds (google/bbr v3 `tcp_rate.c`); 32 bytes, as a per-segment record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TxStamp {
     /// `tx.delivered`: `tp->delivered` at the transmission.
     pub delivered: u32,
+    /// `tx.is_app_limited` (bit 0) and `tx.delivered_ce` (the 20 bits above it), packed as
+    /// the kernel packs its bit fields.
+    app_limited_ce: u32,
     /// `tx.delivered_mstamp`: when `tp->delivered` last grew before the transmission.
     pub delivered_mstamp_us: u64,
     /// `tx.first_tx_mstamp`: start of the send phase this packet belongs to.
     pub first_tx_mstamp_us: u64,
+    /// `tx.in_flight`: packets in flight with this one (`tcp_set_tx_in_flight`).
+    pub in_flight: u32,
+    /// `tx.lost`: `tp->lost` at the transmission.
+    pub lost: u32,
+}
+
+impl TxStamp {
     /// `tx.is_app_limited`.
-    pub is_app_limited: bool,
+    #[inline]
+    pub fn is_app_limited(&self) -> bool {
+        self.app_limited_ce & 1 != 0
+    }
+
+    /// `tx.delivered_ce`: `tp->delivered_ce` at the transmission, its low 20 bits.
+    #[inline]
+    pub fn delivered_ce(&self) -> u32 {
+        self.app_limited_ce >> 1
+    }
 }
 
 /// A delivered packet as `tcp_rate_skb_delivered` sees it.
@@ -57,24 +82,31 @@ pub struct RateEstimator {
     /// `rs->last_end_seq`, and the send-phase interval.
     prior_mstamp_us: Option<u64>,
     last_end_seq: u32,
+    /// `rs->prior_lost`, `rs->prior_delivered_ce` (BBRv3's TCP core).
+    prior_lost: u32,
+    prior_delivered_ce: u32,
     rs: RateSample,
 }
 
 impl RateEstimator {
     /// `tcp_rate_skb_sent`: the stamp for a packet leaving at `sent_us` with `packets_out`
-    /// packets (before this one) unacknowledged. With nothing in flight, the send phase and
-    /// the delivery clock restart here, so that the first ACK measures only this flight.
+    /// packets (before this one) unacknowledged and `in_flight` packets in flight with it.
+    /// With nothing in flight, the send phase and the delivery clock restart here, so that
+    /// the first ACK measures only this flight.
     #[inline]
-    pub fn skb_sent(&mut self, tcp: &mut TcpState, packets_out: u32, sent_us: u64) -> TxStamp {
+    pub fn skb_sent(&mut self, tcp: &mut TcpState, packets_out: u32, in_flight: u32, sent_us: u64) -> TxStamp {
         if packets_out == 0 {
             self.first_tx_mstamp_us = sent_us;
             tcp.delivered_mstamp_us = sent_us;
         }
         TxStamp {
             delivered: tcp.delivered,
+            // wraps: delivered_ce is a 20-bit field of the skb's control block.
+            app_limited_ce: (tcp.delivered_ce & TCPCB_DELIVERED_CE_MASK) << 1 | u32::from(tcp.app_limited != 0),
             delivered_mstamp_us: tcp.delivered_mstamp_us,
             first_tx_mstamp_us: self.first_tx_mstamp_us,
-            is_app_limited: tcp.app_limited != 0,
+            in_flight,
+            lost: tcp.lost,
         }
     }
 
@@ -106,8 +138,11 @@ impl RateEstimator {
         if self.rs.prior_delivered == 0 || sent_after {
             self.rs.prior_delivered = d.tx.delivered;
             self.prior_mstamp_us = Some(d.tx.delivered_mstamp_us);
-            self.rs.is_app_limited = d.tx.is_app_limited;
+            self.rs.is_app_limited = d.tx.is_app_limited();
             self.rs.is_retrans = d.is_retrans;
+            self.rs.tx_in_flight = d.tx.in_flight;
+            self.prior_lost = d.tx.lost;
+            self.prior_delivered_ce = d.tx.delivered_ce();
             self.last_end_seq = d.end_seq;
             self.first_tx_mstamp_us = d.sent_us;
             self.rs.interval_us = d.sent_us as i64 - d.tx.first_tx_mstamp_us as i64;
@@ -147,7 +182,10 @@ impl RateEstimator {
             rs.interval_us = -1;
             return rs;
         };
+        // wraps: u32 counters, differences read as s32 as the kernel's rate_sample holds them.
         rs.delivered = tcp.delivered.wrapping_sub(rs.prior_delivered) as i32;
+        rs.lost = tcp.lost.wrapping_sub(self.prior_lost) as i32;
+        rs.delivered_ce = (tcp.delivered_ce.wrapping_sub(self.prior_delivered_ce) & TCPCB_DELIVERED_CE_MASK) as i32;
         let snd_us = rs.interval_us;
         let ack_us = now_us as i64 - prior_mstamp as i64;
         rs.interval_us = snd_us.max(ack_us);
@@ -172,10 +210,7 @@ impl RateEstimator {
     /// is delivered (`app_limited` holds that delivery count, at least 1).
     pub fn check_app_limited(tcp: &mut TcpState, unsent: u32, in_flight: u32, lost_out: u32, retrans_out: u32) {
         if unsent == 0 && in_flight < tcp.cwnd && lost_out <= retrans_out {
-            tcp.app_limited = match tcp.delivered.wrapping_add(in_flight) {
-                0 => 1,
-                n => n,
-            };
+            tcp.set_app_limited(in_flight);
         }
     }
 }
@@ -201,7 +236,7 @@ mod tests {
         // (delivered_mstamp was set to the first send); interval = max = 20000 us,
         // delivered = 10 - 0 = 10.
         let (mut r, mut t) = (RateEstimator::default(), tcp());
-        let stamps: Vec<_> = (0..10).map(|i| r.skb_sent(&mut t, i, 1000 + 100 * i as u64)).collect();
+        let stamps: Vec<_> = (0..10).map(|i| r.skb_sent(&mut t, i, i + 1, 1000 + 100 * i as u64)).collect();
         assert!(stamps.iter().all(|s| s.delivered == 0 && s.first_tx_mstamp_us == 1000));
         r.begin_ack();
         for (i, s) in stamps.iter().enumerate() {
@@ -222,13 +257,13 @@ mod tests {
         // delivered_mstamp 10000, send phase from 0. An ACK for B at 12500: send phase
         // 12000 - 0 = 12000 us beats the ACK phase 12500 - 10000 = 2500 us.
         let (mut r, mut t) = (RateEstimator::default(), tcp());
-        let a = r.skb_sent(&mut t, 0, 0);
-        r.skb_sent(&mut t, 1, 0);
+        let a = r.skb_sent(&mut t, 0, 1, 0);
+        r.skb_sent(&mut t, 1, 2, 0);
         r.begin_ack();
         r.skb_delivered(delivered(a, 0, 0));
         t.delivered += 1;
         r.gen(&mut t, 1, 0, 10_000, 2, 10_000);
-        let b = r.skb_sent(&mut t, 1, 12_000);
+        let b = r.skb_sent(&mut t, 1, 2, 12_000);
         assert_eq!((b.delivered, b.delivered_mstamp_us, b.first_tx_mstamp_us), (1, 10_000, 0));
         r.begin_ack();
         r.skb_delivered(delivered(b, 12_000, 2));
@@ -238,11 +273,38 @@ mod tests {
     }
 
     #[test]
+    fn bbr3_fields_come_from_the_newest_packets_stamp() {
+        // google/bbr v3 tcp_rate.c: the stamp keeps tx.in_flight, tx.lost = tp->lost and
+        // tx.delivered_ce; tcp_rate_gen gives lost = tp->lost - tx.lost and delivered_ce =
+        // (tp->delivered_ce - tx.delivered_ce) & (2^20 - 1) of the newest packet delivered.
+        // Two packets sent with lost 3 and delivered_ce 2^20 - 1 (the mask wraps), then lost
+        // 5 and delivered_ce 2^20 + 4 at the ACK: lost 2, delivered_ce 5, in flight 2.
+        let (mut r, mut t) = (RateEstimator::default(), tcp());
+        t.lost = 3;
+        t.delivered_ce = (1 << 20) - 1;
+        let a = r.skb_sent(&mut t, 0, 1, 0);
+        let b = r.skb_sent(&mut t, 1, 2, 10);
+        assert_eq!((b.in_flight, b.lost, b.delivered_ce()), (2, 3, (1 << 20) - 1));
+        r.begin_ack();
+        r.skb_delivered(delivered(a, 0, 0));
+        r.skb_delivered(delivered(b, 10, 1));
+        t.delivered += 2;
+        t.lost = 5;
+        t.delivered_ce = (1 << 20) + 4;
+        let rs = r.gen(&mut t, 2, 2, 20_000, 2, 19_990);
+        assert_eq!((rs.tx_in_flight, rs.lost, rs.delivered_ce), (2, 2, 5));
+        // An invalid sample carries none of them.
+        r.begin_ack();
+        let rs = r.gen(&mut t, 0, 1, 30_000, 2, -1);
+        assert_eq!((rs.lost, rs.delivered_ce), (0, 0));
+    }
+
+    #[test]
     fn an_ack_delivering_nothing_is_invalid() {
         // tcp_rate_gen: no packet offered (rs->prior_mstamp == 0) gives delivered = -1 and
         // interval_us = -1; the losses still count.
         let (mut r, mut t) = (RateEstimator::default(), tcp());
-        r.skb_sent(&mut t, 0, 0);
+        r.skb_sent(&mut t, 0, 1, 0);
         r.begin_ack();
         let rs = r.gen(&mut t, 0, 1, 5_000, 1, -1);
         assert_eq!((rs.delivered, rs.interval_us, rs.losses), (-1, -1, 1));
@@ -252,7 +314,7 @@ mod tests {
     fn an_interval_below_min_rtt_is_invalid() {
         // tcp_rate_gen: interval_us < tcp_min_rtt gives interval -1 (delivered stays).
         let (mut r, mut t) = (RateEstimator::default(), TcpState { min_rtt_us: 30_000, ..TcpState::default() });
-        let s = r.skb_sent(&mut t, 0, 0);
+        let s = r.skb_sent(&mut t, 0, 1, 0);
         r.begin_ack();
         r.skb_delivered(delivered(s, 0, 0));
         t.delivered += 1;
@@ -269,7 +331,7 @@ mod tests {
         RateEstimator::check_app_limited(&mut t, 0, 3, 0, 0);
         assert_eq!(t.app_limited, 8);
         let mut r = RateEstimator::default();
-        assert!(r.skb_sent(&mut t, 3, 0).is_app_limited);
+        assert!(r.skb_sent(&mut t, 3, 4, 0).is_app_limited());
         t.delivered = 8;
         r.begin_ack();
         r.gen(&mut t, 3, 0, 1_000, 3, -1);

@@ -118,7 +118,8 @@ impl Sender {
         let tcp = &mut self.host.tcp;
         tcp.delivered = delivered_now;
         tcp.lost = self.sb.lost_marked as u32;
-        let rs = self.host.rate.gen(tcp, delivered, newly_lost, now / 1000, prior_in_flight, rtt_us);
+        let mut rs = self.host.rate.gen(tcp, delivered, newly_lost, now / 1000, prior_in_flight, rtt_us);
+        rs.is_ece = ece;
         let ack = PrrAck { newly_acked_sacked: delivered, newly_lost, una_advanced: advanced };
         let in_flight = self.in_flight();
         self.host.cong_control(ack, &rs, in_flight, now);

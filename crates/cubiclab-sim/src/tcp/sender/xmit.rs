@@ -53,7 +53,7 @@ impl Sender {
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
             self.sb.on_send(seq, now, true);
             self.host.on_retransmit(Self::ts_val(now));
-            self.rate_sent(seq, now);
+            self.rate_sent(seq, now, true);
             self.after_send(now, true);
             if seq == una {
                 // Linux tcp_xmit_retransmit_queue: retransmitting the head restarts the timer.
@@ -82,7 +82,7 @@ impl Sender {
         } else {
             let last = nxt.wrapping_sub(1);
             self.sb.on_probe(last, now);
-            self.rate_sent(last, now);
+            self.rate_sent(last, now, false);
             self.stats.segments_sent += 1;
             self.stats.retransmits += 1;
             self.host.on_transmit(now);
@@ -103,7 +103,7 @@ impl Sender {
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
-        self.rate_sent(nxt, now);
+        self.rate_sent(nxt, now, false);
         self.host.tcp.snd_nxt = nxt.wrapping_add(1);
         let push = self.ends_tso_packet();
         self.after_send(now, false);
@@ -143,10 +143,14 @@ impl Sender {
     }
 
     /// `tcp_rate_skb_sent`: stamp segment `seq`, leaving now (before `snd_nxt` moves).
+    /// `counted`: the scoreboard already counts it in flight (a retransmission is in
+    /// `retrans_out` from `on_send`; the kernel counts it after the stamp, so the stamp's
+    /// in-flight, `tcp_packets_in_flight + pcount`, is the same either way).
     #[inline]
-    fn rate_sent(&mut self, seq: u32, now: Time) {
+    fn rate_sent(&mut self, seq: u32, now: Time, counted: bool) {
         let packets_out = self.packets_out();
-        let stamp = self.host.rate.skb_sent(&mut self.host.tcp, packets_out, now / 1000);
+        let in_flight = self.in_flight() + u32::from(!counted);
+        let stamp = self.host.rate.skb_sent(&mut self.host.tcp, packets_out, in_flight, now / 1000);
         self.sb.set_stamp(seq, stamp);
     }
 
