@@ -231,7 +231,16 @@ const fn count(
     unit: &'static str,
     help: &'static str,
 ) -> ParamSpec {
-    ParamSpec { name, default: default as f64, min: min as f64, max: max as f64, integer: true, unit, choices: &[], help }
+    ParamSpec {
+        name,
+        default: default as f64,
+        min: min as f64,
+        max: max as f64,
+        integer: true,
+        unit,
+        choices: &[],
+        help,
+    }
 }
 
 impl Bbr3 {
