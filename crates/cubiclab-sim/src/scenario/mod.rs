@@ -598,13 +598,49 @@ impl FlowGroup {
 /// An algorithm parameter's value in a scenario: a number, or a name for a parameter given
 /// by name (`hystart = "hystart++"`); the registry checks it (`cubiclab algorithms` lists
 /// what each parameter allows). The file's form of `cubiclab_cc::params::ParamValue`.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ParamValue {
     /// A number, in the parameter's unit.
     Number(f64),
     /// One of the parameter's choices.
     Name(String),
+}
+
+/// By hand rather than serde's untagged form, whose error ("data did not match any
+/// variant") names neither what was given nor what is allowed.
+impl<'de> Deserialize<'de> for ParamValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Value;
+        impl serde::de::Visitor<'_> for Value {
+            type Value = ParamValue;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a number or a name; allowed: a number in the parameter's unit, or one of its names \
+                     (`cubiclab algorithms` lists them)",
+                )
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<ParamValue, E> {
+                Ok(ParamValue::Number(v))
+            }
+
+            // Parameters are f64 (integers past 2^53 round, as in JSON itself).
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<ParamValue, E> {
+                Ok(ParamValue::Number(v as f64))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<ParamValue, E> {
+                Ok(ParamValue::Number(v as f64))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ParamValue, E> {
+                Ok(ParamValue::Name(v.to_string()))
+            }
+        }
+        d.deserialize_any(Value)
+    }
 }
 
 /// The registry's form of a group's `params` table.
