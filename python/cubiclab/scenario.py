@@ -683,6 +683,8 @@ def _plain(value, where: str, depth: int = 0):
                 raise ValueError(f"{where or 'scenario'}: key {k!r} is not text")
         return {k: _plain(v, f"{where}.{k}" if where else k, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(type(v) is int for v in value):  # a trace's millions of opportunities: already plain
+            return list(value)
         return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)

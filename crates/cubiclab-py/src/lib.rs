@@ -219,6 +219,13 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The delivery opportunities (ms) of a Mahimahi trace file's bytes, parsed in one pass
+/// (`cubiclab_path::schedule::parse_mahimahi`); a ValueError names the line.
+#[pyfunction]
+fn parse_mahimahi(bytes: &[u8]) -> PyResult<Vec<u64>> {
+    cubiclab_path::schedule::parse_mahimahi(bytes).map_err(PyValueError::new_err)
+}
+
 /// The scenario's memory estimate (`Scenario::memory_needs`) with `more` (key, bytes, what,
 /// remedy: what the caller adds, such as the plots) against the run memory budget: a
 /// ValueError naming the key that asks for most and the way to ask for less.
@@ -349,6 +356,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(check_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_mahimahi, m)?)?;
     m.add_function(wrap_pyfunction!(bdp_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(schedule_capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
