@@ -122,3 +122,27 @@ def test_replay_states_its_bound():
     with pytest.raises(ValueError, match=r"^trace has [\d,]+ lines; allowed: at most [\d,]+ events \(a replay holds "
                                          r"about 1,300 bytes per event"):
         cubiclab.replay("reno", text)
+
+
+def test_ctrl_c_while_the_command_imports_is_one_line():
+    # Ctrl-C while cubiclab's import is under way (here: raised as pandas is looked up, the
+    # import that takes most of the command's first 0.7 s): one line and status 130 for the
+    # command; a library user's KeyboardInterrupt is left as it is.
+    import subprocess
+    import sys
+
+    def child(argv0: str):
+        code = ("import sys\n"
+                f"sys.argv[0] = {argv0!r}\n"
+                "class Interrupt:\n"
+                "    def find_spec(self, name, path=None, target=None):\n"
+                "        if name == 'pandas':\n"
+                "            raise KeyboardInterrupt\n"
+                "sys.meta_path.insert(0, Interrupt())\n"
+                "from cubiclab.cli import main\n")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+    command = child("/usr/bin/cubiclab")
+    assert (command.returncode, command.stderr) == (130, "cubiclab: interrupted\n")
+    library = child("script.py")
+    assert library.returncode != 130 and "KeyboardInterrupt" in library.stderr
