@@ -192,7 +192,10 @@ impl Scenario {
             needs.push(MemoryNeed {
                 key: format!("flows[{i}].initial_cwnd"),
                 bytes: g.count as u64 * g.initial_cwnd as u64 * SEGMENT_BYTES,
-                what: format!("{} flows x {} segments x {SEGMENT_BYTES} bytes of window state", g.count, g.initial_cwnd),
+                what: format!(
+                    "{} flows x {} segments x {SEGMENT_BYTES} bytes of window state",
+                    g.count, g.initial_cwnd
+                ),
                 remedy: format!("a smaller flows[{i}].initial_cwnd or flows[{i}].count"),
             });
         }
