@@ -39,7 +39,7 @@ def test_toml_files_are_refused_naming_the_file_or_run(tmp_path_factory, data):
 
 
 @FAST
-@given(trace_text(), st.sampled_from(["reno", "cubic", "bic", "htcp"]))
+@given(trace_text(), st.sampled_from(["reno", "cubic", "bic", "htcp", "bbr"]))
 def test_traces_are_refused_naming_the_line_or_replayed(trace, algorithm):
     check_trace(algorithm, trace)
 
