@@ -7,14 +7,17 @@ process's peak memory must stay within the run memory budget.
     python scripts/fuzz_campaign.py --seed 0
 
 prints, per kind of input, how many were refused, ran, or broke the contract (with the first
-few broken inputs), and exits 1 if any did. Kinds that run the simulator cost about 0.1-0.5 s
-an input, traces and command lines much less, hence different default counts (10,500 in all).
+few broken inputs), and exits 1 if any did. "named file" names a file of every kind (FIFO,
+device, folder, symlink, missing, empty, huge, non-UTF-8, a path out of the folder) where a
+run reads or writes one (tests/fuzz_inputs.py's file_cases). Kinds that run the simulator cost about 0.1-0.5 s
+an input, traces and command lines much less, hence different default counts (11,100 in all).
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import signal
 import sys
 import tempfile
@@ -33,9 +36,10 @@ from cubiclab import _core  # noqa: E402
 
 #: Inputs of each kind by default, and the option that sets it.
 DEFAULT_SIZES = {"scenario (valid)": 300, "scenario (malformed)": 2000, "TOML file": 700, "replay trace": 3500,
-                 "cubiclab model": 1000, "cubiclab replay": 3000}
+                 "cubiclab model": 1000, "cubiclab replay": 3000, "named file": 600}
 OPTIONS = {"scenario (valid)": "--valid", "scenario (malformed)": "--malformed", "TOML file": "--toml",
-           "replay trace": "--trace", "cubiclab model": "--model-cli", "cubiclab replay": "--replay-cli"}
+           "replay trace": "--trace", "cubiclab model": "--model-cli", "cubiclab replay": "--replay-cli",
+           "named file": "--files"}
 
 
 class Hang(Exception):
@@ -58,8 +62,11 @@ def campaign(sizes: dict[str, int], rng_seed: int, limit_s: int) -> tuple[dict, 
             outcome = fn()
         except Hang:
             outcome = "hang"
-        except BaseException as e:  # noqa: BLE001 -- anything else breaks the contract
+        except AssertionError as e:  # the contract's checks: a message, a write, a result
             outcome = "broken"
+            broken.append((kind, shown, f"{type(e).__name__}: {e}"[:400]))
+        except BaseException as e:  # noqa: BLE001 -- anything escaping the command: a traceback
+            outcome = "traceback"
             broken.append((kind, shown, f"{type(e).__name__}: {e}"[:400]))
         finally:
             signal.alarm(0)
@@ -77,6 +84,13 @@ def campaign(sizes: dict[str, int], rng_seed: int, limit_s: int) -> tuple[dict, 
         path.write_text(trace)
         return fi.check_cli(argv[:2] + [str(path)] + argv[2:])
 
+    def named_file(case):
+        folder = Path(tempfile.mkdtemp(dir=workdir))
+        try:
+            return fi.check_file_case(folder, *case)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
     kinds = {
         "scenario (valid)": (fi.scenario(), lambda sc: fi.check_run(sc)),
         "scenario (malformed)": (fi.malformed_scenario(), lambda sc: fi.check_run(sc)),
@@ -85,6 +99,7 @@ def campaign(sizes: dict[str, int], rng_seed: int, limit_s: int) -> tuple[dict, 
                          lambda a: fi.check_trace(*a)),
         "cubiclab model": (fi.model_argv(), lambda argv: fi.check_cli(argv)),
         "cubiclab replay": (st.tuples(fi.replay_argv(), fi.trace_text()), lambda a: replay_cli(*a)),
+        "named file": (fi.file_cases(), named_file),
     }
     def all_of(kind, strategy, run):
         @seed(rng_seed)
@@ -104,7 +119,8 @@ def campaign(sizes: dict[str, int], rng_seed: int, limit_s: int) -> tuple[dict, 
             counts.setdefault(kind, Counter())["broken"] += 1
         c = counts[kind]
         print(f"{kind:22s} {sum(c.values()):6d} inputs in {time.perf_counter() - t0:6.1f} s: refused {c['refused']}, "
-              f"ran {c['ran']}, broken {c['broken']}, hang {c['hang']}", file=sys.stderr, flush=True)
+              f"ran {c['ran']}, traceback {c['traceback']}, broken {c['broken']}, hang {c['hang']}", file=sys.stderr,
+              flush=True)
     return counts, broken
 
 
@@ -119,14 +135,15 @@ def main(argv=None) -> int:
     counts, broken = campaign({k: getattr(args, k) for k in DEFAULT_SIZES}, args.seed, args.limit)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     budget = _core.MEMORY_BUDGET_BYTES
-    print(f"{'kind':22s} {'inputs':>7s} {'refused':>8s} {'ran':>6s} {'broken':>7s} {'hang':>5s}")
+    print(f"{'kind':22s} {'inputs':>7s} {'refused':>8s} {'ran':>6s} {'traceback':>9s} {'broken':>7s} {'hang':>5s}")
     for kind, c in counts.items():
-        print(f"{kind:22s} {sum(c.values()):7d} {c['refused']:8d} {c['ran']:6d} {c['broken']:7d} {c['hang']:5d}")
+        print(f"{kind:22s} {sum(c.values()):7d} {c['refused']:8d} {c['ran']:6d} {c['traceback']:9d} {c['broken']:7d} "
+              f"{c['hang']:5d}")
     total = Counter()
     for c in counts.values():
         total.update(c)
-    print(f"{'all':22s} {sum(total.values()):7d} {total['refused']:8d} {total['ran']:6d} {total['broken']:7d} "
-          f"{total['hang']:5d}")
+    print(f"{'all':22s} {sum(total.values()):7d} {total['refused']:8d} {total['ran']:6d} {total['traceback']:9d} "
+          f"{total['broken']:7d} {total['hang']:5d}")
     print(f"peak memory {peak / 2**20:.0f} MiB (budget {budget / 2**30:.0f} GiB); {time.perf_counter() - t0:.0f} s")
     for kind, shown, why in broken[:20]:
         print(f"BROKEN [{kind}] {why}\n    input: {shown}")

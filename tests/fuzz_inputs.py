@@ -362,3 +362,130 @@ def check_cli(argv: list[str]) -> str:
         assert len(err.strip().splitlines()) == 1 and "error: " in err, (argv, err)
         return "refused"
     return "ran"
+
+
+# ---- files a scenario or the command line names (issue 34) --------------------------------
+#: Kinds of name a run may be given for a file.
+FILE_KINDS = ["regular", "missing", "empty", "folder", "FIFO", "device", "symlink", "huge", "non-UTF-8",
+              "missing folder", "escape"]
+#: Where a file is named: inputs read, outputs written.
+FILE_ROLES = {"schedule trace": "input", "scenario file": "input", "replay trace": "input",
+              "record.pcap": "output", "--pcap": "output", "replay -o": "output"}
+_CONTENT = {
+    "schedule trace": b"1\n2\n3\n",
+    "scenario file": b'duration = "200ms"\n[[flows]]\nalgorithm = "reno"\nrtt = "40ms"\n',
+    "replay trace": b"time_us,event,acked,rtt_us\n0,ack,1,40000\n1000,ack,1,40000\n",
+}
+_SCENARIO = 'duration = "200ms"\n[bottleneck]\nrate = "20Mbps"\n[[flows]]\nalgorithm = "reno"\nrtt = "40ms"\n'
+#: Larger than every input's size cap (sparse: no disk is used).
+_HUGE_BYTES = 1 << 30
+
+
+def file_cases():
+    """(kind, role, device): a kind of file named where a run reads or writes one. Devices
+    are drawn for inputs only: a broken output check would replace one (as root)."""
+    device = st.sampled_from(["/dev/null", "/dev/zero", "/dev/urandom"])
+    return st.tuples(st.sampled_from(FILE_KINDS), st.sampled_from(sorted(FILE_ROLES)), device).filter(
+        lambda c: drawable(c[0], c[1]))
+
+
+def drawable(kind: str, role: str) -> bool:
+    """Devices are named as inputs only (a broken output check would replace one, as root);
+    path escapes only where a scenario names a file (the command line may name any file)."""
+    if kind == "device":
+        return FILE_ROLES[role] == "input"
+    if kind == "escape":
+        return role in ("record.pcap", "schedule trace")
+    return True
+
+
+def _make(folder, kind: str, role: str, device: str) -> str:
+    """The name of a file of `kind` in `folder` (the run's folder), made as it says."""
+    import os
+
+    content = _CONTENT.get(role, b"old\n")
+    path = folder / f"named-{kind.replace(' ', '-')}"
+    if kind == "regular":
+        path.write_bytes(content)
+    elif kind == "empty":
+        path.write_bytes(b"")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "device":
+        return device
+    elif kind == "symlink":
+        (folder / "link-target").write_bytes(content)
+        path.symlink_to(folder / "link-target")
+    elif kind == "huge":
+        with open(path, "wb") as f:
+            f.truncate(_HUGE_BYTES)
+    elif kind == "non-UTF-8":
+        path.write_bytes(b"\xff\xfe\x00" + content)
+    elif kind == "missing folder":
+        return str(folder / "no-such-folder" / "x")
+    elif kind == "escape":
+        return "../" * 12 + "tmp/cubiclab-fuzz-escape"
+    return str(path)
+
+
+def _state(folder) -> dict:
+    """Every name under `folder` with its kind and, for regular files, size and mtime."""
+    import os
+
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            p = os.path.join(root, name)
+            st_ = os.lstat(p)
+            out[p] = (st_.st_mode >> 12, st_.st_size if st_.st_mode >> 12 == 8 else 0, st_.st_mtime_ns)
+    return out
+
+
+def check_file_case(folder, kind: str, role: str, device: str) -> str:
+    """Name a file of `kind` as `role` in a run in `folder`: the command is refused in one
+    line, or runs; nothing but the run's --out (and an output a user names on the command
+    line, if a regular or new file) changes, and what is not a regular file stays as it was."""
+    import os
+    import stat
+
+    name = _make(folder, kind, role, device)
+    sc = folder / "sc.toml"
+    if role == "schedule trace":
+        sc.write_text(_SCENARIO.replace('rate = "20Mbps"', "schedule = { trace = %s }" % _toml_str(name)))
+    elif role == "record.pcap":  # a name from the scenario's folder: inside the run's folder
+        pcap = os.path.relpath(name, folder) if name.startswith(str(folder)) else name
+        sc.write_text(_SCENARIO + "[record]\npcap = %s\n" % _toml_str(pcap))
+    else:
+        sc.write_text(_SCENARIO)
+    trace = folder / "trace.csv"
+    trace.write_bytes(_CONTENT["replay trace"])
+    out = folder / "out"
+    run = ["run", "--out", str(out), "--quiet", "--no-plots"]
+    argv = {
+        "schedule trace": run + [str(sc)],
+        "scenario file": run + [name],
+        "record.pcap": run + [str(sc)],
+        "--pcap": run + [str(sc), "--pcap", name],
+        "replay trace": ["replay", "reno", name],
+        "replay -o": ["replay", "reno", str(trace), "-o", name],
+    }[role]
+    before = _state(folder)
+    device_before = os.stat(device).st_rdev if kind == "device" else None
+    outcome = check_cli(argv)
+    after = _state(folder)
+    allowed = {str(out)}
+    if role in ("--pcap", "replay -o") and kind in ("regular", "missing", "empty", "huge", "non-UTF-8"):
+        allowed.add(name)
+    changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    outside = {p for p in changed if not any(p == a or p.startswith(a + os.sep) for a in allowed)}
+    assert not outside, (kind, role, sorted(outside))
+    if kind == "device":
+        assert stat.S_ISCHR(os.stat(device).st_mode) and os.stat(device).st_rdev == device_before
+    assert not os.path.lexists("/tmp/cubiclab-fuzz-escape")
+    return outcome
+
+
+def _toml_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

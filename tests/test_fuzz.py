@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz_inputs import (
-    check_cli, check_run, check_toml, check_trace, malformed_scenario, model_argv, replay_argv, scenario,
-    toml_bytes, trace_text,
+    FILE_KINDS, FILE_ROLES, check_cli, check_file_case, check_run, check_toml, check_trace, drawable,
+    malformed_scenario, model_argv, replay_argv, scenario, toml_bytes, trace_text,
 )
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -39,7 +39,7 @@ def test_toml_files_are_refused_naming_the_file_or_run(tmp_path_factory, data):
 
 
 @FAST
-@given(trace_text(), st.sampled_from(["reno", "cubic", "bic", "htcp"]))
+@given(trace_text(), st.sampled_from(["reno", "cubic", "bic", "htcp", "bbr"]))
 def test_traces_are_refused_naming_the_line_or_replayed(trace, algorithm):
     check_trace(algorithm, trace)
 
@@ -63,3 +63,18 @@ def test_replay_command_lines(tmp_path_factory, argv, trace):
                                   ["run", "--seed", "-1"], ["model", "markov", "--states", "100000"]])
 def test_command_lines_from_the_issue(argv):
     check_cli(argv)
+
+
+def expected_outcome(kind: str, role: str) -> str:
+    if role == "record.pcap":  # a name inside the run's folder, whatever the scenario's folder holds
+        return "refused" if kind in ("missing folder", "escape") else "ran"
+    if FILE_ROLES[role] == "output":  # any regular or new file the user names; never another kind
+        return "refused" if kind in ("folder", "FIFO", "symlink", "missing folder") else "ran"
+    return "ran" if kind in ("regular", "symlink") else "refused"
+
+
+@pytest.mark.parametrize("kind, role", [(k, r) for k in FILE_KINDS for r in FILE_ROLES if drawable(k, r)])
+def test_every_kind_of_file_where_a_run_names_one(tmp_path, kind, role):
+    # Inputs read only from regular files within their cap, outputs never replacing what is
+    # not a regular file, nothing written outside --out: refused in one line, or run.
+    assert check_file_case(tmp_path, kind, role, "/dev/zero") == expected_outcome(kind, role)

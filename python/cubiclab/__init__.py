@@ -11,14 +11,25 @@ Quick start::
     tb = cubiclab.testbed(scenario)                             # the same on the real kernel (root)
 """
 
-from cubiclab.algorithms import algorithms, check_algorithm
-from cubiclab.algorithms import info as algorithm_info
-from cubiclab.replay import builtin_trace, replay
-from cubiclab.results import Results
-from cubiclab.scenario import Bottleneck, FlowGroup, Link, Record, Scenario, default_scenario
-from cubiclab.simulate import simulate
-from cubiclab.testbed import testbed
-from cubiclab.window import window_curve
+import os as _os
+import sys as _sys
+
+try:
+    from cubiclab.algorithms import algorithms, check_algorithm
+    from cubiclab.algorithms import info as algorithm_info
+    from cubiclab.replay import builtin_trace, replay
+    from cubiclab.results import Results
+    from cubiclab.scenario import Bottleneck, FlowGroup, Link, Record, Scenario, default_scenario
+    from cubiclab.simulate import simulate
+    from cubiclab.testbed import testbed
+    from cubiclab.window import window_curve
+except KeyboardInterrupt:
+    # Ctrl-C while the command line imports numpy and pandas (its first ~0.7 s), before
+    # cubiclab.cli.main can catch it: the command's own line and status, not a traceback.
+    if _os.path.basename(_sys.argv[0]) == "cubiclab":
+        _sys.stderr.write("cubiclab: interrupted\n")
+        raise SystemExit(130) from None
+    raise
 
 __all__ = [
     "algorithms", "algorithm_info", "check_algorithm", "builtin_trace", "replay", "window_curve",

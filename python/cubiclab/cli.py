@@ -118,7 +118,7 @@ def output_folder(out: str, name) -> Path:
 
 def cmd_run(args) -> int:
     """Simulate a scenario file (or the built-in default) and write tables, plots, summary."""
-    from cubiclab.plots import plot_run
+    from cubiclab.plots import check_memory as check_plot_memory, plot_run
     from cubiclab.scenario import Scenario, default_scenario
     from cubiclab.simulate import simulate
 
@@ -139,6 +139,8 @@ def cmd_run(args) -> int:
     elif sc.record.pcap is not None:
         pcap_name = sc.record.pcap
     sc.validate()  # before printing anything
+    if not args.no_plots:
+        check_plot_memory(sc)
     outdir = output_folder(args.out, sc.name)
     writable_folder(args.out, "--out")
     if outdir.exists() and not outdir.is_dir():

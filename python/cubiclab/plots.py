@@ -94,6 +94,19 @@ def plot_memory_bytes(rows: int) -> int:
     return PLOT_BYTES_PER_ROW * int(rows) + PLOT_FIXED_BYTES
 
 
+def check_memory(sc) -> None:
+    """Refuse, before the run, a scenario (a Scenario) whose run and figures together would
+    outgrow the run memory budget: the simulator's estimate (``Scenario::memory_needs``)
+    with the figures' `plot_memory_bytes`; the message names the key or option to change."""
+    spec_json = sc.to_json()
+    spec = json.loads(spec_json)
+    rows = (spec["duration"] // spec["record"]["interval"] + 1) * sum(g["count"] for g in spec["flows"])
+    what = (f"{rows} rows of the flows table x {PLOT_BYTES_PER_ROW} bytes and {PLOT_FIXED_BYTES >> 20} MiB "
+            "for the figures")
+    _core.check_memory(spec_json, [("plots", plot_memory_bytes(rows), what,
+                                    "--no-plots, a larger record.interval or fewer flows")])
+
+
 def _flow_styles(results) -> dict:
     """Per flow: its colour (one per flow), its group's line style, and its legend label."""
     totals = results.totals

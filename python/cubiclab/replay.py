@@ -33,9 +33,14 @@ MAX_SEGMENTS = 1 << 30
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
-#: The largest replay trace read: 16 MiB of CSV, about 600,000 events (the result holds
-#: about 1.3 KB per event).
+#: The largest replay trace read: 16 MiB of CSV, about 600,000 events.
 MAX_REPLAY_TRACE_BYTES = 16 << 20
+#: Bytes the replay holds per event of the trace while it builds its result (the core's
+#: columns and the frame's: 3.5 million events took 4.3 GiB).
+REPLAY_EVENT_BYTES = 1300
+#: The most events (lines) a replay takes, whatever the trace's source (file, text, frame):
+#: the run memory budget's worth of REPLAY_EVENT_BYTES, halved for the interpreter and the caller.
+MAX_REPLAY_EVENTS = _core.MEMORY_BUDGET_BYTES // 2 // REPLAY_EVENT_BYTES
 
 
 def read_trace_file(path) -> str:
@@ -124,9 +129,15 @@ def replay(
     """
     if not isinstance(algorithm, str):
         raise ValueError(f"algorithm is {algorithm!r}; allowed: a name (`cubiclab algorithms`)")
+    text = _trace_text(trace)
+    events = text.count("\n")  # the header's line and a last line without one even out
+    if events > MAX_REPLAY_EVENTS:
+        raise ValueError(f"trace has {events:,} lines; allowed: at most {MAX_REPLAY_EVENTS:,} events (a replay holds "
+                         f"about {REPLAY_EVENT_BYTES:,} bytes per event, {MAX_REPLAY_EVENTS * REPLAY_EVENT_BYTES / 2**30:.1f} "
+                         "GiB at most); split the trace")
     with suggesting():
         cols = _core.replay_csv(
-            algorithm, _trace_text(trace), _params(params),
+            algorithm, text, _params(params),
             _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
             _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
             _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),

@@ -27,27 +27,35 @@ HEADER_BYTES = _core.HEADER_BYTES
 OPTIONAL_TABLES = ("cwnd", "rtt", "web", "cc_state")
 
 
-def _frame(name: str, cols: dict) -> pd.DataFrame:
-    """One core table as a frame, in the units a reader expects."""
-    df = pd.DataFrame(cols)
-    if "t_ns" in df:
-        df.insert(0, "t", df.pop("t_ns") / 1e9)
-    for col in [c for c in df.columns if c.endswith("_ns")]:
-        values = df.pop(col)
-        if col == "rtt_ns":
-            df["rtt_ms"] = values / 1e6
-        else:  # start_ns, fct_ns: seconds; a missing completion time is NaN
-            df[col[:-3] + "_s"] = pd.to_numeric(values, errors="coerce").astype(float) / 1e9
-    for col in ("srtt_us", "rtt_us"):  # every RTT in milliseconds
-        if col in df:
-            df[col[:-3] + "_ms"] = df.pop(col) / 1e3
-    if "ssthresh" in df:
-        df["ssthresh"] = df["ssthresh"].where(df["ssthresh"] != INFINITE_SSTHRESH).astype(float)
-    if "ca_state" in df:
-        df["ca_state"] = pd.Categorical.from_codes(df["ca_state"].astype(int), CA_STATES)
-    if "var" in df:
-        df["var"] = pd.Categorical(df["var"])
-    return df
+def _frame(cols: dict) -> pd.DataFrame:
+    """One core table as a frame, in the units a reader expects. Each column is taken out of
+    `cols` (left empty) as it is converted, and the frame is built from the converted arrays
+    without copying them, so a table is held at most once by the core and once by the frame
+    (what the run's memory estimate counts), not in the further copies a frame built first
+    and converted after makes."""
+    first, middle, last = {}, {}, {}
+    for col in list(cols):
+        values = cols.pop(col)
+        if col == "t_ns":
+            first["t"] = values / 1e9
+        elif col == "rtt_ns":
+            last["rtt_ms"] = values / 1e6
+        elif col.endswith("_ns"):  # start_ns, fct_ns: seconds; a missing completion time is NaN
+            last[col[:-3] + "_s"] = pd.to_numeric(values, errors="coerce").astype(float) / 1e9
+        elif col == "ssthresh":
+            middle[col] = np.where(values != INFINITE_SSTHRESH, values, np.nan)
+        elif col == "ca_state":
+            middle[col] = pd.Categorical.from_codes(values, CA_STATES)
+        elif col == "var":
+            middle[col] = pd.Categorical(values)
+        else:
+            middle[col] = values
+        del values
+    # Every RTT in milliseconds, after the times in seconds (the columns' order of the files).
+    for col in ("srtt_us", "rtt_us"):
+        if col in middle:
+            last[col[:-3] + "_ms"] = middle.pop(col) / 1e3
+    return pd.DataFrame({**first, **middle, **last}, copy=False)
 
 
 @dataclass(repr=False)
@@ -93,7 +101,7 @@ class Results:
         ns become seconds (``t``, ``start_s``, ``fct_s``), RTTs in us or ns milliseconds
         (``srtt_ms``, ``rtt_ms``),
         an infinite ssthresh NaN, and state codes names."""
-        frames = {name: _frame(name, cols) for name, cols in raw.items() if name != "run"}
+        frames = {name: _frame(cols) for name, cols in raw.items() if name != "run"}
         duration = spec["duration"] / 1e9
         totals = frames["totals"]
         active = np.maximum(duration - totals["start_s"].to_numpy(), 1e-9)

@@ -109,14 +109,16 @@ from cubiclab.suggest import did_you_mean, suggesting
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
 MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
+#: A buffer left out: the bandwidth-delay product.
+_BUFFER_DEFAULT = "100%BDP"
 
 
 @dataclass
 class _Link:
     rate: str = "100Mbps"
     delay: str | None = None
-    buffer: str = "100%BDP"
-    reverse_buffer: str = "100%BDP"
+    buffer: str = _BUFFER_DEFAULT
+    reverse_buffer: str = _BUFFER_DEFAULT
     queue: str = "droptail"
     loss: dict | None = None
     reverse_loss: dict | None = None
@@ -497,10 +499,15 @@ def _web(g: "WebGroup", i: int, rate: int, delay: int, wire: int, mss: int) -> d
             per_dir = _num(sessions, f"{at}.sessions") // ways
             think_s = per_dir * 8 * wire_size / (load * rate) - busy
             if think_s <= 0.001:
-                raise ValueError(f"{at}: {per_dir:g} sessions cannot offer only {load:g} of the link; use fewer sessions")
-            if not think_s * 1e9 <= units.U64_MAX:  # also catches inf
+                # Even thinking only a millisecond, these sessions offer less than the load.
+                least = math.ceil(load * rate * (0.001 + busy) / (8 * wire_size)) * ways
+                raise ValueError(f"{at}.sessions is {sessions:g}: {per_dir:g} sessions per direction cannot offer "
+                                 f"{load:g} of the link even without thinking; allowed: at least {least:g} sessions "
+                                 "for this load, or a lower load")
+            if not think_s * 1e9 <= units.MAX_TIME_NS:  # also catches inf
                 raise ValueError(f"{at}.load is {load:g}: {per_dir:g} sessions per direction would think "
-                                 f"{think_s:.3g} s between objects; allowed: at most {units.U64_MAX / 1e9:.3g} s; "
+                                 f"{think_s:.3g} s between objects; allowed: at most {units.MAX_TIME_NS} "
+                                 f"{units.MAX_TIME_TEXT}; "
                                  "raise the load or use fewer sessions")
             think = int(think_s * 1e9)
     return {
@@ -573,7 +580,13 @@ def _buffer(value, fieldname, bdp_bytes, wire) -> dict:
         packets = units.parse_size(value, fieldname, mss=1)
     else:
         return {"bytes": units.parse_size(value, fieldname)}
-    return {"packets": units.checked_int(packets, fieldname, value, "packets", largest=2**32 - 1)}
+    whole = units.checked_int(packets, fieldname, value, "packets", largest=2**32 - 1)
+    if whole == 0 and bdp_bytes and "bdp" in value.lower():  # (a BDP of 0 is a rate of 0: the rate's fault)
+        given = " (the default)" if value == _BUFFER_DEFAULT else ""
+        raise ValueError(f"{fieldname} is '{value}'{given} of a BDP of {bdp_bytes} bytes (the rate x the largest flow "
+                         f"RTT): less than one {wire}-byte packet; allowed: at least one packet: set {fieldname} in "
+                         "packets (e.g. \"10packets\") or give the flows a longer rtt")
+    return {"packets": whole}
 
 
 def _rwnd(value, at: str, mss: int):
@@ -679,6 +692,8 @@ def _plain(value, where: str, depth: int = 0):
                 raise ValueError(f"{where or 'scenario'}: key {k!r} is not text")
         return {k: _plain(v, f"{where}.{k}" if where else k, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(type(v) is int for v in value):  # a trace's millions of opportunities: already plain
+            return list(value)
         return [_plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -707,8 +722,13 @@ def _is_file_name(name: str) -> bool:
 def _check_keys(d: dict, cls, where: str):
     allowed = [f.name for f in fields(cls)]
     for k in d:
-        if k not in allowed:
-            raise ValueError(did_you_mean(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}"))
+        if k in allowed:
+            continue
+        if cls is not Scenario and k in (f.name for f in fields(Scenario)):
+            # TOML puts a key written below a [table] line into that table.
+            raise ValueError(f"{where}: unknown key '{k}'; '{k}' is a key of the scenario itself (the path is "
+                             f"'{k}', not '{where}.{k}'): in a file, write it above the first [table] line")
+        raise ValueError(did_you_mean(f"{where}: unknown key '{k}'; allowed: {', '.join(allowed)}"))
 
 
 # ---- docstrings: each field's meaning and unit, from the schema -------------------------

@@ -40,6 +40,8 @@ from __future__ import annotations
 import math
 import re
 
+from cubiclab import _core
+
 __all__ = [
     "parse_rate",
     "parse_time",
@@ -59,8 +61,13 @@ _TIME_FORMS = "e.g. '100ms', '0.1s', '250us', '40000ns', '2min'"
 _SIZE_FORMS = "e.g. '1500B', '64KB', '1MiB', '2MB', '100packets' (with an MSS)"
 _PERCENT_FORMS = "e.g. '1%', '0.5 %', '0.01' (a fraction)"
 
-#: The largest integer a time (ns), rate (bit/s) or size (bytes) may have: the schema's u64.
+#: The largest integer a rate (bit/s) or size (bytes) may have: the schema's u64.
 U64_MAX = 2**64 - 1
+#: The longest time (ns) the schema takes: 2^60 ns, so that the simulator's sums of times
+#: stay inside u64.
+MAX_TIME_NS = _core.MAX_TIME_NS
+#: The same, as messages state it.
+MAX_TIME_TEXT = f"ns (about {MAX_TIME_NS / 1e9 / 86400 / 365.25:.1f} years)"
 
 _PREFIX = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 
@@ -120,8 +127,13 @@ def _bare(field: str, text, forms: str, default_unit: str | None) -> str:
 def checked_int(value: float, field: str, text, unit: str, largest: int = U64_MAX) -> int:
     """`value` (in `unit`) rounded to an integer, refused when it is not finite or above
     `largest`: float arithmetic on huge finite inputs ("1e300s" x 1e9) overflows to inf."""
-    if not math.isfinite(value) or value > largest:
-        raise ValueError(f"{field}: '{text}' is too large; allowed: at most {largest} {unit}")
+    # Compared as floats, the limit is the largest float not above `largest` (2^64 - 1 itself
+    # rounds up to 2^64): that one is accepted, and stated.
+    most = float(largest)
+    if most > largest:
+        most = math.nextafter(most, 0.0)
+    if not math.isfinite(value) or value > most:
+        raise ValueError(f"{field}: '{text}' is too large; allowed: at most {int(most)} {unit}")
     return int(round(value))
 
 
@@ -159,7 +171,7 @@ def parse_time(text, field: str = "time", default_unit: str | None = None) -> in
     factor = _time_factor(unit)
     if factor is None:
         raise ValueError(f"{field}: unknown time unit '{unit}' in '{text}'; accepted forms: {_TIME_FORMS}")
-    return checked_int(value * factor, field, text, f"ns (about {U64_MAX / 1e9 / 86400 / 365.25:.0f} years)")
+    return checked_int(value * factor, field, text, MAX_TIME_TEXT, largest=MAX_TIME_NS)
 
 
 def parse_time_s(text, field: str = "time", default_unit: str | None = None) -> float:

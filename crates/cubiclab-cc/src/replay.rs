@@ -442,7 +442,7 @@ pub fn check_replayable(alg: &Algorithm, name: &str, events: &[TraceEvent]) -> R
     }
     match events.iter().position(|e| matches!(e.event, Event::Ack { .. })) {
         Some(i) => Err(format!(
-            "algorithm '{name}' sets its window from delivery-rate samples (cong_control): every ack needs \
+            "trace: algorithm '{name}' sets its window from delivery-rate samples (cong_control): every ack needs \
              the columns {}; event {} (time_us {}) has none",
             RATE_COLUMNS.join(", "),
             i + 1,

@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
 use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
 use cubiclab_emu::config::{Duplex, HopCfg};
-use cubiclab_sim::scenario::{self, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MAX_HOPS, MEMORY_BUDGET_BYTES};
+use cubiclab_sim::scenario::{self, MemoryNeed, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MAX_HOPS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
 
 fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
@@ -226,6 +226,23 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The delivery opportunities (ms) of a Mahimahi trace file's bytes, parsed in one pass
+/// (`cubiclab_path::schedule::parse_mahimahi`); a ValueError names the line.
+#[pyfunction]
+fn parse_mahimahi(bytes: &[u8]) -> PyResult<Vec<u64>> {
+    cubiclab_path::schedule::parse_mahimahi(bytes).map_err(PyValueError::new_err)
+}
+
+/// The scenario's memory estimate (`Scenario::memory_needs`) with `more` (key, bytes, what,
+/// remedy: what the caller adds, such as the plots) against the run memory budget: a
+/// ValueError naming the key that asks for most and the way to ask for less.
+#[pyfunction]
+fn check_memory(spec_json: &str, more: Vec<(String, u64, String, String)>) -> PyResult<()> {
+    let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
+    let more = more.into_iter().map(|(key, bytes, what, remedy)| MemoryNeed { key, bytes, what, remedy }).collect();
+    sc.check_memory(more).map_err(PyValueError::new_err)
+}
+
 /// The emulator's `key value` lines for the scenario's links in both directions (each with
 /// the random streams the simulator gives it), its seed and, for a path of several links,
 /// every flow's route: the path the simulator builds from the same scenario. Routes are
@@ -345,6 +362,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulator_path, m)?)?;
     m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
+    m.add_function(wrap_pyfunction!(check_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_mahimahi, m)?)?;
     m.add_function(wrap_pyfunction!(bdp_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(schedule_capacity_bits, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
@@ -357,6 +376,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DISCIPLINE_TIMES", times)?;
     m.add("MAX_FLOWS", MAX_FLOWS)?;
     m.add("MAX_HOPS", MAX_HOPS)?;
+    m.add("MAX_TIME_NS", scenario::MAX_TIME_NS)?;
     m.add("MEMORY_BUDGET_BYTES", MEMORY_BUDGET_BYTES)?;
     m.add("ACK_BYTES", ACK_BYTES)?;
     m.add("TESTBED_HZ", cubiclab_cc::clock::TESTBED_HZ)?;

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cubiclab import _core
+
 HERE = Path(__file__).resolve().parent
 PACKET_BITS = 1500 * 8
 
@@ -78,7 +80,8 @@ MAX_TRACE_BYTES = 64 << 20
 def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: Path | None = None) -> list[int]:
     """The opportunities (ms) of a shipped trace by name, or of a Mahimahi trace file (a
     relative name is looked up in `folder`, the scenario file's, when given). The file must
-    be a regular file of at most MAX_TRACE_BYTES; it is parsed in one pass."""
+    be a regular file of at most MAX_TRACE_BYTES; it is read at once and parsed in one pass,
+    in Rust (`cubiclab_path::schedule::parse_mahimahi`, where the format's meaning lives)."""
     from cubiclab.io import read_input_file
 
     if not isinstance(name_or_path, str) or not name_or_path:
@@ -94,19 +97,10 @@ def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: P
             raise ValueError(f"{where}: '{name_or_path}' is neither a shipped trace ({', '.join(TRACES)}) "
                              f"nor a file" + (f" in {folder}" if folder is not None and not Path(name_or_path).is_absolute() else ""))
     raw = read_input_file(path, where, limit=MAX_TRACE_BYTES)
-    out = []
-    for i, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
-        text = line.strip()
-        if not text:
-            continue
-        if not (text.isdigit()):
-            shown = text[:40].decode("utf-8", "backslashreplace")
-            raise ValueError(f"{where}: {path} line {i} is '{shown}'; expected a whole number of "
-                             f"milliseconds per line, (Mahimahi's format)")
-        out.append(int(text))
-    if not out:
-        raise ValueError(f"{where}: {path} has no delivery opportunity")
-    return out
+    try:
+        return _core.parse_mahimahi(raw)
+    except ValueError as e:
+        raise ValueError(f"{where}: {path} {e}") from None
 
 
 def write_shipped() -> None:

@@ -25,7 +25,7 @@ pub(crate) use plan::STREAM_HOST;
 pub use plan::{
     rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, SessionDraws, WebLane, MAX_HOPS,
 };
-pub use validate::{MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
+pub use validate::{MemoryNeed, MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;
 use crate::queue::{Limit, QueueDiscipline, QueueSettings};

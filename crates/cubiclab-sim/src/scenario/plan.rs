@@ -221,7 +221,7 @@ impl Scenario {
                         RttDist::Fixed(r) => r,
                         // Whole milliseconds, so that sessions share delay lines.
                         RttDist::Exp(mean) => {
-                            let floor = 2 * self.route_delay_ns(&route) + 1_000_000;
+                            let floor = self.exp_rtt_floor_ns(&route);
                             let r = (rng.exponential(mean as f64) as u64).max(floor);
                             r.div_ceil(1_000_000) * 1_000_000
                         }
@@ -333,6 +333,12 @@ impl Scenario {
                 .map(|n| self.links.iter().position(|l| l.name() == n).expect("a validated route names known links"))
                 .collect(),
         }
+    }
+
+    /// The least RTT a web session drawn from `rtt = "exp:..."` gets on `route`: its links'
+    /// delays both ways and a millisecond (a draw below it is raised to it).
+    pub fn exp_rtt_floor_ns(&self, route: &[usize]) -> u64 {
+        2 * self.route_delay_ns(route) + 1_000_000
     }
 
     /// One-way propagation delay of the links `route` crosses.

@@ -29,8 +29,19 @@ const SEGMENT_BYTES: u64 = 2 * (1 + 8 + std::mem::size_of::<cubiclab_cc::host::r
 /// Bytes a queued packet takes in a buffer that grows by doubling.
 const QUEUED_PACKET_BYTES: u64 = 2 * Fifo::<Packet>::ENTRY_BYTES as u64;
 
-/// Bytes of one recorded value (every column is at most 8 bytes wide).
+/// Bytes of one recorded value (every column is at most 8 bytes wide, in the simulator and
+/// in the Python frames built from its columns).
 const VALUE_BYTES: u64 = 8;
+
+/// Memory one part of a run holds: the key that sets its size, its bytes, how they add up,
+/// and the keys or options that make it smaller.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryNeed {
+    pub key: String,
+    pub bytes: u64,
+    pub what: String,
+    pub remedy: String,
+}
 
 /// An unknown name is the group's `algorithm` key's fault; any other refusal its `params`'.
 fn check_algorithm(name: &str, params: &Params, at: &str) -> Result<(), String> {
@@ -128,7 +139,7 @@ impl Scenario {
         if total > MAX_FLOWS {
             return Err(format!("flows and web sessions number {total} in all; allowed: at most {MAX_FLOWS}"));
         }
-        self.validate_memory()
+        self.check_memory(Vec::new())
     }
 
     /// Every time within [`MAX_TIME_NS`], and the last start of each group too, so that the
@@ -172,15 +183,21 @@ impl Scenario {
         }
     }
 
-    /// What the run will allocate for windows, buffers and samples, against
-    /// [`MEMORY_BUDGET_BYTES`]; the message names the key that asks for most.
-    fn validate_memory(&self) -> Result<(), String> {
-        let mut needs: Vec<(String, u64, String)> = Vec::new();
+    /// What the run will hold for windows, buffers and samples (the samples twice: as the
+    /// core's columns and as the Python frames built from them), each with the key that sets
+    /// it and the way to ask for less.
+    pub fn memory_needs(&self) -> Vec<MemoryNeed> {
+        let mut needs = Vec::new();
         for (i, g) in self.flows.iter().enumerate() {
-            let bytes = g.count as u64 * g.initial_cwnd as u64 * SEGMENT_BYTES;
-            let what =
-                format!("{} flows x {} segments x {SEGMENT_BYTES} bytes of window state", g.count, g.initial_cwnd);
-            needs.push((format!("flows[{i}].initial_cwnd"), bytes, what));
+            needs.push(MemoryNeed {
+                key: format!("flows[{i}].initial_cwnd"),
+                bytes: g.count as u64 * g.initial_cwnd as u64 * SEGMENT_BYTES,
+                what: format!(
+                    "{} flows x {} segments x {SEGMENT_BYTES} bytes of window state",
+                    g.count, g.initial_cwnd
+                ),
+                remedy: format!("a smaller flows[{i}].initial_cwnd or flows[{i}].count"),
+            });
         }
         for (k, b) in self.links.iter().enumerate() {
             let at = self.link_key(k);
@@ -191,29 +208,59 @@ impl Scenario {
                     Limit::Packets(n) => n as u64,
                     Limit::Bytes(n) => n / smallest,
                 };
-                let what = format!("{packets} packets x {QUEUED_PACKET_BYTES} bytes when full");
-                needs.push((format!("{at}.{name}"), packets.saturating_mul(QUEUED_PACKET_BYTES), what));
+                needs.push(MemoryNeed {
+                    key: format!("{at}.{name}"),
+                    bytes: packets.saturating_mul(QUEUED_PACKET_BYTES),
+                    what: format!("{packets} packets x {QUEUED_PACKET_BYTES} bytes when full"),
+                    remedy: format!("a smaller {at}.{name}"),
+                });
             }
         }
         let samples = self.duration_ns / self.record.interval_ns + 1;
-        let flows: u64 = self.flows.iter().map(|g| g.count as u64).sum();
+        let row_bytes = self.sample_row_values() * 2 * VALUE_BYTES;
+        let (flows, links) = (self.flow_rows_per_sample(), self.links.len());
+        needs.push(MemoryNeed {
+            key: "record.interval".to_string(),
+            bytes: samples.saturating_mul(row_bytes),
+            what: format!("{samples} samples x {row_bytes} bytes ({flows} flows and {links} links, in the simulator and in Python)"),
+            remedy: "a larger record.interval, fewer flows or a shorter duration".to_string(),
+        });
+        needs
+    }
+
+    /// Rows the `flows` table gains per sample: one per long-lived flow.
+    pub fn flow_rows_per_sample(&self) -> u64 {
+        self.flows.iter().map(|g| g.count as u64).sum()
+    }
+
+    /// Values recorded per sample: every column of a flow's and a link's row.
+    fn sample_row_values(&self) -> u64 {
         let columns = |table: &str| {
             Results::schema().into_iter().find(|(t, _)| *t == table).map_or(0, |(_, cols)| cols.len() as u64)
         };
-        let links = self.links.len() as u64;
-        let row_bytes = flows * columns("flows") * VALUE_BYTES + links * columns("link") * VALUE_BYTES;
-        let what = format!("{samples} samples x {row_bytes} bytes ({flows} flows and {links} links)");
-        needs.push(("record.interval".to_string(), samples.saturating_mul(row_bytes), what));
-        let total = needs.iter().fold(0u64, |sum, (_, b, _)| sum.saturating_add(*b));
+        self.flow_rows_per_sample() * columns("flows") + self.links.len() as u64 * columns("link")
+    }
+
+    /// [`Self::memory_needs`] and `more` (what the caller adds: the plots) against
+    /// [`MEMORY_BUDGET_BYTES`]; the message names the key that asks for most (of `more` when
+    /// the run alone fits) and the way to ask for less.
+    pub fn check_memory(&self, more: Vec<MemoryNeed>) -> Result<(), String> {
+        let sum = |needs: &[MemoryNeed]| needs.iter().fold(0u64, |sum, n| sum.saturating_add(n.bytes));
+        let run = self.memory_needs();
+        let total = sum(&run).saturating_add(sum(&more));
         if total <= MEMORY_BUDGET_BYTES {
             return Ok(());
         }
-        let (at, bytes, what) = needs.into_iter().max_by_key(|(_, b, _)| *b).expect("three needs at least");
+        let culprits = if sum(&run) <= MEMORY_BUDGET_BYTES { more } else { run };
+        let most = culprits.into_iter().max_by_key(|n| n.bytes).expect("a need over the budget");
         Err(format!(
-            "{at} asks for {:.1} GiB ({what}); the run would need {:.1} GiB in all; allowed: at most {:.0} GiB",
-            bytes as f64 / GIB,
+            "{} asks for {:.1} GiB ({}); the run would need {:.1} GiB in all; allowed: at most {:.0} GiB; ask for less with {}",
+            most.key,
+            most.bytes as f64 / GIB,
+            most.what,
             total as f64 / GIB,
-            MEMORY_BUDGET_BYTES as f64 / GIB
+            MEMORY_BUDGET_BYTES as f64 / GIB,
+            most.remedy
         ))
     }
 
@@ -430,7 +477,24 @@ impl Scenario {
         let route = self.check_route(w.route.as_deref(), &format!("{at}.route"))?;
         match w.rtt {
             RttDist::Fixed(r) => self.check_rtt(r, &route, &route, &format!("{at}.rtt")),
-            RttDist::Exp(m) => positive(m, &format!("{at}.rtt")),
+            RttDist::Exp(m) => {
+                positive(m, &format!("{at}.rtt"))?;
+                // Draws below the path's round trip are raised to it: with the mean under
+                // floor / ln(100), fewer than 1% of the sessions (e^(-floor/mean)) would keep
+                // their own RTT and the group would silently be one of fixed RTT.
+                let floor = self.exp_rtt_floor_ns(&route);
+                let least_mean = floor as f64 / 100f64.ln();
+                if (m as f64) < least_mean {
+                    return Err(format!(
+                        "{at}.rtt is exp:{} ms, but its links' delays raise every RTT to at least {} ms, so fewer than 1% \
+                         of the sessions would keep their draw; allowed: a mean >= {:.0} ms (floor / ln 100), or a fixed rtt",
+                        m as f64 / MS,
+                        floor as f64 / MS,
+                        (least_mean / MS).ceil()
+                    ));
+                }
+                Ok(())
+            }
         }
     }
 }
