@@ -17,21 +17,24 @@ def one_flow(**kw) -> Scenario:
 
 
 def test_a_microsecond_interval_over_30_s_is_refused_with_the_way_out():
-    # 30,000,001 samples x (10 + 7 values) x 8 bytes, in the simulator and in Python: 7.6 GiB.
+    # 30,000,001 samples x (10 flow + 8 link values, marks included) x 8 bytes, in the
+    # simulator and in Python (x 2): 8.64e9 bytes, 8.0 GiB.
     sc = one_flow(duration="30s", record=Record(interval="1us"))
-    with pytest.raises(ValueError, match=r"^record.interval asks for 7\.6 GiB .*allowed: at most 4 GiB; ask for less "
+    with pytest.raises(ValueError, match=r"^record.interval asks for 8\.0 GiB .*allowed: at most 4 GiB; ask for less "
                                          r"with a larger record.interval, fewer flows or a shorter duration"):
         sc.validate()
 
 
 def test_a_hundred_thousand_flows_for_40_s_are_refused():
+    # Per sample: 100,000 flows x 10 values + 1 link x 8 values, 8 bytes each, twice:
+    # 16,000,128 bytes.
     sc = Scenario(duration="40s", flows=[FlowGroup("cubic", rtt="40ms", count=100_000)])
-    with pytest.raises(ValueError, match=r"^record.interval asks for .* GiB \(\d+ samples x 16000112 bytes"):
+    with pytest.raises(ValueError, match=r"^record.interval asks for .* GiB \(\d+ samples x 16000128 bytes"):
         sc.validate()
 
 
 def test_the_plots_count_and_no_plots_is_the_way_out(tmp_path, capsys):
-    # The run alone fits (14 M samples x 136 x 2 bytes: 3.5 GiB); its figures (192 bytes a
+    # The run alone fits (14 M samples x 144 x 2 bytes: 3.75 GiB); its figures (192 bytes a
     # row) do not: refused naming the plots, before anything runs.
     sc = one_flow(duration="14s", record=Record(interval="1us"))
     sc.validate()
