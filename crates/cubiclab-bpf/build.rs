@@ -27,6 +27,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("veno", "veno.bpf.c", &[], Some("veno")),
     ("watch", "watch.bpf.c", &[], None),
     ("bbr_probe", "bbr_probe.bpf.c", &[], None),
+    ("dctcp", "dctcp.bpf.c", &[], Some("dctcp")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

@@ -60,6 +60,7 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "westwood", tag: "ww", object: object!("westwood"), fixed_point: "", exact_twin: "westwood" },
     Port { algorithm: "illinois", tag: "ill", object: object!("illinois"), fixed_point: "", exact_twin: "illinois" },
     Port { algorithm: "veno", tag: "veno", object: object!("veno"), fixed_point: "", exact_twin: "veno" },
+    Port { algorithm: "dctcp", tag: "dctcp", object: object!("dctcp"), fixed_point: "", exact_twin: "dctcp" },
 ];
 
 /// Why the objects are missing, or None when they were built.
