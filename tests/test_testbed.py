@@ -185,6 +185,32 @@ def test_what_the_testbed_cannot_set_per_flow_is_refused():
         p.namespace_sysctls()
 
 
+def test_each_namespace_sets_tcp_ecn_from_its_senders_flows():
+    # net.ipv4.tcp_ecn is per namespace: 1 (ask for ECN) where ECN flows send, 2 (Linux's
+    # default: accept only) set where flows without it send; receivers listen, and accept
+    # under either. A scenario without ECN sets nothing.
+    rmem = {"net.ipv4.tcp_rmem": "4096 131072 33554432"}
+    sc = cubiclab.Scenario(duration="2s", flows=[
+        cubiclab.FlowGroup("cubic", ecn=True), cubiclab.FlowGroup("cubic", direction="reverse")])
+    assert tbrun.plan(sc).namespace_sysctls() == {"sender": {**rmem, "net.ipv4.tcp_ecn": 1},
+                                                  "receiver": {**rmem, "net.ipv4.tcp_ecn": 2}}
+    plain = sc.replace(flows=[cubiclab.FlowGroup("cubic"), cubiclab.FlowGroup("cubic", direction="reverse")])
+    assert tbrun.plan(plain).namespace_sysctls() == {"sender": rmem, "receiver": rmem}
+    # A reverse ECN flow alone: its sender's namespace is the receiver's.
+    only = tbrun.plan(sc.replace(flows=[cubiclab.FlowGroup("cubic", ecn=True, direction="reverse")]))
+    assert only.namespace_sysctls() == {"sender": rmem, "receiver": {"net.ipv4.tcp_ecn": 1}}
+    # Flows with and without ECN sending from one namespace cannot both have their way.
+    mixed = sc.replace(flows=[cubiclab.FlowGroup("cubic", ecn=True), cubiclab.FlowGroup("cubic", ecn=False)])
+    with pytest.raises(ValueError, match=r"forward flows with ecn = true and without it send from the sender's "):
+        tbrun.plan(mixed)
+    # A forward web session's client opens its connection from the receiver's side, where
+    # a reverse ECN flow would make it ask for ECN too.
+    web = sc.replace(flows=[cubiclab.FlowGroup("cubic", ecn=True, direction="reverse")],
+                     web=[WebGroup(sessions=2, think="500ms", rtt="40ms", mean_size="10packets")])
+    with pytest.raises(ValueError, match=r"receiver's namespace would need net\.ipv4\.tcp_ecn = 2 and 1"):
+        tbrun.plan(web)
+
+
 def test_a_testbed_plan_compiles_its_scenario_once(tmp_path, monkeypatch):
     # plan() compiles the scenario once and derives the flow plan, the emulator's path and
     # the web schedule from that one compiled form; the cache key and the run take it from
