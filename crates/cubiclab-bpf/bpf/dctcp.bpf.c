@@ -7,16 +7,20 @@
  * ops on the accepting socket) echoes ECE as the CE state of the last segment, sending the
  * pending delayed ACK first when that state changes.
  *
- * Left out: the kernel module's fallback to dctcp-reno when the peer refuses ECN (no
- * delivered_ce then, so alpha only decays and every reduction is a loss, which halves:
- * Reno's window, but for a local-congestion CWR), and PLB's rehash bookkeeping (off unless
- * net.ipv4.tcp_plb_enabled). */
+ * When the handshake did not negotiate ECN (a peer whose congestion control does not need
+ * it refuses an ECT SYN) the socket falls back to Reno, as the module falls back to its
+ * dctcp-reno, whose hooks are Reno's: the switch also stops ECT on its data. Left out:
+ * PLB's rehash bookkeeping (off unless net.ipv4.tcp_plb_enabled). */
 #include "port.h"
 
 /* include/net/tcp.h: the flags a tcp_congestion_ops carries and the ecn_flags bit that
  * makes the receiver set ECE (#defines, so not in vmlinux.h). */
 #define TCP_CONG_NEEDS_ECN 0x2
 #define TCP_ECN_DEMAND_CWR 0x4
+/* TCP_ECN_MODE_RFC3168 | TCP_ECN_MODE_ACCECN (6.18): ECN of either kind negotiated. */
+#define TCP_ECN_MODE_ANY 0x11
+#define SOL_TCP 6
+#define TCP_CONGESTION 13
 #define TCP_CA_Recovery 3
 #define DCTCP_MAX_ALPHA 1024U
 /* The ops' flags member, as one HOOK()-like item of PORT_OPS. */
@@ -85,7 +89,14 @@ void BPF_PROG(dctcp_init, struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_dctcp *ca = inet_csk_ca(sk);
+	__u8 state = sk->__sk_common.skc_state;
 
+	if (!(tp->ecn_flags & TCP_ECN_MODE_ANY) && state != TCP_LISTEN && state != TCP_CLOSE) {
+		char reno[] = "reno";
+
+		bpf_setsockopt(sk, SOL_TCP, TCP_CONGESTION, reno, sizeof(reno));
+		return;
+	}
 	ca->prior_rcv_nxt = tp->rcv_nxt;
 	ca->alpha = min_u32(PARAM.alpha_on_init, DCTCP_MAX_ALPHA);
 	ca->loss_cwnd = 0;
