@@ -40,7 +40,8 @@ STATS_PY = ROOT / "python" / "cubiclab" / "stats.py"
 GRID_S = 0.05
 # Table columns: (header, metric prefix); per-flow metrics show the flow that differs most.
 COLUMNS = [("util", "utilization"), ("share", "share"), ("loss ev", "loss_events"), ("retx", "retransmits"),
-           ("ss peak", "ss_peak"), ("mean cwnd", "cwnd_mean")]
+           ("ss peak", "ss_peak"), ("mean cwnd", "cwnd_mean"), ("CE marks", "ce_marks"),
+           ("ECN red", "ecn_reductions")]
 
 # Run by the baseline build in a subprocess: the same metrics with this tree's ensemble.py.
 # (An older build may lack cubiclab.stats, which ensemble.py imports: this tree's is used.)

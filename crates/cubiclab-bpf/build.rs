@@ -30,6 +30,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("hybla", "hybla.bpf.c", &[], Some("hybla")),
     ("yeah", "yeah.bpf.c", &[], Some("yeah")),
     ("lp", "lp.bpf.c", &[], Some("lp")),
+    ("dctcp", "dctcp.bpf.c", &[], Some("dctcp")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

@@ -12,7 +12,7 @@
 use cubiclab_path::Time;
 
 use crate::config::{HopCfg, LinkWay};
-use crate::path::{Direction, Fate, Slab};
+use crate::path::{Direction, Fate, Seg, Slab};
 
 /// No next link: the route ends here.
 const END: u16 = u16::MAX;
@@ -100,7 +100,7 @@ impl Chain {
 
     /// Hand `deliver` every run of segments due by `now` at the end of its route (see
     /// [`Direction::deliver`]).
-    pub fn deliver(&mut self, now: Time, max_run: u32, mut deliver: impl FnMut(u32, u16, u16, &[Time])) {
+    pub fn deliver(&mut self, now: Time, max_run: u32, mut deliver: impl FnMut(Seg, u16, &[Time])) {
         for h in &mut self.hops {
             h.deliver(now, max_run, &mut deliver);
         }
@@ -122,7 +122,7 @@ impl Chain {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::path::{Seg, NO_FLOW};
+    use crate::path::NO_FLOW;
     use crate::tun::Header;
     use cubiclab_path::{Limit, LinkSpec, LossSpec, QueueDiscipline, QueueSettings};
 
@@ -161,8 +161,8 @@ pub(crate) mod tests {
     fn delivered(c: &mut Chain, slab: &mut Slab, now: Time) -> Vec<(u32, u16, Time)> {
         c.advance(now, slab, |_, _| {});
         let mut out = vec![];
-        c.deliver(now, 64, |slot, first, n, dues| {
-            out.extend((0..n).map(|i| (slot, first + i, dues[i as usize])));
+        c.deliver(now, 64, |first, n, dues| {
+            out.extend((0..n).map(|i| (first.slot, first.index + i, dues[i as usize])));
         });
         out.sort_by_key(|e| e.2);
         out
@@ -266,8 +266,8 @@ pub(crate) mod tests {
                 let now = t + 300_000;
                 d.advance(now, &mut slab_d, |f| log_d.fate(f));
                 c.advance(now, &mut slab_c, |_, f| log_c.fate(f));
-                d.deliver(now, 64, |slot, first, n, dues| log_d.1.push((slot, first, n, dues.to_vec())));
-                c.deliver(now, 64, |slot, first, n, dues| log_c.1.push((slot, first, n, dues.to_vec())));
+                d.deliver(now, 64, |s, n, dues| log_d.1.push((s.slot, s.index, n, dues.to_vec())));
+                c.deliver(now, 64, |s, n, dues| log_c.1.push((s.slot, s.index, n, dues.to_vec())));
                 for &(slot, _, n, _) in &log_d.1[released..] {
                     slab_d.release(slot, n);
                     slab_c.release(slot, n);

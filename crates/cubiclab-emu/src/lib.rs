@@ -5,12 +5,16 @@
 //!
 //! The path is the simulator's, the same code (`cubiclab-path`, built by `Link::new` from
 //! the same scenario values and seed): forward (A → B) through the bottleneck — a buffer
-//! under drop-tail, RED or CoDel in front of a transmitter of fixed rate, random loss on
-//! packets as they leave it — then the flow's forward delay line; backward (B → A) through
+//! under any of the path's queue disciplines in front of a transmitter of fixed rate, random
+//! loss on packets as they leave it — then the flow's forward delay line; backward (B → A) through
 //! the reverse bottleneck and the flow's reverse delay line. A flow is told apart by its
 //! server's port (the TCP destination or source port: servers live on either side, and the
 //! clients' ports lie outside the servers' range); other packets (ICMP, unknown ports) take
 //! the default delays.
+//!
+//! The disciplines see each segment's ECN field as its IPv4 header gives it; a segment
+//! a discipline marks leaves with CE (its header rewritten, the checksum updated as
+//! RFC 1624 says), counted per link and, once delivered, per flow.
 //!
 //! Serialization is scheduled on the virtual clock (a packet starts when the previous one
 //! finished, not when the loop noticed it), so the rate is exact on average however late the

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use cubiclab_path::{Link, LinkSpec, Offer, PathPacket, RateSchedule, Time};
+use cubiclab_path::{Ecn, Link, LinkSpec, Offer, PathPacket, RateSchedule, Time};
 
 use crate::tun::{Header, MAX_PACKET};
 
@@ -29,6 +29,9 @@ pub struct Seg {
     pub index: u16,
     pub flow: u16,
     pub bytes: u32,
+    /// Its ECN field: its packet's, until a discipline marks it CE (then only this
+    /// segment leaves with CE).
+    pub ecn: Ecn,
 }
 
 impl PathPacket for Seg {
@@ -40,6 +43,16 @@ impl PathPacket for Seg {
     #[inline]
     fn flow_key(&self) -> u64 {
         self.flow as u64
+    }
+
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+
+    #[inline]
+    fn mark_ce(&mut self) {
+        self.ecn = Ecn::Ce;
     }
 }
 
@@ -229,8 +242,9 @@ impl Direction {
     pub fn offer(&mut self, now: Time, slot: u32, flow: u16, slab: &mut Slab, mut fate: impl FnMut(Fate<'_>)) {
         self.advance(now, slab, &mut fate);
         let h = slab.slots[slot as usize].header;
+        let ecn = Ecn::from_bits(h.ip_ecn);
         for index in 0..h.segments {
-            self.offer_segment(now, Seg { slot, index, flow, bytes: h.segment_bytes(index) }, slab, &mut fate);
+            self.offer_segment(now, Seg { slot, index, flow, bytes: h.segment_bytes(index), ecn }, slab, &mut fate);
         }
     }
 
@@ -290,10 +304,10 @@ impl Direction {
         }
     }
 
-    /// Hand `deliver` every run of segments due by `now` that leaves the path here: (slot,
-    /// first index, count, due time of each). A run is consecutive segments of one packet,
-    /// at most `max_run` long.
-    pub fn deliver(&mut self, now: Time, max_run: u32, mut deliver: impl FnMut(u32, u16, u16, &[Time])) {
+    /// Hand `deliver` every run of segments due by `now` that leaves the path here: (its
+    /// first segment, count, due time of each). A run is consecutive segments of one
+    /// packet with one ECN field (a mark splits a super-packet), at most `max_run` long.
+    pub fn deliver(&mut self, now: Time, max_run: u32, mut deliver: impl FnMut(Seg, u16, &[Time])) {
         let mut dues = [0 as Time; 64];
         for line in self.lines.iter_mut().filter(|l| !l.through) {
             while let Some(&(due, first)) = line.fifo.front() {
@@ -305,7 +319,9 @@ impl Direction {
                 let mut n = 1u16;
                 while (n as u32) < max_run.min(64) {
                     match line.fifo.front() {
-                        Some(&(d, s)) if d <= now && s.slot == first.slot && s.index == first.index + n => {
+                        Some(&(d, s))
+                            if d <= now && s.slot == first.slot && s.index == first.index + n && s.ecn == first.ecn =>
+                        {
                             line.fifo.pop_front();
                             dues[n as usize] = d;
                             n += 1;
@@ -313,7 +329,7 @@ impl Direction {
                         _ => break,
                     }
                 }
-                deliver(first.slot, first.index, n, &dues[..n as usize]);
+                deliver(first, n, &dues[..n as usize]);
             }
         }
     }
@@ -367,10 +383,10 @@ mod tests {
         assert_eq!(dropped, vec![(0, 2)]);
         d.advance(10_000_000, &mut slab, |_| {});
         let mut runs = vec![];
-        d.deliver(7_000_000, 64, |_, first, n, dues| runs.push((first, n, dues.to_vec())));
+        d.deliver(7_000_000, 64, |first, n, dues| runs.push((first.index, n, dues.to_vec())));
         assert_eq!(runs, vec![(0, 1, vec![6_200_000])]);
         runs.clear();
-        d.deliver(9_000_000, 64, |_, first, n, dues| runs.push((first, n, dues.to_vec())));
+        d.deliver(9_000_000, 64, |first, n, dues| runs.push((first.index, n, dues.to_vec())));
         assert_eq!(runs, vec![(1, 1, vec![7_400_000])]);
         // The dropped segment and the two delivered ones free the slot only when the
         // caller releases the delivered ones.
@@ -396,7 +412,7 @@ mod tests {
         let slot = slab.insert(buf, 4500, header(3, 1448));
         d.offer(0, slot, NO_FLOW, &mut slab, |_| {});
         let mut runs = vec![];
-        d.deliver(1000, 2, |_, first, n, _| runs.push((first, n)));
+        d.deliver(1000, 2, |first, n, _| runs.push((first.index, n)));
         assert_eq!(runs, vec![(0, 2), (2, 1)]);
     }
 }

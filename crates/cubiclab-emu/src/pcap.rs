@@ -7,7 +7,8 @@
 //!   length, identification and sequence number, `Header::range_headers`): what a capture
 //!   on a real router would show.
 //! - Only headers are kept (IPv4 + TCP with options, at most [`SNAPLEN`] bytes; other
-//!   packets their first [`SNAPLEN`] bytes); each record's original length is the
+//!   packets their first [`SNAPLEN`] bytes), with the ECN field the segment leaves with
+//!   (CE if the link's discipline marked it); each record's original length is the
 //!   segment's size on the wire, so tools count bytes right. The TCP checksum field holds
 //!   what the kernel left for offload (the pseudo-header sum), not a final checksum.
 //! - Times count from the start of the run, as the simulator's do.
@@ -24,7 +25,8 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
 use crate::path::{Seg, Slot, NO_FLOW};
-use cubiclab_path::Time;
+use crate::tun::set_ce;
+use cubiclab_path::{Ecn, Time};
 
 /// Bytes kept of each packet: the largest IPv4 and TCP headers (60 + 60) and some.
 pub const SNAPLEN: usize = 128;
@@ -108,14 +110,18 @@ impl Tap {
             let end = if h.hdr_len > 0 { at + h.hdr_len as usize } else { slot.buf.len() };
             &slot.buf[at..end.min(at + SNAPLEN).min(slot.buf.len())]
         } else {
-            &h.range_headers(&slot.buf, s.index, s.index + 1, &mut self.scratch).0[at..]
+            &h.range_headers(&slot.buf, s.index, s.index + 1, s.ecn, &mut self.scratch).0[at..]
         };
         let us = t / 1_000;
         self.buf.extend_from_slice(&((us / 1_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&((us % 1_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&(headers.len() as u32).to_le_bytes());
         self.buf.extend_from_slice(&s.bytes.to_le_bytes());
+        let ip = self.buf.len();
         self.buf.extend_from_slice(headers);
+        if h.segments == 1 && s.ecn != Ecn::from_bits(h.ip_ecn) {
+            set_ce(&mut self.buf[ip..]);
+        }
         self.records += 1;
     }
 
@@ -228,19 +234,34 @@ mod tests {
     use crate::tun::{Header, VNET_LEN};
 
     /// A virtio header (a TSO super-packet of 1448-byte segments) and IPv4/TCP headers
-    /// (20 + 32 bytes) from port `sport`, sequence number 1000, with `payload` bytes.
+    /// (20 + 32 bytes) from port `sport`, sequence number 1000, with `payload` bytes; ECT(0),
+    /// its IP checksum right.
     fn packet(sport: u16, payload: usize) -> Vec<u8> {
         let mut b = vec![0u8; VNET_LEN + 52 + payload];
         b[1] = 1; // VIRTIO_NET_HDR_GSO_TCPV4
         b[4..6].copy_from_slice(&1448u16.to_ne_bytes());
         let ip = &mut b[VNET_LEN..];
         ip[0] = 0x45;
+        ip[1] = Ecn::Ect0.bits();
         ip[2..4].copy_from_slice(&((52 + payload) as u16).to_be_bytes());
         ip[9] = 6;
+        ip[12..20].copy_from_slice(&[10, 78, 0, 1, 10, 78, 0, 2]);
+        let sum = !ones_sum(&ip[..20]);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
         ip[20..22].copy_from_slice(&sport.to_be_bytes());
         ip[24..28].copy_from_slice(&1000u32.to_be_bytes());
         ip[32] = 8 << 4;
         b
+    }
+
+    /// The folded ones' complement sum of a header's 16-bit words (RFC 1071): 0xffff for
+    /// an IPv4 header whose checksum is right.
+    fn ones_sum(h: &[u8]) -> u16 {
+        let mut s: u32 = h.chunks(2).map(|w| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        s as u16
     }
 
     fn records(file: &[u8]) -> Vec<(u64, u32, &[u8])> {
@@ -257,8 +278,9 @@ mod tests {
     #[test]
     fn segments_of_both_directions_merge_in_time_order() {
         // Forward: the three segments of a 3000-byte super-packet (1448, 1448, 104 bytes of
-        // payload: 1500, 1500, 156 on the wire) at 1, 3 and 5 ms; reverse: a plain 52-byte
-        // packet at 2 ms and one of an unselected flow at 4 ms.
+        // payload: 1500, 1500, 156 on the wire) at 1, 3 and 5 ms, the second marked CE by
+        // the link; reverse: a plain 52-byte packet at 2 ms, marked CE, and one of an
+        // unselected flow at 4 ms. All are ECT(0).
         let dir = std::env::temp_dir().join(format!("cubiclab-emu-pcap-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("run.pcap");
@@ -275,11 +297,14 @@ mod tests {
         let mut fwd = Tap::new(&path, 0, 0, 2, Some(&[0])).unwrap();
         let mut rev = Tap::new(&path, 0, 1, 2, Some(&[0])).unwrap();
         for i in 0..3u16 {
-            let s = Seg { slot: big, index: i, flow: 0, bytes: hb.segment_bytes(i) };
+            let ecn = if i == 1 { Ecn::Ce } else { Ecn::Ect0 };
+            let s = Seg { slot: big, index: i, flow: 0, bytes: hb.segment_bytes(i), ecn };
             fwd.segment((1 + 2 * i as u64) * 1_000_000, s, &slab.slots[big as usize]);
         }
-        rev.segment(2_000_000, Seg { slot: ack, index: 0, flow: 0, bytes: ha.ip_len }, &slab.slots[ack as usize]);
-        rev.segment(4_000_000, Seg { slot: other, index: 0, flow: 1, bytes: ho.ip_len }, &slab.slots[other as usize]);
+        let s = Seg { slot: ack, index: 0, flow: 0, bytes: ha.ip_len, ecn: Ecn::Ce };
+        rev.segment(2_000_000, s, &slab.slots[ack as usize]);
+        let s = Seg { slot: other, index: 0, flow: 1, bytes: ho.ip_len, ecn: Ecn::Ect0 };
+        rev.segment(4_000_000, s, &slab.slots[other as usize]);
         assert_eq!((fwd.records, rev.records), (3, 1));
         fwd.finish().unwrap();
         rev.finish().unwrap();
@@ -291,10 +316,14 @@ mod tests {
         assert_eq!(times, vec![1000, 2000, 3000, 5000]);
         let be16 = |b: &[u8], i: usize| u16::from_be_bytes([b[i], b[i + 1]]) as u32;
         let be32 = |b: &[u8], i: usize| u32::from_be_bytes(b[i..i + 4].try_into().unwrap());
-        // Each record: the 52 header bytes; original length and IP length the segment's.
-        let want = [(1500, 1000), (52, 1000), (1500, 1000 + 1448), (156, 1000 + 2 * 1448)];
-        for (r, (len, seq)) in recs.iter().zip(want) {
+        // Each record: the 52 header bytes; original length and IP length the segment's;
+        // the ECN field it left with (CE: 3, ECT(0): 2), the IP checksum right.
+        let want = [(1500, 1000, 2), (52, 1000, 3), (1500, 1000 + 1448, 3), (156, 1000 + 2 * 1448, 2)];
+        for (r, (len, seq, ecn)) in recs.iter().zip(want) {
             assert_eq!((r.2.len(), r.1, be16(r.2, 2), be32(r.2, 24)), (52, len, len, seq));
+            assert_eq!((r.2[1] & 3, ones_sum(&r.2[..20])), (ecn, 0xffff));
         }
+        // The capture leaves the packet itself as the kernel wrote it.
+        assert_eq!(slab.slots[ack as usize].buf[VNET_LEN + 1], Ecn::Ect0.bits());
     }
 }

@@ -1,5 +1,6 @@
 //! What the emulator records: interval samples of every link (link.csv) and of each flow
-//! (flows.csv), both ways, drop and loss events on every link (events.csv), the lateness of
+//! (flows.csv), both ways, marks included (the links' CE marks; a flow's CE-marked
+//! segments delivered), drop and loss events on every link (events.csv), the lateness of
 //! deliveries, and the run's summary (summary.txt, also returned, with every link
 //! direction's totals). Each direction records on its own (it runs in a thread of its
 //! own); [`write`] joins the two.
@@ -7,8 +8,9 @@
 use std::fmt::Write as _;
 use std::fs;
 
-use crate::path::{Direction, Fate, NO_FLOW};
+use crate::path::{Direction, Fate, Seg, NO_FLOW};
 use crate::pcap::Tap;
+use cubiclab_path::Ecn;
 
 const LATE_BUCKETS: usize = 10_001;
 
@@ -77,6 +79,8 @@ struct FlowStats {
     tx_packets: u64,
     drops: u64,
     random: u64,
+    /// CE-marked segments delivered at the end of its route (to the receiving kernel).
+    marks: u64,
 }
 
 /// One interval sample of one link's direction.
@@ -88,6 +92,7 @@ struct LinkRow {
     max_queue: (usize, u64),
     drops: u64,
     random: u64,
+    marks: u64,
     tx_bytes: u64,
     late_max: u64,
 }
@@ -125,6 +130,7 @@ pub struct Io {
 struct LinkMark {
     drops: u64,
     random: u64,
+    marks: u64,
     tx_bytes: u64,
     peak_queue: (usize, u64),
 }
@@ -224,6 +230,13 @@ impl Records {
         }
     }
 
+    /// A run of `n` segments from `first` on was written to the receiving side.
+    pub fn delivered(&mut self, first: Seg, n: u16) {
+        if let Some(st) = self.flows.get_mut(first.flow as usize).filter(|_| first.ecn == Ecn::Ce) {
+            st.marks += n as u64;
+        }
+    }
+
     /// The interval record at CLOCK_MONOTONIC `t` of this direction's `links`.
     pub fn sample(&mut self, t: u64, links: &mut [Direction]) {
         for (k, (d, m)) in links.iter_mut().zip(&mut self.marks).enumerate() {
@@ -236,16 +249,18 @@ impl Records {
                 max_queue,
                 drops: l.drops - m.drops,
                 random: l.loss.losses - m.random,
+                marks: l.marks - m.marks,
                 tx_bytes: l.tx_bytes - m.tx_bytes,
                 late_max: self.late.interval_max,
             });
-            (m.drops, m.random, m.tx_bytes) = (l.drops, l.loss.losses, l.tx_bytes);
+            (m.drops, m.random, m.marks, m.tx_bytes) = (l.drops, l.loss.losses, l.marks, l.tx_bytes);
             m.peak_queue = (m.peak_queue.0.max(max_queue.0), m.peak_queue.1.max(max_queue.1));
         }
         self.late.interval_max = 0;
         let d = self.dir;
         for (i, s) in self.flows.iter_mut().enumerate() {
-            let _ = writeln!(self.flows_csv, "{t},{d},{i},{},{},{},{}", s.tx_bytes, s.tx_packets, s.drops, s.random);
+            let (tx, n, drops, random, marks) = (s.tx_bytes, s.tx_packets, s.drops, s.random, s.marks);
+            let _ = writeln!(self.flows_csv, "{t},{d},{i},{tx},{n},{drops},{random},{marks}");
             *s = FlowStats::default();
         }
     }
@@ -269,16 +284,18 @@ impl Records {
 /// deliveries.
 pub fn write(out: &std::path::Path, fwd: &Records, rev: &Records) -> Result<Lateness, String> {
     let mut link = String::from(
-        "t_ns,dir,link,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,tx_bytes,late_max_ns\n",
+        "t_ns,dir,link,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,marks,tx_bytes,\
+         late_max_ns\n",
     );
     for r in [fwd, rev] {
         for l in &r.rows {
             let (t, d, k, q, m) = (l.t, r.dir, l.link, l.queue, l.max_queue);
-            let (drops, random, tx, late) = (l.drops, l.random, l.tx_bytes, l.late_max);
-            let _ = writeln!(link, "{t},{d},{k},{},{},{},{},{drops},{random},{tx},{late}", q.0, q.1, m.0, m.1);
+            let (drops, random, marks, tx, late) = (l.drops, l.random, l.marks, l.tx_bytes, l.late_max);
+            let _ = writeln!(link, "{t},{d},{k},{},{},{},{},{drops},{random},{marks},{tx},{late}", q.0, q.1, m.0, m.1);
         }
     }
-    let flows = format!("t_ns,dir,flow,tx_bytes,tx_packets,drops,random_losses\n{}{}", fwd.flows_csv, rev.flows_csv);
+    let flows =
+        format!("t_ns,dir,flow,tx_bytes,tx_packets,drops,random_losses,marks\n{}{}", fwd.flows_csv, rev.flows_csv);
     let events = format!("t_ns,dir,flow,kind,seq,len,link\n{}{}", fwd.events_csv, rev.events_csv);
     for (name, text) in [("link.csv", &link), ("flows.csv", &flows), ("events.csv", &events)] {
         fs::write(out.join(name), text).map_err(|e| format!("{name}: {e}"))?;
@@ -319,7 +336,7 @@ mod tests {
     use super::*;
     use crate::chain::tests::{packet, spec};
     use crate::path::Slab;
-    use cubiclab_path::LossSpec;
+    use cubiclab_path::{Limit, LossSpec, QueueDiscipline, StepSpec};
 
     #[test]
     fn every_link_is_sampled_and_every_flow_counted_each_way() {
@@ -351,13 +368,44 @@ mod tests {
         fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
             link,
-            "t_ns,dir,link,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,tx_bytes,late_max_ns\n\
-             10001000,0,0,0,0,1,1500,1,0,3000,0\n10001000,0,1,0,0,0,0,0,0,1500,0\n"
+            "t_ns,dir,link,queue_packets,queue_bytes,max_queue_packets,max_queue_bytes,drops,random_losses,marks,\
+             tx_bytes,late_max_ns\n10001000,0,0,0,0,1,1500,1,0,0,3000,0\n10001000,0,1,0,0,0,0,0,0,0,1500,0\n"
         );
         assert_eq!(
             flows,
-            "t_ns,dir,flow,tx_bytes,tx_packets,drops,random_losses\n10001000,0,0,3000,2,1,0\n10001000,0,1,1500,1,0,0\n"
+            "t_ns,dir,flow,tx_bytes,tx_packets,drops,random_losses,marks\n10001000,0,0,3000,2,1,0,0\n\
+             10001000,0,1,1500,1,0,0,0\n"
         );
+    }
+
+    #[test]
+    fn a_mark_splits_its_super_packet_and_is_counted_on_the_link_and_the_flow() {
+        // A step marker with K = 1 packet at 10 Mbit/s (1.2 ms per 1500 bytes), 5 ms after
+        // the link. An ECT(0) super-packet of 4 segments arrives at 0: segment 0 goes into
+        // service, 1 and 2 find 0 and 1 waiting (not above K), 3 finds 2 (above K): marked.
+        // They are due at 6.2, 7.4, 8.6 and 9.8 ms; at 10 ms the first three leave as one
+        // run, the marked one as a run of its own, CE; the link counts one mark, the flow
+        // one CE segment delivered.
+        let mut link = spec(10_000_000, 100, LossSpec::None);
+        link.queue = QueueDiscipline::Step;
+        link.settings.step = StepSpec { threshold: Limit::Packets(1) };
+        let mut d = Direction::new(&link, None, 1, 0, &[5_000_000], 0, &[]);
+        let mut slab = Slab::default();
+        let slot = packet(&mut slab, 4);
+        slab.slots[slot as usize].header.ip_ecn = Ecn::Ect0.bits();
+        let mut fwd = Records::new(0, 0, (1, 1), 10, None, 0);
+        d.offer(0, slot, 0, &mut slab, |f| fwd.fate(0, f));
+        d.advance(10_000_000, &mut slab, |f| fwd.fate(0, f));
+        let mut runs = vec![];
+        d.deliver(10_000_000, 64, |first, n, _| {
+            runs.push((first.index, n, first.ecn));
+            fwd.delivered(first, n);
+        });
+        assert_eq!(runs, vec![(0, 3, Ecn::Ect0), (3, 1, Ecn::Ce)]);
+        assert_eq!(d.link.marks, 1);
+        fwd.sample(10_000_000, std::slice::from_mut(&mut d));
+        let row = fwd.rows[0];
+        assert_eq!((row.marks, row.drops, fwd.flows_csv.as_str()), (1, 0, "10000000,0,0,6000,4,0,0,1\n"));
     }
 
     #[test]

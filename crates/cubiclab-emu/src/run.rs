@@ -93,7 +93,10 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         unsafe { libc::fcntl(fd, libc::F_SETFL, libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK) };
     }
     let tap = |dir| {
-        cfg.pcap.as_ref().map(|p| Tap::new(Path::new(p), cfg.pcap_link, dir, cfg.flows.len(), cfg.pcap_flows.as_deref())).transpose()
+        cfg.pcap
+            .as_ref()
+            .map(|p| Tap::new(Path::new(p), cfg.pcap_link, dir, cfg.flows.len(), cfg.pcap_flows.as_deref()))
+            .transpose()
     };
     let taps = [tap(0)?, tap(1)?];
     let start = mono_ns();
@@ -136,6 +139,7 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("fwd_tx_bytes".into(), s(&f0.link.tx_bytes)),
         ("fwd_drops".into(), s(&f0.link.drops)),
         ("fwd_random_losses".into(), s(&f0.link.loss.losses)),
+        ("fwd_marks".into(), s(&f0.link.marks)),
         ("fwd_delivered".into(), s(&f.delivered)),
         ("fwd_writes".into(), s(&f.writes)),
         ("fwd_write_errors".into(), s(&f.write_errors)),
@@ -146,6 +150,7 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
         ("rev_tx_packets".into(), s(&r0.tx_segments)),
         ("rev_drops".into(), s(&r0.link.drops)),
         ("rev_random_losses".into(), s(&r0.link.loss.losses)),
+        ("rev_marks".into(), s(&r0.link.marks)),
         ("rev_delivered".into(), s(&r.delivered)),
         ("rev_writes".into(), s(&r.writes)),
         ("rev_write_errors".into(), s(&r.write_errors)),
@@ -176,6 +181,7 @@ fn run_fds(cfg: &Config, fds: [RawFd; 2]) -> Result<Summary, String> {
                 (format!("link{k}_{way}_tx_bytes"), s(&h.link.tx_bytes)),
                 (format!("link{k}_{way}_drops"), s(&h.link.drops)),
                 (format!("link{k}_{way}_random_losses"), s(&h.link.loss.losses)),
+                (format!("link{k}_{way}_marks"), s(&h.link.marks)),
                 (format!("link{k}_{way}_peak_queue_packets"), s(&peak.0)),
                 (format!("link{k}_{way}_peak_queue_bytes"), s(&peak.1)),
             ]);
@@ -264,7 +270,8 @@ fn half(cfg: &Config, d: usize, in_fd: RawFd, out_fd: RawFd, start: u64, tap: Op
             let rec = &mut h.rec;
             h.chain.offer(t, slot, flow, &mut slab, |k, f| rec.fate(k, f));
             // io.csv's queue is the first link's.
-            let (segments, queue, seq, ack) = (header.segments, h.chain.hops[0].queue().0 as u32, header.seq, header.ack);
+            let (segments, queue, seq, ack) =
+                (header.segments, h.chain.hops[0].queue().0 as u32, header.seq, header.ack);
             h.rec.io(Io { t, kind: IoKind::Read, segments, queue, seq, ack, late: 0, dur: 0 });
         }
         deliver(&mut h, &mut slab, start, out_fd, cfg.max_coalesce, &mut scratch);
@@ -328,13 +335,15 @@ fn deliver(h: &mut Half, slab: &mut Slab, start: u64, out_fd: RawFd, max_coalesc
     let rec = &mut h.rec;
     h.chain.advance(now, slab, |k, f| rec.fate(k, f));
     let (delivered, writes, errors) = (&mut h.delivered, &mut h.writes, &mut h.write_errors);
-    h.chain.deliver(now, max_coalesce, |slot, first, n, dues| {
-        let s = &slab.slots[slot as usize];
+    h.chain.deliver(now, max_coalesce, |seg, n, dues| {
+        let (slot, first) = (seg.slot, seg.index);
+        let s = &mut slab.slots[slot as usize];
         let t = mono_ns() - start;
-        if s.header.write_range(out_fd, &s.buf, first, first + n, scratch) < 0 {
+        if s.header.write_range(out_fd, &mut s.buf, first, first + n, seg.ecn, scratch) < 0 {
             *errors += 1;
         } else {
             *delivered += n as u64;
+            rec.delivered(seg, n);
         }
         *writes += 1;
         let (seq, late, dur) = (s.header.segment_seq(first), t as i64 - dues[0] as i64, mono_ns() - start - t);

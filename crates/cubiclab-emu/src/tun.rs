@@ -20,6 +20,8 @@
 
 use std::os::fd::RawFd;
 
+use cubiclab_path::Ecn;
+
 use crate::sys::errno_str;
 
 /// `struct virtio_net_hdr` (without `num_buffers`): the default `TUNSETVNETHDRSZ`.
@@ -97,7 +99,11 @@ pub struct Header {
     pub ack: u32,
     /// Payload bytes per segment of a super-packet (0: one segment).
     pub gso_size: u16,
+    /// The virtio header's `VIRTIO_NET_HDR_GSO_ECN`: the super-packet's first segment has CWR.
     pub ecn: bool,
+    /// The IPv4 header's ECN field (0 for a packet that is not IPv4): the codepoint the
+    /// queue disciplines see, on every segment.
+    pub ip_ecn: u8,
     pub segments: u16,
     /// Bytes of the IP packet.
     pub ip_len: u32,
@@ -113,6 +119,7 @@ impl Header {
         if ip.len() < 20 || ip[0] >> 4 != 4 || (ip[9] != IPPROTO_TCP && ip[9] != IPPROTO_UDP) {
             return h;
         }
+        h.ip_ecn = ip[1] & 0b11;
         let ip_hl = (ip[0] & 0x0f) as usize * 4;
         let udp = ip[9] == IPPROTO_UDP;
         if ip.len() < ip_hl + if udp { 8 } else { 20 } {
@@ -163,14 +170,27 @@ impl Header {
         self.seq.wrapping_add(i as u32 * self.gso_size as u32)
     }
 
-    /// Write segments `from..to` of the packet in `buf` to `fd`: the packet itself if that
-    /// is all of it, else new headers (`scratch`) in front of that stretch of payload.
-    pub fn write_range(&self, fd: RawFd, buf: &[u8], from: u16, to: u16, scratch: &mut [u8; 256]) -> isize {
+    /// Write segments `from..to` of the packet in `buf` to `fd` with ECN field `ecn` (CE if
+    /// a discipline marked them): the packet itself if that is all of it (its IP header
+    /// rewritten in place, [`set_ce`]), else new headers (`scratch`) in front of that stretch
+    /// of payload.
+    pub fn write_range(
+        &self,
+        fd: RawFd,
+        buf: &mut [u8],
+        from: u16,
+        to: u16,
+        ecn: Ecn,
+        scratch: &mut [u8; 256],
+    ) -> isize {
         if from == 0 && to == self.segments {
+            if ecn != Ecn::from_bits(self.ip_ecn) {
+                set_ce(&mut buf[self.ip_at as usize..]);
+            }
             // SAFETY: buf is valid for its length.
             return unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
         }
-        let (h, payload) = self.range_headers(buf, from, to, scratch);
+        let (h, payload) = self.range_headers(buf, from, to, ecn, scratch);
         let iov = [
             libc::iovec { iov_base: h.as_ptr() as *mut libc::c_void, iov_len: h.len() },
             libc::iovec { iov_base: payload.as_ptr() as *mut libc::c_void, iov_len: payload.len() },
@@ -180,12 +200,13 @@ impl Header {
     }
 
     /// The headers (virtio, IPv4, TCP or UDP) of segments `from..to` of the super-packet in `buf`,
-    /// built in `scratch`, and that stretch of its payload.
+    /// built in `scratch` with ECN field `ecn`, and that stretch of its payload.
     pub fn range_headers<'a>(
         &self,
         buf: &'a [u8],
         from: u16,
         to: u16,
+        ecn: Ecn,
         scratch: &'a mut [u8; 256],
     ) -> (&'a [u8], &'a [u8]) {
         let at = self.ip_at as usize;
@@ -209,9 +230,10 @@ impl Header {
         h[6..8].copy_from_slice(&(ip_hl as u16).to_ne_bytes());
         // csum_offset: where the checksum field lies in the transport header.
         h[8..10].copy_from_slice(&(if self.udp { 6u16 } else { 16 }).to_ne_bytes());
-        // IPv4: length, identification (one per segment, as `inet_gso_segment` numbers
-        // them), checksum.
+        // IPv4: ECN field, length, identification (one per segment, as `inet_gso_segment`
+        // numbers them), checksum.
         let ip = &mut h[at..];
+        ip[1] = (ip[1] & !0b11) | ecn.bits();
         let tot = (hdr_len + payload) as u16;
         ip[2..4].copy_from_slice(&tot.to_be_bytes());
         let id = u16::from_be_bytes([ip[4], ip[5]]).wrapping_add(from);
@@ -245,6 +267,20 @@ impl Header {
         tcp[16..18].copy_from_slice(&fold(pseudo).to_be_bytes());
         (h, &buf[p0..p1])
     }
+}
+
+/// Set the ECN field of the IPv4 header `ip` to CE, as a router's mark (`INET_ECN_set_ce`),
+/// updating its checksum for the one 16-bit word that changed (RFC 1624, eqn. 3:
+/// HC' = ~(~HC + ~m + m'), m the word of version, IHL and TOS). The checksum stays right
+/// without summing the header again; the caller marks only ECN-capable packets, whose field
+/// is ECT(0), ECT(1) or CE already (then nothing changes).
+pub fn set_ce(ip: &mut [u8]) {
+    let old = u16::from_be_bytes([ip[0], ip[1]]);
+    ip[1] |= Ecn::Ce.bits();
+    let new = u16::from_be_bytes([ip[0], ip[1]]);
+    let hc = u16::from_be_bytes([ip[10], ip[11]]);
+    let sum = !hc as u32 + !old as u32 + new as u32;
+    ip[10..12].copy_from_slice(&(!fold(sum)).to_be_bytes());
 }
 
 /// One's-complement sum of big-endian 16-bit words (RFC 1071), not yet folded.
@@ -308,23 +344,12 @@ mod tests {
     #[test]
     fn a_cut_range_gets_its_own_headers() {
         // Write segments 1..3 of the packet above through a pipe and read what was written.
-        let b = packet(3000, 1448);
+        let mut b = packet(3000, 1448);
         let h = Header::parse(&b, true);
-        let mut fds = [0; 2];
-        // SAFETY: fds is a valid out-array.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
         let mut scratch = [0u8; 256];
-        let n = h.write_range(fds[1], &b, 1, 3, &mut scratch);
+        let out = written(|fd| h.write_range(fd, &mut b, 1, 3, Ecn::NotEct, &mut scratch));
         // 10 virtio + 52 headers + 1448 + 104 payload.
-        assert_eq!(n, 10 + 52 + 1552);
-        let mut out = vec![0u8; 4096];
-        // SAFETY: out has 4096 bytes.
-        let r = unsafe { libc::read(fds[0], out.as_mut_ptr() as *mut libc::c_void, out.len()) };
-        unsafe {
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        }
-        assert_eq!(r, n);
+        assert_eq!(out.len(), 10 + 52 + 1552);
         let ip = &out[VNET_LEN..];
         assert_eq!((out[1], u16::from_ne_bytes([out[4], out[5]])), (VNET_GSO_TCPV4, 1448));
         assert_eq!(u16::from_be_bytes([ip[2], ip[3]]), 52 + 1552);
@@ -338,6 +363,85 @@ mod tests {
         let want = fold(0x0a4e + 0x0001 + 0x0a4e + 0x0002 + 6 + 1584);
         assert_eq!(u16::from_be_bytes([ip[36], ip[37]]), want);
         assert!(ip[52..52 + 1552] == b[VNET_LEN + 52 + 1448..], "payload of segments 1..3");
+    }
+
+    #[test]
+    fn a_mark_updated_incrementally_gives_the_checksum_summed_from_scratch() {
+        // RFC 1624's update of the one word that holds the ECN field against RFC 1071's sum
+        // of the whole header, for ECT(0) and ECT(1) under other TOS bits (DSCP), lengths,
+        // identifications and addresses, among them headers whose checksum is 0x0000 or
+        // 0xffff before or after (where eqn. 2 of RFC 1624 goes wrong and eqn. 3 does not).
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut edges = 0;
+        for i in 0..200_000u32 {
+            let mut ip = [0u8; 20];
+            ip[0] = 0x45;
+            ip[1] = (next() as u8 & 0xfc) | [Ecn::Ect0, Ecn::Ect1][i as usize % 2].bits();
+            ip[2..10].copy_from_slice(&next().to_be_bytes());
+            ip[12..20].copy_from_slice(&next().to_be_bytes());
+            let c = !fold(sum16(&ip, 0));
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+            let mut scratch_sum = ip;
+            scratch_sum[1] |= 0b11;
+            scratch_sum[10..12].copy_from_slice(&[0, 0]);
+            let want = !fold(sum16(&scratch_sum, 0));
+            set_ce(&mut ip);
+            assert_eq!(ip[1] & 0b11, Ecn::Ce.bits());
+            assert_eq!(u16::from_be_bytes([ip[10], ip[11]]), want, "header {ip:02x?}");
+            assert_eq!(fold(sum16(&ip, 0)), 0xffff);
+            edges += (c == 0 || c == 0xffff || want == 0 || want == 0xffff) as u32;
+        }
+        assert!(edges > 0, "some checksums on the edge of ones' complement arithmetic");
+    }
+
+    #[test]
+    fn marked_segments_are_written_with_ce() {
+        // ECT(0) segments 1..3 written marked get CE in their fresh header (its checksum
+        // summed over it); the whole packet written marked is rewritten in place.
+        let mut b = packet(3000, 1448);
+        b[VNET_LEN + 1] = Ecn::Ect0.bits();
+        let c = !fold(sum16(&b[VNET_LEN..VNET_LEN + 20], 0));
+        b[VNET_LEN + 10..VNET_LEN + 12].copy_from_slice(&c.to_be_bytes());
+        let h = Header::parse(&b, true);
+        assert_eq!(h.ip_ecn, Ecn::Ect0.bits());
+        let mut scratch = [0u8; 256];
+        let (hd, _) = h.range_headers(&b, 1, 3, Ecn::Ce, &mut scratch);
+        let ip = &hd[VNET_LEN..];
+        assert_eq!((ip[1] & 3, fold(sum16(&ip[..20], 0))), (Ecn::Ce.bits(), 0xffff));
+        let before = b.clone();
+        let out = written(|fd| h.write_range(fd, &mut b, 0, 3, Ecn::Ce, &mut scratch));
+        let ip = &out[VNET_LEN..];
+        assert_eq!((ip[1] & 3, fold(sum16(&ip[..20], 0))), (Ecn::Ce.bits(), 0xffff));
+        let changed: Vec<usize> = (0..out.len()).filter(|&i| out[i] != before[i]).map(|i| i - VNET_LEN).collect();
+        assert_eq!(out.len(), before.len());
+        assert!(
+            changed[0] == 1 && changed[1..].iter().all(|i| [10, 11].contains(i)),
+            "only TOS and checksum: {changed:?}"
+        );
+    }
+
+    /// What `write` wrote into a pipe (it returns the bytes written, as `write_range`).
+    fn written(write: impl FnOnce(RawFd) -> isize) -> Vec<u8> {
+        let mut fds = [0; 2];
+        // SAFETY: fds is a valid out-array.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let n = write(fds[1]);
+        let mut out = vec![0u8; 8192];
+        // SAFETY: out has 8192 bytes; both descriptors are ours.
+        let r = unsafe { libc::read(fds[0], out.as_mut_ptr() as *mut libc::c_void, out.len()) };
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+        assert_eq!(r, n);
+        out.truncate(r as usize);
+        out
     }
 
     /// A virtio header and an IPv4/UDP datagram train: `payload` bytes after the 8-byte
@@ -375,7 +479,7 @@ mod tests {
         // Datagrams 1..3 as a train of their own: UDP_L4 GSO of 1472, IP length
         // 28 + 2 x 1472, UDP length 8 + 2 x 1472, checksum at offset 6 of the UDP header.
         let mut scratch = [0u8; 256];
-        let (hd, payload) = h.range_headers(&b, 1, 3, &mut scratch);
+        let (hd, payload) = h.range_headers(&b, 1, 3, Ecn::NotEct, &mut scratch);
         assert_eq!((hd[1], u16::from_ne_bytes([hd[4], hd[5]])), (VNET_GSO_UDP_L4, 1472));
         assert_eq!((u16::from_ne_bytes([hd[6], hd[7]]), u16::from_ne_bytes([hd[8], hd[9]])), (20, 6));
         let ip = &hd[VNET_LEN..];
@@ -388,7 +492,7 @@ mod tests {
         assert_eq!(u16::from_be_bytes([ip[26], ip[27]]), want);
         assert!(payload == &b[VNET_LEN + 28 + 1472..VNET_LEN + 28 + 3 * 1472]);
         // The last datagram alone is a plain packet.
-        let (hd, payload) = h.range_headers(&b, 3, 4, &mut scratch);
+        let (hd, payload) = h.range_headers(&b, 3, 4, Ecn::NotEct, &mut scratch);
         assert_eq!((hd[1], payload.len()), (VNET_GSO_NONE, 100));
         assert_eq!(u16::from_be_bytes([hd[VNET_LEN + 24], hd[VNET_LEN + 25]]), 108);
     }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use cubiclab_cc::replay::{check_replayable, parse_trace_csv, replay_with, ReplayOptions, ReplayStart};
-use cubiclab_cc::{registry, Algorithm, CaState, Params, ALGORITHMS};
+use cubiclab_cc::{registry, Algorithm, CaState, CongestionControl, Params, ALGORITHMS};
 use cubiclab_emu::config::{Duplex, HopCfg};
 use cubiclab_sim::scenario::{self, MemoryNeed, ACK_BYTES, HEADER_BYTES, MAX_FLOWS, MAX_HOPS, MEMORY_BUDGET_BYTES};
 use cubiclab_sim::{Column, Direction, PlannedHop, Results, Scenario, Sim};
@@ -112,7 +112,9 @@ fn algorithms() -> Vec<(&'static str, &'static str, Vec<ParamRow>)> {
 }
 
 /// An algorithm's decrease and growth facts for `params` (`cubiclab_cc::facts`): a dict of
-/// beta_kept, beta_kept_bounds, beta_kept_by_window, growth and growth_constants.
+/// beta_kept, beta_kept_bounds, beta_kept_by_window, growth and growth_constants, and
+/// needs_ecn (`TCP_CONG_NEEDS_ECN`: it negotiates ECN itself, and its receiver's half runs
+/// in the congestion control).
 #[pyfunction]
 #[pyo3(signature = (algorithm, params=None))]
 fn algorithm_facts<'py>(
@@ -121,8 +123,11 @@ fn algorithm_facts<'py>(
     params: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let a = registry::lookup(algorithm).map_err(|e| PyValueError::new_err(e.0))?;
-    let facts = a.facts(&params_from(params)?).map_err(|e| PyValueError::new_err(e.0))?;
+    let p = params_from(params)?;
+    let facts = a.facts(&p).map_err(|e| PyValueError::new_err(e.0))?;
+    let needs_ecn = Algorithm::new(algorithm, &p).map_err(|e| PyValueError::new_err(e.0))?.needs_ecn();
     let out = PyDict::new(py);
+    out.set_item("needs_ecn", needs_ecn)?;
     out.set_item("beta_kept", facts.beta_kept)?;
     out.set_item("beta_kept_bounds", facts.beta_kept_bounds)?;
     out.set_item("beta_kept_by_window", facts.beta_kept_by_window())?;

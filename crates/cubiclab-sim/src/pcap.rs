@@ -23,7 +23,11 @@
 //!   unscaled first windows of both sides: the simulator has no handshakes, Wireshark
 //!   needs them to know the scales;
 //! - flags: ACK on every packet after the handshake, PSH on the data segments the sender
-//!   marks (the last of each full TSO packet, `Segment::push`);
+//!   marks (the last of each full TSO packet, `Segment::push`), CWR on data and ECE on
+//!   ACKs as the hosts set them;
+//! - ECN: the IP header's ECN field is the packet's as it leaves the link (CE if a
+//!   discipline marked it); a connection whose first packet is ECN-capable has a handshake
+//!   that negotiates ECN (RFC 3168 Sec. 6.1.1: SYN with ECE and CWR, SYN-ACK with ECE);
 //! - only headers are captured (the payload is not simulated); each record's original
 //!   length and the IP total length are the packet's size on the wire, so tools count
 //!   bytes right (an ACK's is its headers: 52 bytes and its SACK option, as the
@@ -37,6 +41,8 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+use cubiclab_path::{Ecn, PathPacket};
 
 use crate::engine::Time;
 use crate::packet::{Packet, SackBlocks};
@@ -58,6 +64,8 @@ const WEB_PORT: u16 = 80;
 const TCP_SYN: u8 = 0x02;
 const TCP_ACK: u8 = 0x10;
 const TCP_PSH_ACK: u8 = 0x18;
+const TCP_ECE: u8 = 0x40;
+const TCP_CWR: u8 = 0x80;
 
 /// What one side of a connection announces in its SYN or SYN-ACK: its window scale
 /// and its first window (unscaled, at most 65535).
@@ -220,7 +228,8 @@ impl<W: Write> PcapWriter<W> {
                 to_sender: true,
                 seq: 0,
                 ack: p.seq.wrapping_mul(self.mss),
-                flags: TCP_ACK,
+                flags: if p.is_ece() { TCP_ACK | TCP_ECE } else { TCP_ACK },
+                ecn: p.ecn(),
                 window: p.win,
                 sack: {
                     let mut bytes = SackBlocks::NONE;
@@ -239,7 +248,8 @@ impl<W: Write> PcapWriter<W> {
                 to_sender: false,
                 seq: p.seq.wrapping_mul(self.mss),
                 ack: 0,
-                flags: if p.is_pushed() { TCP_PSH_ACK } else { TCP_ACK },
+                flags: if p.is_pushed() { TCP_PSH_ACK } else { TCP_ACK } | if p.is_cwr() { TCP_CWR } else { 0 },
+                ecn: p.ecn(),
                 window: self.sender_window,
                 sack: SackBlocks::NONE,
                 wscale: None,
@@ -286,6 +296,8 @@ struct Header {
     seq: u32,
     ack: u32,
     flags: u8,
+    /// The IP header's ECN field.
+    ecn: Ecn,
     /// The window field.
     window: u16,
     /// The SACK blocks, [left, right) in bytes.
@@ -303,11 +315,17 @@ impl Header {
     /// each with what its side announces. Sequence numbers count from 0 after them, so
     /// both ISNs are 2^32 - 1 (and the SYN-ACK acknowledges 0).
     fn syn(p: &Packet, reply: bool, side: Announce) -> Self {
+        let ecn = match (p.ecn() != Ecn::NotEct, reply) {
+            (false, _) => 0,
+            (true, false) => TCP_ECE | TCP_CWR,
+            (true, true) => TCP_ECE,
+        };
         Header {
             to_sender: reply,
             seq: u32::MAX,
             ack: 0,
-            flags: if reply { TCP_SYN | TCP_ACK } else { TCP_SYN },
+            flags: ecn | if reply { TCP_SYN | TCP_ACK } else { TCP_SYN },
+            ecn: Ecn::NotEct,
             window: side.syn_window,
             sack: SackBlocks::NONE,
             wscale: Some(side.wscale),
@@ -356,6 +374,7 @@ impl Header {
         let ip = &mut buf[..20];
         ip.fill(0);
         ip[0] = 0x45;
+        ip[1] = self.ecn.bits();
         ip[2..4].copy_from_slice(&(ip_total as u16).to_be_bytes());
         ip[6] = 0x40;
         ip[8] = 64;
@@ -484,6 +503,36 @@ mod tests {
         assert_eq!(be16(&a[34..]), 80); // the window field the receiver chose
         assert_eq!(&a[52..56], &[1, 1, 5, 10]);
         assert_eq!((be32(&a[56..]), be32(&a[60..])), (3 * MSS, 4 * MSS));
+    }
+
+    #[test]
+    fn ecn_fields_and_flags_are_the_packets() {
+        // An ECN flow: its handshake negotiates ECN (SYN: ECE|CWR, SYN-ACK: ECE); data
+        // ECT(0), then data marked CE on the way with CWR set, and an ACK with ECE (pure
+        // ACKs are Not-ECT, as Linux sends them). Each IP checksum covers its ECN field.
+        let data = |seq| Packet::data(0, 0, seq, MSS + HEADER_BYTES, 0, 0).with_ecn(Ecn::Ect0);
+        let (ack, _) = ack(2, 80, SackBlocks::NONE);
+        let none = SackBlocks::NONE;
+        let file =
+            capture(&[(0, data(0), none), (1, data(1).with_cwr().with_ecn(Ecn::Ce), none), (2, ack.with_ece(), none)]);
+        let got: Vec<(u8, u8)> = records(&file).iter().map(|r| (r.2[1] & 3, r.2[33])).collect();
+        assert_eq!(
+            got,
+            [
+                (0, TCP_SYN | TCP_ECE | TCP_CWR),
+                (0, TCP_SYN | TCP_ACK | TCP_ECE),
+                (Ecn::Ect0.bits(), TCP_ACK),
+                (Ecn::Ce.bits(), TCP_ACK | TCP_CWR),
+                (0, TCP_ACK | TCP_ECE)
+            ]
+        );
+        for r in records(&file) {
+            let sum = r.2[..20].chunks(2).map(|w| u32::from(be16(w))).sum::<u32>();
+            assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff);
+        }
+        // A flow without ECN: a plain handshake.
+        let file = capture(&[(0, Packet::data(0, 0, 0, 1500, 0, 0), none)]);
+        assert_eq!((records(&file)[0].2[33], records(&file)[1].2[33]), (TCP_SYN, TCP_SYN | TCP_ACK));
     }
 
     #[test]

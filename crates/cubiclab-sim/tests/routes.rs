@@ -113,7 +113,10 @@ fn data_crosses_both_links_and_acks_come_back() {
     assert!((43_600..43_600 + 2_400 + 200).contains(&min_rtt), "min RTT {min_rtt} us");
     // One row per link per sample, a's and b's side by side.
     assert_eq!(&r.link.link[..4], [0, 1, 0, 1]);
-    assert_eq!((&r.totals.route[..], &r.totals.direction[..]), (&["a>b".to_string()][..], &["forward".to_string()][..]));
+    assert_eq!(
+        (&r.totals.route[..], &r.totals.direction[..]),
+        (&["a>b".to_string()][..], &["forward".to_string()][..])
+    );
 }
 
 #[test]
@@ -133,7 +136,10 @@ fn a_reverse_flow_sends_its_data_back_along_its_route() {
     // direction, then a's; b's (5 Mbit/s) is the bottleneck and drops, a's (10 Mbit/s)
     // never does.
     assert!(t.drops[3] > 0 && t.drops[1] == 0, "{:?}", t.drops);
-    assert_eq!((&r.totals.route[..], &r.totals.direction[..]), (&["b>a".to_string()][..], &["reverse".to_string()][..]));
+    assert_eq!(
+        (&r.totals.route[..], &r.totals.direction[..]),
+        (&["b>a".to_string()][..], &["reverse".to_string()][..])
+    );
     // Every data packet that leaves b reaches a, less those between them at the end: in b's
     // 5 ms delay line (5 Mbit/s x 5 ms / 12,000 bits = 2.1 packets) or on a's transmitter (1).
     let (left_b, left_a) = (t.tx_bytes[3] / 1500, t.tx_bytes[1] / 1500);

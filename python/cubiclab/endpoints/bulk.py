@@ -46,13 +46,15 @@ SO_COOKIE = 57
 
 # struct tcp_info (include/uapi/linux/tcp.h): the fields kept, by offset and format.
 _INFO_FIELDS = (
-    ("state", 0, "B"), ("ca_state", 1, "B"), ("retransmits", 2, "B"), ("backoff", 4, "B"),
+    ("state", 0, "B"), ("ca_state", 1, "B"), ("retransmits", 2, "B"), ("backoff", 4, "B"), ("options", 5, "B"),
     ("rto_us", 8, "I"), ("snd_mss", 16, "I"), ("unacked", 24, "I"), ("sacked", 28, "I"),
     ("lost", 32, "I"), ("retrans", 36, "I"), ("rtt_us", 68, "I"), ("rttvar_us", 72, "I"),
     ("snd_ssthresh", 76, "I"), ("snd_cwnd", 80, "I"), ("total_retrans", 100, "I"),
     ("pacing_rate", 104, "Q"), ("bytes_acked", 120, "Q"), ("segs_out", 136, "I"),
     ("notsent_bytes", 144, "I"), ("min_rtt_us", 148, "I"), ("delivery_rate", 160, "Q"),
-    ("delivered", 192, "I"), ("bytes_sent", 200, "Q"), ("bytes_retrans", 208, "Q"),
+    # tcpi_delivered_ce: packets delivered that the receiver echoed CE for (in classic ECN,
+    # those acknowledged by ACKs with ECE: `tcp_count_delivered`).
+    ("delivered", 192, "I"), ("delivered_ce", 196, "I"), ("bytes_sent", 200, "Q"), ("bytes_retrans", 208, "Q"),
     # The receiver's advertised window as the sender last saw it, in bytes (tcpi_snd_wnd).
     ("snd_wnd", 228, "I"),
 )
@@ -107,6 +109,10 @@ def sink(cfg: dict, outfile: str) -> None:
         # tcp_rmem, as for an application that never sets SO_RCVBUF.
         if f["rcvbuf"] is not None:
             ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, int(f["rcvbuf"]))
+        # A congestion control with a receiver's half (DCTCP's ECE echo): the accepted
+        # socket inherits the listener's.
+        if f.get("receiver_cc"):
+            ls.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f["receiver_cc"].encode())
         ls.bind((cfg["host"], f["port"]))
         ls.listen(4)
         ls.setblocking(False)

@@ -30,9 +30,13 @@ BIG = 32 << 20
 SNDBUF = 4 << 20
 
 
-def server(host: str, port: int) -> None:
+def server(host: str, port: int, cc: str | None = None) -> None:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if cc:
+        # A congestion control with a receiver's half (DCTCP's ECE echo): the accepted
+        # socket inherits the listener's.
+        ls.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
     # A large receive buffer: the receive window must never limit the sender.
     ls.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, BIG)
     ls.bind((host, port))
@@ -153,7 +157,7 @@ def sniff(iface: str, port: int, outfile: str) -> None:
 if __name__ == "__main__":
     role = sys.argv[1]
     if role == "server":
-        server(sys.argv[2], int(sys.argv[3]))
+        server(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else None)
     elif role == "client":
         client(sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
     elif role == "sniff":

@@ -57,11 +57,14 @@ def run_flow(
     port: int = 5201,
     sysctls: dict | None = None,
     ticks: bool = True,
+    receiver_cc: str | None = None,
 ) -> Capture:
     """Build the tbf path, trace one bulk flow of `seconds` with congestion control `cc`,
     tear everything down, and return the records (see :func:`tracing.parse_trace`).
 
     `sysctls` maps ``(role, key)`` to a value set inside that namespace before the flow.
+    `receiver_cc`: the receiver's congestion control, for one with a receiver's half
+    (DCTCP's ECE echo; its ECN handshake needs it on both ends); None: the default.
     Raises :class:`KernelLabUnavailable` when the machine cannot do this.
     """
     reason = availability()
@@ -74,7 +77,8 @@ def run_flow(
             net.sysctl(role, key, value)
         sniffer, _ = net.start("sender", CHECK_FLOW, "sniff", SENDER_DEV, port, ackfile, what="ACK sniffer")
         with _tracing.TraceSession(port=port, ticks=ticks) as tr:
-            srv, _ = net.start("receiver", CHECK_FLOW, "server", net.receiver_ip, port, what="receiver")
+            srv, _ = net.start("receiver", CHECK_FLOW, "server", net.receiver_ip, port,
+                               *([receiver_cc] if receiver_cc else []), what="receiver")
             cli, info = net.start("sender", CHECK_FLOW, "client", net.receiver_ip, port, cc, seconds,
                                    what="sender", timeout=seconds + 30)
             cli.wait(10)

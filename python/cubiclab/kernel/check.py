@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from cubiclab import _core
 from cubiclab._core import TESTBED_HZ
 from cubiclab.kernel.capture import Capture, run_flow
 from cubiclab.kernel.compare import Comparison, compare
@@ -108,10 +109,12 @@ def run_check(
             if not any(p.name == "hz" for p in _specs(replayed)):
                 s["params"].pop("hz")
             name = bpf.instance_name(0, alg)
+            # An algorithm that needs ECN negotiates it only with a receiver that runs it too.
+            receiver = name if _core.algorithm_facts(alg)["needs_ecn"] else None
             with tempfile.TemporaryDirectory(prefix="cubiclab-watch-") as d:
                 witness = Path(d) / "seen.csv"
                 with bpf.Registered({name: (alg, {})}, watch=witness):
-                    cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
+                    cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes, receiver_cc=receiver)
                 seen, lost = bpf.read_watch(witness)
             if lost:
                 raise RuntimeError(f"{alg}: the BPF witness lost {lost} records (ring buffer full); the check "

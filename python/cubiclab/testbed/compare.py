@@ -6,7 +6,8 @@ each side and a verdict per metric (:func:`compare_ensemble`, see
 Per flow: mean goodput, share, loss events (and their mean spacing), retransmissions, mean
 and peak cwnd, mean smoothed RTT; over time, the cwnd traces are put on a common 10 ms grid
 and their mean absolute difference is stated relative to the mean cwnd. Overall:
-utilisation, goodput utilisation, bottleneck drops, Jain's fairness index.
+utilisation, goodput utilisation, bottleneck drops, Jain's fairness index; with ECN, per flow
+and overall the CE marks its data got and its ECN reductions (entries into CWR).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def _per_flow(res, duration: float) -> pd.DataFrame:
             "cwnd_mean": float(np.nanmean(cw)) if np.isfinite(cw).any() else np.nan,
             "cwnd_max": float(np.nanmax(cw)) if np.isfinite(cw).any() else np.nan,
             "srtt_ms": float(f.srtt_ms.mean()) if len(f) else np.nan,
+            "ce_marks": int(r.get("ce_marks", 0)), "ecn_reductions": int(r.get("ecn_reductions", 0)),
         })
     return pd.DataFrame(out)
 
@@ -95,6 +97,9 @@ def compare(scenario: Scenario | str, progress: bool = False, **testbed_kw) -> C
         "goodput_utilization_sim": ss["goodput_utilization"], "goodput_utilization_testbed": ts["goodput_utilization"],
         "loss_events_sim": ss["loss_events"], "loss_events_testbed": ts["loss_events"],
         "bottleneck_drops_sim": ss["bottleneck_drops"], "bottleneck_drops_testbed": ts["bottleneck_drops"],
+        "ce_marks_sim": int(m["ce_marks_sim"].sum()), "ce_marks_testbed": int(m["ce_marks_testbed"].sum()),
+        "ecn_reductions_sim": int(m["ecn_reductions_sim"].sum()),
+        "ecn_reductions_testbed": int(m["ecn_reductions_testbed"].sum()),
         "jain_sim": _jain(sim.totals.mean_goodput_bps), "jain_testbed": _jain(tb.totals.mean_goodput_bps),
         "group_shares_sim": ss["group_shares"], "group_shares_testbed": ts["group_shares"],
         "testbed_peak_queue_packets": ts["peak_queue_packets"], "buffer": ts["buffer"],
@@ -277,4 +282,7 @@ def format_table(c: Comparison) -> str:
                  f"drops {o['bottleneck_drops_sim']}/{o['bottleneck_drops_testbed']}, "
                  f"loss events {o['loss_events_sim']}/{o['loss_events_testbed']}, "
                  f"Jain {o['jain_sim']:.3f}/{o['jain_testbed']:.3f}")
+    if o["ce_marks_sim"] or o["ce_marks_testbed"] or o["ecn_reductions_sim"] or o["ecn_reductions_testbed"]:
+        lines.append(f"(sim/testbed) CE marks {o['ce_marks_sim']}/{o['ce_marks_testbed']}, "
+                     f"ECN reductions {o['ecn_reductions_sim']}/{o['ecn_reductions_testbed']}")
     return "\n".join(lines)

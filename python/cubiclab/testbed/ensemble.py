@@ -7,7 +7,8 @@ tolerance, *differs* when it lies wholly outside, and is *undecided* otherwise: 
 catalog's three verdicts (:func:`cubiclab.stats.verdict`), "holds" read as "agrees". The
 tolerances (issue 13's targets): utilisation 0.02, every flow's share 0.05, loss events and
 retransmissions 20%, the slow-start peak (the window at a flow's first loss) 15%, the mean
-window 10%, the relative ones of the kernel's mean.
+window 10%, with ECN the CE marks and ECN reductions (entries into CWR) 20%, the relative
+ones of the kernel's mean.
 
 The spread is judged the same way: the ratio of the standard deviations (simulator over
 kernel) with its 95% interval from the F distribution, against a factor of
@@ -39,6 +40,8 @@ TOLERANCES = {
     "retransmits": ("rel", 0.20),
     "ss_peak": ("rel", 0.15),
     "cwnd_mean": ("rel", 0.10),
+    "ce_marks": ("rel", 0.20),
+    "ecn_reductions": ("rel", 0.20),
 }
 #: The matrix's words for the three verdicts.
 AGREES, DIFFERS, UNDECIDED = "agrees", "differs", "undecided"
@@ -63,12 +66,16 @@ def cwnd_on_grid(res, flow: int, grid: np.ndarray) -> np.ndarray:
 def run_metrics(res) -> dict[str, float]:
     """The metrics of one run (simulator or testbed results, same shape): utilisation,
     loss events and retransmissions over all flows, and per flow `share[i]`, `ss_peak[i]`
-    (cwnd at the flow's first loss) and `cwnd_mean[i]` (on a 10 ms grid from its start)."""
+    (cwnd at the flow's first loss) and `cwnd_mean[i]` (on a 10 ms grid from its start);
+    where a flow negotiated ECN, CE marks and ECN reductions over all flows."""
     duration = float(res.summary["duration_s"])
     t = res.totals.set_index("flow")
     delivered = float(t["delivered_bytes"].sum())
     out = {"utilization": float(res.summary["utilization"]), "loss_events": float(len(res.losses)),
            "retransmits": float(t["retransmits"].sum())}
+    if "ecn" in t and t["ecn"].any():
+        out["ce_marks"] = float(t["ce_marks"].sum())
+        out["ecn_reductions"] = float(t["ecn_reductions"].sum())
     grid = np.arange(0.01, duration, 0.01)
     for flow, r in t.iterrows():
         out[f"share[{flow}]"] = float(r["delivered_bytes"] / delivered) if delivered else math.nan

@@ -3,15 +3,18 @@
 Sources, all on CLOCK_MONOTONIC and shown relative to the run's epoch (t = 0 s):
 
 * the emulator: per interval and link direction the queue (instantaneous and peak), drops,
-  random losses and bytes sent, and per flow and direction bytes sent, drops and random
-  losses (a flow's are those of the direction its data goes); every drop with its flow,
-  link, direction and TCP sequence number;
+  random losses, CE marks and bytes sent, and per flow and direction bytes sent, drops,
+  random losses and CE-marked segments delivered (a flow's are those of the direction its
+  data goes; ``totals.ce_marks``); every drop with its flow, link, direction and TCP
+  sequence number;
 * the sinks: bytes received per flow every ``info_interval`` (goodput);
 * the sources: ``TCP_INFO`` of every socket every ``info_interval`` (cwnd, ssthresh,
-  smoothed RTT, delivery rate, retransmissions, CA state);
+  smoothed RTT, delivery rate, retransmissions, CA state, whether ECN was negotiated
+  (``tcpi_options``: ``totals.ecn``), ``tcpi_delivered_ce``: ``totals.delivered_ce``);
 * the trace (if tracefs is usable): ``tcp:tcp_probe`` for every ACK of the testbed's sender
   sockets (told apart from other sockets by ``sock_cookie``) and ``tcp:tcp_cong_state_set``
-  (by the flow's port, the sending socket's destination). A probe shows the socket
+  (by the flow's port, the sending socket's destination; its entries into CWR are
+  ``totals.ecn_reductions``, as the simulator counts them). A probe shows the socket
   *before* the ACK it fires for, and its ``ssthresh`` is ``tcp_current_ssthresh()`` (at
   least 3/4 cwnd in Open); ``flows.ssthresh`` comes from ``TCP_INFO`` (``tp->snd_ssthresh``).
 
@@ -35,6 +38,8 @@ from cubiclab.results import CA_STATES, INFINITE_SSTHRESH, Results
 from cubiclab.scenario import compiled_links
 
 _STATE_CODES = {"Open": 0, "Disorder": 1, "CWR": 2, "Recovery": 3, "Loss": 4}
+#: ``tcpi_options``: ECN negotiated (include/uapi/linux/tcp.h).
+TCPI_OPT_ECN = 8
 
 
 @dataclass(repr=False)  # Results' short repr
@@ -103,6 +108,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         states = states[states["flow"].notna()]
         states["flow"] = states["flow"].astype(int)
         loss_rows = []
+        cwr_entries: dict[int, int] = {}
         for flow, st in states.groupby("flow"):
             prev = "Open"
             pf = cwnd[cwnd.flow == flow]
@@ -111,18 +117,22 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
                     before = pf[pf.t <= r.t]
                     c = int(before.cwnd.iloc[-1]) if len(before) else math.nan
                     loss_rows.append({"t": r.t, "flow": flow, "cwnd": c, "timeout": r.state == "Loss"})
+                cwr_entries[flow] = cwr_entries.get(flow, 0) + (r.state == "CWR" and prev != "CWR")
                 prev = r.state
         losses = pd.DataFrame(loss_rows, columns=["t", "flow", "cwnd", "timeout"])
     else:
         cwnd = pd.DataFrame({"t": info["t"], "flow": info["flow"], "cwnd": info["snd_cwnd"],
                              "ssthresh": _ssthresh(info["snd_ssthresh"]), "srtt_us": info["rtt_us"].astype(float)})
         loss_rows = []
+        cwr_entries = {}
         for flow, d in info.groupby("flow"):
             prev = "open"
             for r in d.itertuples():
                 s = str(r.ca_state)
                 if s in ("recovery", "loss") and s != prev:
                     loss_rows.append({"t": r.t, "flow": flow, "cwnd": int(r.snd_cwnd), "timeout": s == "loss"})
+                # Samples see only the CWR states that last across one (a lower bound).
+                cwr_entries[flow] = cwr_entries.get(flow, 0) + (s == "cwr" and prev != "cwr")
                 prev = s
         losses = pd.DataFrame(loss_rows, columns=["t", "flow", "cwnd", "timeout"])
     cwnd = cwnd.sort_values(["t", "flow"], kind="stable").reset_index(drop=True)
@@ -209,7 +219,9 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         ev["kind"] = np.where(ev["kind"] == 0, "buffer", "random")
         ev["flow"] = ev["flow"].where(ev["flow"] < nflows, -1)
 
-    # Totals.
+    # Totals. CE marks: the segments the emulator delivered marked, up to the run's end
+    # (the record at epoch + duration covers its last interval).
+    em = emu.flows[emu.flows["t_ns"] <= epoch + duration_ns + iv_ns // 2] if "marks" in emu.flows else None
     last = info.groupby("flow").last() if len(info) else pd.DataFrame()
     tot = []
     total_recv = sink["total"]
@@ -231,6 +243,11 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
             "random_losses": int((fd["kind"] == "random").sum()) if len(fd) else 0,
             "delivered_bytes": int(total_recv[i]), "rtt_ms": f["rtt_ns"] / 1e6, "start_s": start_s,
             "fct_s": fct / 1e9 if fct else math.nan,
+            "ecn": bool(lr is not None and int(lr["options"]) & TCPI_OPT_ECN),
+            "ecn_reductions": int(cwr_entries.get(i, 0)),
+            "ce_marks": int(em.loc[(em["dir"] == int(f["direction"] != "forward")) & (em["flow"] == i), "marks"].sum())
+            if em is not None else 0,
+            "delivered_ce": int(lr["delivered_ce"]) if lr is not None else 0,
             "mean_goodput_bps": total_recv[i] * 8 / active,
             "sport": so.get("sport"), "cc_kernel": so.get("cc"), "mss": so.get("mss"),
         })
@@ -271,6 +288,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         "loss_events": int(len(losses)),
         "bottleneck_drops": int(s.get("fwd_drops", 0)),
         "bottleneck_random_losses": int(s.get("fwd_random_losses", 0)),
+        "bottleneck_marks": int(s.get("fwd_marks", 0)),
         "bottleneck_packets": int(s.get("fwd_tx_packets", 0)),
         "peak_queue_packets": int(s.get("fwd_peak_queue_packets", 0)),
         "peak_queue_bytes": int(s.get("fwd_peak_queue_bytes", 0)),
@@ -302,5 +320,6 @@ def _link_totals(spec: dict, summary: dict, duration: float) -> pd.DataFrame:
                 else link["rate"] * duration / 8,
                 "drops": int(summary.get(f"{key}_drops", 0)),
                 "random_losses": int(summary.get(f"{key}_random_losses", 0)),
+                "marks": int(summary.get(f"{key}_marks", 0)),
             })
     return pd.DataFrame(rows)

@@ -104,6 +104,11 @@ class Plan:
     #: namespace where such an end runs (:meth:`namespace_sysctls`).
     sender_sysctls: dict = field(default_factory=dict)
     receiver_sysctls: dict = field(default_factory=dict)
+    #: Per way data goes, sysctls its senders need (``net.ipv4.tcp_ecn``), set where they run.
+    way_sender_sysctls: dict = field(default_factory=dict)
+    #: Per way, sysctls the clients of its web sessions need, set where they run (a web
+    #: session's server sends; its client is in the other namespace).
+    web_client_sysctls: dict = field(default_factory=dict)
     mtu: int = 1500
 
     @property
@@ -120,9 +125,15 @@ class Plan:
         run, the receivers' where receivers do. ValueError, naming the setting, where one
         namespace would need two values of it."""
         out: dict[str, dict] = {"sender": {}, "receiver": {}}
+        web_ways = {"forward" if s["forward"] else "reverse" for s in self.web}
         for way in sorted(self.ways()):
-            for ns, wanted in zip(ENDS[way][:2], (self.sender_sysctls, self.receiver_sysctls)):
-                for k, v in wanted.items():
+            snd, rcv = ENDS[way][:2]
+            wanted = [(snd, self.sender_sysctls), (rcv, self.receiver_sysctls),
+                      (snd, self.way_sender_sysctls.get(way, {}))]
+            if way in web_ways:
+                wanted.append((rcv, self.web_client_sysctls.get(way, {})))
+            for ns, sysctls in wanted:
+                for k, v in sysctls.items():
                     if out[ns].setdefault(k, v) != v:
                         raise ValueError(f"flows: the {ns}'s namespace would need {k} = {out[ns][k]} and {v} "
                                          "(senders and receivers run there); the testbed sets it once per namespace")
@@ -211,6 +222,12 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
             # tcp_rmem): the simulator's receiver sizes its window from the same one.
             "rcvbuf": f["rcvbuf_bytes"],
         })
+        # An algorithm that needs ECN has a receiver's half (DCTCP's ECE echo of the CE
+        # state): the receiver runs it too, as the simulator's does; the listening socket
+        # asks for it, and the accepted one inherits it.
+        needs_ecn = _core.algorithm_facts(f["algorithm"])["needs_ecn"]
+        p.flows[-1]["receiver_cc"] = p.flows[-1]["cc"] if needs_ecn else None
+    _plan_ecn(p, flows)
     p.namespace_sysctls()  # refused here, before anything runs
     if "rto_min" in p.route_opts and spec["min_rto"] < 200_000_000 and len(p.ways()) > 1:
         # The route metric also caps the delayed ACKs of every socket on that route at
@@ -221,6 +238,35 @@ def plan(sc: Scenario, max_duration: float = MAX_DURATION_S) -> Plan:
                          "and receivers there would delay their ACKs at most rto_min - 1 ms; use min_rto >= 200ms "
                          "or send data one way")
     return p
+
+
+#: ``net.ipv4.tcp_ecn``: 1 asks for ECN on the connections a namespace opens (and accepts
+#: it); 2, Linux's default, only accepts it. An algorithm that needs ECN (DCTCP's
+#: TCP_CONG_NEEDS_ECN) asks on its own socket whatever the setting.
+TCP_ECN_ASK, TCP_ECN_ACCEPT = 1, 2
+
+
+def _plan_ecn(p: Plan, flows: list) -> None:
+    """Per namespace ``net.ipv4.tcp_ecn`` from the flows' ``ecn``, only where a flow asks for
+    ECN (else nothing is set): the testbed's senders open their connections, its receivers
+    listen, so the senders' namespace sets 1 where ECN flows send and 2 where flows without
+    it send (explicitly, so that a namespace holding both is refused: the setting is one per
+    namespace). Receivers accept ECN under 1 and 2 alike: their side needs nothing, but a web
+    session's client opens its connection from the other side and must not ask for ECN (the
+    simulator's web sessions have none)."""
+    asks = {f["direction"]: set() for f in flows}
+    for f in flows:
+        asks[f["direction"]].add(f["ecn"])
+    if not any(True in a for a in asks.values()):
+        return
+    for way, a in asks.items():
+        if len(a) > 1:
+            snd = ENDS[way][0]
+            raise ValueError(f"flows: {way} flows with ecn = true and without it send from the {snd}'s namespace, "
+                             "where net.ipv4.tcp_ecn is one setting; give every flow sending that way the same ecn")
+        p.way_sender_sysctls[way] = {"net.ipv4.tcp_ecn": TCP_ECN_ASK if True in a else TCP_ECN_ACCEPT}
+    for way in ENDS:
+        p.web_client_sysctls[way] = {"net.ipv4.tcp_ecn": TCP_ECN_ACCEPT}
 
 
 def _buffer_bytes(spec: dict) -> int:
@@ -336,7 +382,8 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     "rcvlowat": rcvlowat, "info_file": str(work / f"source-info-{way}.csv"),
                     "sink_fifo": SINK_FIFO if realtime else 0,
                     "flows": [{"flow": i, "port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"],
-                               "stop_ns": f["stop_ns"], "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"]}
+                               "stop_ns": f["stop_ns"], "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"],
+                               "receiver_cc": f["receiver_cc"]}
                               for i, f in ((i, p.flows[i]) for i in flows)],
                 }
                 (work / f"bulk-{way}.json").write_text(json.dumps(bulk_cfg))

@@ -139,7 +139,8 @@ impl Sim {
             t.group.push(plan.group.clone());
             t.algorithm.push(plan.algorithm.clone());
             t.direction.push(plan.direction.name().to_string());
-            let names: Vec<&str> = plan.data_hops.iter().map(|h| self.sc.links[Direction::link_of(h.link as usize)].name()).collect();
+            let names: Vec<&str> =
+                plan.data_hops.iter().map(|h| self.sc.links[Direction::link_of(h.link as usize)].name()).collect();
             t.route.push(names.join(">"));
             t.rtt_ns.push(plan.rtt_ns);
             t.start_ns.push(fl.start_ns);
