@@ -120,7 +120,8 @@ def _scalable_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float
 
 def _hybla_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float:
     """rho^2 packets per RTT (`hybla_cong_avoid`: rho^2 / cwnd per ACK), rho = srtt / rtt0 in
-    eighths, floored, at least 1 (`hybla_recalc_param`): Reno's epoch over rho^2."""
+    eighths, floored, at least 1 (`hybla_recalc_param`), from the least smoothed RTT seen: the
+    base RTT, not the RTT at loss. Reno's epoch over rho^2."""
     rho = max(1.0, math.floor(8 * rtt / a.growth_constants["rtt0_s"]) / 8)
     return b * w / (rho * rho) * rtt
 
