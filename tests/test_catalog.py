@@ -397,6 +397,31 @@ def test_epochs_of_the_rivals():
                                                                                                            abs=0.2)
 
 
+
+def test_epochs_of_the_later_growth_laws():
+    # Hybla grows rho^2 packets per RTT, rho = srtt / rtt0 in eighths (floored), at least 1:
+    # at 200 ms and rtt0 25 ms rho = 8, so Reno's epoch of W = 100 (50 RTTs = 10 s) over 64;
+    # 40 ms: 8 x 40 / 25 = 12.8 eighths, floored 12: rho 1.5, so 45 RTTs of 40 ms / 2.25 for
+    # W = 90; below rtt0 (10 ms) rho is 1, Reno's 50 x 0.01; rtt0 50 ms at 200 ms: rho 4.
+    assert physics.epoch_s("hybla", {}, 100, 0.2) == pytest.approx(10 / 64)
+    assert physics.epoch_s("hybla", {}, 90, 0.04) == pytest.approx(45 * 0.04 / 2.25)
+    assert physics.epoch_s("hybla", {}, 100, 0.01) == pytest.approx(0.5)
+    assert physics.epoch_s("hybla", {"rtt0": 50}, 100, 0.2) == pytest.approx(10 / 16)
+    assert physics.decrease_fraction("hybla", {}) == 0.5
+    # YeAH in its slow mode halves (after 16 slow rounds) and regains W/2 at one packet per
+    # RTT: 50 RTTs of 100 ms for W = 100, not Scalable's 1/8 of W at W/100 per RTT (1.25 s).
+    assert physics.decrease_fraction("yeah", {}) == 0.5
+    assert physics.epoch_s("yeah", {}, 100, 0.1) == pytest.approx(5.0)
+    assert physics.epoch_s("yeah", {}, 1000, 0.1) == pytest.approx(50.0)
+    # LP and DCTCP: Reno's loss epoch, W/2 RTTs.
+    assert physics.epoch_s("lp", {}, 100, 0.1) == pytest.approx(5.0)
+    assert physics.epoch_s("dctcp", {}, 100, 0.1) == pytest.approx(5.0)
+    # BBRv3 as BBR: its epoch is the PROBE_RTT interval, bbr_probe_rtt_win_ms = 5000 (v1's
+    # min-RTT window is 10 s), whatever the window.
+    assert physics.epoch_s("bbr3", {}, 100, 0.1) == pytest.approx(5.0)
+    assert physics.epoch_s("bbr3", {"probe_rtt_win_ms": 8000}, 10000, 0.1) == pytest.approx(8.0)
+    assert physics.epoch_s("bbr", {}, 100, 0.1) == pytest.approx(10.0)
+
 # ---- package data, CLI, errors -----------------------------------------------------------------
 
 

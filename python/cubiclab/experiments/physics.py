@@ -118,6 +118,14 @@ def _scalable_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float
     return b * w / per_rtt * rtt
 
 
+def _hybla_epoch_s(a: AlgorithmInfo, b: float, w: float, rtt: float) -> float:
+    """rho^2 packets per RTT (`hybla_cong_avoid`: rho^2 / cwnd per ACK), rho = srtt / rtt0 in
+    eighths, floored, at least 1 (`hybla_recalc_param`), from the least smoothed RTT seen: the
+    base RTT, not the RTT at loss. Reno's epoch over rho^2."""
+    rho = max(1.0, math.floor(8 * rtt / a.growth_constants["rtt0_s"]) / 8)
+    return b * w / (rho * rho) * rtt
+
+
 #: growth law -> (the decrease a plan assumes, the epoch in seconds), both of
 #: (algorithm's facts, w packets at loss, rtt s).
 _RULES = {
@@ -133,6 +141,18 @@ _RULES = {
     # BBR does not decrease on a loss: its epoch is its ProbeRTT interval, its longest
     # cycle, and convergence is planned as if it halved once per epoch
     "bbr": (lambda a: 0.5, lambda a, b, w, rtt: a.growth_constants["probe_rtt_interval_s"]),
+    "hybla": (lambda a: 1 - a.beta_kept, _hybla_epoch_s),
+    # YeAH in its slow (Reno) mode: near a loss the queue is the drop-tail buffer's, above the
+    # queue_max packets or baseRTT/8 of queueing delay that make it slow wherever the buffer
+    # is larger than both; after 16 slow rounds (any epoch of a window above 32) a loss halves
+    # (its smallest kept fraction). Its fast (Scalable) growth at a small queue only shortens
+    # the epoch, so the run holds at least the epochs asked.
+    "yeah": (lambda a: 1 - a.beta_kept_bounds[0], lambda a, b, w, rtt: b * w * rtt),
+    # LP grows as Reno and is Reno without timestamps. With them it halves early, when the
+    # one-way delay passes `threshold` of its range, at a smaller window than a loss's, so a
+    # plan on Reno's loss epoch holds at least the epochs asked (less the inference time,
+    # a few RTTs, in which it does not grow after an early halving).
+    "lp": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
 }
 
 
