@@ -150,14 +150,14 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         el = el[(el.t > 1e-9) & (el.t <= duration + 1e-9)]
         el = el.set_index([np.round(el.t / iv).astype(int), "link"])
     k = np.arange(n_iv) + 1
-    cols = ("queue_packets", "queue_bytes", "max_queue_packets", "max_queue_bytes", "drops", "random_losses",
-            "tx_bytes")
+    cols = ("queue_packets", "queue_bytes", "max_queue_packets", "max_queue_bytes", "drops", "marks",
+            "random_losses", "tx_bytes")
     parts = []
     for j, lk in enumerate(links):
         part = pd.DataFrame({"t": grid, "link": j})
         for c in cols:
             part[c] = (el[c].reindex(pd.MultiIndex.from_arrays([k, np.full(n_iv, j)])).fillna(0).astype(int).to_numpy()
-                       if len(el) else 0)
+                       if len(el) and c in el else 0)
         part["utilization"] = part["tx_bytes"] * 8 / (lk["rate"] * iv)
         parts.append(part)
     link = pd.concat(parts).sort_values(["t", "link"], kind="stable").reset_index(drop=True)
