@@ -103,7 +103,10 @@ def test_kernel_window_matches_replay_every_ack(results, alg):
         print(f"\n{alg}: below the bar, flow {attempt + 2} of at most {RETRIES + 1}")
         again = run_check((alg,), seconds=5.0)[alg]
         print(again.report())
-        r = max((r, again), key=lambda x: (x.comparison.compared > 2000, x.comparison.share))
+        # A meaningful flow first: on a tie of shares max() keeps the first flow, which is how
+        # an LP flow with one loss event (4499/4499 matched) beat two reruns with five each
+        # (4994/4994, 5075/5075) in a CI run and failed the loss-count assertion.
+        r = max((r, again), key=lambda x: (_meaningful(x), x.comparison.compared > 2000, x.comparison.share))
     # A meaningful flow: thousands of compared ACKs and several loss events, seen in full.
     assert r.comparison.compared > 2000
     assert r.losses >= 2
