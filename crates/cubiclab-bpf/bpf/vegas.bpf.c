@@ -4,17 +4,12 @@
  * more than beta takes a segment off, fewer than alpha adds one. Reno otherwise; a loss
  * halves (tcp_reno_ssthresh), undo is tcp_reno_undo_cwnd. */
 #include "port.h"
+#include "vegas_filter.h"
 
 #define TCP_CA_CWR 2
 #define TCP_CA_Recovery 3
-/* The kernel's "no sample yet" for baseRTT and minRTT. */
-#define NO_RTT 0x7fffffffU
-
 struct clk_vegas {
-	__u32 beg_snd_nxt;	/* the round ends when an ACK passes it */
-	__u16 cnt_rtt;		/* RTT samples this round */
-	__u32 min_rtt;		/* least RTT + 1 this round, us */
-	__u32 base_rtt;		/* least RTT + 1 since the last restart, us */
+	struct vegas_filter rtt;
 	__u8 doing_vegas_now;	/* Open since the last restart */
 };
 PORT_STATE_FITS(struct clk_vegas);
@@ -24,14 +19,12 @@ static __always_inline void vegas_enable(struct sock *sk)
 	struct clk_vegas *ca = inet_csk_ca(sk);
 
 	ca->doing_vegas_now = 1;
-	ca->beg_snd_nxt = tcp_sk(sk)->snd_nxt;
-	ca->cnt_rtt = 0;
-	ca->min_rtt = NO_RTT;
+	vegas_filter_round(&ca->rtt, tcp_sk(sk));
 }
 
 static __always_inline void vegas_restart(struct sock *sk)
 {
-	((struct clk_vegas *)inet_csk_ca(sk))->base_rtt = NO_RTT;
+	((struct clk_vegas *)inet_csk_ca(sk))->rtt.base_rtt = NO_RTT;
 	vegas_enable(sk);
 }
 
@@ -51,7 +44,7 @@ static __always_inline void vegas_adjust(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_vegas *ca = inet_csk_ca(sk);
-	__u32 rtt = ca->min_rtt, base = ca->base_rtt, diff;
+	__u32 rtt = ca->rtt.min_rtt, base = ca->rtt.base_rtt, diff;
 	__u64 target_cwnd;
 
 	target_cwnd = (__u64)tp->snd_cwnd * base / rtt;
@@ -91,14 +84,14 @@ void BPF_PROG(vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		reno_cong_avoid(sk, acked);
 		return;
 	}
-	if ((__s32)(ca->beg_snd_nxt - ack) < 0) {	/* after(ack, beg_snd_nxt) */
-		ca->beg_snd_nxt = tp->snd_nxt;
-		if (ca->cnt_rtt <= 2)
+	if ((__s32)(ca->rtt.beg_snd_nxt - ack) < 0) {	/* after(ack, beg_snd_nxt) */
+		ca->rtt.beg_snd_nxt = tp->snd_nxt;
+		if (ca->rtt.cnt_rtt <= 2)
 			reno_cong_avoid(sk, acked);
 		else
 			vegas_adjust(sk, acked);
-		ca->cnt_rtt = 0;
-		ca->min_rtt = NO_RTT;
+		ca->rtt.cnt_rtt = 0;
+		ca->rtt.min_rtt = NO_RTT;
 	} else if (tcp_in_slow_start(tp)) {
 		tcp_slow_start(tp, acked);
 	}
@@ -115,17 +108,8 @@ PORT_RENO_UNDO(vegas)
 SEC("struct_ops")
 void BPF_PROG(vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct clk_vegas *ca = inet_csk_ca(sk);
-	__u32 vrtt;
-
 	log_pkts_acked(sk, sample);
-	if (sample->rtt_us < 0)
-		return;
-	vrtt = (__u32)sample->rtt_us + 1;
-	if (vrtt < ca->base_rtt)
-		ca->base_rtt = vrtt;
-	ca->min_rtt = min_u32(ca->min_rtt, vrtt);
-	ca->cnt_rtt++;
+	vegas_filter_sample(&((struct clk_vegas *)inet_csk_ca(sk))->rtt, sample);
 }
 
 SEC("struct_ops")

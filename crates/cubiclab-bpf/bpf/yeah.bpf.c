@@ -6,8 +6,8 @@
  * queue estimate, between cwnd / 8 and cwnd / 2, or half after 16 Reno rounds. The module's
  * snd_cwnd_clamp of at most 2^32 / 128 is not writable from BPF; below it nothing differs. */
 #include "port.h"
+#include "vegas_filter.h"
 
-#define NO_RTT 0x7fffffffU
 #define YEAH_ALPHA 80U
 #define YEAH_GAMMA 1U
 #define YEAH_DELTA 3
@@ -19,10 +19,7 @@
 #define RENO_ROUNDS_MAX 0xffffffU
 
 struct clk_yeah {
-	__u32 beg_snd_nxt;	/* the round ends when an ACK passes it */
-	__u16 cnt_rtt;		/* RTT samples this round */
-	__u32 min_rtt;		/* least RTT + 1 this round, us */
-	__u32 base_rtt;		/* least RTT + 1 since the last restart, us */
+	struct vegas_filter rtt;	/* first, as tcp_yeah.c's struct vegas */
 	__u32 last_q;		/* the last backlog estimate, segments */
 	__u32 doing_reno_now;	/* consecutive Reno rounds (0: Scalable) */
 	__u32 reno_count;	/* a competing Reno flow's window, segments */
@@ -33,18 +30,7 @@ PORT_STATE_FITS(struct clk_yeah);
 /* vegas_enable, as far as YeAH reads it: a new round. */
 static __always_inline void yeah_enable(struct sock *sk)
 {
-	struct clk_yeah *ca = inet_csk_ca(sk);
-
-	ca->beg_snd_nxt = tcp_sk(sk)->snd_nxt;
-	ca->cnt_rtt = 0;
-	ca->min_rtt = NO_RTT;
-}
-
-/* tcp_vegas_init. */
-static __always_inline void yeah_restart(struct sock *sk)
-{
-	((struct clk_yeah *)inet_csk_ca(sk))->base_rtt = NO_RTT;
-	yeah_enable(sk);
+	vegas_filter_round(&((struct clk_yeah *)inet_csk_ca(sk))->rtt, tcp_sk(sk));
 }
 
 /* The once-per-RTT decision with more than two samples. */
@@ -52,10 +38,10 @@ static __always_inline void yeah_decide(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct clk_yeah *ca = inet_csk_ca(sk);
-	__u32 rtt = ca->min_rtt, delay = rtt - ca->base_rtt;
+	__u32 rtt = ca->rtt.min_rtt, delay = rtt - ca->rtt.base_rtt;
 	__u32 queue = (__u32)((__u64)tp->snd_cwnd * delay / rtt);
 
-	if (queue > YEAH_ALPHA || delay > ca->base_rtt / YEAH_PHY) {
+	if (queue > YEAH_ALPHA || delay > ca->rtt.base_rtt / YEAH_PHY) {
 		if (queue > YEAH_ALPHA && tp->snd_cwnd > ca->reno_count) {
 			__u32 reduction = min_u32(queue / YEAH_GAMMA, tp->snd_cwnd >> YEAH_EPSILON);
 
@@ -83,7 +69,7 @@ void BPF_PROG(yeah_init, struct sock *sk)
 {
 	struct clk_yeah *ca = inet_csk_ca(sk);
 
-	yeah_restart(sk);
+	vegas_filter_restart(&ca->rtt, tcp_sk(sk));
 	ca->doing_reno_now = 0;
 	ca->last_q = 0;
 	ca->reno_count = 2;
@@ -106,12 +92,10 @@ void BPF_PROG(yeah_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	if (acked || grow)
 		tcp_cong_avoid_ai(tp, ca->doing_reno_now ? tp->snd_cwnd : min_u32(tp->snd_cwnd, SCALABLE_AI_CNT),
 				  acked);
-	if ((__s32)(ca->beg_snd_nxt - ack) < 0) {	/* after(ack, beg_snd_nxt) */
-		if (ca->cnt_rtt > 2)
+	if ((__s32)(ca->rtt.beg_snd_nxt - ack) < 0) {	/* after(ack, beg_snd_nxt) */
+		if (ca->rtt.cnt_rtt > 2)
 			yeah_decide(sk);
-		ca->beg_snd_nxt = tp->snd_nxt;
-		ca->cnt_rtt = 0;
-		ca->min_rtt = NO_RTT;
+		vegas_filter_round(&ca->rtt, tp);
 	}
 }
 
@@ -138,17 +122,8 @@ PORT_RENO_UNDO(yeah)
 SEC("struct_ops")
 void BPF_PROG(yeah_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct clk_yeah *ca = inet_csk_ca(sk);
-	__u32 vrtt;
-
 	log_pkts_acked(sk, sample);
-	if (sample->rtt_us < 0)
-		return;
-	vrtt = (__u32)sample->rtt_us + 1;
-	if (vrtt < ca->base_rtt)
-		ca->base_rtt = vrtt;
-	ca->min_rtt = min_u32(ca->min_rtt, vrtt);
-	ca->cnt_rtt++;
+	vegas_filter_sample(&((struct clk_yeah *)inet_csk_ca(sk))->rtt, sample);
 }
 
 SEC("struct_ops")
@@ -162,7 +137,7 @@ SEC("struct_ops")
 void BPF_PROG(yeah_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
 	if (event == CA_EVENT_CWND_RESTART || event == CA_EVENT_TX_START)
-		yeah_restart(sk);
+		vegas_filter_restart(&((struct clk_yeah *)inet_csk_ca(sk))->rtt, tcp_sk(sk));
 }
 
 PORT_OPS(clk_yeah, HOOK(yeah, init) HOOK(yeah, ssthresh) HOOK(yeah, cong_avoid) HOOK(yeah, set_state)
