@@ -68,7 +68,8 @@ def _outcome(name, verdicts):
     # claims accepted in [0, 3]: a value of 4 lies outside
     accept = SimpleNamespace(lo=0.0, hi=3.0)
     return SimpleNamespace(name=name, verdicts=[
-        SimpleNamespace(spec=SimpleNamespace(id=c, kind="paper claim", accept=accept), verdict=v, ours=o, mean=o, n=1)
+        SimpleNamespace(spec=SimpleNamespace(id=c, kind="paper claim", accept=accept), verdict=v, ours=o, mean=o, n=1,
+                        inside=accept.lo <= o <= accept.hi)  # as claims.Verdict.inside
         for c, v, o in verdicts])
 
 

@@ -272,6 +272,12 @@ class Verdict:
         return self.spec.bounds.clip(self.mean - self.ci, self.mean + self.ci)
 
     @property
+    def inside(self) -> bool | None:
+        """Whether the value (the mean) lies inside the claim's tolerance, whatever its
+        interval says; None unmeasured."""
+        return bool(self.spec.accept.lo <= self.mean <= self.spec.accept.hi) if self.n else None
+
+    @property
     def clipped(self) -> bool:
         lo, hi = self.interval
         return math.isfinite(self.ci) and (lo > self.mean - self.ci or hi < self.mean + self.ci)

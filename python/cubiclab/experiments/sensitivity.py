@@ -29,11 +29,6 @@ def choices(entries) -> dict:
     return out
 
 
-def _inside(v) -> bool | None:
-    """Whether the claim's value (its mean) lies inside its tolerance; None unmeasured."""
-    return bool(v.spec.accept.lo <= v.mean <= v.spec.accept.hi) if v.n else None
-
-
 def compare(planned, varied: dict) -> list[dict]:
     """One row per claim of the planned outcomes: its verdict and `ours` as planned and at
     each varied setting that reran its entry, `robust` (no varied setting changes it) and
@@ -45,7 +40,7 @@ def compare(planned, varied: dict) -> list[dict]:
     for o in planned:
         for v in o.verdicts:
             rows[(o.name, v.spec.id)] = {"entry": o.name, "claim": v.spec.id, "kind": v.spec.kind,
-                                         "verdict": v.verdict, "ours": v.ours, "inside": _inside(v), "varied": {},
+                                         "verdict": v.verdict, "ours": v.ours, "inside": v.inside, "varied": {},
                                          "depends_on": []}
     for label, (key, outs) in varied.items():
         for o in outs:
@@ -53,8 +48,8 @@ def compare(planned, varied: dict) -> list[dict]:
                 r = rows.get((o.name, v.spec.id))
                 if r is None:
                     continue
-                r["varied"][label] = {"verdict": v.verdict, "ours": v.ours, "inside": _inside(v)}
-                if (v.verdict, _inside(v)) != (r["verdict"], r["inside"]) and key not in r["depends_on"]:
+                r["varied"][label] = {"verdict": v.verdict, "ours": v.ours, "inside": v.inside}
+                if (v.verdict, v.inside) != (r["verdict"], r["inside"]) and key not in r["depends_on"]:
                     r["depends_on"].append(key)
     out = list(rows.values())
     for r in out:

@@ -46,7 +46,7 @@ def compare(outcomes: dict) -> list[dict]:
                 r["verdicts"][rerun] = v.verdict
                 r["ours"][rerun] = v.ours
                 if v.n:
-                    r["inside"][rerun] = bool(v.spec.accept.lo <= v.mean <= v.spec.accept.hi)
+                    r["inside"][rerun] = v.inside
     out = list(rows.values())
     for r in out:
         r["flips"] = flips(r["verdicts"])

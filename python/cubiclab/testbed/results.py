@@ -157,7 +157,7 @@ def build_results(plan, epoch: int, emu, source: dict, sink: dict, records, trac
         part = pd.DataFrame({"t": grid, "link": j})
         for c in cols:
             part[c] = (el[c].reindex(pd.MultiIndex.from_arrays([k, np.full(n_iv, j)])).fillna(0).astype(int).to_numpy()
-                       if len(el) and c in el else 0)
+                       if len(el) else 0)
         part["utilization"] = part["tx_bytes"] * 8 / (lk["rate"] * iv)
         parts.append(part)
     link = pd.concat(parts).sort_values(["t", "link"], kind="stable").reset_index(drop=True)
