@@ -223,9 +223,11 @@ class FastConvergence(Experiment):
              "is for (seed 000 Sec. 3.7).")
     claims = (
         ClaimSpec("fc_faster", "fast_convergence=0", "extra slide", FIGURE, "faster with fast convergence",
-                  "convergence time with fast_convergence = 0 minus with 1 (within 20% of their mean for six "
-                  "congestion epochs on end, as s002-convergence)", "s", Above(10.0, 10.0),
-                  "an ordering by more than a tie: 10 s", kind=EXTENSION, transient=True),
+                  "median over seeds of the convergence time with fast_convergence = 0 minus with 1 (within 20% of "
+                  "their mean for six congestion epochs on end, as s002-convergence; a run that never converged "
+                  "counts as at least the time it ran, so a difference with one is bounded on one side)", "s",
+                  Above(10.0, 10.0), "an ordering by more than a tie: 10 s", kind=EXTENSION, transient=True,
+                  censored=True),
     )
 
     def conditions(self, mode):
@@ -234,17 +236,20 @@ class FastConvergence(Experiment):
                                   "second": {"params": {"fast_convergence": fc}}}), {"fc": fc}) for fc in (1, 0)]
 
     def per_run(self, run, res, t0, t1):
-        return {"convergence_s": _convergence_s(run.scenario, res)[0]}
+        c, never = _convergence_s(run.scenario, res)
+        return {"convergence_s": c, "never": never}
 
     def values(self, rows):
-        return {"fc_faster": select_row(rows, fc=0).convergence_s - select_row(rows, fc=1).convergence_s}
+        # a run that never held the band is censored: never averaged as a number
+        return {"fc_faster": _later(select_row(rows, fc=0), select_row(rows, fc=1))}
 
     def plot(self, frame, sweep, outdir):
         fig, axes = plotting.new(1, 1, width=5.5, height=4.0)
-        g = frame.groupby("fc").convergence_s.agg(["mean", "min", "max"])
-        axes[0, 0].bar([f"fast_convergence = {i}" for i in g.index], g["mean"],
-                       yerr=[g["mean"] - g["min"], g["max"] - g["mean"]], color="C3", alpha=0.7)
-        axes[0, 0].set_ylabel("convergence time (s)")
+        # the median, as the claim: a run that never converged is only a lower bound
+        g = frame.groupby("fc").convergence_s.agg(["median", "min", "max"])
+        axes[0, 0].bar([f"fast_convergence = {i}" for i in g.index], g["median"],
+                       yerr=[g["median"] - g["min"], g["max"] - g["median"]], color="C3", alpha=0.7)
+        axes[0, 0].set_ylabel("convergence time (s), median and range")
         return plotting.finish(fig, outdir, "fast_convergence", "Cubic 2.0, 250 Mbps, 200 ms (cf. seed 002)")
 
 
