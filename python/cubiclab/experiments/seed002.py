@@ -390,7 +390,8 @@ class MissingDrop(Experiment):
     setup = ("Three long-lived flows (Cubic 2.0, and H-TCP for the comparison the slides make), 250 Mbps, RTT 200 ms, "
              "buffer 100% BDP, with 25 or 50 on-off sessions (Pareto sizes of mean 100 packets, shape 1.2, "
              "exponential off periods of mean 10 s). Unfairness: Jain's index of the three flows' 10 s means below "
-             "0.9; its longest stretch inside the measured window (after convergence).")
+             "0.9; its longest stretch inside the measured window (after convergence), which lasts at least 400 s "
+             "in full mode so that 'hundreds of seconds' can fit in it.")
     claim_runs = {"sustained_unfairness": {"alg": CUBIC, "sessions": 25}, "similar_to_htcp": {"sessions": 50}}
     claims = (
         ClaimSpec("sustained_unfairness", "In highly unsynchronised conditions, sustained periods (extending to "
@@ -403,6 +404,20 @@ class MissingDrop(Experiment):
                   "HTCP.", SUMMARY, TEXT, "similar (≈ 1)", "Cubic 2.0's mean CoV of 10 s throughput over H-TCP's, 50 "
                   "sessions", "", Band(1.0, 0.25), "'similar': within 25%", bounds=NONNEGATIVE),
     )
+
+    # "sustained periods (extending to hundreds of seconds)": a window of 111 s (the epochs'
+    # plan) could hold a stretch of 100 s only as the whole window. Full mode measures over
+    # at least 400 s, so a stretch of several hundred seconds fits and a 100 s stretch is a
+    # part of the window, not all of it (+1.2e8 bottleneck packets over the entry's 20 runs).
+    MIN_WINDOW_S = 400.0
+
+    def run_length(self, sc, mode):
+        rl = super().run_length(sc, mode)
+        if mode.indicative or rl.window_s >= self.MIN_WINDOW_S:
+            return rl
+        w = self.MIN_WINDOW_S
+        return dataclasses.replace(rl, window_s=w, epochs=rl.epochs * w / rl.window_s,
+                                   planned_s=max(rl.planned_s, rl.warmup_s + w))
 
     def conditions(self, mode):
         sc = load_scenario("s002_missing_drop")
