@@ -620,9 +620,13 @@ class Fig10bc(Experiment):
                   "'quite rapidly': at least 0.1 over the range"),
         ClaimSpec("cubic_bic_vs_hstcp_100ms", "CUBIC and BIC-TCP show a similar aggressiveness which is slightly more "
                   "aggressive than HSTCP especially for the bandwidth less than 100Mbps.", "Sec. 6.4, Fig. 10(c)", TEXT,
-                  "CUBIC, BIC below HSTCP", "mean over bandwidths below 100 Mbps of HSTCP's ratio minus the larger of "
-                  "CUBIC's and BIC's, at 100 ms", "", Above(0.02, 0.05),
-                  "'slightly': a small ordering, but more than a tie: 0.02 of the ratio"),
+                  "CUBIC, BIC slightly below HSTCP", "mean over bandwidths below 100 Mbps of HSTCP's ratio minus the "
+                  "larger of CUBIC's and BIC's, at 100 ms", "", Band(0.135, 0.115),
+                  "'slightly more aggressive': more than a tie (0.02 of the ratio) and at most a quarter of a ratio "
+                  "whose 1 is an equal share (0.25): [0.02, 0.25]",
+                  tolerance_history=("was > 0.02 (2026-11-28, the claims review): one-sided, it let any difference "
+                                     "hold, 0.575 included (issue 30's review), although 'slightly' bounds it from "
+                                     "above; two-sided now",)),
     )
 
     def bws(self, mode):
