@@ -45,7 +45,10 @@ class CubicTahoe(Experiment):
                   Band(5.7, 1.14), "a ratio, ± 20%", bounds=NONNEGATIVE),
         ClaimSpec("better_together", "It's interesting that CUBIC increases relative to how it performed by itself!",
                   "How fair is it?", TEXT, "×1.20 (17.50 / 14.56)", "CUBIC's goodput sharing the low-BDP link over "
-                  "alone", "", Band(1.20, 0.24), "a ratio, ± 20%", bounds=NONNEGATIVE),
+                  "alone", "", Band(1.23, 0.21), "a ratio, + 20% above; below, the sentence states an increase, so "
+                  "more than a tie (1.02): [1.02, 1.44]", bounds=NONNEGATIVE,
+                  tolerance_history=("was 1.2 ± 0.24 (2026-11-28, the claims review): its lower edge 0.96 let a "
+                                     "CUBIC that lost goodput beside Tahoe hold 'CUBIC increases'",)),
         ClaimSpec("big_queue_worse", "the high BDP example in this post suggests that a big queue size can actually "
                   "cause CUBIC to perform *worse*.", "Next Up", TEXT, "worse with a big queue", "CUBIC's goodput alone "
                   "on the high-BDP link with a 100% BDP buffer over with 400%, minus 1", "", Above(0.02, 0.02),
