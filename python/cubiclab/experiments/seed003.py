@@ -9,7 +9,7 @@ from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, register, vary
 from cubiclab.experiments.claims import EXTENSION, NONNEGATIVE, TEXT, Above, Band, ClaimSpec
 from cubiclab.experiments.common import group_means, select_row
-from cubiclab.experiments.unstated import buffer, delay_reading
+from cubiclab.experiments.unstated import buffer, delay_reading, rate_of
 
 LINKS = {"low": "2.64Mbps", "high": "50Mbps"}
 
@@ -30,7 +30,8 @@ class CubicTahoe(Experiment):
     # one sentence, two claims: CUBIC over Tahoe when they share the link, and Tahoe's drop
     TOGETHER_LOW = ("Here we see the Tahoe performance drop to 6.15kbps, and the CUBIC performance increase to "
                     "17.50kbps.")
-    unstated = (delay_reading("the blog's 88 ms delay read as the RTT"), buffer("one BDP"),)
+    unstated = (delay_reading("the blog's 88 ms delay read as the RTT"), buffer("one BDP"),
+                rate_of(LINKS["high"], "the high-BDP link at 50 Mbps (the blog gives none)"),)
     claims = (
         ClaimSpec("alone_low", "While Tahoe sees a 10.42kbps throughput, CUBIC sees 14.56kbps.", "Results", TEXT,
                   "×1.40", "CUBIC alone over Tahoe alone, low-BDP link", "", Band(1.40, 0.28), "a ratio, ± 20%",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from cubiclab.scenario import Scenario
-from cubiclab.units import parse_percent, parse_time_s
+from cubiclab.units import parse_percent, parse_rate, parse_time_s
 
 
 @dataclass(frozen=True)
@@ -126,3 +126,18 @@ def rtt_of(rtt: str, chosen: str, values=(0.5, 2.0)) -> Unstated:
         return sc
 
     return Unstated(f"rtt {rtt}", chosen, values, apply)
+
+
+def rate_of(rate: str, chosen: str, values=(0.5, 2.0)) -> Unstated:
+    """The bottleneck's rate, when it is `rate` (a link rate the paper does not give; an
+    entry whose other links' rates are stated keeps those), times each value. A buffer in
+    BDP follows the rate; one in packets stays."""
+    want = parse_rate(rate, "rate")
+
+    def apply(sc: Scenario, k: float) -> Scenario:
+        sc = _copy(sc)
+        if parse_rate(sc.bottleneck.rate, "rate") == want:
+            sc.bottleneck.rate = f"{want * k / 1e6:g}Mbps"
+        return sc
+
+    return Unstated(f"rate {rate}", chosen, values, apply)
