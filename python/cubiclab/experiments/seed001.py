@@ -186,7 +186,8 @@ class Exp1_2(Experiment):
     claim_runs = {**{k: {"rtt": 10} for k in ("cubic_htcp_friendly_10ms", "others_drop_10ms", "stcp_worst_10ms",
                                              "bic_stcp_worse_at_20", "reasonable_over_100")},
                   "tcp_full_bandwidth": {"rtt": 10, "alg": TCP_ONLY},
-                  **{k: {"rtt": 100} for k in ("reasonable_over_20_100ms", "ratio_drops_100ms", "cubic_best_100ms")}}
+                  "reasonable_over_20_100ms": {"rtt": 100, "bw": 20},
+                  **{k: {"rtt": 100} for k in ("ratio_drops_100ms", "cubic_best_100ms")}}
     unstated = (background("web traffic offering about 10% each way"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("cubic_htcp_friendly_10ms", "CUBIC and HTCP consistently give good TCP friendliness.",
@@ -276,7 +277,8 @@ class Exp3(Experiment):
              "20% or 200% of the BDP, about 10% background web traffic. Stability: coefficient of variation of each "
              "high-speed flow's throughput at a 1 s time scale over the measured window, averaged over the four. "
              "Coarse grids run the 20% buffer with CUBIC, STCP and HTCP only.")
-    claim_runs = {f"{k}_{b}": {"buffer": b} for k in ("cubic_stable", "stcp_htcp_unstable") for b in (20, 200)}
+    claim_runs = {**{f"cubic_stable_{b}": {"buffer": b} for b in (20, 200)},
+                  **{f"stcp_htcp_unstable_{b}": {"buffer": b, "alg": (CUBIC, "scalable", "htcp")} for b in (20, 200)}}
     # the claims measure the high-speed flows' CoV: their epochs (CUBIC's K ≈ 20 s at 200%
     # BDP), not the 20 ms SACK flows' 2-minute sawtooth, size the window
     epoch_groups = ("hs",)
