@@ -339,12 +339,19 @@ def test_s002_grid_fairness():
      {"start_dependent": 0.25}),
     ("s002-low-cwnd", [{"order": "long_first", "long_share": 0.70}, {"order": "short_first", "long_share": 0.55}],
      {"start_dependent": 0.15}),
-    # 60 s for the transfer started second against 40 s for the first: 1.5.
-    ("s002-completion-order", [{"fct_first": 40.0, "fct_second": 60.0}], {"order_matters": 1.5}),
-    # the long flow 150 Mb/s against the short one's 100 Mb/s: 1.5; a short flow that got
-    # nothing gives no ratio.
-    ("s002-long-short", [{"long_bps": 150e6, "short_bps": 100e6}], {"long_advantage": 1.5}),
-    ("s002-long-short", [{"long_bps": 150e6, "short_bps": 0.0}], {"long_advantage": NAN}),
+    # 60 s for the transfer started second against 40 s for the first: 1.5; the standard TCP
+    # baseline's 55 s against 50 s: 1.1.
+    ("s002-completion-order", [{"alg": CUBIC2, "fct_first": 40.0, "fct_second": 60.0},
+                               {"alg": "reno", "fct_first": 50.0, "fct_second": 55.0}],
+     {"order_matters": 1.5, "order_matters_tcp": 1.1}),
+    # the long flow 150 Mb/s against the short one's 100 Mb/s: 1.5, the baseline's 120 against
+    # 40: 3; a short flow that got nothing gives no ratio.
+    ("s002-long-short", [{"alg": CUBIC2, "long_bps": 150e6, "short_bps": 100e6},
+                         {"alg": "reno", "long_bps": 120e6, "short_bps": 40e6}],
+     {"long_advantage": 1.5, "long_advantage_tcp": 3.0}),
+    ("s002-long-short", [{"alg": CUBIC2, "long_bps": 150e6, "short_bps": 0.0},
+                         {"alg": "reno", "long_bps": 120e6, "short_bps": 40e6}],
+     {"long_advantage": NAN, "long_advantage_tcp": 3.0}),
     # utilisation 0.9 with the fixed code, 0.4 with the bug: 0.5.
     ("s002-scaling-bug", [{"bug": 0, "utilization": 0.9}, {"bug": 1, "utilization": 0.4}], {"bug_matters": 0.5}),
     # 10 Mb/s: TCP 4 over Cubic 5 = 0.8; 250 Mb/s: Cubic 150 of 200 = 0.75, minus 1/2 = 0.25.
