@@ -69,7 +69,7 @@ ROWS_TESTED = {"s000-eq6", "s000-fig4", "s000-fig5", "s000-fig6", "s000-fig8", "
                "s000-fig10bc", "s001-fig3-4", "s001-exp1-2", "s001-exp3", "s002-grid", "s002-convergence",
                "s002-fast-convergence", "s002-buffer", "s002-rtt-unfairness", "s002-low-cwnd", "s002-missing-drop",
                "s002-epochs", "s002-completion-order", "s002-long-short", "s002-scaling-bug", "s002-friendliness",
-               "s003-cubic-tahoe", "s004-packet"}
+               "s003-cubic-tahoe", "s004-packet", "s000-initial-ssthresh"}
 
 
 def test_every_seed_entry_with_runs_has_a_values_test():
@@ -238,6 +238,14 @@ def test_s000_fig10bc_keeps_the_two_rtts_apart():
     rows = [{**r, "rtt": 10} for r in fig10bc_rows()]
     with pytest.raises(ValueError):
         seed_values("s000-fig10bc", rows)
+
+
+def test_s000_initial_ssthresh_start_up_ratios():
+    # Delivered in the first 30 s: 100 Mb/s with v2.0's 100 packets, 200 removed, 220 at one
+    # BDP: 200 / 100 = 2, 220 / 200 = 1.1.
+    rows = [{"setting": k, "delivered_bps": x, "retransmits": 0.0}
+            for k, x in (("v2.0 (100)", 100e6), ("removed", 200e6), ("one BDP", 220e6))]
+    check("s000-initial-ssthresh", rows, {"removed_starts_faster": 2.0, "properly_set_helps": 1.1})
 
 
 def test_s000_fig4_and_eq6_read_their_rows():
