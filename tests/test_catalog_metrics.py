@@ -69,7 +69,7 @@ ROWS_TESTED = {"s000-eq6", "s000-fig4", "s000-fig5", "s000-fig6", "s000-fig8", "
                "s000-fig10bc", "s001-fig3-4", "s001-exp1-2", "s001-exp3", "s002-grid", "s002-convergence",
                "s002-fast-convergence", "s002-buffer", "s002-rtt-unfairness", "s002-low-cwnd", "s002-missing-drop",
                "s002-epochs", "s002-completion-order", "s002-long-short", "s002-scaling-bug", "s002-friendliness",
-               "s003-cubic-tahoe", "s004-packet", "s000-initial-ssthresh"}
+               "s003-cubic-tahoe", "s004-packet", "s000-initial-ssthresh", "s001-rtt-fairness"}
 
 
 def test_every_seed_entry_with_runs_has_a_values_test():
@@ -269,6 +269,14 @@ def test_s001_fig3_4_reads_its_run():
           {"plateaus": 0.3, "utilization": 0.97, "cubic_link_share": 0.7, "tcp_link_share": 0.15, "converge_220s": 180.0})
     assert seed_values("s001-fig3-4", [{"plateau": 0.3, "utilization": 0.97, "cubic": 0.7, "tcp": 0.15,
                                         "convergence_s": 180.0, "never": True}])["converge_220s"] == Censored(180.0)
+
+
+def test_s001_rtt_fairness_slopes():
+    # The 162 ms flow's throughput over the other's at RTT ratios 162/16, 162/54, 1: the ratio
+    # r^-1 for CUBIC (slope -1), r^-2 for standard TCP and r^-1.5 for BIC (slopes -2, -1.5).
+    rows = [{"alg": a, "rtt_other": o, "ratio": (162 / o) ** k}
+            for a, k in ((CUBIC1, -1.0), ("reno", -2.0), ("bic", -1.5)) for o in (16, 54, 162)]
+    check("s001-rtt-fairness", rows, {"cubic_linear": -1.0, "tcp_square": -2.0, "bic_square": -1.5})
 
 
 EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}

@@ -14,9 +14,10 @@ import pandas as pd
 from cubiclab import metrics, units
 from cubiclab.experiments import plotting
 from cubiclab.experiments.base import Experiment, load_scenario, mbps, ms, register, vary
-from cubiclab.experiments.claims import FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, FIGURE, Censored, FRACTION, NONNEGATIVE, SENSITIVITY, TEXT, Above, Band, Below, ClaimSpec
-from cubiclab.experiments.common import convergence, group_flow_ids, group_means, plateau_in, shares
-from cubiclab.experiments.unstated import background, object_sizes, start_gap
+from cubiclab.experiments.claims import FLOWS_UTILISATION, LINK_UTILISATION, ARITHMETIC, FIGURE, Censored, FRACTION, NONNEGATIVE, SENSITIVITY, TEXT, Above, Band, Below, ClaimSpec, Requires
+from cubiclab.experiments.common import (convergence, flow_means, group_flow_ids, group_means, loglog_slope, plateau_in,
+                                         shares)
+from cubiclab.experiments.unstated import background, buffer, object_sizes, rate_of, start_gap
 
 CUBIC = "cubic-2005"
 HS5 = (CUBIC, "bic", "highspeed", "scalable", "htcp")
@@ -359,3 +360,78 @@ class Exp3(Experiment):
             ax.set_title(f"buffer {b}% BDP (Fig. {10 if b == 20 else 11})")
             ax.grid(alpha=0.3, axis="y")
         return plotting.finish(fig, outdir, "exp3_cov", "Stability over 2.5 Gbps (cf. seed 001 Figs. 10-11)")
+
+
+# ---- RTT fairness of the growth function (Sec. II-B) -----------------------------------------
+
+_LINEAR_Q = ("This ensures linear RTT fairness since any competing flows with different RTT will have the same t "
+             "after a synchronized packet loss (note that TCP and BIC offer square RTT fairness in terms of "
+             "throughput ratio).")
+_SYNCHRONISED = Requires("sync_share", "after a synchronized packet loss", lo=0.5)
+
+
+@register
+class RttFairness(Experiment):
+    name = "s001-rtt-fairness"
+    seed = "001"
+    figure = "Sec. II-B"
+    title = "Linear RTT fairness of the cubic function against TCP's and BIC's square, two flows of different RTTs"
+    LONG_MS = 162
+    setup = ("Two flows of one protocol started together, one at 162 ms and the other at 16-162 ms (RTT ratio up to "
+             "10, as seed 000's Fig. 9: 16, 54 and 162 ms), 50 Mbps, drop-tail buffer of one BDP of the 162 ms path, no background "
+             "traffic (the sentence argues from synchronised losses; background traffic would desynchronise them). "
+             "The 2005 CUBIC with its TCP mode off, so that its window follows the cubic function the sentence is "
+             "about; BIC and standard TCP as they are. Throughput ratio: the 162 ms flow's over the other's; slope: of "
+             "its log against the log of the RTT ratio (-1: linear, -2: square). The seed gives no setting for this "
+             "sentence: 50 Mbps keeps standard TCP's congestion epochs at 162 ms (about 100 s) inside the run budget.")
+    ALGS = {CUBIC: {"tcp_friendliness": 0}, "bic": {}, "reno": {}}
+    unstated = (rate_of("50Mbps", "a 50 Mbps bottleneck"), buffer("one BDP of the 162 ms path"))
+    claims = (
+        ClaimSpec("cubic_linear", _LINEAR_Q, "Sec. II-B", TEXT, "linear (slope -1)", "log-log slope of the 162 ms "
+                  "flow's throughput over the other's against the RTT ratio, the cubic function alone", "",
+                  Band(-1.0, 0.25), "'linear RTT fairness': the throughput ratio inversely proportional to the RTT "
+                  "ratio (equal windows), slope -1; ± 0.25 keeps it apart from the square's -2, as s000-fig9's",
+                  requires=(_SYNCHRONISED,)),
+        ClaimSpec("tcp_square", _LINEAR_Q, "Sec. II-B", TEXT, "square (slope -2)", "the same slope for two standard "
+                  "TCP (NewReno, SACK) flows", "", Band(-2.0, 0.5), "'square RTT fairness': slope -2, ± 0.5 (half-way "
+                  "to linear)", requires=(_SYNCHRONISED,),
+                  contradiction="seed 000 Sec. 6.3 finds TCP-SACK's RTT fairness linear ('linearly proportional to "
+                  "the inverse of the RTT ratio', s000-fig9's sack_inverse_rtt), not square"),
+        ClaimSpec("bic_square", _LINEAR_Q, "Sec. II-B", TEXT, "square (slope -2)", "the same slope for two BIC flows",
+                  "", Band(-2.0, 0.5), "as tcp_square", requires=(_SYNCHRONISED,)),
+    )
+    claim_runs = {"cubic_linear": {"alg": CUBIC}, "tcp_square": {"alg": "reno"}, "bic_square": {"alg": "bic"}}
+
+    def others(self, mode):
+        return (16, 162) if mode.coarse else (16, 54, 162)
+
+    def conditions(self, mode):
+        sc = load_scenario("s000_two_flows")
+        sc.web = []
+        out = []
+        for alg, params in self.ALGS.items():
+            for other in self.others(mode):
+                grp = {"algorithm": alg, "params": dict(params)}
+                out.append((vary(sc, rate="50Mbps", buffer="100%BDP",
+                                 groups={"first": {**grp, "rtt": ms(self.LONG_MS)},
+                                         "second": {**grp, "rtt": ms(other), "start": "0s"}}),
+                            {"alg": alg, "rtt_other": other}))
+        return out
+
+    def per_run(self, run, res, t0, t1):
+        fm = flow_means(res, t0, t1).reindex([0, 1], fill_value=0.0)
+        return {"ratio": float(fm[0] / fm[1]) if fm[1] > 0 else math.nan}
+
+    def values(self, rows):
+        rows = rows.assign(rtt_ratio=self.LONG_MS / rows.rtt_other)
+        slope = {a: loglog_slope(g.rtt_ratio, g.ratio) for a, g in rows.groupby("alg")}
+        return {"cubic_linear": slope[CUBIC], "tcp_square": slope["reno"], "bic_square": slope["bic"]}
+
+    def plot(self, frame, sweep, outdir):
+        frame = frame.assign(rtt_ratio=self.LONG_MS / frame.rtt_other)
+        fig, axes = plotting.new(1, 1, width=5.5, height=4.2)
+        plotting.curves(axes[0, 0], frame, "rtt_ratio", "ratio")
+        axes[0, 0].set_yscale("log")
+        axes[0, 0].set_title("162 ms flow over the other (slope -1 linear, -2 square)")
+        return plotting.finish(fig, outdir, "rtt_fairness", "Two flows of different RTTs, 50 Mbps (cf. seed 001 "
+                                                            "Sec. II-B)")
