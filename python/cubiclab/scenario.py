@@ -23,6 +23,8 @@ A scenario file (every key optional except ``flows``)::
     fq_codel = { flows = 1024, quantum = 1514, ecn = true, drop_batch = 64 }  # Linux's defaults;
                                 # also target, interval, memory_limit (bytes); the buffer is
                                 # its limit (Linux's: buffer = "10240packets")
+    dualpi2 = { ecn_mask = "l4s_ect" }  # ECT(1)/CE is L4S; "any_ect": ECT(0) too (Linux's
+                                        # DCTCP sends ECT(0)); also target, step_thresh, ...
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
                                                 # loss_good, loss_bad); random loss, forward
     # reverse_loss = { ... }                    # the same on the reverse direction

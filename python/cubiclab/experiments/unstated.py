@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from cubiclab.scenario import Scenario
-from cubiclab.units import parse_percent, parse_rate, parse_time_s
+from cubiclab.units import format_rate, parse_percent, parse_rate, parse_time_s
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,13 @@ def _scale_rtt(sc: Scenario, k: float) -> Scenario:
     return sc
 
 
+def _scale_rate(sc: Scenario, k: float) -> Scenario:
+    """The bottleneck rate times k (a "%BDP" buffer follows it, a packet limit stays)."""
+    sc = _copy(sc)
+    sc.bottleneck.rate = format_rate(parse_rate(sc.bottleneck.rate, "rate") * k)
+    return sc
+
+
 def _scale_buffer(sc: Scenario, k: float) -> Scenario:
     """The bottleneck buffer times k, in its own unit."""
     sc = _copy(sc)
@@ -107,6 +114,15 @@ def object_sizes(chosen: str, values=(0.1, 10.0)) -> Unstated:
 
 def delay_reading(chosen: str, values=(2.0,)) -> Unstated:
     return Unstated("delay", chosen, values, _scale_rtt)
+
+
+def link_rate(chosen: str, values=(0.5, 2.0)) -> Unstated:
+    return Unstated("rate", chosen, values, _scale_rate)
+
+
+def rtt(chosen: str, values=(0.5, 2.0)) -> Unstated:
+    """Every long-lived flow group's RTT times each value (the RTT a paper never gives)."""
+    return Unstated("rtt", chosen, values, _scale_rtt)
 
 
 def buffer(chosen: str, values=(0.5, 2.0)) -> Unstated:
