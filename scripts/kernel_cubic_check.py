@@ -20,7 +20,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=5.0, help="length of each flow (default 5)")
     ap.add_argument("--rate", default="20mbit", help="bottleneck rate, tc syntax (default 20mbit)")
     ap.add_argument("--limit", type=int, default=120_000, help="bottleneck queue in bytes (default 120000)")
-    ap.add_argument("--algorithms", nargs="+", default=["cubic", "reno"], help="kernel algorithms, or library algorithms with a BPF port (cubiclab-bpf list)")
+    ap.add_argument("--algorithms", nargs="+", default=["cubic", "reno"], help="kernel algorithms, or library algorithms with a BPF port (cubiclab-bpf list), "
+                    "with parameters as algorithm:key=value,... (e.g. cubic-rfc9438:hystart=hystart++)")
     ap.add_argument("--save", type=Path, help="write records, ACKs, replay traces and tables here")
     args = ap.parse_args()
     if args.seconds <= 0 or args.seconds > 60:

@@ -94,10 +94,6 @@ pub fn find(algorithm: &str) -> Result<&'static Port, String> {
 /// out of the port's `struct clk_params`).
 const KERNEL_OWN: &str = "hz";
 
-/// Choices no port runs yet, (parameter, choice): refused rather than silently ignored.
-/// HyStart++ (RFC 9406) has no BPF port (issue 29 item 4).
-const NOT_PORTED: &[(&str, &str)] = &[("hystart", "hystart++")];
-
 /// The value of every parameter the port reads, by name (the library algorithm's table
 /// without `hz`): the given value or the default; integers (a choice: its index) as they
 /// are, real numbers in millionths. Parameters are checked by the library (same names,
@@ -112,18 +108,6 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
         )));
     }
     let resolved = params.check(port.algorithm, specs)?;
-    for &(name, choice) in NOT_PORTED {
-        let Some(spec) = specs.iter().find(|s| s.name == name && !s.choices.is_empty()) else { continue };
-        if resolved.choice(name) == choice {
-            let others: Vec<&str> = spec.choices.iter().copied().filter(|c| *c != choice).collect();
-            return Err(ParamError(format!(
-                "parameter '{name}' of '{}' is '{choice}', which its BPF port does not run yet; allowed on the \
-                 kernel: {}",
-                port.algorithm,
-                others.join(", ")
-            )));
-        }
-    }
     Ok(specs
         .iter()
         .filter(|s| s.name != KERNEL_OWN)
@@ -250,16 +234,16 @@ mod tests {
     }
 
     #[test]
-    fn a_choice_no_port_runs_is_refused() {
-        // cubic-rfc9438's port runs standard slow start: "off" (index 0) reaches it, HyStart++
-        // is refused instead of being ignored on the kernel.
+    fn a_choice_reaches_the_port_as_its_index() {
+        // cubic-rfc9438's `hystart` choices are off, hystart++ (HYSTART_PLUS_PLUS_OR_OFF):
+        // the port reads index 1 as HyStart++ (cubic_rfc9438.bpf.c P_HYSTART_PP).
         let port = find("cubic-rfc9438").unwrap();
-        let values = param_values(port, &Params::new().set("hystart", "off")).unwrap();
-        assert!(values.contains(&("hystart", 0)), "{values:?}");
-        let err = param_values(port, &Params::new().set("hystart", "hystart++")).unwrap_err();
-        assert!(
-            err.0.contains("'hystart' of 'cubic-rfc9438' is 'hystart++'") && err.0.ends_with("kernel: off"),
-            "{err}"
-        );
+        for (choice, index) in [("off", 0), ("hystart++", 1)] {
+            let values = param_values(port, &Params::new().set("hystart", choice)).unwrap();
+            assert!(values.contains(&("hystart", index)), "{choice}: {values:?}");
+        }
+        // A choice the algorithm does not have is the library's error.
+        let err = param_values(port, &Params::new().set("hystart", "hystart")).unwrap_err();
+        assert!(err.0.contains("allowed: one of off, hystart++"), "{err}");
     }
 }
