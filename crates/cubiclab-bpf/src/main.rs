@@ -11,14 +11,20 @@
 //!                                        each program's run count and time at the end
 //! cubiclab-bpf probe-bbr FILE            record every ACK of the kernel's bbr sockets
 //!                                        (see bbr_probe.rs) until stdin closes
+//! cubiclab-bpf replay-bbr3 FILE [k=v...] replay a bbr3 port's hook log through the
+//!                                        library's bbr3 (see bbr3_replay.rs)
 //! ```
+//! `load --hooklog DIR` also copies the hook log of each instance whose port keeps one
+//! (bbr3) to DIR/NAME.bin (hooklog.rs).
 //! Each instance is its own object (own parameters, own per-socket code) registered under
 //! NAME (at most 15 characters). The registration is a BPF link owned by this process:
 //! on SIGTERM/SIGINT/SIGHUP, on the end of stdin, when the parent dies (PR_SET_PDEATHSIG)
 //! the links are closed and the names leave the kernel's list; on SIGKILL the kernel closes
 //! them itself. Nothing is pinned, no kernel-wide setting is touched.
 
+mod bbr3_replay;
 mod bbr_probe;
+mod hooklog;
 mod ports;
 mod recorder;
 mod watch;
@@ -48,17 +54,23 @@ fn parse_instance(spec: &str) -> Result<Instance, String> {
     }
     let (alg, kv) = rest.split_once(':').unwrap_or((rest, ""));
     let port = ports::find(alg)?;
+    let params = parse_params(kv.split(',').filter(|s| !s.is_empty()))?;
+    ports::param_values(port, &params).map_err(|e| e.0)?;
+    Ok(Instance { name: name.to_string(), algorithm: port.algorithm, params })
+}
+
+/// Parameters given as `key=value` items: a number, else a name (a choice; the library
+/// checks both).
+fn parse_params<'a>(items: impl Iterator<Item = &'a str>) -> Result<Params, String> {
     let mut params = Params::new();
-    for item in kv.split(',').filter(|s| !s.is_empty()) {
+    for item in items {
         let (k, v) = item.split_once('=').ok_or_else(|| format!("parameter '{item}': expected key=value"))?;
-        // A number, else a name (a choice; the library checks both).
         match v.parse::<f64>() {
             Ok(number) => params.insert(k, number),
             Err(_) => params.insert(k, v),
         }
     }
-    ports::param_values(port, &params).map_err(|e| e.0)?;
-    Ok(Instance { name: name.to_string(), algorithm: port.algorithm, params })
+    Ok(params)
 }
 
 fn registered() -> Vec<String> {
@@ -216,11 +228,14 @@ fn probe_bbr(args: &[String]) -> ExitCode {
 }
 
 fn load(mut args: &[String]) -> ExitCode {
-    let (mut watch_path, mut stats) = (None, false);
+    let (mut watch_path, mut stats, mut hooklog_dir) = (None, false, None);
     loop {
         match args {
             [flag, path, rest @ ..] if flag == "--watch" => {
                 (watch_path, args) = (Some(std::path::PathBuf::from(path)), rest)
+            }
+            [flag, dir, rest @ ..] if flag == "--hooklog" => {
+                (hooklog_dir, args) = (Some(std::path::PathBuf::from(dir)), rest)
             }
             [flag, rest @ ..] if flag == "--stats" => (stats, args) = (true, rest),
             _ => break,
@@ -270,6 +285,18 @@ fn load(mut args: &[String]) -> ExitCode {
         }
     }
     let names: Vec<String> = instances.iter().map(|i| i.name.clone()).collect();
+    let mut hooklogs = Vec::new();
+    if let Some(dir) = &hooklog_dir {
+        for (name, (obj, _)) in names.iter().zip(&links) {
+            match hooklog::start(name, obj, dir) {
+                Ok(log) => hooklogs.extend(log),
+                Err(e) => {
+                    eprintln!("cubiclab-bpf: {e}");
+                    return ExitCode::from(3);
+                }
+            }
+        }
+    }
     // Statistics stay on while this fd is open (kernel.bpf_stats_enabled is not touched).
     let stats_fd = if stats { unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) } } else { -1 };
     if stats && stats_fd < 0 {
@@ -299,7 +326,8 @@ fn load(mut args: &[String]) -> ExitCode {
         unsafe { libc::close(stats_fd) };
     }
     drop(links);
-    if let Err(e) = watched {
+    let logged: Result<Vec<()>, String> = hooklogs.into_iter().map(hooklog::HookLog::finish).collect();
+    if let Err(e) = watched.and(logged) {
         eprintln!("cubiclab-bpf: {e}");
         return ExitCode::from(1);
     }
@@ -321,10 +349,20 @@ fn main() -> ExitCode {
         Some("list") => list(),
         Some("load") => load(&args[1..]),
         Some("probe-bbr") => probe_bbr(&args[1..]),
+        Some("replay-bbr3") => match bbr3_replay::run(&args[1..]) {
+            Ok(out) => {
+                println!("{out}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("cubiclab-bpf: {e}");
+                ExitCode::from(2)
+            }
+        },
         _ => {
             eprintln!(
-                "usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] NAME=ALGORITHM[:key=value,...] ... \
-                 | cubiclab-bpf probe-bbr FILE"
+                "usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] [--hooklog DIR] \
+                 NAME=ALGORITHM[:key=value,...] ... | cubiclab-bpf probe-bbr FILE | cubiclab-bpf replay-bbr3 FILE [key=value...]"
             );
             ExitCode::from(2)
         }

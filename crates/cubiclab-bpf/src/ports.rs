@@ -5,7 +5,7 @@
 use cubiclab_cc::params::ParamSpec;
 use cubiclab_cc::{registry, Algorithm, ParamError, Params};
 use libbpf_rs::btf::types::{MemberAttr, Struct};
-use libbpf_rs::btf::Btf;
+use libbpf_rs::btf::{Btf, HasSize};
 
 /// One port: the library name, a short tag for registered names, the compiled object, what
 /// its arithmetic changes against the library algorithm (empty: nothing), and the library
@@ -71,6 +71,16 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "yeah", tag: "yeah", object: object!("yeah"), fixed_point: "", exact_twin: "yeah" },
     Port { algorithm: "lp", tag: "lp", object: object!("lp"), fixed_point: "", exact_twin: "lp" },
     Port { algorithm: "dctcp", tag: "dctcp", object: object!("dctcp"), fixed_point: "", exact_twin: "dctcp" },
+    Port {
+        algorithm: "bbr3",
+        tag: "bbr3",
+        object: object!("bbr3"),
+        fixed_point: "mainline's rate sample lacks v3's tx_in_flight and lost: both from a per-ACK history \
+                      (lost exact unless a timer marked losses; tx_in_flight the flight before the next ACK, \
+                      which counts packets sent after the sample's); no tso_segs hook (the kernel's default \
+                      min_tso_segs of 2)",
+        exact_twin: "bbr3",
+    },
 ];
 
 /// Why the objects are missing, or None when they were built.
@@ -94,6 +104,14 @@ pub fn find(algorithm: &str) -> Result<&'static Port, String> {
 /// out of the port's `struct clk_params`).
 const KERNEL_OWN: &str = "hz";
 
+/// Values no port runs, (algorithm, parameter, value, why): refused rather than run wrong.
+const NOT_PORTED: &[(&str, &str, f64, &str)] = &[(
+    "bbr3",
+    "ecn_low",
+    1.0,
+    "v3's ECN needs the route's TCP_ECN_LOW and a receiver echoing each CE exactly; the port negotiates no ECN",
+)];
+
 /// The value of every parameter the port reads, by name (the library algorithm's table
 /// without `hz`): the given value or the default; integers (a choice: its index) as they
 /// are, real numbers in millionths. Parameters are checked by the library (same names,
@@ -108,6 +126,13 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
         )));
     }
     let resolved = params.check(port.algorithm, specs)?;
+    for &(algorithm, name, value, why) in NOT_PORTED {
+        if port.algorithm == algorithm && resolved.f64(name) == value {
+            return Err(ParamError(format!(
+                "parameter '{name}' of '{algorithm}' is {value}, which its BPF port does not run ({why})"
+            )));
+        }
+    }
     Ok(specs
         .iter()
         .filter(|s| s.name != KERNEL_OWN)
@@ -121,22 +146,35 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
 /// Where each parameter lives in the object's parameter section: the byte offset of the
 /// member of that name in its `struct clk_params` (port.h), read from the object's BTF.
 pub fn param_offsets(object: &[u8]) -> Result<Vec<(String, usize)>, String> {
+    // An algorithm without parameters has no struct.
+    Ok(struct_layout(object, "clk_params")?.map(|l| l.members).unwrap_or_default())
+}
+
+/// A struct of an object's BTF: its members (name, byte offset) and its size in bytes.
+pub struct StructLayout {
+    pub members: Vec<(String, usize)>,
+    pub size: usize,
+}
+
+/// `struct <name>` in the object's BTF; None when the object has no such struct.
+pub fn struct_layout(object: &[u8], name: &str) -> Result<Option<StructLayout>, String> {
     let btf = Btf::from_raw("port", object)
         .map_err(|e| format!("reading the object's BTF: {e}"))?
         .ok_or("the object has no BTF")?;
-    let Some(params) = btf.type_by_name::<Struct>("clk_params") else {
-        return Ok(Vec::new()); // an algorithm without parameters
+    let Some(st) = btf.type_by_name::<Struct>(name) else {
+        return Ok(None);
     };
-    params
+    let members = st
         .iter()
         .map(|m| {
-            let name = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             match m.attr {
-                MemberAttr::Normal { offset } => Ok((name, offset as usize / 8)),
-                MemberAttr::BitField { .. } => Err(format!("parameter '{name}' is a bit field")),
+                MemberAttr::Normal { offset } => Ok((member, offset as usize / 8)),
+                MemberAttr::BitField { .. } => Err(format!("'{name}.{member}' is a bit field")),
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Some(StructLayout { members, size: st.size() }))
 }
 
 /// Write `values` into the parameter section `data` by name. Every value must have its
@@ -245,5 +283,13 @@ mod tests {
         // A choice the algorithm does not have is the library's error.
         let err = param_values(port, &Params::new().set("hystart", "hystart")).unwrap_err();
         assert!(err.0.contains("allowed: one of off, hystart++"), "{err}");
+    }
+
+    #[test]
+    fn a_value_no_port_runs_is_refused() {
+        let port = find("bbr3").unwrap();
+        assert!(param_values(port, &Params::new().set("ecn_low", 0.0)).is_ok());
+        let err = param_values(port, &Params::new().set("ecn_low", 1.0)).unwrap_err();
+        assert!(err.0.starts_with("parameter 'ecn_low' of 'bbr3' is 1, which its BPF port does not run"), "{err}");
     }
 }
