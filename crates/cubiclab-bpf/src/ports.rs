@@ -77,7 +77,7 @@ pub const PORTS: &[Port] = &[
         object: object!("bbr3"),
         fixed_point: "mainline's rate sample lacks v3's tx_in_flight and lost: both from a per-ACK history \
                       (lost exact unless a timer marked losses; tx_in_flight the flight before the next ACK, \
-                      which counts packets sent after the sample's); no tso_segs hook (the kernel's default \
+                      which counts packets sent after the sample's); no tso_segs hook (the kernel's \
                       min_tso_segs of 2)",
         exact_twin: "bbr3",
     },

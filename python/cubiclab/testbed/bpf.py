@@ -63,6 +63,19 @@ def ports() -> dict[str, dict]:
     return {p["algorithm"]: p for p in _listing()["ports"]}
 
 
+def port_line(algorithm: str) -> str | None:
+    """What `cubiclab algorithms` and the algorithms reference say of `algorithm`'s BPF port
+    (None: it has none); BpfUnavailable when the loader is not built (its table is the one
+    owner of which algorithms have a port)."""
+    if binary() is None:
+        raise BpfUnavailable(f"which algorithms have a BPF port: the loader cubiclab-bpf is not built; {INSTALL}")
+    p = ports().get(algorithm)
+    if p is None:
+        return None
+    twin = "" if p["exact_twin"] == algorithm else f", computing exactly what {p['exact_twin']} does"
+    return f"BPF port{twin}" + (f"; {p['fixed_point']}" if p["fixed_point"] else "")
+
+
 def availability() -> str | None:
     """None if BPF ports can be registered here, else exactly why not and what to do."""
     problem = _listing()["build_problem"]
