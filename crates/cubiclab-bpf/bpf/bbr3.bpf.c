@@ -112,7 +112,7 @@ struct bbr3_rec {
 	__u64 delivered_mstamp, wstamp_ns, pacing_rate, max_pacing_rate, pacing_shift;
 	__u64 rs_prior_delivered, rs_delivered, rs_interval_us, rs_rtt_us, rs_losses, rs_acked_sacked;
 	__u64 rs_prior_in_flight, rs_is_app_limited, rs_is_ack_delayed, rs_delivered_ce, rs_is_ece;
-	__u64 rs_tx_in_flight, rs_lost, tx_found;
+	__u64 rs_tx_in_flight, rs_lost, tx_found, rs_prior_mstamp;
 	__u64 out_cwnd, out_ssthresh, out_pacing_rate, out_app_limited;
 	__u64 mode, cycle_idx, inflight_hi, inflight_lo, bw, probe_wait_us, rounds_since_probe;
 };
@@ -1109,6 +1109,7 @@ void BPF_PROG(bbr3_cong_control, struct sock *sk, __u32 ack, int flag, const str
 		r->rs_tx_in_flight = v.tx_in_flight;
 		r->rs_lost = (__u64)(__s64)v.lost;
 		r->tx_found = found;
+		r->rs_prior_mstamp = rs->prior_mstamp;
 	}
 
 	if (rs->losses > 0) {

@@ -12,6 +12,10 @@
 //! tcp_finish_connect initialises the congestion control of a socket that chose it before
 //! connecting). The port has no state then and leaves the socket as it is; such calls are
 //! counted as `before_init`, matched when the socket is unchanged.
+//!
+//! The v3 sample fields the port derives (tx_in_flight and lost, from its per-ACK history:
+//! bbr3.bpf.c) are derived again here from the log by a plain search of the whole history,
+//! and compared (`v3_fields`): a check of the port's bounded binary search.
 
 use std::collections::BTreeMap;
 
@@ -45,6 +49,34 @@ struct Flow {
     first_mismatch: Option<String>,
     tx_found: u64,
     modes: BTreeMap<u64, u64>,
+    /// Per cong_control call: tp->delivered and tp->lost as the ACK found them, and
+    /// rs->prior_in_flight (bbr3.bpf.c's `struct history`, kept whole).
+    history: Vec<(u32, u32, u32)>,
+}
+
+/// bbr3.bpf.c's HIST: how many ACKs back the port looks.
+const HIST: usize = 512;
+
+/// The v3 fields the port should have derived for this cong_control record (bbr3.bpf.c
+/// `v3_fields`), after pushing its history entry: (tx_in_flight, lost, found).
+fn v3_fields(l: &Layout, r: &[u8], history: &mut Vec<(u32, u32, u32)>) -> (u64, u64, u64) {
+    let g = |n| l.get(r, n);
+    let (acked, losses, prior) = (g("rs_acked_sacked") as u32, g("rs_losses") as u32, g("rs_prior_in_flight"));
+    // wraps: u32 counters as the kernel keeps them.
+    history.push(((g("delivered") as u32).wrapping_sub(acked), (g("lost") as u32).wrapping_sub(losses), prior as u32));
+    let fallback = (prior, u64::from(losses), 0);
+    // No packet was sampled (no prior_mstamp), or the sample is invalid.
+    if g("rs_prior_mstamp") == 0 || (g("rs_delivered") as i64) < 0 {
+        return fallback;
+    }
+    let want = g("rs_prior_delivered") as u32;
+    let recent = &history[history.len().saturating_sub(HIST)..];
+    match recent.iter().rev().find(|e| (e.0.wrapping_sub(want) as i32) <= 0) {
+        Some(&(d, lost, in_flight)) if d == want => {
+            (u64::from(in_flight), u64::from((g("lost") as u32).wrapping_sub(lost) as i32 as u32), 1)
+        }
+        _ => fallback,
+    }
 }
 
 fn ca_state(v: u64) -> CaState {
@@ -195,6 +227,22 @@ pub fn run(args: &[String]) -> Result<String, String> {
             Some(_) => {}
         }
         if kind == "cong_control" {
+            let (tx, lost, found) = v3_fields(&layout, rec, &mut flow.history);
+            let logged = (
+                layout.get(rec, "rs_tx_in_flight"),
+                layout.get(rec, "rs_lost") as u32 as u64,
+                layout.get(rec, "tx_found"),
+            );
+            let count = flow.calls.entry("v3_fields").or_default();
+            count.0 += 1;
+            if logged == (tx, lost, found) {
+                count.1 += 1;
+            } else if flow.first_mismatch.is_none() {
+                flow.first_mismatch = Some(format!(
+                    "record {i} (v3 fields): port (tx_in_flight, lost, found) {logged:?}, search of the log {:?}",
+                    (tx, lost, found)
+                ));
+            }
             flow.tx_found += layout.get(rec, "tx_found");
             *flow.modes.entry(layout.get(rec, "mode")).or_default() += 1;
         }
