@@ -31,7 +31,7 @@
  * The state (about 6 kB with the history) lives in a socket-storage map: icsk_ca_priv
  * (104 bytes on 6.18) keeps only the port log.
  *
- * Every hook writes one record to the ring buffer `hooklog` (struct bbr3_rec): the inputs
+ * With its log on (HOOKLOG_ON), every hook writes one record to the ring buffer `hooklog` (struct bbr3_rec): the inputs
  * it read and what it wrote, so that the per-ACK check can replay bbr3.rs on exactly these
  * inputs (cubiclab-bpf replay-bbr3). */
 #include "port.h"
@@ -116,6 +116,10 @@ struct bbr3_rec {
 	__u64 out_cwnd, out_ssthresh, out_pacing_rate, out_app_limited;
 	__u64 mode, cycle_idx, inflight_hi, inflight_lo, bw, probe_wait_us, rounds_since_probe;
 };
+
+/* Whether the hooks log at all: the loader sets it for `load --hooklog` (else every
+ * hook's record work is dead code the verifier removes). */
+const volatile __u32 HOOKLOG_ON SEC(".rodata.hooklog") = 0;
 
 /* Keeps struct bbr3_rec in the object's BTF, where the replay finds its members (clang
  * emits no BTF for a type only inlined code uses). Never written. */
@@ -970,8 +974,11 @@ static __always_inline void update_model(struct sock *sk, struct bbr3 *b, const 
 static __always_inline struct bbr3_rec *rec_begin(struct sock *sk, __u64 kind, __u64 arg)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct bbr3_rec *r = bpf_ringbuf_reserve(&hooklog, sizeof(*r), 0);
+	struct bbr3_rec *r;
 
+	if (!HOOKLOG_ON)
+		return NULL;
+	r = bpf_ringbuf_reserve(&hooklog, sizeof(*r), 0);
 	if (!r) {
 		__u32 k = 0;
 		__u64 *n = bpf_map_lookup_elem(&hooklog_lost, &k);

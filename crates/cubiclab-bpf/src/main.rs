@@ -77,8 +77,9 @@ fn registered() -> Vec<String> {
     std::fs::read_to_string(AVAILABLE).unwrap_or_default().split_whitespace().map(str::to_string).collect()
 }
 
-/// Open the port's object, write the instance's name and parameters, load and register it.
-fn register(inst: &Instance) -> Result<(Object, Link), String> {
+/// Open the port's object, write the instance's name and parameters (and, with `hooklog`,
+/// turn on the hook log of a port that keeps one: hooklog.rs), load and register it.
+fn register(inst: &Instance, hooklog: bool) -> Result<(Object, Link), String> {
     let port = ports::find(inst.algorithm)?;
     let values = ports::param_values(port, &inst.params).map_err(|e| e.0)?;
     let offsets = ports::param_offsets(port.object).map_err(|e| format!("{}: {e}", inst.name))?;
@@ -101,6 +102,10 @@ fn register(inst: &Instance) -> Result<(Object, Link), String> {
             let data = map.initial_value_mut().ok_or("the parameter section has no data")?;
             ports::write_params(data, &offsets, &values).map_err(|e| format!("{}: {e}", inst.name))?;
             params_set = true;
+        } else if hooklog && map_name.ends_with("rodata.hooklog") {
+            // HOOKLOG_ON, the section's one u32.
+            let data = map.initial_value_mut().ok_or("the hook log switch has no data")?;
+            data[..4].copy_from_slice(&1u32.to_ne_bytes());
         }
     }
     // An algorithm without parameters has no parameter section.
@@ -275,7 +280,7 @@ fn load(mut args: &[String]) -> ExitCode {
     }
     let mut links = Vec::new();
     for inst in &instances {
-        match register(inst) {
+        match register(inst, hooklog_dir.is_some()) {
             Ok(pair) => links.push(pair),
             Err(e) => {
                 eprintln!("cubiclab-bpf: {e}");
