@@ -49,6 +49,11 @@ struct Flow {
     first_mismatch: Option<String>,
     tx_found: u64,
     modes: BTreeMap<u64, u64>,
+    /// PROBE_BW phases (cycle_idx) per ACK, and the ACKs that cut inflight_hi (v3's loss
+    /// response through tx_in_flight): what the run exercised.
+    phases: BTreeMap<u64, u64>,
+    inflight_hi: Option<u64>,
+    inflight_hi_cuts: u64,
     /// Per cong_control call: tp->delivered and tp->lost as the ACK found them, and
     /// rs->prior_in_flight (bbr3.bpf.c's `struct history`, kept whole).
     history: Vec<(u32, u32, u32)>,
@@ -244,7 +249,14 @@ pub fn run(args: &[String]) -> Result<String, String> {
                 ));
             }
             flow.tx_found += layout.get(rec, "tx_found");
-            *flow.modes.entry(layout.get(rec, "mode")).or_default() += 1;
+            let mode = layout.get(rec, "mode");
+            *flow.modes.entry(mode).or_default() += 1;
+            if mode == 2 {
+                *flow.phases.entry(layout.get(rec, "cycle_idx")).or_default() += 1;
+            }
+            let hi = layout.get(rec, "inflight_hi");
+            flow.inflight_hi_cuts += u64::from(flow.inflight_hi.is_some_and(|before| hi < before));
+            flow.inflight_hi = Some(hi);
         }
     }
     let lines: Vec<String> = flows
@@ -253,12 +265,16 @@ pub fn run(args: &[String]) -> Result<String, String> {
         .map(|(socket, (_, f))| {
             let calls: Vec<String> =
                 f.calls.iter().map(|(k, (n, m))| format!("\"{k}\":{{\"calls\":{n},\"matched\":{m}}}")).collect();
-            let modes: Vec<String> = f.modes.iter().map(|(m, n)| format!("\"{m}\":{n}")).collect();
+            let count =
+                |m: &BTreeMap<u64, u64>| m.iter().map(|(k, n)| format!("\"{k}\":{n}")).collect::<Vec<_>>().join(",");
             format!(
-                "{{\"socket\":{socket},\"hooks\":{{{}}},\"tx_found\":{},\"modes\":{{{}}},\"first_mismatch\":{}}}",
+                "{{\"socket\":{socket},\"hooks\":{{{}}},\"tx_found\":{},\"modes\":{{{}}},\"phases\":{{{}}},\
+                 \"inflight_hi_cuts\":{},\"first_mismatch\":{}}}",
                 calls.join(","),
                 f.tx_found,
-                modes.join(","),
+                count(&f.modes),
+                count(&f.phases),
+                f.inflight_hi_cuts,
                 f.first_mismatch.as_deref().map_or("null".to_string(), crate::json_str)
             )
         })

@@ -19,6 +19,8 @@ from cubiclab.kernel.capture import Capture, run_flow
 
 #: bbr3.rs's ``enum Mode``, as the hook log numbers it.
 MODES = {0: "STARTUP", 1: "DRAIN", 2: "PROBE_BW", 3: "PROBE_RTT"}
+#: bbr3.rs's ``enum Phase`` (cycle_idx).
+PHASES = {0: "UP", 1: "DOWN", 2: "CRUISE", 3: "REFILL"}
 
 
 @dataclass
@@ -42,6 +44,8 @@ class Result:
             lines.append(f"socket {f['socket']}: ACKs (cong_control) {m}/{n} matched; "
                          + ", ".join(f"{k} {v['matched']}/{v['calls']}" for k, v in f["hooks"].items() if k != "cong_control"))
             lines.append("  modes per ACK: " + ", ".join(f"{MODES.get(int(k), k)} {v}" for k, v in f["modes"].items())
+                         + "; PROBE_BW phases: " + ", ".join(f"{PHASES.get(int(k), k)} {v}" for k, v in f["phases"].items())
+                         + f"; inflight_hi cut on {f['inflight_hi_cuts']} ACKs"
                          + f"; v3 sample fields from the history on {f['tx_found']} ACKs")
             if f["first_mismatch"]:
                 lines.append(f"  first difference: {f['first_mismatch']}")
