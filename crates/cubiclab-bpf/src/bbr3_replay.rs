@@ -6,7 +6,9 @@
 //! set from the record before the hook, and what the library leaves is compared with what
 //! the port left (cong_control: cwnd, ssthresh, sk_pacing_rate and app_limited; init:
 //! pacing rate and ssthresh; cwnd_event and set_state: cwnd and pacing rate; ssthresh and
-//! undo_cwnd: the value returned). Prints one JSON object per socket.
+//! undo_cwnd: the value returned), and so is the model's state the port logs after every
+//! call (mode, phase, bw, inflight_hi and inflight_lo, rounds_since_probe) with the
+//! library's `vars`. Prints one JSON object per socket.
 //!
 //! The kernel runs cong_control once before init: on the SYN-ACK (tcp_ack runs before
 //! tcp_finish_connect initialises the congestion control of a socket that chose it before
@@ -26,6 +28,16 @@ use crate::ports;
 
 /// `enum` K_* of bbr3.bpf.c.
 const KINDS: [&str; 6] = ["cong_control", "init", "ssthresh", "set_state", "cwnd_event", "undo_cwnd"];
+/// The library's `vars` and the hook-log member that holds the same after each call.
+const STATE: [(&str, &str); 6] = [
+    ("mode", "mode"),
+    ("phase", "cycle_idx"),
+    ("bw", "bw"),
+    ("inflight_hi", "inflight_hi"),
+    ("inflight_lo", "inflight_lo"),
+    ("rounds_since_probe", "rounds_since_probe"),
+];
+
 /// What a hook before the socket's init is counted as.
 const BEFORE_INIT: &str = "before_init";
 
@@ -196,6 +208,14 @@ fn step(l: &Layout, r: &[u8], flow: &mut Flow, params: &Params) -> Result<Option
         if kind == 0 {
             cmp("app_limited", g("out_app_limited"), u64::from(tcp.app_limited));
         }
+    }
+    // The model's state the port logs, against the library's own (its `vars`).
+    let mut state = BTreeMap::new();
+    alg.vars(&mut |name, v| {
+        state.insert(name, v as u64);
+    });
+    for (name, logged) in STATE {
+        cmp(name, g(logged), state[name]);
     }
     Ok((!diff.is_empty()).then(|| diff.join(", ")))
 }
