@@ -34,7 +34,6 @@ def _parse_set(items: list[str]) -> dict[str, float | str]:
 
 def cmd_algorithms(args) -> int:
     from cubiclab.algorithms import algorithms
-
     from cubiclab.testbed.bpf import BpfUnavailable, port_line
 
     listed = algorithms()
