@@ -34,11 +34,19 @@ def _parse_set(items: list[str]) -> dict[str, float | str]:
 
 def cmd_algorithms(args) -> int:
     from cubiclab.algorithms import algorithms
+    from cubiclab.testbed.bpf import BpfUnavailable, port_line
 
     listed = algorithms()
     width = max(len(a.name) for a in listed)
+    no_loader = None
     for a in listed:
         print(f"{a.name:{width}s} {a.reference}")
+        try:
+            port = port_line(a.name)
+        except BpfUnavailable as e:
+            port, no_loader = None, str(e)
+        if port:
+            print(f"    kernel: {port}")
         kept = "no decrease" if a.beta_kept is None else f"keeps {a.beta_kept:.4g} of the window"
         if a.beta_kept_bounds and a.beta_kept_bounds[0] != a.beta_kept_bounds[1]:
             kept += f" at first ({a.beta_kept_bounds[0]:.4g} to {a.beta_kept_bounds[1]:.4g})"
@@ -51,6 +59,8 @@ def cmd_algorithms(args) -> int:
                 kind = "int" if p.integer else "real"
                 default, allowed = f"{p.default:g} {p.unit}", f"{kind} in [{p.min:g}, {p.max:g}]"
             print(f"    {p.name:22s} default {default:30s} {allowed}  {p.help}")
+    if no_loader:
+        print(f"(not shown: {no_loader})")
     return 0
 
 
