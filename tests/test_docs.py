@@ -5,8 +5,11 @@ folder, `sh` blocks in bash (a `cd` carries over to the next block, as in a term
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +27,7 @@ NOT_RUN = ("python3 -m pip install -e '.[test]' && cubiclab run", "bash scripts/
 def code_blocks(page: Path) -> list[tuple[str, str, str]]:
     """(language, the rest of the fence's info string, code) of every fenced block of a page,
     in order. A block fenced ```text output``` shows what the block before it prints: the
-    test holds the page's text to its output."""
+    test holds the page's text to its output (a `sh` block's or a `python` block's)."""
     return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(page.read_text())]
 
 
@@ -64,12 +67,14 @@ def run_page(page: Path, workdir: Path) -> None:
             cwd = Path(cwd_file.read_text().strip())
             printed = proc.stdout
         elif lang == "python":
-            old = Path.cwd()
+            old, out = Path.cwd(), io.StringIO()
             os.chdir(cwd)
             try:
-                exec(compile(code, where, "exec"), namespace)
+                with contextlib.redirect_stdout(out):
+                    exec(compile(code, where, "exec"), namespace)
             finally:
                 os.chdir(old)
+            printed = out.getvalue()
         elif lang not in ("toml", "text", "bibtex"):
             raise AssertionError(f"{where}: a block in '{lang}' is neither run nor declared as shown-only")
     import matplotlib.pyplot as plt
@@ -80,6 +85,27 @@ def run_page(page: Path, workdir: Path) -> None:
 @pytest.mark.parametrize("page", TUTORIALS, ids=lambda p: p.stem)
 def test_tutorial_code_runs(page, tmp_path):
     run_page(page, tmp_path)
+
+
+def test_capture_commands_name_the_file_the_run_wrote(tmp_path):
+    """The terminal commands the capture page gives (tshark, tcptrace) read the capture where
+    its run wrote it (they named a `capture.pcap` the page's folder does not hold); with
+    tshark installed, its conversation list has one TCP conversation per flow of the run."""
+    page = ROOT / "docs" / "tutorials" / "packet-capture.md"
+    run_page(page, tmp_path)
+    commands = re.findall(r"`((?:tshark|tcptrace) [^`]*)`", page.read_text())
+    assert commands
+    for command in commands:
+        path = next(w for w in command.split() if w.endswith(".pcap"))
+        assert (tmp_path / path).is_file(), f"`{command}` names {path}, which the page's run did not write"
+    if shutil.which("tshark"):
+        import pandas as pd
+
+        tshark = next(c for c in commands if c.startswith("tshark"))
+        proc = subprocess.run(tshark.split(), cwd=tmp_path, capture_output=True, text=True, check=True)
+        conversations = [line for line in proc.stdout.splitlines() if "<->" in line]
+        flows = pd.read_parquet(next(tmp_path.glob("out/*/totals.parquet")))
+        assert len(conversations) == len(flows), proc.stdout
 
 
 def test_every_tutorial_is_in_the_nav():
