@@ -68,8 +68,14 @@ def axes_of(monkeypatch, plot, *args, **kw):
 
 def test_axes_have_units_and_drops_their_own_axis(fig6, monkeypatch):
     fig = axes_of(monkeypatch, plots.plot_queue, fig6, "q.png")
-    assert [ax.get_ylabel() for ax in fig.axes] == ["queueing delay (ms)", "queue (packets)",
-                                                    "drops (packets per 100 ms)"]
+    assert [ax.get_ylabel() for ax in fig.axes] == ["queueing delay (ms)", "queue (packets)", "drops\nper 100 ms"]
+    # Each label stays beside its own panel: the drops panel is short, and its one-line label
+    # ran up into the queue's, the two printed over each other.
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        label, panel = ax.yaxis.label.get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert panel.y0 - 1 <= label.y0 and label.y1 <= panel.y1 + 1, ax.get_ylabel()
     # 400 Mbit/s: a full queue of 100% BDP (40 ms) waits 40 ms; delay = bytes x 8 / rate.
     delay = fig.axes[0].lines[0].get_ydata()
     assert max(delay) == pytest.approx(fig6.link.queue_bytes.max() * 8 / 400e6 * 1e3)

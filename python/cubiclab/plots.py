@@ -338,7 +338,8 @@ def plot_queue(results, path: Path) -> Path:
         ax_x.fill_between(x, ty, step="pre", color=f"C{i}", alpha=0.4)
     ax_d.set_ylabel("queueing delay (ms)")
     ax_q.set_ylabel("queue (packets)")
-    ax_x.set_ylabel(f"drops (packets per {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms)")
+    # On two lines: the drops panel is short, and a one-line label overran the queue's.
+    ax_x.set_ylabel(f"drops\nper {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms")
     ax_x.set_xlabel("time (s)")
     for ax in (ax_d, ax_q, ax_x):
         ax.grid(alpha=0.3)
@@ -346,6 +347,7 @@ def plot_queue(results, path: Path) -> Path:
     if len(links) > 1:
         _outside_legend(ax_d, fontsize="small")
     ax_d.set_title("bottleneck queue" if len(links) == 1 else "queue per link")
+    fig.align_ylabels((ax_d, ax_q, ax_x))
     _thinned_note(fig, thinned)
     return save(fig, path)
 
