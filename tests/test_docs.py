@@ -143,6 +143,24 @@ def test_generated_reference_pages_are_committed_and_current():
         assert (ROOT / "docs" / link).exists(), link
 
 
+@pytest.mark.parametrize("section, cls", [("Scenario", "Scenario"), ("DuplexLink", "Bottleneck"),
+                                          ("FlowGroup", "FlowGroup"), ("WebGroup", "WebGroup"), ("Record", "Record")])
+def test_the_scenario_reference_calls_required_only_what_a_file_must_give(section, cls):
+    """A key the Python edge fills in when a file leaves it out is not "required" in the
+    reference (its link table called rate, buffer, queue and loss required, and `record`)."""
+    from dataclasses import MISSING, fields
+
+    import cubiclab.scenario as s
+
+    text = (ROOT / "docs" / "reference" / "scenario.md").read_text()
+    table = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| [^|]* \| ([^|]*) \|", table, re.M)}
+    defaulted = [f.name for f in fields(getattr(s, cls))
+                 if (f.default, f.default_factory) != (MISSING, MISSING) and f.name in rows]
+    assert defaulted
+    assert [k for k in defaulted if rows.get(k, "").strip() == "required"] == []
+
+
 @pytest.mark.parametrize("cls", ["Scenario", "FlowGroup", "WebGroup", "Bottleneck", "Link", "Record"])
 def test_every_field_has_its_meaning_and_unit(cls):
     from dataclasses import fields
