@@ -87,3 +87,15 @@ def test_a_number_without_its_unit_is_shown_the_default_form(key, where, value, 
 def test_a_buffer_in_percent_is_shown_the_bdp_forms():
     with pytest.raises(ValueError, match=r"^bottleneck\.buffer: .*'100%'.*or relative to the BDP: '100%BDP'"):
         Scenario.from_dict({**BASE, "bottleneck": {"buffer": "100%"}}).validate()
+
+
+def test_a_bare_multiple_of_the_bdp_above_one_is_refused_as_ambiguous():
+    # '100BDP' was a hundred BDPs, silently, where '100%BDP' (one BDP) was meant; a fraction
+    # ('0.5BDP') or one BDP stays unambiguous.
+    with pytest.raises(ValueError, match=r"^bottleneck\.buffer: '100BDP' is ambiguous; write '100%BDP' .* or '100xBDP'"):
+        Scenario.from_dict({**BASE, "bottleneck": {"buffer": "100BDP"}}).validate()
+    def buffer(form):
+        return Scenario.from_dict({**BASE, "bottleneck": {"buffer": form}}).compile()["bottleneck"]["buffer"]
+
+    for form, same in (("0.5BDP", "50%BDP"), ("1BDP", "100%BDP"), ("3xBDP", "300%BDP")):
+        assert buffer(form) == buffer(same)
