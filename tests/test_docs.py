@@ -28,7 +28,11 @@ def code_blocks(page: Path) -> list[tuple[str, str, str]]:
     """(language, the rest of the fence's info string, code) of every fenced block of a page,
     in order. A block fenced ```text output``` shows what the block before it prints: the
     test holds the page's text to its output (a `sh` block's or a `python` block's)."""
-    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(page.read_text())]
+    return code_blocks_of(page.read_text())
+
+
+def code_blocks_of(text: str) -> list[tuple[str, str, str]]:
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(text)]
 
 
 def why_no_testbed() -> str:
@@ -106,6 +110,18 @@ def test_capture_commands_name_the_file_the_run_wrote(tmp_path):
         conversations = [line for line in proc.stdout.splitlines() if "<->" in line]
         flows = pd.read_parquet(next(tmp_path.glob("out/*/totals.parquet")))
         assert len(conversations) == len(flows), proc.stdout
+
+
+def test_readme_replay_commands_run(tmp_path):
+    """The README's "Algorithms and replay" commands run as written in an empty folder (they
+    replayed a trace.csv a reader does not have: the block now writes one first)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Algorithms and replay\n", 1)[1].split("\n## ", 1)[0]
+    (code,) = [c for lang, _, c in code_blocks_of(section) if lang == "sh"]
+    env = dict(os.environ, MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["bash", "-c", f"set -euo pipefail\n{code}"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_every_tutorial_is_in_the_nav():
