@@ -701,3 +701,20 @@ def test_a_claim_is_measured_on_its_own_runs():
     assert set(e._claim_rows(spec["hs_utilise"], rows).alg) == {"cubic-2008", "bic", "highspeed"}
     assert set(e._claim_rows(spec["sack_underutilises"], rows).alg) == {"reno"}
     assert len(e._claim_rows(spec["cubic_bic_fairer"], rows)) == len(rows)
+
+
+def test_each_command_writes_the_report_of_the_entries_it_ran(tmp_path, capsys):
+    # What reproduce-a-figure.md says: one report for the entries named together; a later
+    # command into the same folder rewrites it with its own, the earlier entries' folders kept.
+    from cubiclab.cli import main
+
+    def entries_in_report():
+        html = (tmp_path / "report.html").read_text()
+        return {name for name in ("s000-fig3", "s000-tcp-mode") if name in html}
+
+    main(["reproduce", "s000-fig3", "s000-tcp-mode", "--mode", "tiny", "--out", str(tmp_path), "--quiet"])
+    assert entries_in_report() == {"s000-fig3", "s000-tcp-mode"}
+    main(["reproduce", "s000-tcp-mode", "--mode", "tiny", "--out", str(tmp_path), "--quiet"])
+    assert entries_in_report() == {"s000-tcp-mode"} and (tmp_path / "s000-fig3" / "claims.json").exists()
+    page = (Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "reproduce-a-figure.md").read_text()
+    assert "Each `cubiclab reproduce` rewrites it with its own entries" in page

@@ -295,6 +295,25 @@ def test_cli_model_json_and_response(capsys):
     assert "rtt" in capsys.readouterr().err
 
 
+def test_cli_response_calls_the_fraction_removed_decrease(capsys):
+    # One meaning per word: `model markov --beta` and every algorithm's `beta` are the fraction
+    # kept; `model response` took --beta as the fraction removed (0.2). It is --decrease now,
+    # and --beta is refused naming it. Eq. 5 with decrease 0.3 against 0.2: E[W] scales as
+    # ((4 - d) / (4 d))^(1/4) (response.py), the model's own arithmetic.
+    import json
+
+    windows = {}
+    for d in (0.2, 0.3):
+        assert cli.main(["model", "response", "--model", "cubic_pure", "--decrease", str(d), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["decrease"] == d and "beta" not in out
+        windows[d] = out["windows"][0]["cubic_pure"]
+    ratio = ((4 - 0.3) / (4 * 0.3) / ((4 - 0.2) / (4 * 0.2))) ** 0.25
+    assert math.isclose(windows[0.3] / windows[0.2], ratio, rel_tol=1e-9)
+    assert cli.main(["model", "response", "--beta", "0.2"]) == 2
+    assert "--beta of `model response` is now --decrease" in capsys.readouterr().err
+
+
 def test_figures_write_pngs(tmp_path):
     from cubiclab.models.figures import reproduce_all
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from cubiclab.io import atomic_dir, atomic_write_text, check_file_target, writable_folder
-from cubiclab.suggest import did_you_mean
+from cubiclab.suggest import did_you_mean, suggestion
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
 #: beside it adds a dot, the process id and a random part.
@@ -189,8 +189,25 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors as one line and exit status 2, like every other bad input (subcommands'
     parsers are of the same class)."""
 
+    def parse_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_args(args, namespace)
+
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}\n")
+        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}{self._nearest_option(message)}\n")
+
+    def _nearest_option(self, message: str) -> str:
+        """For an unknown option ("unrecognized arguments: --seeed 3", which lists nothing
+        allowed), the nearest option of the subcommand it was given to."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        unknown = next((w.split("=")[0] for w in message.split()[2:] if w.startswith("-")), None)
+        parser = self
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                command = next((a for a in getattr(self, "_argv", []) if a in action.choices), None)
+                parser = action.choices.get(command, self)
+        return suggestion(unknown, list(parser._option_string_actions)) if unknown else ""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -580,8 +580,8 @@ def _buffer(value, fieldname, bdp_bytes, wire) -> dict:
         packets = units.parse_buffer(value, fieldname, bdp_bytes=bdp_bytes) / wire
     elif isinstance(value, str) and any(value.strip().lower().endswith(u) for u in ("packets", "packet", "pkts", "pkt")):
         packets = units.parse_size(value, fieldname, mss=1)
-    else:
-        return {"bytes": units.parse_size(value, fieldname)}
+    else:  # parse_buffer: a size, and a refusal that names the %BDP forms too
+        return {"bytes": units.parse_buffer(value, fieldname)}
     whole = units.checked_int(packets, fieldname, value, "packets", largest=2**32 - 1)
     if whole == 0 and bdp_bytes and "bdp" in value.lower():  # (a BDP of 0 is a rate of 0: the rate's fault)
         given = " (the default)" if value == _BUFFER_DEFAULT else ""
@@ -663,6 +663,8 @@ def _typed(obj, cls, where: str):
         allowed = " or ".join(_KINDS[k][1] if k != "list" or not items else f"a list ({_KINDS[items[0]][1]} each)"
                               for k in kinds)
         if not any(_KINDS[k][0](value) for k in kinds):
+            if isinstance(f.default, str) and any(c.isdigit() for c in f.default) and _KINDS["float"][0](value):
+                allowed += f" with its unit, as the default {f.default!r}"  # rtt=40: a time, e.g. "40ms"
             raise ValueError(f"{at} is {value!r} ({type(value).__name__}); allowed: {allowed}")
         if isinstance(value, (list, tuple)) and items:
             for i, v in enumerate(value):

@@ -24,8 +24,13 @@ def did_you_mean(message: str) -> str:
     if not refused or not allowed or "did you mean" in message:
         return message
     names = [n.strip(" '`\")") for n in re.split(r",|\bor\b", allowed.group(1))]
-    close = difflib.get_close_matches(refused.group(1), [n for n in names if n], n=1, cutoff=0.6)
-    return f"{message}; did you mean '{close[0]}'?" if close else message
+    return message + suggestion(refused.group(1), names)
+
+
+def suggestion(name: str, names) -> str:
+    """"; did you mean 'y'?" for the allowed name y nearest to `name`, or "" if none is close."""
+    close = difflib.get_close_matches(name, [n for n in names if n], n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 @contextlib.contextmanager

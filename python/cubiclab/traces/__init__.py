@@ -83,6 +83,7 @@ def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: P
     be a regular file of at most MAX_TRACE_BYTES; it is read at once and parsed in one pass,
     in Rust (`cubiclab_path::schedule::parse_mahimahi`, where the format's meaning lives)."""
     from cubiclab.io import read_input_file
+    from cubiclab.suggest import suggestion
 
     if not isinstance(name_or_path, str) or not name_or_path:
         raise ValueError(f"{where} is {name_or_path!r}; allowed: a shipped trace ({', '.join(TRACES)}) "
@@ -95,7 +96,8 @@ def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: P
             path = Path(folder) / path
         if not os.path.lexists(path):
             raise ValueError(f"{where}: '{name_or_path}' is neither a shipped trace ({', '.join(TRACES)}) "
-                             f"nor a file" + (f" in {folder}" if folder is not None and not Path(name_or_path).is_absolute() else ""))
+                             f"nor a file" + (f" in {folder}" if folder is not None and not Path(name_or_path).is_absolute() else "")
+                             + suggestion(name_or_path, TRACES))
     raw = read_input_file(path, where, limit=MAX_TRACE_BYTES)
     try:
         return _core.parse_mahimahi(raw)
