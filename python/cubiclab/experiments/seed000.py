@@ -120,7 +120,7 @@ class Eq6(Experiment):
              "run, and the interval's zero width is that determinism, not a measured precision.")
     host_timing = False
     POINTS = ((100, 100), (400, 100), (400, 10))  # (Mbps, ms)
-    C, BETA = 0.4, 0.2  # the scenario's cubic-2008 (its defaults)
+    C, DECREASE = 0.4, 0.2  # the scenario's cubic-2008 (its defaults; seed 000's beta)
     claim_runs = {f"eq6_{b}mbps_{r}ms": {"bw": b, "rtt": r} for b, r in POINTS}
     claims = tuple(_eq6_claim(b, r) for b, r in POINTS)
 
@@ -141,9 +141,9 @@ class Eq6(Experiment):
         packets = float((f.throughput_bps * np.diff(np.r_[a, f.t.to_numpy()])).sum()) / (8 * 1500)
         p = (t_loss.size - 1) / packets
         rtt = float(f.srtt_ms.mean()) / 1e3
-        eq6 = float(cubic_window(p, rtt, c=self.C, beta=self.BETA, tcp_friendly=False))
+        eq6 = float(cubic_window(p, rtt, c=self.C, decrease=self.DECREASE, tcp_friendly=False))
         # the epoch Eq. 6 assumes (Eq. 2's K from the windows at loss) beside the measured one
-        k = float(np.mean(w_loss[:-1])) * self.BETA / self.C
+        k = float(np.mean(w_loss[:-1])) * self.DECREASE / self.C
         return {"ratio": float(f.cwnd.mean()) / eq6, "mean_cwnd": float(f.cwnd.mean()), "p": p,
                 "epoch_s": (b - a) / (t_loss.size - 1), "k_s": k ** (1 / 3)}
 
@@ -160,14 +160,14 @@ class Eq6(Experiment):
         # the K above which the same shortfall K - T keeps Eq. 6 inside the tolerance (the
         # ratio grows with the shortfall's fraction of K)
         xs = np.linspace(0, 0.99, 9901)
-        k_fit = (k - t) / xs[cubic_eq6_short_epoch_ratio(xs, self.BETA) <= 1 + spec.accept.half].max()
+        k_fit = (k - t) / xs[cubic_eq6_short_epoch_ratio(xs, self.DECREASE) <= 1 + spec.accept.half].max()
         return (f"Its congestion epochs last T = {t:.2f} s where Eq. 6 assumes K = {k:.2f} s (Eq. 2 from the window "
                 f"at loss): the loss comes on the plateau while the cubic profile is still "
                 f"{self.C * (k - t) ** 3:.2g} packets below W_max, {k - t:.2f} s before it gets there. The profile "
                 f"averaged over the measured epoch, against Eq. 6 at the loss rate that epoch gives, is "
-                f"{float(cubic_eq6_short_epoch_ratio(x, self.BETA)):.3f} (ours {ratio:.3f}). The same "
+                f"{float(cubic_eq6_short_epoch_ratio(x, self.DECREASE)):.3f} (ours {ratio:.3f}). The same "
                 f"shortfall keeps Eq. 6 within ± {spec.accept.half:g} only for K above {k_fit:.0f} s (W_max above "
-                f"{self.C * k_fit ** 3 / self.BETA:.0f} packets).")
+                f"{self.C * k_fit ** 3 / self.DECREASE:.0f} packets).")
 
     def values(self, rows):
         return {f"eq6_{b}mbps_{r}ms": float(select_row(rows, bw=b, rtt=r).ratio) for b, r in self.POINTS}

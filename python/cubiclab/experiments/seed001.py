@@ -153,7 +153,7 @@ class FriendlyRegion(Experiment):
         from cubiclab.models.response import cubic_tcp_friendly_loss_rate
 
         rtts = np.array([0.01, 0.02, 0.05, 0.1, 0.2])
-        p = cubic_tcp_friendly_loss_rate(rtts, c=0.4, beta=0.2)
+        p = cubic_tcp_friendly_loss_rate(rtts, c=0.4, decrease=0.2)
         d = pd.DataFrame({"rtt_s": rtts, "boundary_p": p, "printed_formula_0.36CRTT": 0.36 * 0.4 * rtts})
         b = float(p[rtts == 0.1][0])
         beta = 0.8  # the window kept after a loss, as seed 001 writes β
@@ -168,7 +168,7 @@ class FriendlyRegion(Experiment):
         b = float(rows.boundary_100ms.iloc[0])
         # the closest to the printed number of the derivations in the model's docstring:
         # beta = 0.8 (the window kept) taken for the decrease
-        misread = float(cubic_tcp_friendly_loss_rate(0.1, c=0.4, beta=0.8))
+        misread = float(cubic_tcp_friendly_loss_rate(0.1, c=0.4, decrease=0.8))
         return (f"Eq. 5 (C = 0.4, beta = 0.2) meets TCP's sqrt(3/(2p)) at p = {b:.3g} for RTT 100 ms, "
                 f"{b / spec.accept.center:.2g} times the printed {spec.accept.center:g}; read with beta = 0.8 as the "
                 f"decrease it meets it at {misread:.3g}, the closest of the derivations tried "

@@ -187,7 +187,7 @@ def cmd_response(args) -> int:
                          "loss, seed 000's beta; beta elsewhere, as in `model markov --beta`, is the fraction kept)")
     decrease = _float(args.decrease, "decrease")
     b = _float(args.b, "b")
-    df = response_table(losses, rtt, args.model, c=c, beta=decrease, b=b, t0=t0, w_max=w_max)
+    df = response_table(losses, rtt, args.model, c=c, decrease=decrease, b=b, t0=t0, w_max=w_max)
     p_star = float(cubic_tcp_friendly_loss_rate(rtt, c, decrease))
     if args.json:
         print(json.dumps({
