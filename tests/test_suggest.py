@@ -99,3 +99,17 @@ def test_a_bare_multiple_of_the_bdp_above_one_is_refused_as_ambiguous():
 
     for form, same in (("0.5BDP", "50%BDP"), ("1BDP", "100%BDP"), ("3xBDP", "300%BDP")):
         assert buffer(form) == buffer(same)
+
+
+@pytest.mark.parametrize("make, field, nearest", [
+    (lambda: cubiclab.FlowGroup(cont=2), "cont", "count"),
+    (lambda: cubiclab.Bottleneck(rat="10Mbps"), "rat", "rate"),
+    (lambda: cubiclab.Link(nmae="left"), "nmae", "name"),
+    (lambda: cubiclab.Scenario(duraton="1s"), "duraton", "duration"),
+    (lambda: cubiclab.scenario.WebGroup(sesions=3), "sesions", "sessions"),
+])
+def test_a_constructor_keyword_typo_is_shown_the_nearest_field(make, field, nearest):
+    # The Python API refuses a misspelt keyword as the TOML path refuses a misspelt key: the
+    # nearest field and the allowed ones (Python's own TypeError names neither).
+    with pytest.raises(TypeError, match=rf"no field '{field}'; did you mean '{nearest}'\? \(allowed: .*{nearest}"):
+        make()

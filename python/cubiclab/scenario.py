@@ -107,7 +107,7 @@ from pathlib import Path
 import numpy as np
 
 from cubiclab import _core, units
-from cubiclab.suggest import did_you_mean, suggesting
+from cubiclab.suggest import did_you_mean, keywords_suggested, suggesting
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
 MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
@@ -152,14 +152,17 @@ Bottleneck = make_dataclass(
     namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "
                           f"table per discipline: {', '.join(DISCIPLINE_TABLES)}) and random loss."})
 Bottleneck.__module__ = __name__
+Bottleneck = keywords_suggested(Bottleneck)
 
 Link = make_dataclass(
     "Link", [("name", "str | None", None)], bases=(Bottleneck,),
     namespace={"__doc__": "One link of a path of several ([[links]]): a name its routes use, and the keys "
                           "of Bottleneck."})
 Link.__module__ = __name__
+Link = keywords_suggested(Link)
 
 
+@keywords_suggested
 @dataclass
 class WebGroup:
     sessions: int | None = None
@@ -178,6 +181,7 @@ class WebGroup:
     route: list[str] | None = None
 
 
+@keywords_suggested
 @dataclass
 class FlowGroup:
     algorithm: str = "cubic"
@@ -211,6 +215,7 @@ class FlowGroup:
     ecn: bool | None = None
 
 
+@keywords_suggested
 @dataclass
 class Host:
     #: The hosts' timing noise: "testbed" or "off"; None: off, but turned on by ensembles
@@ -222,6 +227,7 @@ class Host:
 ENSEMBLE_JITTER = "testbed"
 
 
+@keywords_suggested
 @dataclass
 class Record:
     interval: str = "100ms"
@@ -234,6 +240,7 @@ class Record:
     pcap_link: str | None = None
 
 
+@keywords_suggested
 @dataclass
 class Scenario:
     flows: list[FlowGroup] = field(default_factory=list)

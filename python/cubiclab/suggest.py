@@ -7,7 +7,9 @@ that list, so names added to the registries or the schema are covered without a 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
+import functools
 import re
 
 # The refused name: 'x' or `x` after "unknown ..." (scenario keys, algorithms, parameters,
@@ -43,3 +45,21 @@ def suggesting():
         if message == str(e):
             raise
         raise ValueError(message) from None
+
+
+def keywords_suggested(cls):
+    """A dataclass whose constructor, given a keyword it has no field for, refuses it naming
+    the nearest field and every allowed one (Python's own TypeError names neither), as a
+    scenario file's unknown key is refused. Apply after ``@dataclass``."""
+    init, names = cls.__init__, [f.name for f in dataclasses.fields(cls)]
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        for key in kwargs:
+            if key not in names:
+                raise TypeError(f"{cls.__name__}() has no field '{key}'{suggestion(key, names)} "
+                                f"(allowed: {', '.join(names)})")
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+    return cls
