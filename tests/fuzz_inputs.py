@@ -367,7 +367,7 @@ def check_cli(argv: list[str]) -> str:
 # ---- files a scenario or the command line names (issue 34) --------------------------------
 #: Kinds of name a run may be given for a file.
 FILE_KINDS = ["regular", "missing", "empty", "folder", "FIFO", "device", "symlink", "huge", "non-UTF-8",
-              "missing folder", "escape"]
+              "missing folder", "escape", "long trace"]
 #: Where a file is named: inputs read, outputs written.
 FILE_ROLES = {"schedule trace": "input", "scenario file": "input", "replay trace": "input",
               "record.pcap": "output", "--pcap": "output", "replay -o": "output"}
@@ -379,6 +379,17 @@ _CONTENT = {
 _SCENARIO = 'duration = "200ms"\n[bottleneck]\nrate = "20Mbps"\n[[flows]]\nalgorithm = "reno"\nrtt = "40ms"\n'
 #: Larger than every input's size cap (sparse: no disk is used).
 _HUGE_BYTES = 1 << 30
+#: A long Mahimahi trace, streamed by the reader: 2 million lines (15 MB), 12 Mbit/s with a
+#: second opportunity every 7th ms (runs of equal opportunities per ms break there).
+_LONG_TRACE_LINES = 2_000_000
+
+
+def _long_trace() -> bytes:
+    lines, ms = [], 0
+    while len(lines) < _LONG_TRACE_LINES:
+        ms += 1
+        lines += [f"{ms}\n"] * (2 if ms % 7 == 0 else 1)
+    return "".join(lines[:_LONG_TRACE_LINES]).encode()
 
 
 def file_cases():
@@ -421,6 +432,8 @@ def _make(folder, kind: str, role: str, device: str) -> str:
     elif kind == "huge":
         with open(path, "wb") as f:
             f.truncate(_HUGE_BYTES)
+    elif kind == "long trace":
+        path.write_bytes(_long_trace())
     elif kind == "non-UTF-8":
         path.write_bytes(b"\xff\xfe\x00" + content)
     elif kind == "missing folder":
@@ -476,7 +489,7 @@ def check_file_case(folder, kind: str, role: str, device: str) -> str:
     outcome = check_cli(argv)
     after = _state(folder)
     allowed = {str(out)}
-    if role in ("--pcap", "replay -o") and kind in ("regular", "missing", "empty", "huge", "non-UTF-8"):
+    if role in ("--pcap", "replay -o") and kind in ("regular", "missing", "empty", "huge", "non-UTF-8", "long trace"):
         allowed.add(name)
     changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
     outside = {p for p in changed if not any(p == a or p.startswith(a + os.sep) for a in allowed)}

@@ -70,6 +70,8 @@ def expected_outcome(kind: str, role: str) -> str:
         return "refused" if kind in ("missing folder", "escape") else "ran"
     if FILE_ROLES[role] == "output":  # any regular or new file the user names; never another kind
         return "refused" if kind in ("folder", "FIFO", "symlink", "missing folder") else "ran"
+    if kind == "long trace":  # streamed as a schedule trace; no scenario file or replay trace
+        return "ran" if role == "schedule trace" else "refused"
     return "ran" if kind in ("regular", "symlink") else "refused"
 
 

@@ -23,10 +23,15 @@ try:
     from cubiclab.simulate import simulate
     from cubiclab.testbed import testbed
     from cubiclab.window import window_curve
-except KeyboardInterrupt:
+except BaseException as _e:
     # Ctrl-C while the command line imports numpy and pandas (its first ~0.7 s), before
     # cubiclab.cli.main can catch it: the command's own line and status, not a traceback.
-    if _os.path.basename(_sys.argv[0]) == "cubiclab":
+    # (An extension module interrupted while it loads may raise ImportError from it.)
+    _chain, _seen = _e, []
+    while _chain is not None and not isinstance(_chain, KeyboardInterrupt) and _chain not in _seen:
+        _seen.append(_chain)
+        _chain = _chain.__cause__ or _chain.__context__
+    if isinstance(_chain, KeyboardInterrupt) and _os.path.basename(_sys.argv[0]) == "cubiclab":
         _sys.stderr.write("cubiclab: interrupted\n")
         raise SystemExit(130) from None
     raise
