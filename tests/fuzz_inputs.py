@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import math
 import re
 
@@ -362,6 +363,39 @@ def check_cli(argv: list[str]) -> str:
         assert len(err.strip().splitlines()) == 1 and "error: " in err, (argv, err)
         return "refused"
     return "ran"
+
+
+# ---- Mahimahi traces a schedule names ------------------------------------------------------
+@st.composite
+def mahimahi_text(draw) -> bytes:
+    """A Mahimahi trace: times in ms, non-decreasing, with maybe junk lines, a time that goes
+    back, CRLF ends, a byte-order mark, a last line at 0 or bytes that are not UTF-8."""
+    lines = [str(t) for t in itertools.accumulate(draw(st.lists(st.integers(0, 5), max_size=400)))]
+    junk = st.sampled_from(["", " ", "-1", "2.5", "x", "\u00b2", "9" * 30, "1e3", "0x10", "4294967296", " 7 ",
+                            "\t", "3 4", "\ufeff1", "x" * 300])
+    for _ in range(draw(st.integers(0, 2))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(junk))
+    if len(lines) > 2 and draw(st.integers(0, 9)) == 0:  # a time that goes back
+        i = draw(st.integers(0, len(lines) - 2))
+        lines[i], lines[i + 1] = lines[i + 1] + "1", lines[i]
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    text = ("\ufeff" if draw(st.booleans()) else "") + end.join(lines) + draw(st.sampled_from(["", end]))
+    return text.encode() + (b"\xff\xfe" if draw(st.integers(0, 19)) == 0 else b"")
+
+
+def check_schedule_trace(folder, data: bytes) -> str:
+    """Run a short scenario whose bottleneck follows the trace `data`: refused naming the
+    key and the file, or run (and conserving packets)."""
+    (folder / "link.trace").write_bytes(data)
+    path = folder / "sc.toml"
+    path.write_text(_SCENARIO.replace('rate = "20Mbps"', 'rate = "20Mbps"\nschedule = { trace = "link.trace" }'))
+    try:
+        sc = cubiclab.Scenario.load(path)
+        sc.validate()
+    except ValueError as e:
+        assert str(e).startswith(f"bottleneck.schedule.trace: {folder / 'link.trace'} "), str(e)
+        return "refused"
+    return check_run(sc)
 
 
 # ---- files a scenario or the command line names (issue 34) --------------------------------

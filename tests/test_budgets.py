@@ -134,18 +134,29 @@ def test_ctrl_c_while_the_command_imports_is_one_line():
     import subprocess
     import sys
 
-    def child(argv0: str):
+    def child(argv0: str, raise_: str = "KeyboardInterrupt", when: str = "pandas", then: str = ""):
         code = ("import sys\n"
                 f"sys.argv[0] = {argv0!r}\n"
                 "class Interrupt:\n"
                 "    def find_spec(self, name, path=None, target=None):\n"
-                "        if name == 'pandas':\n"
-                "            raise KeyboardInterrupt\n"
+                f"        if name == {when!r}:\n"
+                f"            raise {raise_}\n"
                 "sys.meta_path.insert(0, Interrupt())\n"
-                "from cubiclab.cli import main\n")
+                "from cubiclab.cli import main\n" + then)
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
     command = child("/usr/bin/cubiclab")
     assert (command.returncode, command.stderr) == (130, "cubiclab: interrupted\n")
     library = child("script.py")
     assert library.returncode != 130 and "KeyboardInterrupt" in library.stderr
+    # An extension module interrupted while it loads may raise ImportError from the
+    # KeyboardInterrupt (numpy's do, seen with a real SIGINT at ~0.3 s): the same one line.
+    wrapped = child("/usr/bin/cubiclab", "ImportError('numpy failed') from KeyboardInterrupt()")
+    assert (wrapped.returncode, wrapped.stderr) == (130, "cubiclab: interrupted\n")
+    # Another ImportError stays a traceback: it is a broken install, not an interruption.
+    broken = child("/usr/bin/cubiclab", "ImportError('numpy failed')")
+    assert broken.returncode == 1 and "ImportError: numpy failed" in broken.stderr
+    # Ctrl-C while main builds its parser (it imports the subcommands' modules).
+    late = child("/usr/bin/cubiclab", when="cubiclab.experiments.cli",
+                 then="sys.argv[1:] = ['algorithms']\nsys.exit(main())\n")
+    assert (late.returncode, late.stderr) == (130, "cubiclab: interrupted\n")

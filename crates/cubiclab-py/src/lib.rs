@@ -260,6 +260,14 @@ fn read_trace(py: Python<'_>, fd: i32, progress: Option<PyObject>) -> PyResult<(
     Ok((t.digest(), t.opportunities(), t.period_ms(), t.runs(), t.heap_bytes()))
 }
 
+/// The scenario's memory estimate (`Scenario::memory_needs`): (key, bytes, what) of each
+/// part of the run.
+#[pyfunction]
+fn memory_needs(spec_json: &str) -> PyResult<Vec<(String, u64, String)>> {
+    let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
+    Ok(sc.memory_needs().into_iter().map(|n| (n.key, n.bytes, n.what)).collect())
+}
+
 /// The scenario's memory estimate (`Scenario::memory_needs`) with `more` (key, bytes, what,
 /// remedy: what the caller adds, such as the plots) against the run memory budget: a
 /// ValueError naming the key that asks for most and the way to ask for less.
@@ -399,6 +407,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(check_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_needs, m)?)?;
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(bdp_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(schedule_capacity_bits, m)?)?;
