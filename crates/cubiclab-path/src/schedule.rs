@@ -89,7 +89,7 @@ impl RateSchedule {
                 Ok(RateSchedule::Steps { starts, rates, carried, repeat })
             }
             ScheduleSpec::Trace { file, digest } => {
-                let trace = trace::load(trace::open(Path::new(file))?, u64::MAX, &mut |_| true)
+                let trace = trace::load(Path::new(file), trace::open(Path::new(file))?, u64::MAX, &mut |_| true)
                     .map_err(|e| format!("'{file}' {e}"))?;
                 if trace.digest() != *digest {
                     return Err(format!(

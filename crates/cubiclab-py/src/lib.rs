@@ -231,14 +231,19 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Read the Mahimahi trace of the open regular file `fd`: streamed line by line and kept as
+/// Read the Mahimahi trace of the regular file `path`, open as `fd`: streamed line by line and kept as
 /// runs (`cubiclab_path::schedule::trace`), within the run memory budget; a trace read last
 /// in this process and unchanged since is not read again. `progress(bytes read)` is called
 /// every few MB, and Ctrl-C stops the reading. Returns its digest, opportunities, period
 /// (ms), runs and bytes in memory; a ValueError names the line at fault.
 #[pyfunction]
-#[pyo3(signature = (fd, progress=None))]
-fn read_trace(py: Python<'_>, fd: i32, progress: Option<PyObject>) -> PyResult<(String, u64, u64, usize, u64)> {
+#[pyo3(signature = (path, fd, progress=None))]
+fn read_trace(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    fd: i32,
+    progress: Option<PyObject>,
+) -> PyResult<(String, u64, u64, usize, u64)> {
     use std::os::fd::BorrowedFd;
     // SAFETY: the caller's fd stays open for this call; we read from a duplicate of it.
     let file = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()?;
@@ -251,7 +256,7 @@ fn read_trace(py: Python<'_>, fd: i32, progress: Option<PyObject>) -> PyResult<(
             });
             step.map_err(|e| stopped = Some(e)).is_ok()
         };
-        cubiclab_path::schedule::trace::load(std::fs::File::from(file), MEMORY_BUDGET_BYTES, &mut on_progress)
+        cubiclab_path::schedule::trace::load(&path, std::fs::File::from(file), MEMORY_BUDGET_BYTES, &mut on_progress)
     };
     if let Some(e) = stopped {
         return Err(e);

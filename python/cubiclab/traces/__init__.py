@@ -102,10 +102,11 @@ def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: P
             raise ValueError(f"{where}: '{name_or_path}' is neither a shipped trace ({', '.join(TRACES)}) "
                              f"nor a file" + (f" in {folder}" if folder is not None and not Path(name_or_path).is_absolute() else ""))
     fd = open_input_file(path, where)
+    resolved = str(path.resolve())  # the name the run finds it by (and the kept trace's)
     try:
         shown = _Progress(path, os.fstat(fd).st_size) if progress else None
         try:
-            digest, *_ = _core.read_trace(fd, shown)
+            digest, *_ = _core.read_trace(resolved, fd, shown)
         finally:
             if shown is not None:
                 shown.end()
@@ -113,7 +114,7 @@ def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: P
         raise ValueError(f"{where}: {path} {e}") from None
     finally:
         os.close(fd)
-    return {"kind": "trace", "file": str(path.resolve()), "digest": digest}
+    return {"kind": "trace", "file": resolved, "digest": digest}
 
 
 class _Progress:

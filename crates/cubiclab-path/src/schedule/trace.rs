@@ -2,7 +2,7 @@
 //! opportunities per millisecond, so a trace of tens of millions of lines at a steady rate
 //! takes a few runs rather than a number per line. One reading serves every later use in
 //! the process (the check before the run, the run, the plots): the last few traces read are
-//! kept, known by their files' identity (device, inode, size, modification time).
+//! kept, known by their files' identity (path, device, inode, size, times).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -234,13 +234,19 @@ pub fn open(path: &Path) -> Result<File, String> {
 /// Traces kept after reading: a scenario names a few at most.
 const KEPT: usize = 4;
 
-/// The trace of an open regular file, read unless it is one of the last few read (same
-/// device, inode, size and modification time).
-pub fn load(file: File, max_bytes: u64, on_progress: &mut dyn FnMut(u64) -> bool) -> Result<Arc<Trace>, String> {
-    type FileId = (u64, u64, u64, i64, i64);
+/// The trace of `file`, open on `path`, read unless it is one of the last few read (same
+/// path, device, inode, size, and modification and change times: a temporary file whose
+/// inode is reused elsewhere is another path).
+pub fn load(
+    path: &Path,
+    file: File,
+    max_bytes: u64,
+    on_progress: &mut dyn FnMut(u64) -> bool,
+) -> Result<Arc<Trace>, String> {
+    type FileId = (std::path::PathBuf, u64, u64, u64, (i64, i64), (i64, i64));
     static KEPT_TRACES: Mutex<Vec<(FileId, Arc<Trace>)>> = Mutex::new(Vec::new());
     let m = file.metadata().map_err(|e| e.to_string())?;
-    let id = (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec());
+    let id = (path.to_path_buf(), m.dev(), m.ino(), m.size(), (m.mtime(), m.mtime_nsec()), (m.ctime(), m.ctime_nsec()));
     if let Some((_, trace)) = KEPT_TRACES.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == id) {
         return Ok(trace.clone());
     }
