@@ -129,9 +129,11 @@ def output_folder(out: str, name) -> Path:
 def cmd_run(args) -> int:
     """Simulate a scenario file (or the built-in default) and write tables, plots, summary."""
     from cubiclab.plots import check_memory as check_plot_memory, plot_run
+    from cubiclab import traces
     from cubiclab.scenario import Scenario, default_scenario
     from cubiclab.simulate import simulate
 
+    traces.progress = not args.quiet and not args.json
     sc = Scenario.load(args.scenario) if args.scenario is not None else default_scenario()
     changes = {}
     if args.seed is not None:
@@ -256,8 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)  # (imports the subcommands' modules: Ctrl-C may come)
         return args.func(args)
     except ValueError as e:
         print(f"cubiclab: error: {did_you_mean(str(e))}", file=sys.stderr)

@@ -542,7 +542,7 @@ def _schedule(value, where: str, folder: Path | None = None) -> dict | None:
 
         if set(value) != {"trace"}:
             raise ValueError(f"{where}: a trace takes no other key; got {', '.join(sorted(value))}")
-        return {"kind": "trace", "opportunities_ms": load_trace(value["trace"], f"{where}.trace", folder)}
+        return load_trace(value["trace"], f"{where}.trace", folder)
     unknown = set(value) - {"steps", "repeat"}
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: steps, repeat")
