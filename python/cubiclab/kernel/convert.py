@@ -35,7 +35,8 @@ How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c`
 For a BPF port the check reads what the port itself logged (``bpf/common.h``, through
 the loader's witness, ``cubiclab-bpf load --watch``; :func:`port_inputs`): how often its
 ``pkts_acked``, ``cong_avoid`` and ``undo_cwnd`` ran, and the clock and RTT sample of its
-last ``pkts_acked``. So the replay gets each ACK's exact time (the port's clock is the
+last ``pkts_acked`` (before the first data ACK: the SYN-ACK's, which is when its ``init``
+ran, :func:`init_clock`; the replay starts there). So the replay gets each ACK's exact time (the port's clock is the
 ACK's ``tcp_mstamp``; a time taken from the trace can sit on the other side of a jiffy or
 millisecond boundary, which moved a time-gated decision by one ACK and made the flows
 diverge in some runs), its RTT sample, its undos, and which ACKs ran none of the hooks.
