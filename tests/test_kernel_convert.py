@@ -186,3 +186,41 @@ def test_bbr_rate_sample_rebuilt_as_tcp_rate_does():
     trace, _ = to_trace(pd.DataFrame([recovering, after]))
     row = trace.iloc[0]
     assert (row.rs_prior_delivered, row.rs_delivered, row.rs_interval_us, row.rtt_us) == (11, 1, -1, -1)
+
+
+def test_init_clock_is_the_handshakes_from_the_first_witness_record():
+    # The sender's init runs on the SYN-ACK, in the same tcp_mstamp as the port's first
+    # pkts_acked (tcp_rcv_state_process in SYN_SENT: tcp_mstamp_refresh, tcp_ack, then
+    # tcp_finish_connect -> init): the record at the first data ACK's probe, with one call
+    # counted, holds that clock (low 32 bits, here 2^32 + 400 unwrapped near the probe).
+    mss = 100
+    rows = [(1000 * (i + 1), "probe", 2000 + 100 * i, 100 * i, 20, 10, 100, 0, 0, None, 0) for i in range(3)]
+    rec = _rec(rows).assign(sport=7, time_us=lambda d: d.time_us + (1 << 32))
+    seen = pd.DataFrame({
+        "kind": ["probe"] * 3, "snd_una": [0, 100, 200], "snd_nxt": [2000, 2100, 2200], "sport": [7] * 3,
+        "acked_calls": [1, 2, 3], "clock_us": [400, 1003, 2001], "rtt_us": [90, 500, 600],
+        "undo_calls": [0] * 3, "ca_state": [0] * 3, "mstamp_us": [0] * 3, "time_ns": [0] * 3,
+    })
+    assert convert(rec, mss, bpf_seen=seen).start_us == (1 << 32) + 400
+    # A first record with another count (BPF did not run on the SYN-ACK, or the trace began
+    # later) does not tell it: the replay starts at the first ACK, as without a witness.
+    conv = convert(rec, mss, bpf_seen=seen.assign(acked_calls=[0, 1, 2]))
+    assert conv.start_us is None and any("init" in n for n in conv.notes)
+    assert convert(rec, mss).start_us is None
+
+
+def test_westwood_first_window_starts_at_init():
+    # tcp_westwood_init sets rtt_win_sx = tcp_jiffies32; westwood_update_window closes the
+    # window on the first ACK with delta > max(rtt, HZ/20) and filters bk / delta. HZ 1000,
+    # MSS 1000, RTT 10 ms (10 jiffies < HZ/20 = 50), ACKs of 10 segments every 10 ms from
+    # t = 5 ms; the first only takes snd_una (first_ack). Init at t = 0: the ACK at 55 ms
+    # closes it (delta 55 > 50) over 4 ACKs, 40000 / 55 = 727 bytes per jiffy. Init at the
+    # first ACK (t = 5): delta is 50 there, not above; the ACK at 65 ms closes it over 5
+    # ACKs, 50000 / 60 = 833.
+    from cubiclab.replay import replay
+
+    trace = "time_us,event,acked,rtt_us\n" + "".join(f"{5000 + 10000 * i},ack,10,10000\n" for i in range(7))
+    at_zero = replay("westwood", trace, {"hz": 1000}, mss=1000, start_us=0).bw_est_bytes_per_jiffy
+    at_first = replay("westwood", trace, {"hz": 1000}, mss=1000).bw_est_bytes_per_jiffy
+    assert list(at_zero[4:7]) == [0, 727, 727]
+    assert list(at_first[4:7]) == [0, 0, 833]

@@ -55,6 +55,21 @@ THRESHOLD = 0.995
 # socket's tsoffset from the witness); its remote-HZ estimate of the receiver's 1000 Hz
 # clock is above 1000 on most ACKs, where LP_RESOL / remote_hz is 0 and the delay range spans
 # ~2^32, so no early drop happened in the runs so far, on the kernel or in the replay.
+# westwood's port is replayed from its init, at the SYN-ACK's clock (convert.init_clock): the
+# first bandwidth-sampling window starts at that jiffy (rtt_win_sx), milliseconds before the
+# first data ACK. Replayed from that ACK (until 28 Nov 2026), the first window closed about
+# a dozen ACKs late, the first sample (which fills both filter stages) differed (kernel
+# bw_est 7908 bytes/jiffy, replay 9467), and so did cwnd = ssthresh = bw_est * rtt_min / mss
+# at the end of each recovery (kernel 5, replay 6): 94.5%, 93.6% and 90.1% of Open ACKs in
+# one run's three flows, 4577 of 4857 in another. From the SYN-ACK's clock: 4857 of 4857 (that
+# flow's trace), then six flows in a row matched every Open ACK (4823, 4408, 5026, 3721,
+# 4902, 4865). The replay also raises CA_EVENT_COMPLETE_CWR on the ACK that ends a
+# recovery, as Linux does (Westwood+ sets cwnd = ssthresh from its estimate then; bw_est
+# moved 7908 -> 7979 between one flow's loss and its recovery's end). Still not replayed: which
+# ACKs the kernel took on the slow path (CA_ACK_SLOWPATH; the trace does not say, the replay
+# takes the fast path), whose count (westwood_acked_count) books duplicate ACKs ahead: bw_est
+# differs by a few bytes per jiffy after a window that closes within a recovery (7934 vs
+# 7918), which moves cwnd only where bw_est * rtt_min crosses a multiple of the MSS there.
 # cubic-rfc9438:hystart=hystart++ runs RFC 9406 in its first slow start (the port's
 # hystart_pp.h): on this path each round's least RTT climbs with the queue, so it enters CSS
 # within the first rounds and, unless a loss comes first, congestion avoidance after five

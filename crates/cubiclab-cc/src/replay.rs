@@ -4,7 +4,9 @@
 //! hook order and its ssthresh, PRR and undo rules are the simulator's: on an ACK,
 //! `snd_una` moves, the RTT estimator and `pkts_acked` run, Loss ends once the data
 //! outstanding at the timeout is acknowledged, then `cong_avoid`. A `loss` event is a whole
-//! fast recovery (enter Recovery, then leave it with cwnd = ssthresh); a `rto` event is
+//! fast recovery (enter Recovery, then leave it with cwnd = ssthresh), and the trace's ACK
+//! that ends it (the first that raises the window again) runs `tcp_end_cwnd_reduction`
+//! again, where Linux runs it; a `rto` event is
 //! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
 //! A `ts` row (columns `tsval`, `tsecr`) is the timestamp option of the ACK that follows it
 //! (`rx_opt.rcv_tsval`, `rcv_tsecr`; TCP-LP reads them); without one they stay 0, a
@@ -197,7 +199,8 @@ pub struct Replayer {
     /// that do not raise the window (`cwnd_limited` false), and the first one that does (it
     /// ends the recovery), reach `pkts_acked` in Recovery, as in Linux, where
     /// `tcp_clean_rtx_queue` runs before `tcp_fastretrans_alert` returns to Open. The
-    /// window itself is set at the loss (cwnd = ssthresh, where PRR ends).
+    /// window itself is set at the loss (cwnd = ssthresh, where PRR ends), and set again by
+    /// `tcp_end_cwnd_reduction` on that last ACK.
     recovery_acks: bool,
 }
 
@@ -316,6 +319,7 @@ impl Replayer {
         // An ACK of the trace's Recovery stretch: Linux runs PRR there, never cong_avoid
         // (whose opening Vegas and Illinois run before they test cwnd_limited).
         let in_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && !cwnd_limited;
+        let ends_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && cwnd_limited;
         if self.recovery_acks && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Recovery;
             h.pkts_acked(&sample, now);
@@ -337,6 +341,13 @@ impl Replayer {
         // (Westwood+'s) differs from the slow path's only after duplicate ACKs.
         h.in_ack_event(AckEvent { slow_path: false, ece: st.ece }, delivered, acked, now);
         h.try_leave_recovery(0, now);
+        if ends_recovery {
+            // Linux leaves Recovery on this ACK (tcp_fastretrans_alert: after in_ack_event,
+            // before cong_avoid) with tcp_end_cwnd_reduction: cwnd = ssthresh unless undone,
+            // then CA_EVENT_COMPLETE_CWR, on which Westwood+ sets both from what it measured
+            // during the recovery (its bandwidth estimate and least RTT now, not at the loss).
+            h.end_cwnd_reduction(now);
+        }
         if st.ece && h.tcp.ca_state == CaState::Open {
             // tcp_fastretrans_alert step E: tcp_try_to_open -> tcp_enter_cwr.
             h.enter_cwr(now);
@@ -730,6 +741,37 @@ mod tests {
         assert_eq!((row.cwnd, row.cwnd_cnt, r.host.tcp.snd_una), (10, 9, 10));
         let row = r.step(&seq(11, 11, ack));
         assert_eq!((row.cwnd, row.cwnd_cnt), (11, 0));
+    }
+
+    #[test]
+    fn westwood_completes_the_reduction_on_the_ack_that_ends_recovery() {
+        // Linux 6.x tcp_ack: in_ack_event (tcp_westwood_ack), then tcp_fastretrans_alert,
+        // which leaves Recovery with tcp_end_cwnd_reduction -> CA_EVENT_COMPLETE_CWR:
+        // ssthresh = cwnd = bw_est * rtt_min / mss from the estimate as that ACK left it.
+        // HZ 1000, MSS 1000, init at 0, RTT 10 ms (10 jiffies; windows of > HZ/20 = 50).
+        // ACKs of 10 segments at 10..60 ms (the first only takes snd_una): the window closes
+        // at 60 over 40 segments, bw_est = 40000 / 60 = 666; the loss there gives
+        // 666 * 10 / 1000 = 6. Recovery ACKs of 40 segments at 70..110 and the exit ACK
+        // at 120 close the next window first: sample (10000 + 200000) / 60 = 3500,
+        // bw_ns_est = (7 * 666 + 3500) >> 3 = 1020, bw_est = (7 * 666 + 1020) >> 3 = 710:
+        // 7 segments, then cong_avoid at cwnd = ssthresh only counts (cwnd_cnt 1).
+        let mut t = String::from("time_us,event,acked,rtt_us,cwnd_limited\n");
+        for i in 1..=6 {
+            t += &format!("{},ack,10,10000,1\n", 10_000 * i);
+        }
+        t += "60000,loss,,,\n";
+        for i in 7..=11 {
+            t += &format!("{},ack,40,10000,0\n", 10_000 * i);
+        }
+        t += "120000,ack,1,10000,1\n";
+        let evs = parse_trace_csv(&t).unwrap();
+        let opts = ReplayOptions { mss: Some(1000), start_us: Some(0), ..ReplayOptions::default() };
+        let alg = Algorithm::new("westwood", &Params::new().set("hz", 1000.0)).unwrap();
+        let rows = replay_with(alg, ReplayStart::default(), opts, &evs);
+        assert_eq!((rows[6].cwnd, rows[6].ssthresh, var(&rows[6], "bw_est_bytes_per_jiffy")), (6, 6, 666.0));
+        assert_eq!((rows[11].cwnd, rows[11].ssthresh), (6, 6));
+        let exit = &rows[12];
+        assert_eq!((exit.cwnd, exit.ssthresh, exit.cwnd_cnt, var(exit, "bw_est_bytes_per_jiffy")), (7, 7, 1, 710.0));
     }
 
     #[test]

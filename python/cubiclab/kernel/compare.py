@@ -50,10 +50,12 @@ def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int
     """Replay `conv.trace` through `algorithm` (seeded with the kernel's window at the seed
     ACK) and compare ``cwnd`` and ``ssthresh`` after every compared ACK."""
     params = dict(params or {})
-    # Replayed from the connection's start, init sees the handshake's RTT as the kernel's did.
-    handshake = conv.start_srtt_us if conv.seed_index == 0 and conv.start_srtt_us > 0 else None
+    # Replayed from the connection's start, init sees the handshake's RTT as the kernel's did,
+    # at the handshake's time where the port's log tells it (convert.init_clock).
+    from_start = conv.seed_index == 0
+    handshake = conv.start_srtt_us if from_start and conv.start_srtt_us > 0 else None
     out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh,
-                 handshake_rtt_us=handshake)
+                 handshake_rtt_us=handshake, start_us=conv.start_us if from_start else None)
     # The state after an ACK is the replay row of the last event that ACK owns.
     last_row = pd.Series(np.arange(len(conv.owner))).groupby(conv.owner).max()
     tr = conv.truth.copy()

@@ -35,7 +35,8 @@ How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c`
 For a BPF port the check reads what the port itself logged (``bpf/common.h``, through
 the loader's witness, ``cubiclab-bpf load --watch``; :func:`port_inputs`): how often its
 ``pkts_acked``, ``cong_avoid`` and ``undo_cwnd`` ran, and the clock and RTT sample of its
-last ``pkts_acked``. So the replay gets each ACK's exact time (the port's clock is the
+last ``pkts_acked`` (before the first data ACK: the SYN-ACK's, which is when its ``init``
+ran, :func:`init_clock`; the replay starts there). So the replay gets each ACK's exact time (the port's clock is the
 ACK's ``tcp_mstamp``; a time taken from the trace can sit on the other side of a jiffy or
 millisecond boundary, which moved a time-gated decision by one ACK and made the flows
 diverge in some runs), its RTT sample, its undos, and which ACKs ran none of the hooks.
@@ -108,6 +109,9 @@ class Converted:
     #: The smoothed RTT before the first ACK (``srtt_us >> 3`` of the first probe): the
     #: handshake's sample, which the algorithm's ``init`` saw (Hybla's rho).
     start_srtt_us: int = 0
+    #: When the algorithm's ``init`` ran (the handshake's end), on the trace's clock, us:
+    #: a port's clock at the SYN-ACK (:func:`init_clock`); None where no witness tells it.
+    start_us: int | None = None
     notes: list = field(default_factory=list)
 
 
@@ -302,6 +306,25 @@ def port_inputs(probes: pd.DataFrame, seen: pd.DataFrame) -> PortInputs:
     return PortInputs(ran=ran, clock_us=clock_us, rtt_us=rtt_us, known=known, undo=undo, unwitnessed=unwitnessed)
 
 
+def init_clock(probes: pd.DataFrame, seen: pd.DataFrame) -> int | None:
+    """The port's clock when its ``init`` ran (us, CLOCK_MONOTONIC), from the witness
+    record at the first probe, or None if that record does not tell it.
+
+    The sender's ``init`` runs on the SYN-ACK: ``tcp_rcv_state_process`` refreshes
+    ``tcp_mstamp`` for a socket in SYN_SENT, then ``tcp_rcv_synsent_state_process`` runs
+    ``tcp_ack`` (the port's first ``pkts_acked``, which logs that ``tcp_mstamp``) and
+    ``tcp_finish_connect`` (``tcp_init_transfer`` -> ``init``, which reads the same one).
+    So the log the first data ACK's probe finds, with one ``pkts_acked`` call counted,
+    holds the clock of ``init``: Westwood+'s first sampling window starts at its jiffy
+    (``rtt_win_sx``), H-TCP's ``last_cong`` is taken there. The first data ACK comes
+    milliseconds later (after the client's own start-up), often in a later jiffy."""
+    w = witness_rows(probes.iloc[:1], seen)[0]
+    if w < 0 or int(seen.acked_calls.iloc[w]) != 1:
+        return None
+    near = np.array([int(probes.time_us.iloc[0])], dtype=np.int64)
+    return int(_unwrap_us(seen.clock_us.to_numpy(np.int64)[w:w + 1], near)[0])
+
+
 def rto_clock(events_time_us: list[int], seen: pd.DataFrame, sport: int | None, window_us: int = 1000) -> dict[int, int]:
     """The port's clock at each retransmission timeout (tcp_cong_state_set to Loss), from
     the witness's ``state`` records (``tp->tcp_mstamp``, refreshed by the timer handler
@@ -406,9 +429,15 @@ def convert(
     d_una[:-1] = una[1:] - una[:-1]
     hooks = np.ones(n, dtype=bool)
     log = None
+    start_us = None
     rto_at: dict[int, int] = {}
     if bpf_seen is not None:
         log = port_inputs(probes, bpf_seen)
+        start_us = init_clock(probes, bpf_seen)
+        if start_us is None:
+            notes.append("the witness does not tell when the port's init ran: replayed from the first ACK")
+        else:
+            start_us -= phase_us
         hooks = log.ran
         # The port's own clock where the log tells it (exact; no tick to guess).
         t = np.where(log.known, log.clock_us - phase_us, t)
@@ -575,6 +604,7 @@ def convert(
         delay_min_certain=certain,
         mss=mss,
         start_srtt_us=int(probes.srtt_us.iloc[0]),
+        start_us=start_us,
         notes=notes,
     )
 

@@ -349,7 +349,7 @@ impl Host {
 
     /// `tcp_end_cwnd_reduction`: back to ssthresh unless the reduction was undone.
     /// An algorithm with `cong_control` keeps its window (the kernel returns early).
-    fn end_cwnd_reduction(&mut self, now: u64) {
+    pub(crate) fn end_cwnd_reduction(&mut self, now: u64) {
         if self.alg.has_cong_control() {
             return;
         }
