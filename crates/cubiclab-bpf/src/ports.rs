@@ -71,6 +71,7 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "yeah", tag: "yeah", object: object!("yeah"), fixed_point: "", exact_twin: "yeah" },
     Port { algorithm: "lp", tag: "lp", object: object!("lp"), fixed_point: "", exact_twin: "lp" },
     Port { algorithm: "dctcp", tag: "dctcp", object: object!("dctcp"), fixed_point: "", exact_twin: "dctcp" },
+    Port { algorithm: "nv", tag: "nv", object: object!("nv"), fixed_point: "", exact_twin: "nv" },
 ];
 
 /// Why the objects are missing, or None when they were built.

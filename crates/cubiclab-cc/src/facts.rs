@@ -5,7 +5,7 @@
 
 use crate::bic_lineage::BICTCP_BETA_SCALE;
 use crate::params::Resolved;
-use crate::{bbr, highspeed, htcp, yeah};
+use crate::{bbr, highspeed, htcp, nv, yeah};
 
 /// An algorithm's response to a loss and its growth law, for one parameter set.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +70,10 @@ pub enum Growth {
     /// time) when the smoothed one-way delay passes `threshold` of its range, and does not
     /// grow within the inference time (TCP-LP; Reno without timestamps).
     Lp { threshold: f64 },
+    /// Reno's growth while the round's delivery rate fills the window at the least RTT with
+    /// fewer than `pad` segments queued; above, 30% of the excess removed once per round
+    /// (TCP-NV).
+    Nv,
 }
 
 impl Growth {
@@ -90,13 +94,14 @@ impl Growth {
             Growth::Hybla { .. } => "hybla",
             Growth::Yeah { .. } => "yeah",
             Growth::Lp { .. } => "lp",
+            Growth::Nv => "nv",
         }
     }
 
     /// The law's constants by name (tables aside).
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
         match *self {
-            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno => vec![],
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno | Growth::Nv => vec![],
             Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
                 ("c", c),
                 ("reno_friendly", f64::from(u8::from(reno_friendly))),
@@ -279,6 +284,12 @@ pub(crate) fn yeah(_: &Resolved) -> Facts {
 /// range are not losses.
 pub(crate) fn lp(_: &Resolved) -> Facts {
     Facts::fixed(0.5, Growth::Lp { threshold: 0.15 })
+}
+
+/// `tcp_nv.c` keeps 819/1024 at a loss (`nv_loss_dec_factor`); its delay-driven decreases
+/// (30% of the window above the rate's) are not losses.
+pub(crate) fn nv(_: &Resolved) -> Facts {
+    Facts::fixed(f64::from(nv::LOSS_DEC_FACTOR) / 1024.0, Growth::Nv)
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

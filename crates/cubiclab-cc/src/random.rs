@@ -1,7 +1,9 @@
 //! The kernel's `get_random_u32_below(n)` made reproducible: a xorshift64* generator seeded
 //! from the run's seed stands in for the kernel's entropy, and the draw is reduced to
 //! `0..n` by the kernel's multiply-shift (`(u64)r * n >> 32`). Algorithms that draw (BBR's
-//! PROBE_BW entry phase, BBRv3's probe wait) own one each.
+//! PROBE_BW entry phase, BBRv3's probe wait, NV's reset period) own one each. The BPF ports
+//! draw the default stream with cubiclab-bpf's `port.h` (`port_random_u32`), so the per-ACK
+//! check's unseeded replay draws what the kernel drew.
 
 /// A seeded stand-in for the kernel's random numbers.
 #[derive(Clone, Debug)]

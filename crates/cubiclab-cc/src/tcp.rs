@@ -58,7 +58,9 @@ pub struct AckSample {
     pub pkts_acked: u32,
     /// RTT sample in microseconds from a never-retransmitted segment; negative when none.
     pub rtt_us: i64,
-    /// Segments in flight before this ACK.
+    /// Linux 6.x: bytes delivered since the newest segment this ACK delivered was sent,
+    /// `mss_cache * (tp->delivered - rs->prior_delivered)` (`tcp_clean_rtx_queue`), read by
+    /// NV as what was in flight. u32: wraps as the kernel's product.
     pub in_flight: u32,
 }
 

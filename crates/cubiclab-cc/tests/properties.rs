@@ -83,7 +83,7 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
     for op in ops {
         let (gap_us, event) = match *op {
             Op::Ack { gap_us, acked, rtt_us, cwnd_limited } => {
-                (gap_us, Event::Ack { acked, rtt_us, cwnd_limited, disorder: false, srtt_us: None })
+                (gap_us, Event::Ack { acked, rtt_us, cwnd_limited, disorder: false, srtt_us: None, in_flight: None })
             }
             Op::Loss { gap_us } => (gap_us, Event::Loss),
             Op::Rto { gap_us } => (gap_us, Event::Rto),

@@ -52,8 +52,9 @@ def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int
     params = dict(params or {})
     # Replayed from the connection's start, init sees the handshake's RTT as the kernel's did.
     handshake = conv.start_srtt_us if conv.seed_index == 0 and conv.start_srtt_us > 0 else None
-    out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh,
-                 handshake_rtt_us=handshake)
+    # The connection's MSS: NV's rate and window are in its bytes.
+    out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh, mss=conv.mss,
+                 handshake_rtt_us=handshake, start_us=conv.start_us)
     # The state after an ACK is the replay row of the last event that ACK owns.
     last_row = pd.Series(np.arange(len(conv.owner))).groupby(conv.owner).max()
     tr = conv.truth.copy()
