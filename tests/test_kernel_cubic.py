@@ -4,7 +4,8 @@ A bulk flow of a few seconds runs through a 20 Mbit/s tbf bottleneck with a 120 
 (RTT up to ~48 ms of queueing, several loss events), once per algorithm: the kernel's own
 `reno` and `cubic`, and every BPF port of cubiclab (`cubic-2.2`, `cubic-2.0`, `cubic-2008`,
 `cubic-2005`, `cubic-rfc9438`, `bic`, `highspeed`, `scalable`, `htcp`, `westwood`,
-`illinois`, `veno`, `hybla`, `yeah`, `lp`, `nv`, `dctcp`: its receiver runs it too, for the ECN
+`illinois`, `veno`, `hybla`, `yeah`, `lp`, `nv`, `cdg` (without backoffs: its port cannot
+enter CWR), `dctcp`: its receiver runs it too, for the ECN
 handshake; the tbf bottleneck drops and marks nothing, so alpha only decays), registered for
 that flow
 only. The sender's tcp_probe / tcp_cong_state_set tracepoints
@@ -56,7 +57,7 @@ THRESHOLD = 0.995
 # clock is above 1000 on most ACKs, where LP_RESOL / remote_hz is 0 and the delay range spans
 # ~2^32, so no early drop happened in the runs so far, on the kernel or in the replay.
 PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "cubic-rfc9438", "bic", "highspeed", "scalable",
-         "htcp", "westwood", "illinois", "veno", "hybla", "yeah", "lp", "dctcp", "nv"]
+         "htcp", "westwood", "illinois", "veno", "hybla", "yeah", "lp", "dctcp", "nv", "cdg"]
 
 
 @pytest.fixture(scope="module")

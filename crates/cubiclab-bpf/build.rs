@@ -32,6 +32,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("lp", "lp.bpf.c", &[], Some("lp")),
     ("dctcp", "dctcp.bpf.c", &[], Some("dctcp")),
     ("nv", "nv.bpf.c", &[], Some("nv")),
+    ("cdg", "cdg.bpf.c", &[], Some("cdg")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

@@ -72,6 +72,13 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "lp", tag: "lp", object: object!("lp"), fixed_point: "", exact_twin: "lp" },
     Port { algorithm: "dctcp", tag: "dctcp", object: object!("dctcp"), fixed_point: "", exact_twin: "dctcp" },
     Port { algorithm: "nv", tag: "nv", object: object!("nv"), fixed_point: "", exact_twin: "nv" },
+    Port {
+        algorithm: "cdg",
+        tag: "cdg",
+        object: object!("cdg"),
+        fixed_point: "runs only with backoff_factor 0: a backoff calls tcp_enter_cwr, which BPF cannot call",
+        exact_twin: "cdg",
+    },
 ];
 
 /// Why the objects are missing, or None when they were built.
@@ -94,6 +101,11 @@ pub fn find(algorithm: &str) -> Result<&'static Port, String> {
 /// The parameter a port never takes: it runs on the kernel's own jiffies (build.rs leaves it
 /// out of the port's `struct clk_params`).
 const KERNEL_OWN: &str = "hz";
+
+/// Parameters a port runs at one value only, (algorithm, parameter, value, why): any other is
+/// refused rather than run wrong.
+pub const KERNEL_VALUE_ONLY: &[(&str, &str, u64, &str)] =
+    &[("cdg", "backoff_factor", 0, "a backoff calls tcp_enter_cwr, which a BPF congestion control cannot call")];
 
 /// Choices no port runs yet, (parameter, choice): refused rather than silently ignored.
 /// HyStart++ (RFC 9406) has no BPF port (issue 29 item 4).
@@ -122,6 +134,14 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
                  kernel: {}",
                 port.algorithm,
                 others.join(", ")
+            )));
+        }
+    }
+    for &(alg, name, only, why) in KERNEL_VALUE_ONLY {
+        if alg == port.algorithm && resolved.f64(name) != only as f64 {
+            return Err(ParamError(format!(
+                "parameter '{name}' of '{alg}' is {}; its BPF port runs only {name} = {only} ({why})",
+                resolved.f64(name)
             )));
         }
     }
@@ -194,7 +214,12 @@ mod tests {
         }
         for port in PORTS {
             let offsets = param_offsets(port.object).unwrap();
-            let values = param_values(port, &Params::new()).unwrap();
+            // The defaults, but where a port runs one value only (cdg's backoff_factor).
+            let mut params = Params::new();
+            for &(_, name, only, _) in KERNEL_VALUE_ONLY.iter().filter(|k| k.0 == port.algorithm) {
+                params.insert(name, only as f64);
+            }
+            let values = param_values(port, &params).unwrap();
             let mut members: Vec<&str> = offsets.iter().map(|(n, _)| n.as_str()).collect();
             let mut names: Vec<&str> = values.iter().map(|(n, _)| *n).collect();
             members.sort_unstable();
@@ -262,5 +287,15 @@ mod tests {
             err.0.contains("'hystart' of 'cubic-rfc9438' is 'hystart++'") && err.0.ends_with("kernel: off"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_value_no_port_runs_is_refused() {
+        // cdg's backoff calls tcp_enter_cwr: its port runs with backoff_factor 0 only, and
+        // says why for the module's default 42.
+        let port = find("cdg").unwrap();
+        assert!(param_values(port, &Params::new().set("backoff_factor", 0.0)).is_ok());
+        let err = param_values(port, &Params::new()).unwrap_err();
+        assert!(err.0.starts_with("parameter 'backoff_factor' of 'cdg' is 42; its BPF port runs only backoff_factor = 0"), "{err}");
     }
 }

@@ -74,6 +74,9 @@ pub enum Growth {
     /// fewer than `pad` segments queued; above, 30% of the excess removed once per round
     /// (TCP-NV).
     Nv,
+    /// Reno's growth; once per round a rising delay gradient backs off with probability
+    /// 1 - exp(-gradient * factor), keeping `backoff_kept` of the window (TCP CDG).
+    Cdg { backoff_kept: f64 },
 }
 
 impl Growth {
@@ -95,6 +98,7 @@ impl Growth {
             Growth::Yeah { .. } => "yeah",
             Growth::Lp { .. } => "lp",
             Growth::Nv => "nv",
+            Growth::Cdg { .. } => "cdg",
         }
     }
 
@@ -117,6 +121,7 @@ impl Growth {
             Growth::Hybla { rtt0_s } => vec![("rtt0_s", rtt0_s)],
             Growth::Yeah { ai_cnt, queue_max } => vec![("ai_cnt", ai_cnt), ("queue_max", queue_max)],
             Growth::Lp { threshold } => vec![("threshold", threshold)],
+            Growth::Cdg { backoff_kept } => vec![("backoff_kept", backoff_kept)],
         }
     }
 }
@@ -290,6 +295,16 @@ pub(crate) fn lp(_: &Resolved) -> Facts {
 /// (30% of the window above the rate's) are not losses.
 pub(crate) fn nv(_: &Resolved) -> Facts {
     Facts::fixed(f64::from(nv::LOSS_DEC_FACTOR) / 1024.0, Growth::Nv)
+}
+
+/// `tcp_cdg.c` at a loss keeps the larger of half the window and the halved shadow window,
+/// which on a fresh connection follows the window (half kept); with `use_tolerance`, a loss
+/// while the queue is not full keeps it all. Its delay-gradient backoffs keep
+/// `backoff_beta`/1024 and are not losses.
+pub(crate) fn cdg(p: &Resolved) -> Facts {
+    let most = if p.u32("use_tolerance") != 0 { 1.0 } else { 0.5 };
+    let growth = Growth::Cdg { backoff_kept: f64::from(p.u32("backoff_beta").min(1024)) / 1024.0 };
+    Facts { beta_kept: Some(0.5), beta_kept_bounds: Some((0.5, most)), growth }
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

@@ -15,6 +15,7 @@ pub mod ack_aggregation;
 pub mod bbr;
 pub mod bbr3;
 pub mod bic;
+pub mod cdg;
 mod bic_lineage;
 pub mod clock;
 pub mod cubic;

@@ -155,6 +155,7 @@ registry! {
     Lp(crate::lp::Lp) = "lp", "Linux net/ipv4/tcp_lp.c (6.x); Reno where the host carries no timestamps", facts::lp;
     Bbr3(crate::bbr3::Bbr3) = "bbr3", "Google BBRv3, github.com/google/bbr v3 net/ipv4/tcp_bbr.c (001a430b), with its tcp_rate.c sample fields", facts::bbr3;
     Nv(crate::nv::Nv) = "nv", "Linux net/ipv4/tcp_nv.c (6.x)", facts::nv;
+    Cdg(crate::cdg::Cdg) = "cdg", "Linux net/ipv4/tcp_cdg.c (6.x); backoff draws from the run's seed", facts::cdg;
 }
 
 /// The registry entry for `name`.

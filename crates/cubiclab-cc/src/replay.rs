@@ -194,6 +194,11 @@ pub struct ReplayOptions {
     pub handshake_rtt_us: Option<u32>,
     /// When the algorithm's `init` ran (the handshake's end), us; `None`: the first event.
     pub start_us: Option<u64>,
+    /// The handshake's ACK reaches `pkts_acked` before `init`, with one segment and the
+    /// handshake's sample (Linux: `tcp_ack` of the SYN-ACK runs `tcp_clean_rtx_queue`, then
+    /// `tcp_finish_connect` runs `init`): an algorithm whose `init` does not clear what
+    /// `pkts_acked` saw (CDG's round minimum and maximum) starts from it.
+    pub handshake_acked: bool,
 }
 
 /// A replay: an algorithm in a [`Host`], fed one event at a time.
@@ -229,6 +234,10 @@ impl Replayer {
         if let Some(rtt) = handshake {
             host.rtt_sample(rtt as u64);
             host.update_rtt_min(rtt as u64, now_us * 1000);
+            if opts.handshake_acked {
+                let mss = host.tcp.mss;
+                host.pkts_acked_sample(&AckSample { pkts_acked: 1, rtt_us: i64::from(rtt), in_flight: mss }, now_us * 1000);
+            }
         }
         // Linux calls init when the handshake completes, before any data is sent.
         host.init(now_us * 1000);

@@ -183,6 +183,12 @@ pub struct TcpState {
     /// `rx_opt.rcv_tsecr`: the TSval of ours that ACK echoes, less the connection's
     /// `tsoffset` (`tcp_parse_aligned_timestamp`): our `tcp_time_stamp_ts` when we sent it.
     pub rcv_tsecr: u32,
+    /// `sacked_out`: segments SACKed above `snd_una`, as `pkts_acked` sees it (0 without
+    /// SACK, and where the host does not tell: the replay).
+    pub sacked_out: u32,
+    /// Set by `cong_avoid` to call `tcp_enter_cwr` (CDG's backoff): the host enters CWR
+    /// right after the hook, as the kernel does inside it, and clears the flag.
+    pub enter_cwr: bool,
 }
 
 impl Default for TcpState {
@@ -217,6 +223,8 @@ impl Default for TcpState {
             max_pacing_rate: u64::MAX,
             rcv_tsval: 0,
             rcv_tsecr: 0,
+            sacked_out: 0,
+            enter_cwr: false,
         }
     }
 }

@@ -447,6 +447,10 @@ impl Host {
         } else if ack.una_advanced {
             self.tcp.cwnd_limited = self.usage.is_cwnd_limited(&self.tcp);
             self.alg.cong_avoid(&mut self.tcp, ack.newly_acked_sacked, now);
+            if self.tcp.enter_cwr {
+                self.tcp.enter_cwr = false;
+                self.enter_cwr(now);
+            }
         }
     }
 

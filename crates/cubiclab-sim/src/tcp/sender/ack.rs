@@ -99,6 +99,7 @@ impl Sender {
         }
         let rtt_us = self.rtt_sample(now, &acked, &tag, tsecr);
         let delivered_now = self.host.tcp.delivered.wrapping_add(delivered);
+        self.host.tcp.sacked_out = self.sb.sacked_out;
         self.host.pkts_acked(acked.acked, rtt_us, delivered_now, now);
 
         self.rack.update_reo_wnd(self.host.rate.prior_delivered(), delivered_now);
