@@ -106,6 +106,7 @@ def test_port_log_tells_which_acks_ran_the_hooks_and_with_which_inputs():
         "snd_una": [0, 100, 200, 300, 400], "snd_nxt": [2000, 2100, 2200, 2300, 2400], "sport": [7, 7, 9, 7, 7],
         "acked_calls": [10, 11, 99, 12, 13], "clock_us": [0, 1003, 0, 2001, 4002], "rtt_us": [-1, 500, 0, 600, 700],
         "undo_calls": [0, 0, 0, 0, 0], "ca_state": [0] * 5, "mstamp_us": [0] * 5, "time_ns": [0] * 5,
+        "in_flight": [0, 1000, 0, 2000, 3000],
     })
     assert list(witness_rows(rec, seen)) == [0, 1, -1, 3, 4]
     conv = convert(rec, mss, bpf_seen=seen)
@@ -114,6 +115,15 @@ def test_port_log_tells_which_acks_ran_the_hooks_and_with_which_inputs():
     # The port's clock where the log tells it; the trace's time for the ACK that ran none.
     assert list(conv.trace.time_us) == [1003, 2001, 3000, 4002]
     assert list(conv.trace.rtt_us)[:2] + list(conv.trace.rtt_us)[3:] == [500, 600, 700]
+    # And the sample's in_flight (bytes, which NV reads) likewise; none for the ACK that ran none.
+    assert list(conv.trace.sample_in_flight) == [1000, 2000, "", 3000]
+    # The first record is not the handshake's (its count is not 1): init's time is unknown.
+    assert conv.start_us is None
+    # The handshake's pkts_acked (on the SYN, just before init, same clock) leaves count 1 and
+    # its clock in the first record: the replay starts there (500 us, the low 32 bits unwrapped
+    # near the first probe's 1000 us).
+    seen1 = seen.assign(acked_calls=[1, 2, 99, 3, 4], clock_us=[500, 1003, 0, 2001, 4002])
+    assert convert(rec, mss, bpf_seen=seen1).start_us == 500
 
 
 def _bbr_record(**kw):

@@ -4,7 +4,8 @@ A bulk flow of a few seconds runs through a 20 Mbit/s tbf bottleneck with a 120 
 (RTT up to ~48 ms of queueing, several loss events), once per algorithm: the kernel's own
 `reno` and `cubic`, and every BPF port of cubiclab (`cubic-2.2`, `cubic-2.0`, `cubic-2008`,
 `cubic-2005`, `cubic-rfc9438` (also with `hystart = "hystart++"`), `bic`, `highspeed`, `scalable`, `htcp`, `westwood`,
-`illinois`, `veno`, `hybla`, `yeah`, `lp`, `dctcp`: its receiver runs it too, for the ECN
+`illinois`, `veno`, `hybla`, `yeah`, `lp`, `nv`, `cdg` (without backoffs: its port cannot
+enter CWR), `dctcp`: its receiver runs it too, for the ECN
 handshake; the tbf bottleneck drops and marks nothing, so alpha only decays), registered for
 that flow
 only. The sender's tcp_probe / tcp_cong_state_set tracepoints
@@ -77,7 +78,7 @@ THRESHOLD = 0.995
 # without a loss; 5057 of 5057 Open ACKs matched).
 PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "cubic-rfc9438", "bic", "highspeed", "scalable",
          "htcp", "westwood", "illinois", "veno", "hybla", "yeah", "lp", "dctcp",
-         "cubic-rfc9438:hystart=hystart++"]
+         "cubic-rfc9438:hystart=hystart++", "nv", "cdg"]
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +104,25 @@ def results():
 # matched every one.
 RETRIES = 2
 
+# NV keeps the queue short and lost nothing on this path in every run so far: its own
+# decreases (in Open, 30% of the window above its rate's, setting ssthresh) stand for the
+# loss events (9 to 11 per 5 s flow in the runs of 28 Nov 2026). Its reset period's draws are
+# the library's default stream on both sides (port.h port_random_u32), and its first reset
+# is 2 s after init, whose time the witness's first record gives (convert.PortInputs).
+DELAY_DRIVEN = ("nv",)
+
+
+def _reductions(r) -> int:
+    """Loss events, or for a delay-driven algorithm its own window decreases in Open."""
+    if r.algorithm in DELAY_DRIVEN:
+        t = r.converted.truth
+        return int(((t.cwnd_after < t.cwnd_before) & (t.state_cc == "Open")).sum())
+    return r.losses
+
 
 def _meaningful(r) -> bool:
-    """Thousands of compared ACKs and several loss events, seen in full, at the bar."""
-    return (r.comparison.compared > 2000 and r.losses >= 2 and r.capture.ack_drops == 0
+    """Thousands of compared ACKs and several reductions, seen in full, at the bar."""
+    return (r.comparison.compared > 2000 and _reductions(r) >= 2 and r.capture.ack_drops == 0
             and r.converted.delay_min_certain and r.comparison.share >= THRESHOLD)
 
 
@@ -128,9 +144,9 @@ def test_kernel_window_matches_replay_every_ack(results, alg):
         # an LP flow with one loss event (4499/4499 matched) beat two reruns with five each
         # (4994/4994, 5075/5075) in a CI run and failed the loss-count assertion.
         r = max((r, again), key=lambda x: (_meaningful(x), x.comparison.compared > 2000, x.comparison.share))
-    # A meaningful flow: thousands of compared ACKs and several loss events, seen in full.
+    # A meaningful flow: thousands of compared ACKs and several reductions, seen in full.
     assert r.comparison.compared > 2000
-    assert r.losses >= 2
+    assert _reductions(r) >= 2
     assert r.capture.ack_drops == 0
     assert r.converted.delay_min_certain
     assert r.comparison.share >= THRESHOLD, r.report()

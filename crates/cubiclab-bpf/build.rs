@@ -32,6 +32,8 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("lp", "lp.bpf.c", &[], Some("lp")),
     ("dctcp", "dctcp.bpf.c", &[], Some("dctcp")),
     ("bbr3", "bbr3.bpf.c", &[], Some("bbr3")),
+    ("nv", "nv.bpf.c", &[], Some("nv")),
+    ("cdg", "cdg.bpf.c", &[], Some("cdg")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

@@ -40,7 +40,7 @@ class AlgorithmInfo:
     beta_kept_bounds: tuple[float, float] | None
     #: highspeed: (largest cwnd of a row of its table, fraction kept) per row; else empty.
     beta_kept_by_window: tuple[tuple[int, float], ...]
-    #: The growth law: "reno", "cubic", "bic", "highspeed", "scalable", "htcp", "bbr", "vegas", "westwood", "illinois", "veno", "hybla", "yeah", "lp".
+    #: The growth law: "reno", "cubic", "bic", "highspeed", "scalable", "htcp", "bbr", "vegas", "westwood", "illinois", "veno", "hybla", "yeah", "lp", "nv", "cdg".
     growth: str
     #: The law's constants, e.g. cubic's {"c": segments/s^3, "reno_friendly": 0/1,
     #: "max_increase_per_s": segments/s (inf: no clamp)}.

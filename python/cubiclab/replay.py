@@ -110,6 +110,7 @@ def replay(
     seed: int | None = None,
     handshake_rtt_us: int | None = None,
     start_us: int | None = None,
+    handshake_acked: bool = False,
 ) -> pd.DataFrame:
     """Feed `trace` to `algorithm` and return its state after every event.
 
@@ -120,7 +121,8 @@ def replay(
     pacing rates; `seed` the algorithm's random numbers (BBR's PROBE_BW entry phase);
     `handshake_rtt_us` the RTT sample a Linux connection has when its congestion control
     starts (BBR's first pacing rate and min_rtt); `start_us` when it started (default: the
-    trace's first time). Bad names or values raise ValueError naming them.
+    trace's first time); `handshake_acked`: the handshake's ACK reaches `pkts_acked` with that
+    sample before `init`, as in Linux (CDG keeps what it saw). Bad names or values raise ValueError naming them.
 
     >>> import cubiclab
     >>> df = cubiclab.replay("reno", "time_us,event,acked,rtt_us\\n0,ack,1,40000\\n")
@@ -141,6 +143,7 @@ def replay(
             _segments(initial_cwnd, "initial_cwnd", 1), _segments(initial_ssthresh, "initial_ssthresh", 2),
             _bounded(mss, "mss", 1, 65535), _bounded(seed, "seed", 0, 2**64 - 1),
             _bounded(handshake_rtt_us, "handshake_rtt_us", 0, 2**32 - 1), _bounded(start_us, "start_us", 0, 2**64 // 1000),
+            bool(handshake_acked),
         )
     df = pd.DataFrame(cols)
     df.insert(0, "t", df.pop("time_us") / 1e6)

@@ -39,13 +39,14 @@ static __always_inline void *inet_csk_ca(const struct sock *sk)
 /* What the per-ACK check needs to replay a port exactly, kept by every port in the last 24
  * bytes of its per-socket area (after its own state) and read by the witness
  * (watch.bpf.c) at the next tcp_probe: whether the port's hooks ran for an ACK, and the
- * two inputs of the ACK the trace cannot give exactly, its clock and its RTT sample. */
+ * inputs of the ACK the trace cannot give exactly, its clock, its RTT sample and the
+ * sample's in_flight (6.x: bytes delivered since the newest delivered segment was sent). */
 struct port_log {
 	__u32 clock_us;		/* clock_us() at the last pkts_acked, low 32 bits */
 	__s32 rtt_us;		/* that call's sample->rtt_us */
 	__u32 acked_calls;	/* pkts_acked calls so far */
 	__u32 cong_avoid_calls;	/* cong_avoid calls so far */
-	__u32 pkts_acked;	/* the last pkts_acked call's sample->pkts_acked */
+	__u32 in_flight;	/* the last pkts_acked call's sample->in_flight, bytes */
 	__u32 undo_calls;	/* undo_cwnd calls so far */
 };
 
@@ -87,7 +88,7 @@ static __always_inline void log_pkts_acked(const struct sock *sk, const struct a
 
 	log->clock_us = (__u32)clock_us(sk);
 	log->rtt_us = sample->rtt_us;
-	log->pkts_acked = sample->pkts_acked;
+	log->in_flight = sample->in_flight;
 	log->acked_calls++;
 }
 

@@ -85,6 +85,28 @@ static __always_inline void count_ack(struct tcp_sock *tp, bool due)
 	}
 }
 
+/* The library's seeded stand-in for the kernel's random numbers (cubiclab-cc random.rs
+ * KernelRandom): xorshift64* from its default state, the draw reduced to 0..n by the
+ * kernel's multiply-shift. A port draws the library's default stream, so the per-ACK check
+ * replays the same draws (the replay unseeded); the kernel's own entropy could not be. */
+#define PORT_RANDOM_DEFAULT 0x9E3779B97F4A7C15ULL
+
+static __always_inline __u32 port_random_u32(__u64 *state)
+{
+	__u64 x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return (x * 0x2545F4914F6CDD1DULL) >> 32;
+}
+
+static __always_inline __u32 port_random_below(__u64 *state, __u32 n)
+{
+	return ((__u64)port_random_u32(state) * n) >> 32;
+}
+
 /* undo_cwnd as tcp_reno_undo_cwnd, logged, for a port whose algorithm has no undo rule. */
 #define PORT_RENO_UNDO(prefix)                                              \
 	SEC("struct_ops")                                                   \

@@ -81,6 +81,14 @@ pub const PORTS: &[Port] = &[
                       min_tso_segs of 2)",
         exact_twin: "bbr3",
     },
+    Port { algorithm: "nv", tag: "nv", object: object!("nv"), fixed_point: "", exact_twin: "nv" },
+    Port {
+        algorithm: "cdg",
+        tag: "cdg",
+        object: object!("cdg"),
+        fixed_point: "runs only with backoff_factor 0: a backoff calls tcp_enter_cwr, which BPF cannot call",
+        exact_twin: "cdg",
+    },
 ];
 
 /// Why the objects are missing, or None when they were built.
@@ -112,6 +120,12 @@ const NOT_PORTED: &[(&str, &str, f64, &str)] = &[(
     "v3's ECN needs the route's TCP_ECN_LOW and a receiver echoing each CE exactly; the port negotiates no ECN",
 )];
 
+/// Parameters a port runs at one value only, (algorithm, parameter, value, why): any other is
+/// refused rather than run wrong.
+pub const KERNEL_VALUE_ONLY: &[(&str, &str, u64, &str)] =
+    &[("cdg", "backoff_factor", 0, "a backoff calls tcp_enter_cwr, which a BPF congestion control cannot call")];
+
+
 /// The value of every parameter the port reads, by name (the library algorithm's table
 /// without `hz`): the given value or the default; integers (a choice: its index) as they
 /// are, real numbers in millionths. Parameters are checked by the library (same names,
@@ -130,6 +144,14 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
         if port.algorithm == algorithm && resolved.f64(name) == value {
             return Err(ParamError(format!(
                 "parameter '{name}' of '{algorithm}' is {value}, which its BPF port does not run ({why})"
+            )));
+        }
+    }
+    for &(alg, name, only, why) in KERNEL_VALUE_ONLY {
+        if alg == port.algorithm && resolved.f64(name) != only as f64 {
+            return Err(ParamError(format!(
+                "parameter '{name}' of '{alg}' is {}; its BPF port runs only {name} = {only} ({why})",
+                resolved.f64(name)
             )));
         }
     }
@@ -215,7 +237,12 @@ mod tests {
         }
         for port in PORTS {
             let offsets = param_offsets(port.object).unwrap();
-            let values = param_values(port, &Params::new()).unwrap();
+            // The defaults, but where a port runs one value only (cdg's backoff_factor).
+            let mut params = Params::new();
+            for &(_, name, only, _) in KERNEL_VALUE_ONLY.iter().filter(|k| k.0 == port.algorithm) {
+                params.insert(name, only as f64);
+            }
+            let values = param_values(port, &params).unwrap();
             let mut members: Vec<&str> = offsets.iter().map(|(n, _)| n.as_str()).collect();
             let mut names: Vec<&str> = values.iter().map(|(n, _)| *n).collect();
             members.sort_unstable();
@@ -291,5 +318,15 @@ mod tests {
         assert!(param_values(port, &Params::new().set("ecn_low", 0.0)).is_ok());
         let err = param_values(port, &Params::new().set("ecn_low", 1.0)).unwrap_err();
         assert!(err.0.starts_with("parameter 'ecn_low' of 'bbr3' is 1, which its BPF port does not run"), "{err}");
+    }
+
+    #[test]
+    fn a_value_no_port_runs_is_refused() {
+        // cdg's backoff calls tcp_enter_cwr: its port runs with backoff_factor 0 only, and
+        // says why for the module's default 42.
+        let port = find("cdg").unwrap();
+        assert!(param_values(port, &Params::new().set("backoff_factor", 0.0)).is_ok());
+        let err = param_values(port, &Params::new()).unwrap_err();
+        assert!(err.0.starts_with("parameter 'backoff_factor' of 'cdg' is 42; its BPF port runs only backoff_factor = 0"), "{err}");
     }
 }

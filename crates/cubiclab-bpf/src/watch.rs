@@ -11,13 +11,13 @@ use crate::recorder::{u16_at, u32_at, u64_at, Program, Recorder};
 
 /// The CSV columns, one row per record of watch.bpf.c's `struct seen`.
 const HEADER: &str = "kind,time_ns,snd_una,snd_nxt,sport,dport,ca_state,mstamp_us,snd_cwnd_cnt,clock_us,rtt_us,\
-                      acked_calls,cong_avoid_calls,pkts_acked,undo_calls,s0,s1,s2,s3,s4,s5,tsoffset";
+                      acked_calls,cong_avoid_calls,in_flight,undo_calls,s0,s1,s2,s3,s4,s5,tsoffset";
 
 static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/watch.bpf.o"));
 
 /// One record of `struct seen`: u64 time_ns; u32 snd_una, snd_nxt; u16 sport, dport; u8 kind,
 /// ca_state; u16 pad; u32 mstamp_us, snd_cwnd_cnt; the port log (u32 clock_us; i32 rtt_us;
-/// u32 acked_calls, cong_avoid_calls, pkts_acked, undo_calls); u32 state[6]; u32 tsoffset.
+/// u32 acked_calls, cong_avoid_calls, in_flight, undo_calls); u32 state[6]; u32 tsoffset.
 fn row(d: &[u8]) -> String {
     let kind = if d[20] == 0 { "probe" } else { "state" };
     let mut out = format!(

@@ -5,7 +5,7 @@
 
 use crate::bic_lineage::BICTCP_BETA_SCALE;
 use crate::params::Resolved;
-use crate::{bbr, highspeed, htcp, yeah};
+use crate::{bbr, highspeed, htcp, nv, yeah};
 
 /// An algorithm's response to a loss and its growth law, for one parameter set.
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +70,13 @@ pub enum Growth {
     /// time) when the smoothed one-way delay passes `threshold` of its range, and does not
     /// grow within the inference time (TCP-LP; Reno without timestamps).
     Lp { threshold: f64 },
+    /// Reno's growth while the round's delivery rate fills the window at the least RTT with
+    /// fewer than `pad` segments queued; above, 30% of the excess removed once per round
+    /// (TCP-NV).
+    Nv,
+    /// Reno's growth; once per round a rising delay gradient backs off with probability
+    /// 1 - exp(-gradient * factor), keeping `backoff_kept` of the window (TCP CDG).
+    Cdg { backoff_kept: f64 },
 }
 
 impl Growth {
@@ -90,13 +97,15 @@ impl Growth {
             Growth::Hybla { .. } => "hybla",
             Growth::Yeah { .. } => "yeah",
             Growth::Lp { .. } => "lp",
+            Growth::Nv => "nv",
+            Growth::Cdg { .. } => "cdg",
         }
     }
 
     /// The law's constants by name (tables aside).
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
         match *self {
-            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno => vec![],
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno | Growth::Nv => vec![],
             Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
                 ("c", c),
                 ("reno_friendly", f64::from(u8::from(reno_friendly))),
@@ -112,6 +121,7 @@ impl Growth {
             Growth::Hybla { rtt0_s } => vec![("rtt0_s", rtt0_s)],
             Growth::Yeah { ai_cnt, queue_max } => vec![("ai_cnt", ai_cnt), ("queue_max", queue_max)],
             Growth::Lp { threshold } => vec![("threshold", threshold)],
+            Growth::Cdg { backoff_kept } => vec![("backoff_kept", backoff_kept)],
         }
     }
 }
@@ -279,6 +289,22 @@ pub(crate) fn yeah(_: &Resolved) -> Facts {
 /// range are not losses.
 pub(crate) fn lp(_: &Resolved) -> Facts {
     Facts::fixed(0.5, Growth::Lp { threshold: 0.15 })
+}
+
+/// `tcp_nv.c` keeps 819/1024 at a loss (`nv_loss_dec_factor`); its delay-driven decreases
+/// (30% of the window above the rate's) are not losses.
+pub(crate) fn nv(_: &Resolved) -> Facts {
+    Facts::fixed(f64::from(nv::LOSS_DEC_FACTOR) / 1024.0, Growth::Nv)
+}
+
+/// `tcp_cdg.c` at a loss keeps the larger of half the window and the halved shadow window,
+/// which on a fresh connection follows the window (half kept); with `use_tolerance`, a loss
+/// while the queue is not full keeps it all. Its delay-gradient backoffs keep
+/// `backoff_beta`/1024 and are not losses.
+pub(crate) fn cdg(p: &Resolved) -> Facts {
+    let most = if p.u32("use_tolerance") != 0 { 1.0 } else { 0.5 };
+    let growth = Growth::Cdg { backoff_kept: f64::from(p.u32("backoff_beta").min(1024)) / 1024.0 };
+    Facts { beta_kept: Some(0.5), beta_kept_bounds: Some((0.5, most)), growth }
 }
 
 /// `tcp_vegas.c` halves on loss (`tcp_reno_ssthresh`).

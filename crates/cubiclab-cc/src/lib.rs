@@ -15,6 +15,7 @@ pub mod ack_aggregation;
 pub mod bbr;
 pub mod bbr3;
 pub mod bic;
+pub mod cdg;
 mod bic_lineage;
 pub mod clock;
 pub mod cubic;
@@ -39,6 +40,7 @@ pub mod illinois;
 pub mod intmath;
 pub mod lp;
 pub mod minmax;
+pub mod nv;
 pub mod params;
 pub mod random;
 pub mod registry;
@@ -133,6 +135,13 @@ pub trait CongestionControl {
     /// Seed the algorithm's random numbers (the kernel's `get_random_u32_below`), so the
     /// same scenario and seed give the same run. Algorithms without randomness ignore it.
     fn seed_random(&mut self, _seed: u64) {}
+
+    /// Whether the simulator seeds it from the run's seed (each flow's own stream): the
+    /// algorithms added with the seeding (`nv`, `cdg`). BBR and BBRv3 answer false and keep
+    /// their default stream, so their simulated results stay what they were.
+    fn takes_run_seed(&self) -> bool {
+        false
+    }
 
     /// Whether a fast retransmit is followed by fast recovery (cwnd = ssthresh when it ends).
     /// Not a Linux hook: Tahoe answers false and restarts from one segment in slow start.

@@ -1,7 +1,9 @@
 //! The kernel's `get_random_u32_below(n)` made reproducible: a xorshift64* generator seeded
 //! from the run's seed stands in for the kernel's entropy, and the draw is reduced to
 //! `0..n` by the kernel's multiply-shift (`(u64)r * n >> 32`). Algorithms that draw (BBR's
-//! PROBE_BW entry phase, BBRv3's probe wait) own one each.
+//! PROBE_BW entry phase, BBRv3's probe wait, NV's reset period) own one each. The BPF ports
+//! draw the default stream with cubiclab-bpf's `port.h` (`port_random_u32`), so the per-ACK
+//! check's unseeded replay draws what the kernel drew.
 
 /// A seeded stand-in for the kernel's random numbers.
 #[derive(Clone, Debug)]
@@ -27,14 +29,18 @@ impl KernelRandom {
         self.state = (z ^ (z >> 31)) | 1;
     }
 
-    /// `get_random_u32_below(n)`: a 32-bit draw scaled to `0..n` (0 when `n` is 0).
-    pub fn below(&mut self, n: u32) -> u32 {
+    /// `get_random_u32()`: a 32-bit draw.
+    pub fn u32(&mut self) -> u32 {
         self.state ^= self.state >> 12;
         self.state ^= self.state << 25;
         self.state ^= self.state >> 27;
         // wraps: xorshift64*'s multiplier is applied modulo 2^64.
-        let r = (self.state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32;
-        ((r as u64 * n as u64) >> 32) as u32
+        (self.state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as u32
+    }
+
+    /// `get_random_u32_below(n)`: a 32-bit draw scaled to `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u32) -> u32 {
+        ((self.u32() as u64 * n as u64) >> 32) as u32
     }
 }
 

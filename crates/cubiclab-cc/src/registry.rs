@@ -114,6 +114,9 @@ macro_rules! registry {
             fn seed_random(&mut self, seed: u64) {
                 match self { $( Algorithm::$variant(a) => a.seed_random(seed), )* }
             }
+            fn takes_run_seed(&self) -> bool {
+                match self { $( Algorithm::$variant(a) => a.takes_run_seed(), )* }
+            }
             #[inline]
             fn fast_recovery(&self) -> bool {
                 match self { $( Algorithm::$variant(a) => a.fast_recovery(), )* }
@@ -151,6 +154,8 @@ registry! {
     Yeah(crate::yeah::Yeah) = "yeah", "Linux net/ipv4/tcp_yeah.c (6.x), on tcp_vegas.c's RTT filter", facts::yeah;
     Lp(crate::lp::Lp) = "lp", "Linux net/ipv4/tcp_lp.c (6.x); Reno where the host carries no timestamps", facts::lp;
     Bbr3(crate::bbr3::Bbr3) = "bbr3", "Google BBRv3, github.com/google/bbr v3 net/ipv4/tcp_bbr.c (001a430b), with its tcp_rate.c sample fields", facts::bbr3;
+    Nv(crate::nv::Nv) = "nv", "Linux net/ipv4/tcp_nv.c (6.x)", facts::nv;
+    Cdg(crate::cdg::Cdg) = "cdg", "Linux net/ipv4/tcp_cdg.c (6.x); backoff draws from the run's seed", facts::cdg;
 }
 
 /// The registry entry for `name`.

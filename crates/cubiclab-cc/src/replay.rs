@@ -25,7 +25,8 @@
 //!
 //! Trace CSV columns: `time_us,event,acked,rtt_us`, optionally `cwnd_limited` (0/1: the
 //! value of `tcp_is_cwnd_limited()` at that ACK), `disorder` (0/1: it arrived in Disorder,
-//! see [`Event::Ack`]), `srtt_us` (the smoothed RTT after the ACK), `idle_us` (for
+//! see [`Event::Ack`]), `srtt_us` (the smoothed RTT after the ACK), `sample_in_flight`
+//! (`pkts_acked`'s `sample->in_flight`, bytes, which NV reads), `idle_us` (for
 //! `tx_start`), `snd_una` and
 //! `snd_nxt` (segments, for HyStart rounds). Without sequence numbers the sender is taken to
 //! be always cwnd-limited: after each ACK it sends until `snd_nxt = snd_una + cwnd`.
@@ -60,7 +61,10 @@ pub enum Event {
     /// `srtt_us`: the sender's smoothed RTT after this ACK (`srtt_us >> 3`) when the trace
     /// knows it (the kernel's tcp_probe does): it replaces the host's own estimate, which
     /// Linux computes from other samples (`seq_rtt`, not the `ca_rtt` the algorithm gets).
-    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool, disorder: bool, srtt_us: Option<u32> },
+    /// `in_flight`: `pkts_acked`'s `sample->in_flight` in bytes when the trace knows it
+    /// (column `sample_in_flight`; a port logs it), else `mss` times the segments out before
+    /// the ACK (see [`AckSample::in_flight`]).
+    Ack { acked: u32, rtt_us: i64, cwnd_limited: bool, disorder: bool, srtt_us: Option<u32>, in_flight: Option<u32> },
     /// An ACK with its delivery-rate sample, for algorithms with `cong_control`; for the
     /// others it is an [`Event::Ack`].
     RateAck { acked: u32, rtt_us: i64, cwnd_limited: bool, rate: AckRate },
@@ -135,6 +139,8 @@ struct AckState {
     srtt_us: Option<u32>,
     /// The ACK carried ECE.
     ece: bool,
+    /// `sample->in_flight`, bytes, when the trace gives it.
+    in_flight: Option<u32>,
 }
 
 /// An event at a time, with optional sequence numbers from the trace.
@@ -190,6 +196,11 @@ pub struct ReplayOptions {
     pub handshake_rtt_us: Option<u32>,
     /// When the algorithm's `init` ran (the handshake's end), us; `None`: the first event.
     pub start_us: Option<u64>,
+    /// The handshake's ACK reaches `pkts_acked` before `init`, with one segment and the
+    /// handshake's sample (Linux: `tcp_ack` of the SYN-ACK runs `tcp_clean_rtx_queue`, then
+    /// `tcp_finish_connect` runs `init`): an algorithm whose `init` does not clear what
+    /// `pkts_acked` saw (CDG's round minimum and maximum) starts from it.
+    pub handshake_acked: bool,
 }
 
 /// A replay: an algorithm in a [`Host`], fed one event at a time.
@@ -226,6 +237,10 @@ impl Replayer {
         if let Some(rtt) = handshake {
             host.rtt_sample(rtt as u64);
             host.update_rtt_min(rtt as u64, now_us * 1000);
+            if opts.handshake_acked {
+                let mss = host.tcp.mss;
+                host.pkts_acked_sample(&AckSample { pkts_acked: 1, rtt_us: i64::from(rtt), in_flight: mss }, now_us * 1000);
+            }
         }
         // Linux calls init when the handshake completes, before any data is sent.
         host.init(now_us * 1000);
@@ -238,8 +253,8 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let h = &mut self.host;
         match ev.event {
-            Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us } => {
-                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { disorder, srtt_us, ece: false }, now)
+            Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us, in_flight } => {
+                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { disorder, srtt_us, ece: false, in_flight }, now)
             }
             Event::RateAck { acked, rtt_us, cwnd_limited, rate } => {
                 self.ack(ev, acked, rtt_us, cwnd_limited, Some(rate), AckState::default(), now)
@@ -302,6 +317,8 @@ impl Replayer {
     ) {
         let h = &mut self.host;
         let in_flight = h.packets_out();
+        // wraps: the kernel's u32 product mss_cache * segments.
+        let sample_in_flight = st.in_flight.unwrap_or(h.tcp.mss.wrapping_mul(in_flight));
         let prior_una = h.tcp.snd_una;
         let una = ev.snd_una.unwrap_or(h.tcp.snd_una.wrapping_add(acked));
         let advanced = h.ack_snd_una(una);
@@ -315,22 +332,22 @@ impl Replayer {
         if let Some(srtt) = st.srtt_us {
             h.tcp.srtt_us = srtt;
         }
-        let sample = AckSample { pkts_acked, rtt_us, in_flight };
+        let sample = AckSample { pkts_acked, rtt_us, in_flight: sample_in_flight };
         // An ACK of the trace's Recovery stretch: Linux runs PRR there, never cong_avoid
         // (whose opening Vegas and Illinois run before they test cwnd_limited).
         let in_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && !cwnd_limited;
         let ends_recovery = self.recovery_acks && h.tcp.ca_state == CaState::Open && cwnd_limited;
         if self.recovery_acks && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Recovery;
-            h.pkts_acked(&sample, now);
+            h.pkts_acked_sample(&sample, now);
             h.tcp.ca_state = CaState::Open;
             self.recovery_acks = !cwnd_limited;
         } else if st.disorder && h.tcp.ca_state == CaState::Open {
             h.tcp.ca_state = CaState::Disorder;
-            h.pkts_acked(&sample, now);
+            h.pkts_acked_sample(&sample, now);
             h.tcp.ca_state = CaState::Open;
         } else {
-            h.pkts_acked(&sample, now);
+            h.pkts_acked_sample(&sample, now);
         }
         if rate.is_none() {
             // tcp_count_delivered (a rate sample's row gives its own count, below).
@@ -500,6 +517,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
         "ca_state",
         "tsval",
         "tsecr",
+        "sample_in_flight",
     ];
     if let Some(bad) = cols.iter().find(|c| !KNOWN.contains(c)) {
         return Err(format!("trace header: unknown column '{bad}'; allowed: {}", KNOWN.join(", ")));
@@ -512,7 +530,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
     };
     let (c_acked, c_rtt, c_lim, c_idle, c_una, c_nxt) =
         (col("acked"), col("rtt_us"), col("cwnd_limited"), col("idle_us"), col("snd_una"), col("snd_nxt"));
-    let (c_dis, c_srtt) = (col("disorder"), col("srtt_us"));
+    let (c_dis, c_srtt, c_sample_inflight) = (col("disorder"), col("srtt_us"), col("sample_in_flight"));
     let rate_cols: Vec<Option<usize>> = RATE_COLUMNS.iter().map(|c| col(c)).collect();
     let (c_losses, c_prior, c_inflight, c_wstamp, c_total, c_state) =
         (col("losses"), col("prior_in_flight"), col("in_flight"), col("wstamp_ns"), col("delivered"), col("ca_state"));
@@ -621,6 +639,7 @@ pub fn parse_trace_csv(text: &str) -> Result<Vec<TraceEvent>, String> {
                         cwnd_limited,
                         disorder: num::<u8>(get(c_dis), "disorder", lineno)?.is_some_and(|v| v != 0),
                         srtt_us: num(get(c_srtt), "srtt_us", lineno)?,
+                        in_flight: num(get(c_sample_inflight), "sample_in_flight", lineno)?,
                     },
                 }
             }
@@ -666,7 +685,7 @@ mod tests {
     fn ack(t: u64, acked: u32) -> TraceEvent {
         TraceEvent {
             time_us: t,
-            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None },
+            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None },
             snd_una: None,
             snd_nxt: None,
         }
@@ -733,7 +752,7 @@ mod tests {
         let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
         let seq =
             |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
-        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None };
+        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None };
         for i in 1..=9 {
             r.step(&seq(i, i as u32, ack));
         }
@@ -886,7 +905,7 @@ mod tests {
         assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
         assert_eq!(
             evs[0].event,
-            Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false, srtt_us: None }
+            Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None }
         );
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");

@@ -58,7 +58,9 @@ pub struct AckSample {
     pub pkts_acked: u32,
     /// RTT sample in microseconds from a never-retransmitted segment; negative when none.
     pub rtt_us: i64,
-    /// Segments in flight before this ACK.
+    /// Linux 6.x: bytes delivered since the newest segment this ACK delivered was sent,
+    /// `mss_cache * (tp->delivered - rs->prior_delivered)` (`tcp_clean_rtx_queue`), read by
+    /// NV as what was in flight. u32: wraps as the kernel's product.
     pub in_flight: u32,
 }
 
@@ -181,6 +183,12 @@ pub struct TcpState {
     /// `rx_opt.rcv_tsecr`: the TSval of ours that ACK echoes, less the connection's
     /// `tsoffset` (`tcp_parse_aligned_timestamp`): our `tcp_time_stamp_ts` when we sent it.
     pub rcv_tsecr: u32,
+    /// `sacked_out`: segments SACKed above `snd_una`, as `pkts_acked` sees it (0 without
+    /// SACK, and where the host does not tell: the replay).
+    pub sacked_out: u32,
+    /// Set by `cong_avoid` to call `tcp_enter_cwr` (CDG's backoff): the host enters CWR
+    /// right after the hook, as the kernel does inside it, and clears the flag.
+    pub enter_cwr: bool,
 }
 
 impl Default for TcpState {
@@ -215,6 +223,8 @@ impl Default for TcpState {
             max_pacing_rate: u64::MAX,
             rcv_tsval: 0,
             rcv_tsecr: 0,
+            sacked_out: 0,
+            enter_cwr: false,
         }
     }
 }

@@ -83,7 +83,7 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
     for op in ops {
         let (gap_us, event) = match *op {
             Op::Ack { gap_us, acked, rtt_us, cwnd_limited } => {
-                (gap_us, Event::Ack { acked, rtt_us, cwnd_limited, disorder: false, srtt_us: None })
+                (gap_us, Event::Ack { acked, rtt_us, cwnd_limited, disorder: false, srtt_us: None, in_flight: None })
             }
             Op::Loss { gap_us } => (gap_us, Event::Loss),
             Op::Rto { gap_us } => (gap_us, Event::Rto),
@@ -109,7 +109,10 @@ fn check(alg: Algorithm, (t0, cwnd, ssthresh): (u64, u32, u32), ops: &[Op]) -> R
         // (tcp_enter_loss), and so does a loss in Loss for an algorithm without fast
         // recovery (Tahoe enters Loss for it), so only fresh congestion events are checked.
         // BBR (`cong_control`) is exempt: `bbr_ssthresh` returns the threshold unchanged.
-        let floors_ssthresh = !r.host.alg.has_cong_control();
+        // CDG is exempt too: tcp_cdg.c's HyStart sets ssthresh = cwnd (1 after a timeout),
+        // which a loss during its backoff's CWR keeps, and with use_tolerance its ssthresh
+        // returns the window unfloored.
+        let floors_ssthresh = !r.host.alg.has_cong_control() && name != "cdg";
         let repeated_in_loss = was_in_loss && (matches!(event, Event::Rto) || !r.host.alg.fast_recovery());
         if floors_ssthresh && matches!(event, Event::Loss | Event::Rto) && !repeated_in_loss {
             // Every Linux ssthresh hook floors the threshold at 2 segments (tcp_reno_ssthresh,
@@ -150,6 +153,11 @@ proptest! {
                 let mut v = spec.min + f * (spec.max - spec.min);
                 if spec.integer {
                     v = v.round().clamp(spec.min, spec.max);
+                }
+                // Beyond its range, cdg's window must be a power of two (tcp_cdg_register):
+                // the largest one not above the drawn value.
+                if (info.name, spec.name) == ("cdg", "window") {
+                    v = f64::from(1u32 << (v as u32).ilog2());
                 }
                 params.insert(spec.name, v);
             }

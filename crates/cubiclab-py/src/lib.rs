@@ -32,7 +32,7 @@ fn params_from(set: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
 
 /// Replay a trace CSV (text) through an algorithm. Returns a dict of columns.
 #[pyfunction]
-#[pyo3(signature = (algorithm, trace_csv, params=None, initial_cwnd=None, initial_ssthresh=None, mss=None, seed=None, handshake_rtt_us=None, start_us=None))]
+#[pyo3(signature = (algorithm, trace_csv, params=None, initial_cwnd=None, initial_ssthresh=None, mss=None, seed=None, handshake_rtt_us=None, start_us=None, handshake_acked=false))]
 #[allow(clippy::too_many_arguments)]
 fn replay_csv<'py>(
     py: Python<'py>,
@@ -45,6 +45,7 @@ fn replay_csv<'py>(
     seed: Option<u64>,
     handshake_rtt_us: Option<u32>,
     start_us: Option<u64>,
+    handshake_acked: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = params_from(params)?;
     let alg = Algorithm::new(algorithm, &p).map_err(|e| PyValueError::new_err(e.0))?;
@@ -53,7 +54,7 @@ fn replay_csv<'py>(
     if mss == Some(0) {
         return Err(PyValueError::new_err("mss must be at least 1 byte"));
     }
-    let opts = ReplayOptions { mss, seed, handshake_rtt_us, start_us };
+    let opts = ReplayOptions { mss, seed, handshake_rtt_us, start_us, handshake_acked };
     let mut start = ReplayStart::default();
     if let Some(c) = initial_cwnd {
         if c == 0 {

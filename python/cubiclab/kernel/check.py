@@ -35,6 +35,14 @@ SETUPS = {
     "cubic": dict(seed="ss_exit", params={"hz": TESTBED_HZ}),
 }
 BPF_SETUP = dict(seed="start", params={})
+#: Parameters a port is registered and replayed with: cdg's port runs only without backoffs
+#: (backoff_factor 0: a backoff calls tcp_enter_cwr, which BPF cannot call; ports.rs), so
+#: the kernel checks the rest of CDG (gradients, HyStart, shadow window, delayed-ACK filter).
+PORT_PARAMS = {"cdg": {"backoff_factor": 0}}
+#: Ports whose init keeps what the handshake's pkts_acked saw (the SYN-ACK's tcp_ack runs it
+#: before tcp_finish_connect runs init, for every port): their replay feeds it too. For the
+#: others init clears it, or their checks predate the option.
+HANDSHAKE_ACKED = ("cdg",)
 
 
 def port_label(label: str) -> tuple[str, dict]:
@@ -115,7 +123,8 @@ def run_check(
             port, given = port_label(alg)
             replayed = bpf.ports()[port]["exact_twin"]
             kernel_hz = kernel_hz or measure_hz_and_phase()[0]
-            s = dict(BPF_SETUP, params={**BPF_SETUP["params"], "hz": kernel_hz, **given})
+            port_params = {**PORT_PARAMS.get(port, {}), **given}
+            s = dict(BPF_SETUP, params={**BPF_SETUP["params"], **port_params, "hz": kernel_hz})
             if not any(p.name == "hz" for p in _specs(replayed)):
                 s["params"].pop("hz")
             name = bpf.instance_name(0, port)
@@ -123,7 +132,7 @@ def run_check(
             receiver = name if _core.algorithm_facts(port)["needs_ecn"] else None
             with tempfile.TemporaryDirectory(prefix="cubiclab-watch-") as d:
                 witness = Path(d) / "seen.csv"
-                with bpf.Registered({name: (port, given)}, watch=witness):
+                with bpf.Registered({name: (port, port_params)}, watch=witness):
                     cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes, receiver_cc=receiver)
                 seen, lost = bpf.read_watch(witness)
             if lost:
@@ -131,7 +140,7 @@ def run_check(
                                    "cannot tell which ACKs ran no BPF")
         conv = convert(cap.records, cap.mss, cap.t_stop_us, cap.acks, seed=s["seed"], bpf_seen=seen)
         hz = int(s["params"].get("hz", kernel_hz or TESTBED_HZ))
-        cmp = compare(conv, replayed, s["params"], hz=hz)
+        cmp = compare(conv, replayed, s["params"], hz=hz, handshake_acked=port in HANDSHAKE_ACKED)
         out[alg] = Result(alg, cap, conv, cmp, seconds)
     return out
 

@@ -46,7 +46,7 @@ class Comparison:
 
 
 def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int = TESTBED_HZ,
-            lag_us: int = 100) -> Comparison:
+            lag_us: int = 100, handshake_acked: bool = False) -> Comparison:
     """Replay `conv.trace` through `algorithm` (seeded with the kernel's window at the seed
     ACK) and compare ``cwnd`` and ``ssthresh`` after every compared ACK."""
     params = dict(params or {})
@@ -54,8 +54,10 @@ def compare(conv: Converted, algorithm: str, params: dict | None = None, hz: int
     # at the handshake's time where the port's log tells it (convert.init_clock).
     from_start = conv.seed_index == 0
     handshake = conv.start_srtt_us if from_start and conv.start_srtt_us > 0 else None
-    out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh,
-                 handshake_rtt_us=handshake, start_us=conv.start_us if from_start else None)
+    # The connection's MSS: NV's rate and window are in its bytes.
+    out = replay(algorithm, conv.trace, params, conv.initial_cwnd, conv.initial_ssthresh, mss=conv.mss,
+                 handshake_rtt_us=handshake, start_us=conv.start_us if from_start else None,
+                 handshake_acked=handshake_acked)
     # The state after an ACK is the replay row of the last event that ACK owns.
     last_row = pd.Series(np.arange(len(conv.owner))).groupby(conv.owner).max()
     tr = conv.truth.copy()

@@ -256,6 +256,8 @@ class PortInputs:
     #: Its RTT sample (``sample->rtt_us``, -1: none), meaningful where ``known``.
     rtt_us: np.ndarray
     known: np.ndarray
+    #: Its ``sample->in_flight`` (6.x: bytes), meaningful where ``known`` (NV reads it).
+    in_flight: np.ndarray
     #: The port's undo_cwnd ran on that ACK (1) or not (0); -1 where the log does not tell.
     undo: np.ndarray
     #: ACKs between witness records that are missing (their inputs are not known).
@@ -283,9 +285,11 @@ def port_inputs(probes: pd.DataFrame, seen: pd.DataFrame) -> PortInputs:
     calls = seen.acked_calls.to_numpy(np.int64)
     clock = seen.clock_us.to_numpy(np.int64)
     rtt = seen.rtt_us.to_numpy(np.int64)
+    flight = seen.in_flight.to_numpy(np.int64)
     ran = np.ones(n, dtype=bool)
     clock_us = np.full(n, -1, dtype=np.int64)
     rtt_us = np.full(n, -1, dtype=np.int64)
+    in_flight = np.zeros(n, dtype=np.int64)
     known = np.zeros(n, dtype=bool)
     undo = np.full(n, -1, dtype=np.int64)
     undos = seen.undo_calls.to_numpy(np.int64)
@@ -302,8 +306,10 @@ def port_inputs(probes: pd.DataFrame, seen: pd.DataFrame) -> PortInputs:
             last = a + rose - 1
             clock_us[last] = _unwrap_us(clock[w[b]:w[b] + 1], t[last:last + 1])[0]
             rtt_us[last] = rtt[w[b]]
+            in_flight[last] = flight[w[b]]
             known[last] = True
-    return PortInputs(ran=ran, clock_us=clock_us, rtt_us=rtt_us, known=known, undo=undo, unwitnessed=unwitnessed)
+    return PortInputs(ran=ran, clock_us=clock_us, rtt_us=rtt_us, known=known, in_flight=in_flight, undo=undo,
+                      unwitnessed=unwitnessed)
 
 
 def init_clock(probes: pd.DataFrame, seen: pd.DataFrame) -> int | None:
@@ -565,8 +571,10 @@ def convert(
         # The kernel's smoothed RTT after this ACK is in the next probe (exact; for the ports,
         # whose algorithms may read it).
         srtt = int(srtt_after[i]) if log is not None else ""
+        # The sample's in_flight the port got (bytes), where its log tells.
+        flight = int(log.in_flight[i]) if log is not None and log.known[i] else ""
         rows.append(dict(time_us=int(t[i]), event=ev, acked=acked, rtt_us=rtt, cwnd_limited=int(runs),
-                         disorder=int(disorder[i]), srtt_us=srtt, **seq))
+                         disorder=int(disorder[i]), srtt_us=srtt, sample_in_flight=flight, **seq))
         owner.append(i)
         if entry[i]:
             rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
@@ -586,9 +594,11 @@ def convert(
             inflight_after=int((nxt[i + 1] - una[i + 1]) // mss),
         ))
     trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us",
-                                        "snd_una", "snd_nxt", "tsval", "tsecr"])
-    for c in ("tsval", "tsecr"):
-        trace[c] = trace[c].map(lambda v: "" if pd.isna(v) else int(v)).astype(object)
+                                        "snd_una", "snd_nxt", "tsval", "tsecr", "sample_in_flight"])
+    # Integers or empty: a column that some rows lack (ts rows have no acked) is not read as
+    # floats, even in a flow without the loss rows whose empty fields made it text.
+    for c in ("acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us", "tsval", "tsecr", "sample_in_flight"):
+        trace[c] = trace[c].map(lambda v: "" if pd.isna(v) or v == "" else int(v)).astype(object)
     # A port's clock is truncated to microseconds like the trace's: the two can put an ACK
     # 1 us before the event traced just ahead of it.
     trace["time_us"] = np.maximum.accumulate(trace.time_us.to_numpy(dtype=np.int64)) if len(trace) else trace.time_us

@@ -146,10 +146,21 @@ impl Host {
         self.tcp.min_rtt_us = self.rtt_min.running_min(MIN_RTT_WLEN_JIFFIES, t, rtt);
     }
 
-    /// `tcp_clean_rtx_queue`'s call of `pkts_acked`.
+    /// `tcp_clean_rtx_queue`'s call of `pkts_acked`, with a sample the caller made.
     #[inline]
-    pub fn pkts_acked(&mut self, sample: &AckSample, now: u64) {
+    pub fn pkts_acked_sample(&mut self, sample: &AckSample, now: u64) {
         self.alg.pkts_acked(&mut self.tcp, sample, now);
+    }
+
+    /// `tcp_clean_rtx_queue`'s call of `pkts_acked`: `pkts_acked` segments off the queue,
+    /// the ACK's `rtt_us` (-1: none), and `delivered` (`tp->delivered` with this ACK's
+    /// deliveries, which sacktag and the queue walk counted before the call) against the
+    /// rate sample's `prior_delivered` for 6.x's `in_flight` in bytes.
+    #[inline]
+    pub fn pkts_acked(&mut self, pkts_acked: u32, rtt_us: i64, delivered: u32, now: u64) {
+        // wraps: u32 delivery counts and the kernel's u32 product with mss_cache.
+        let in_flight = self.tcp.mss.wrapping_mul(delivered.wrapping_sub(self.rate.prior_delivered()));
+        self.pkts_acked_sample(&AckSample { pkts_acked, rtt_us, in_flight }, now);
     }
 
     /// `tcp_in_cwnd_reduction`.
@@ -436,6 +447,10 @@ impl Host {
         } else if ack.una_advanced {
             self.tcp.cwnd_limited = self.usage.is_cwnd_limited(&self.tcp);
             self.alg.cong_avoid(&mut self.tcp, ack.newly_acked_sacked, now);
+            if self.tcp.enter_cwr {
+                self.tcp.enter_cwr = false;
+                self.enter_cwr(now);
+            }
         }
     }
 

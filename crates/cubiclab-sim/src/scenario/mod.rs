@@ -21,7 +21,7 @@ use cubiclab_cc::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use plan::STREAM_HOST;
+pub(crate) use plan::{STREAM_ALGORITHM, STREAM_HOST};
 pub use plan::{
     rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, SessionDraws, WebLane, MAX_HOPS,
 };

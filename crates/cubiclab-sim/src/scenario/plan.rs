@@ -27,6 +27,9 @@ const STREAM_START: u64 = 0;
 const STREAM_WEB: u64 = 2 << 40;
 /// The hosts' timing noise (`sim::host`).
 pub(crate) const STREAM_HOST: u64 = 3 << 40;
+/// Each flow's algorithm's random numbers (`sim::build`; for the algorithms that take the
+/// run's seed, `CongestionControl::takes_run_seed`), by flow index.
+pub(crate) const STREAM_ALGORITHM: u64 = 4 << 40;
 
 /// Which way data crosses a link: its route's way (forward) or back along it (reverse).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -7,14 +7,14 @@ use cubiclab_cc::{Algorithm, CongestionControl};
 
 use super::host::{HostTiming, Side};
 use super::{Flow, Hop, LinkMarks, Route, Session, Sim};
-use cubiclab_path::Link;
+use cubiclab_path::{Link, Rng};
 
 use crate::engine::{Ev, EventQueue, Time};
 use crate::packet::{Packet, SackOptions};
 use crate::pcap::{Announce, Capture};
 use crate::pipe::Pipe;
 use crate::record::Results;
-use crate::scenario::{Direction, PlannedHop, Scenario};
+use crate::scenario::{Direction, PlannedHop, Scenario, STREAM_ALGORITHM};
 use crate::tcp::rcv_window::PeerWindow;
 use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
 
@@ -157,7 +157,11 @@ impl Sim {
         bytes.div_ceil(self.sc.mss as u64).clamp(1, u32::MAX as u64 - 1) as u32
     }
 
-    fn add_flow(&mut self, alg: Algorithm, mut cfg: SenderConfig, app_limit: u32, slot: Slot) {
+    fn add_flow(&mut self, mut alg: Algorithm, mut cfg: SenderConfig, app_limit: u32, slot: Slot) {
+        if alg.takes_run_seed() {
+            // The flow's own stream of the run's seed, so flows draw apart and runs repeat.
+            alg.seed_random(Rng::new(self.sc.seed, STREAM_ALGORITHM + self.flows.len() as u64).next_u64());
+        }
         let window = RcvWindow::new(slot.rcvbuf, self.sc.tcp_rmem, self.sc.mss);
         cfg.rwnd = window.syn_window_segments();
         let needs_ecn = alg.needs_ecn();

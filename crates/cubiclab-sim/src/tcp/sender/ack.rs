@@ -4,7 +4,7 @@
 use cubiclab_cc::host::rate::Delivered;
 use cubiclab_cc::host::PrrAck;
 use cubiclab_cc::seq::before;
-use cubiclab_cc::{AckEvent, AckSample, CaState};
+use cubiclab_cc::{AckEvent, CaState};
 
 use super::Sender;
 use crate::engine::Time;
@@ -98,10 +98,10 @@ impl Sender {
             self.rack.advance(now, t, cum.wrapping_sub(1), acked.last_sent != Some(t));
         }
         let rtt_us = self.rtt_sample(now, &acked, &tag, tsecr);
-        let sample = AckSample { pkts_acked: acked.acked, rtt_us, in_flight: prior_in_flight };
-        self.host.pkts_acked(&sample, now);
-
         let delivered_now = self.host.tcp.delivered.wrapping_add(delivered);
+        self.host.tcp.sacked_out = self.sb.sacked_out;
+        self.host.pkts_acked(acked.acked, rtt_us, delivered_now, now);
+
         self.rack.update_reo_wnd(self.host.rate.prior_delivered(), delivered_now);
         // tcp_in_ack_event sees `delivered` counted (tcp_count_delivered); this sender stores
         // it after the state machine below, as its results always had it.
