@@ -321,7 +321,7 @@ mod tests {
     }
 
     #[test]
-    fn a_value_no_port_runs_is_refused() {
+    fn a_port_that_runs_one_value_refuses_the_others() {
         // cdg's backoff calls tcp_enter_cwr: its port runs with backoff_factor 0 only, and
         // says why for the module's default 42.
         let port = find("cdg").unwrap();
