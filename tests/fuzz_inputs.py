@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import math
 import re
 
@@ -364,10 +365,43 @@ def check_cli(argv: list[str]) -> str:
     return "ran"
 
 
+# ---- Mahimahi traces a schedule names ------------------------------------------------------
+@st.composite
+def mahimahi_text(draw) -> bytes:
+    """A Mahimahi trace: times in ms, non-decreasing, with maybe junk lines, a time that goes
+    back, CRLF ends, a byte-order mark, a last line at 0 or bytes that are not UTF-8."""
+    lines = [str(t) for t in itertools.accumulate(draw(st.lists(st.integers(0, 5), max_size=400)))]
+    junk = st.sampled_from(["", " ", "-1", "2.5", "x", "\u00b2", "9" * 30, "1e3", "0x10", "4294967296", " 7 ",
+                            "\t", "3 4", "\ufeff1", "x" * 300])
+    for _ in range(draw(st.integers(0, 2))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(junk))
+    if len(lines) > 2 and draw(st.integers(0, 9)) == 0:  # a time that goes back
+        i = draw(st.integers(0, len(lines) - 2))
+        lines[i], lines[i + 1] = lines[i + 1] + "1", lines[i]
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    text = ("\ufeff" if draw(st.booleans()) else "") + end.join(lines) + draw(st.sampled_from(["", end]))
+    return text.encode() + (b"\xff\xfe" if draw(st.integers(0, 19)) == 0 else b"")
+
+
+def check_schedule_trace(folder, data: bytes) -> str:
+    """Run a short scenario whose bottleneck follows the trace `data`: refused naming the
+    key and the file, or run (and conserving packets)."""
+    (folder / "link.trace").write_bytes(data)
+    path = folder / "sc.toml"
+    path.write_text(_SCENARIO.replace('rate = "20Mbps"', 'rate = "20Mbps"\nschedule = { trace = "link.trace" }'))
+    try:
+        sc = cubiclab.Scenario.load(path)
+        sc.validate()
+    except ValueError as e:
+        assert str(e).startswith(f"bottleneck.schedule.trace: {folder / 'link.trace'} "), str(e)
+        return "refused"
+    return check_run(sc)
+
+
 # ---- files a scenario or the command line names (issue 34) --------------------------------
 #: Kinds of name a run may be given for a file.
 FILE_KINDS = ["regular", "missing", "empty", "folder", "FIFO", "device", "symlink", "huge", "non-UTF-8",
-              "missing folder", "escape"]
+              "missing folder", "escape", "long trace"]
 #: Where a file is named: inputs read, outputs written.
 FILE_ROLES = {"schedule trace": "input", "scenario file": "input", "replay trace": "input",
               "record.pcap": "output", "--pcap": "output", "replay -o": "output"}
@@ -379,6 +413,17 @@ _CONTENT = {
 _SCENARIO = 'duration = "200ms"\n[bottleneck]\nrate = "20Mbps"\n[[flows]]\nalgorithm = "reno"\nrtt = "40ms"\n'
 #: Larger than every input's size cap (sparse: no disk is used).
 _HUGE_BYTES = 1 << 30
+#: A long Mahimahi trace, streamed by the reader: 2 million lines (15 MB), 12 Mbit/s with a
+#: second opportunity every 7th ms (runs of equal opportunities per ms break there).
+_LONG_TRACE_LINES = 2_000_000
+
+
+def _long_trace() -> bytes:
+    lines, ms = [], 0
+    while len(lines) < _LONG_TRACE_LINES:
+        ms += 1
+        lines += [f"{ms}\n"] * (2 if ms % 7 == 0 else 1)
+    return "".join(lines[:_LONG_TRACE_LINES]).encode()
 
 
 def file_cases():
@@ -421,6 +466,8 @@ def _make(folder, kind: str, role: str, device: str) -> str:
     elif kind == "huge":
         with open(path, "wb") as f:
             f.truncate(_HUGE_BYTES)
+    elif kind == "long trace":
+        path.write_bytes(_long_trace())
     elif kind == "non-UTF-8":
         path.write_bytes(b"\xff\xfe\x00" + content)
     elif kind == "missing folder":
@@ -476,7 +523,7 @@ def check_file_case(folder, kind: str, role: str, device: str) -> str:
     outcome = check_cli(argv)
     after = _state(folder)
     allowed = {str(out)}
-    if role in ("--pcap", "replay -o") and kind in ("regular", "missing", "empty", "huge", "non-UTF-8"):
+    if role in ("--pcap", "replay -o") and kind in ("regular", "missing", "empty", "huge", "non-UTF-8", "long trace"):
         allowed.add(name)
     changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
     outside = {p for p in changed if not any(p == a or p.startswith(a + os.sep) for a in allowed)}

@@ -133,19 +133,41 @@ def test_ctrl_c_while_the_command_imports_is_one_line():
     # command; a library user's KeyboardInterrupt is left as it is.
     import subprocess
     import sys
+    import textwrap
 
-    def child(argv0: str):
-        code = ("import sys\n"
-                f"sys.argv[0] = {argv0!r}\n"
-                "class Interrupt:\n"
-                "    def find_spec(self, name, path=None, target=None):\n"
-                "        if name == 'pandas':\n"
-                "            raise KeyboardInterrupt\n"
-                "sys.meta_path.insert(0, Interrupt())\n"
-                "from cubiclab.cli import main\n")
+    def child(argv0: str, action: str = "raise KeyboardInterrupt", when: str = "pandas", then: str = ""):
+        code = textwrap.dedent(f"""
+            import os, signal, sys, time
+            sys.argv[0] = {argv0!r}
+            def swallowed_interrupt():
+                # A real SIGINT that C code catches and reports as an ImportError without it.
+                try:
+                    os.kill(os.getpid(), signal.SIGINT)
+                    time.sleep(5)
+                except KeyboardInterrupt:
+                    pass
+                raise ImportError('PyCapsule_Import could not import module "datetime"')
+            class Interrupt:
+                def find_spec(self, name, path=None, target=None):
+                    if name == {when!r}:
+                        {action}
+            sys.meta_path.insert(0, Interrupt())
+            from cubiclab.cli import main
+        """) + then
         return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
 
     command = child("/usr/bin/cubiclab")
     assert (command.returncode, command.stderr) == (130, "cubiclab: interrupted\n")
     library = child("script.py")
     assert library.returncode != 130 and "KeyboardInterrupt" in library.stderr
+    # An extension module interrupted while it loads may turn the KeyboardInterrupt into an
+    # ImportError that no longer holds it (numpy's, seen with a real SIGINT at ~0.2-0.3 s).
+    swallowed = child("/usr/bin/cubiclab", "swallowed_interrupt()")
+    assert (swallowed.returncode, swallowed.stderr) == (130, "cubiclab: interrupted\n")
+    # An ImportError without a Ctrl-C stays a traceback: a broken install, not an interruption.
+    broken = child("/usr/bin/cubiclab", "raise ImportError('numpy failed')")
+    assert broken.returncode == 1 and "ImportError: numpy failed" in broken.stderr
+    # Ctrl-C while main builds its parser (it imports the subcommands' modules).
+    late = child("/usr/bin/cubiclab", when="cubiclab.experiments.cli",
+                 then="sys.argv[1:] = ['algorithms']\nsys.exit(main())\n")
+    assert (late.returncode, late.stderr) == (130, "cubiclab: interrupted\n")

@@ -69,7 +69,7 @@ ROWS_TESTED = {"s000-eq6", "s000-fig4", "s000-fig5", "s000-fig6", "s000-fig8", "
                "s000-fig10bc", "s001-fig3-4", "s001-exp1-2", "s001-exp3", "s002-grid", "s002-convergence",
                "s002-fast-convergence", "s002-buffer", "s002-rtt-unfairness", "s002-low-cwnd", "s002-missing-drop",
                "s002-epochs", "s002-completion-order", "s002-long-short", "s002-scaling-bug", "s002-friendliness",
-               "s003-cubic-tahoe", "s004-packet"}
+               "s003-cubic-tahoe", "s004-packet", "s000-initial-ssthresh", "s001-rtt-fairness"}
 
 
 def test_every_seed_entry_with_runs_has_a_values_test():
@@ -207,24 +207,28 @@ def test_s000_fig10a_shares():
 FIG10BC_BWS = (20, 50, 100, 400)
 FIG10BC = {  # rtt: {alg: friendly ratio at FIG10BC_BWS Mbps}
     10: {CUBIC0: (1.10, 1.20, 1.00, 0.90), "bic": (0.90, 0.70, 0.50, 0.30), "highspeed": (1.00, 0.80, 0.60, 0.50),
-         "reno": (1.0, 1.0, 1.0, 1.0)},
+         "reno": (1.0, 1.05, 0.95, 1.0)},
     100: {CUBIC0: (0.50, 0.30, 0.20, 0.10), "bic": (0.60, 0.35, 0.15, 0.05), "highspeed": (0.70, 0.50, 0.30, 0.20),
           "reno": (1.0, 1.0, 1.0, 1.0)},
 }
 
 
 def fig10bc_rows():
+    # the link busy 95% but in the SACK-only run at 10 ms, 400 Mbps (91%)
     return [{"alg": a, "rtt": rtt, "bw": b, "friendly_ratio": x, "hs_share": 0.4, "sack_share": 0.4,
-             "utilization": 0.95}
+             "utilization": 0.91 if (a, rtt, b) == ("reno", 10, 400) else 0.95}
             for rtt, by in FIG10BC.items() for a, xs in by.items() for b, x in zip(FIG10BC_BWS, xs)]
 
 
 def test_s000_fig10bc_friendliness_ratios():
-    # 10 ms: CUBIC's largest ratio 1.20 - 1 = 0.20; lowest - highest bandwidth: BIC 0.90 - 0.30 =
-    # 0.60, HSTCP 1.00 - 0.50 = 0.50: 0.50. 100 ms: drops CUBIC 0.40, BIC 0.55, HSTCP 0.50: 0.40;
-    # below 100 Mbps (100 itself is not below) HSTCP - max(CUBIC, BIC): 0.70 - 0.60 = 0.10 at 20,
-    # 0.50 - 0.35 = 0.15 at 50: mean 0.125.
-    check("s000-fig10bc", fig10bc_rows(), {"cubic_friendlier_than_sack": 0.20, "bic_hstcp_scalable_10ms": 0.50,
+    # 10 ms: CUBIC's ratio minus the SACK-against-SACK baseline's at each bandwidth: 0.10, 0.15,
+    # 0.05, -0.10: 0.15; the baseline runs' lowest utilisation 0.91; lowest - highest bandwidth:
+    # BIC 0.90 - 0.30 = 0.60, HSTCP 1.00 - 0.50 = 0.50: 0.50. 100 ms: the lowest ratio at the
+    # lowest bandwidth (20) min(0.50, 0.60, 0.70, 1.0) = 0.50; drops CUBIC 0.40, BIC 0.55, HSTCP
+    # 0.50: 0.40; below 100 Mbps (100 itself is not below) HSTCP - max(CUBIC, BIC): 0.70 - 0.60 =
+    # 0.10 at 20, 0.50 - 0.35 = 0.15 at 50: mean 0.125.
+    check("s000-fig10bc", fig10bc_rows(), {"cubic_friendlier_than_sack": 0.15, "sack_full_at_10ms": 0.91,
+                                           "bic_hstcp_scalable_10ms": 0.50, "reasonable_100ms": 0.50,
                                            "ratio_drops_100ms": 0.40, "cubic_bic_vs_hstcp_100ms": 0.125})
 
 
@@ -234,6 +238,14 @@ def test_s000_fig10bc_keeps_the_two_rtts_apart():
     rows = [{**r, "rtt": 10} for r in fig10bc_rows()]
     with pytest.raises(ValueError):
         seed_values("s000-fig10bc", rows)
+
+
+def test_s000_initial_ssthresh_start_up_ratios():
+    # Delivered in the first 30 s: 100 Mb/s with v2.0's 100 packets, 200 removed, 220 at one
+    # BDP: 200 / 100 = 2, 220 / 200 = 1.1.
+    rows = [{"setting": k, "delivered_bps": x, "retransmits": 0.0}
+            for k, x in (("v2.0 (100)", 100e6), ("removed", 200e6), ("one BDP", 220e6))]
+    check("s000-initial-ssthresh", rows, {"removed_starts_faster": 2.0, "properly_set_helps": 1.1})
 
 
 def test_s000_fig4_and_eq6_read_their_rows():
@@ -259,6 +271,14 @@ def test_s001_fig3_4_reads_its_run():
                                         "convergence_s": 180.0, "never": True}])["converge_220s"] == Censored(180.0)
 
 
+def test_s001_rtt_fairness_slopes():
+    # The 162 ms flow's throughput over the other's at RTT ratios 162/16, 162/54, 1: the ratio
+    # r^-1 for CUBIC (slope -1), r^-2 for standard TCP and r^-1.5 for BIC (slopes -2, -1.5).
+    rows = [{"alg": a, "rtt_other": o, "ratio": (162 / o) ** k}
+            for a, k in ((CUBIC1, -1.0), ("reno", -2.0), ("bic", -1.5)) for o in (16, 54, 162)]
+    check("s001-rtt-fairness", rows, {"cubic_linear": -1.0, "tcp_square": -2.0, "bic_square": -1.5})
+
+
 EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
     10: {CUBIC1: (0.95, 0.90, 0.85), "htcp": (0.90, 0.92, 0.88), "bic": (0.50, 0.60, 0.20),
          "highspeed": (0.70, 0.80, 0.30), "scalable": (0.25, 0.40, 0.10)},
@@ -281,34 +301,46 @@ def test_s001_exp1_2_friendly_ratios():
     # 10 ms: lowest of CUBIC and HTCP 0.85. Ratio(1 Gbps) / ratio(100 Mbps): BIC 0.2 / 0.6 = 1/3,
     # HSTCP 0.3 / 0.8 = 0.375, STCP 0.1 / 0.4 = 0.25: the largest 0.375. At 1 Gbps the lowest
     # other (BIC's 0.20) minus STCP's 0.10 = 0.10. Ratio(100) - ratio(20): BIC 0.10, STCP 0.15:
-    # 0.10. At 100 Mbps the lowest ratio, STCP's 0.40. Lowest utilisation of the TCP-only baseline 0.91 (the mixed run's 0.5 does not count). 100 ms:
-    # ratio(20) - ratio(1000): 0.4, 0.4, 0.4, 0.2, 0.4: 0.2; mean ratios CUBIC 0.6, BIC 0.3,
-    # HSTCP 0.4, STCP 0.2, HTCP 0.5: 0.6 - 0.5 = 0.1.
+    # 0.10; the lower of CUBIC (0.85) and HTCP (0.88) minus the higher of BIC (0.20) and HSTCP
+    # (0.30): 0.55. At 100 Mbps the lowest ratio, STCP's 0.40. Lowest utilisation of the TCP-only
+    # baseline 0.91 (the mixed run's 0.5 does not count). 100 ms: the lowest ratio at 20 Mbps,
+    # STCP's 0.30; ratio(20) - ratio(1000): 0.4, 0.4, 0.4, 0.2, 0.4: 0.2; mean ratios CUBIC 0.6,
+    # BIC 0.3, HSTCP 0.4, STCP 0.2, HTCP 0.5: 0.6 - 0.5 = 0.1.
     check("s001-exp1-2", exp12_rows(), {"cubic_htcp_friendly_10ms": 0.85, "others_drop_10ms": 0.375,
-                                        "stcp_worst_10ms": 0.10, "bic_stcp_worse_at_20": 0.10,
-                                        "tcp_full_bandwidth": 0.91, "ratio_drops_100ms": 0.2,
-                                        "reasonable_over_100": 0.40,
+                                        "stcp_worst_10ms": 0.10, "bic_hstcp_next": 0.55, "bic_stcp_worse_at_20": 0.10,
+                                        "tcp_full_bandwidth": 0.91, "reasonable_over_20_100ms": 0.30,
+                                        "ratio_drops_100ms": 0.2, "reasonable_over_100": 0.40,
                                         "cubic_best_100ms": 0.1})
 
 
 EXP3 = {20: {CUBIC1: 0.03, "bic": 0.05, "highspeed": 0.04, "scalable": 0.06, "htcp": 0.08},
         200: {CUBIC1: 0.05, "bic": 0.02, "highspeed": 0.03, "scalable": 0.04, "htcp": 0.06}}
+EXP3_10S = {20: {CUBIC1: 0.02, "bic": 0.02, "highspeed": 0.01, "scalable": 0.03, "htcp": 0.01},
+            200: {CUBIC1: 0.01, "bic": 0.02, "highspeed": 0.02, "scalable": 0.03, "htcp": 0.04}}
 
 
 def test_s001_exp3_cov_orderings():
     # 20% BDP: median of the others' CoV (0.04, 0.05, 0.06, 0.08) = 0.055 - CUBIC's 0.03 = 0.025;
     # min(STCP 0.06, HTCP 0.08) - 0.03 = 0.03. 200%: median (0.02, 0.03, 0.04, 0.06) = 0.035 -
-    # 0.05 = -0.015; min(0.04, 0.06) - 0.05 = -0.01.
-    rows = [{"alg": a, "buffer": b, "cov_1s": c, "utilization": 0.95} for b, by in EXP3.items() for a, c in by.items()]
+    # 0.05 = -0.015; min(0.04, 0.06) - 0.05 = -0.01. At 10 s, 20%: median (0.01, 0.01, 0.02,
+    # 0.03) = 0.015 - 0.02 = -0.005, min(0.03, 0.01) - 0.02 = -0.01; 200%: median (0.02, 0.02,
+    # 0.03, 0.04) = 0.025 - 0.01 = 0.015, min(0.03, 0.04) - 0.01 = 0.02.
+    rows = [{"alg": a, "buffer": b, "cov_1s": c, "cov_10s": EXP3_10S[b][a], "utilization": 0.95}
+            for b, by in EXP3.items() for a, c in by.items()]
     check("s001-exp3", rows, {"cubic_stable_20": 0.025, "stcp_htcp_unstable_20": 0.03, "cubic_stable_200": -0.015,
-                              "stcp_htcp_unstable_200": -0.01})
+                              "stcp_htcp_unstable_200": -0.01, "cubic_stable_20_10s": -0.005,
+                              "stcp_htcp_unstable_20_10s": -0.01, "cubic_stable_200_10s": 0.015,
+                              "stcp_htcp_unstable_200_10s": 0.02})
 
 
 def test_s001_exp3_coarse_grid():
     # The coarse grid (CUBIC, STCP, HTCP at 20% BDP): the median of the others is the mean of
-    # STCP's 0.06 and HTCP's 0.08, 0.07 - 0.03 = 0.04; the 200% claims are not measured.
-    rows = [{"alg": a, "buffer": 20, "cov_1s": EXP3[20][a], "utilization": 0.95} for a in (CUBIC1, "scalable", "htcp")]
-    check("s001-exp3", rows, {"cubic_stable_20": 0.04, "stcp_htcp_unstable_20": 0.03})
+    # STCP's 0.06 and HTCP's 0.08, 0.07 - 0.03 = 0.04 (at 10 s: (0.03 + 0.01) / 2 - 0.02 = 0);
+    # the 200% claims are not measured.
+    rows = [{"alg": a, "buffer": 20, "cov_1s": EXP3[20][a], "cov_10s": EXP3_10S[20][a], "utilization": 0.95}
+            for a in (CUBIC1, "scalable", "htcp")]
+    check("s001-exp3", rows, {"cubic_stable_20": 0.04, "stcp_htcp_unstable_20": 0.03, "cubic_stable_20_10s": 0.0,
+                              "stcp_htcp_unstable_20_10s": -0.01})
 
 
 # ---- seed 002 --------------------------------------------------------------------------------
@@ -327,24 +359,33 @@ def test_s002_grid_fairness():
 @pytest.mark.parametrize("name, rows, expected", [
     # Cubic 2.0 converges in 150 s, H-TCP in 90 s: 60 s slower.
     # ... and 120 s with a backoff to 0.5: 30 s slower at 0.8 than at 0.5.
-    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0, "never": False},
-                          {"alg": "cubic-2.0, beta 0.5", "convergence_s": 120.0, "never": False},
-                          {"alg": "htcp", "convergence_s": 90.0, "never": False}],
-     {"slower_than_htcp": 60.0, "slower_than_half_backoff": 30.0}),
+    # ... and Cubic 2.0's growth slope as its run measured it (the others' are not read).
+    ("s002-convergence", [{"alg": CUBIC2, "convergence_s": 150.0, "never": False, "growth_slope": 0.6},
+                          {"alg": "cubic-2.0, beta 0.5", "convergence_s": 120.0, "never": False, "growth_slope": NAN},
+                          {"alg": "htcp", "convergence_s": 90.0, "never": False, "growth_slope": NAN}],
+     {"slower_than_htcp": 60.0, "slower_than_half_backoff": 30.0, "low_cwnd_less_aggressive": 0.6}),
     # without fast convergence 200 s, with it 150 s: 50 s.
-    ("s002-fast-convergence", [{"fc": 1, "convergence_s": 150.0}, {"fc": 0, "convergence_s": 200.0}],
+    ("s002-fast-convergence", [{"fc": 1, "convergence_s": 150.0, "never": False},
+                               {"fc": 0, "convergence_s": 200.0, "never": False}],
      {"fc_faster": 50.0}),
     # the 200 ms flow's share 0.30 when it starts first, 0.55 when second: |0.30 - 0.55| = 0.25.
     ("s002-rtt-unfairness", [{"order": "long_first", "long_share": 0.30}, {"order": "short_first", "long_share": 0.55}],
      {"start_dependent": 0.25}),
     ("s002-low-cwnd", [{"order": "long_first", "long_share": 0.70}, {"order": "short_first", "long_share": 0.55}],
      {"start_dependent": 0.15}),
-    # 60 s for the transfer started second against 40 s for the first: 1.5.
-    ("s002-completion-order", [{"fct_first": 40.0, "fct_second": 60.0}], {"order_matters": 1.5}),
-    # the long flow 150 Mb/s against the short one's 100 Mb/s: 1.5; a short flow that got
-    # nothing gives no ratio.
-    ("s002-long-short", [{"long_bps": 150e6, "short_bps": 100e6}], {"long_advantage": 1.5}),
-    ("s002-long-short", [{"long_bps": 150e6, "short_bps": 0.0}], {"long_advantage": NAN}),
+    # 60 s for the transfer started second against 40 s for the first: 1.5; the standard TCP
+    # baseline's 55 s against 50 s: 1.1.
+    ("s002-completion-order", [{"alg": CUBIC2, "fct_first": 40.0, "fct_second": 60.0},
+                               {"alg": "reno", "fct_first": 50.0, "fct_second": 55.0}],
+     {"order_matters": 1.5, "order_matters_tcp": 1.1}),
+    # the long flow 150 Mb/s against the short one's 100 Mb/s: 1.5, the baseline's 120 against
+    # 40: 3; a short flow that got nothing gives no ratio.
+    ("s002-long-short", [{"alg": CUBIC2, "long_bps": 150e6, "short_bps": 100e6},
+                         {"alg": "reno", "long_bps": 120e6, "short_bps": 40e6}],
+     {"long_advantage": 1.5, "long_advantage_tcp": 3.0}),
+    ("s002-long-short", [{"alg": CUBIC2, "long_bps": 150e6, "short_bps": 0.0},
+                         {"alg": "reno", "long_bps": 120e6, "short_bps": 40e6}],
+     {"long_advantage": NAN, "long_advantage_tcp": 3.0}),
     # utilisation 0.9 with the fixed code, 0.4 with the bug: 0.5.
     ("s002-scaling-bug", [{"bug": 0, "utilization": 0.9}, {"bug": 1, "utilization": 0.4}], {"bug_matters": 0.5}),
     # 10 Mb/s: TCP 4 over Cubic 5 = 0.8; 250 Mb/s: Cubic 150 of 200 = 0.75, minus 1/2 = 0.25.
@@ -360,6 +401,26 @@ def test_s002_grid_fairness():
 def test_s002_differences_and_ratios(name, rows, expected):
     assert set(expected) == paper_ids(name)
     check(name, rows, expected)
+
+
+def test_s002_growth_slope_of_each_epoch_against_its_window():
+    # Flow 0: losses at 20, 40, 50, 60 s at windows 300, 200, 200, 200; its epochs (40, 50] and
+    # (50, 60] rise from 160 to 200: (200 - 160) / 10 = 4 packets/s from a window of 200. Flow 1:
+    # losses at 40, 60, 80 at 25; epochs rise from 20 to 25 over 20 s: 0.25 packets/s from 25.
+    # Slope: log(4 / 0.25) / log(200 / 25) = log 16 / log 8 = 4/3. The epoch (20, 40] opens
+    # before the start (30 s) and stays out (from 10 to 200 in 20 s: it would pull the fit).
+    from cubiclab.experiments import seed002
+
+    cwnd = [{"t": 20.0 + k, "flow": 0, "cwnd": 10.0 + 10 * k} for k in range(1, 21)]
+    for a in (40.0, 50.0):
+        cwnd += [{"t": a + k, "flow": 0, "cwnd": 160.0 + 40 * (k - 1) / 9} for k in range(1, 11)]
+    for a in (40.0, 60.0):
+        cwnd += [{"t": a + k, "flow": 1, "cwnd": 20.0 + 5 * (k - 1) / 19} for k in range(1, 21)]
+    losses = [{"t": t, "flow": 0, "cwnd": w, "timeout": False} for t, w in ((20.0, 300), (40.0, 200), (50.0, 200),
+                                                                            (60.0, 200))]
+    losses += [{"t": t, "flow": 1, "cwnd": 25.0, "timeout": False} for t in (40.0, 60.0, 80.0)]
+    res = results([], [], losses=losses, cwnd=cwnd)
+    assert seed002._growth_slope(res, [0, 1], 30.0) == pytest.approx(4 / 3)
 
 
 def test_s002_buffer_utilisation_below_30pct_bdp():
@@ -511,12 +572,14 @@ def test_s000_two_flow_per_run_counts_a_silent_flow_as_zero():
 def test_s001_exp3_per_run_mean_cov_of_the_high_speed_flows():
     # 1 s samples, window (0, 4]: flow 0 (hs) 1, 3, 1, 3 Mb/s: mean 2, population std 1, CoV 0.5;
     # flow 1 (hs) constant: 0; mean 0.25. The SACK flow's swings and the sample at t = 0 stay out.
+    # Four seconds hold no two 10 s bins: the 10 s CoV is not measured (NaN).
     flows = (samples(0, "hs", range(5), "throughput_bps", [9e6, 1e6, 3e6, 1e6, 3e6]) +
              samples(1, "hs", range(5), "throughput_bps", [9e6, 2e6, 2e6, 2e6, 2e6]) +
              samples(2, "sack", range(5), "throughput_bps", [9e6, 1e6, 9e6, 1e6, 9e6]))
     res = results(flows, [{"flow": f, "group": g} for f, g in ((0, "hs"), (1, "hs"), (2, "sack"))],
                   link=[{"t": t, "utilization": 0.9, "queue_bytes": 0.0} for t in range(5)])
-    assert CATALOG["s001-exp3"].per_run(None, res, 0.0, 4.0) == pytest.approx({"cov_1s": 0.25, "utilization": 0.9})
+    assert CATALOG["s001-exp3"].per_run(None, res, 0.0, 4.0) == pytest.approx(
+        {"cov_1s": 0.25, "cov_10s": NAN, "utilization": 0.9}, nan_ok=True)
 
 
 def test_s002_missing_drop_longest_unfair_stretch_and_cov():
@@ -641,7 +704,7 @@ def test_s000_fig4_per_run_smaller_plateau_and_convergence_from_the_second_start
     ((300.0, True), (300.0, True), Censored(-math.inf, math.inf)),
 ])
 def test_s002_convergence_bounds_a_difference_with_a_run_that_never_converged(cubic, htcp, expected):
-    rows = [{"alg": CUBIC2, "convergence_s": cubic[0], "never": cubic[1]},
+    rows = [{"alg": CUBIC2, "convergence_s": cubic[0], "never": cubic[1], "growth_slope": 0.5},
             {"alg": "cubic-2.0, beta 0.5", "convergence_s": 100.0, "never": False},
             {"alg": "htcp", "convergence_s": htcp[0], "never": htcp[1]}]
     assert seed_values("s002-convergence", rows)["slower_than_htcp"] == expected
@@ -662,7 +725,7 @@ def test_s001_fig3_4_per_run_shares_plateau_and_convergence_of_the_cubic_flows()
 
 def test_s000_fig3_values_from_the_response_functions(monkeypatch, tmp_path):
     # The panel gap from a constructed table: HSTCP / CUBIC of 10 and 100 at 10 ms (mean log10
-    # 1.5), 1 and 10 at 100 ms (0.5): 1.0. The rest from the models at p = 1e-6: Mathis
+    # 1.5), 1 and 10 at 100 ms (0.5): 1.0; the smaller of the two, 0.5. The rest from the models at p = 1e-6: Mathis
     # sqrt(1.5e6) = 1224.74 packets, x 12000 bits / 10 ms = 1.4697 Gb/s; CUBIC's Eq. 5 at 10 ms,
     # 1.9^(1/4) x (0.01 / 1e-6)^(3/4) = 1174.1, is below TCP's window, so the TCP-friendly floor
     # gives exactly TCP's: 1; HSTCP 0.12 / 1e-6^0.835 = 0.12 x 10^5.01 = 12279.5 over 1224.74 =
@@ -674,7 +737,8 @@ def test_s000_fig3_values_from_the_response_functions(monkeypatch, tmp_path):
     vals, _, _ = CATALOG["s000-fig3"].compute(base.TINY, tmp_path)
     tcp = math.sqrt(1.5e6)
     assert vals == pytest.approx({"tcp_window": tcp, "tcp_rate": tcp * 12000 / 0.01 / 1e9, "cubic_equals_tcp": 1.0,
-                                  "hstcp_10x": 0.12 * 10 ** 5.01 / tcp, "friendlier_at_short_rtt": 1.0})
+                                  "hstcp_10x": 0.12 * 10 ** 5.01 / tcp, "friendlier_than_hstcp": 0.5,
+                                  "friendlier_at_short_rtt": 1.0})
 
 
 def test_s000_tcp_mode_growth_rows(monkeypatch, tmp_path):
@@ -759,13 +823,15 @@ def _gains(column: str, ends: dict):
 def test_s004_fig6_and_fig7_gains(monkeypatch, tmp_path):
     # Fig. 6, alpha 0.1 -> 10 Mb/s^3: lambda 1 from 0.1 to 0.9, +800%; lambda 0.01 from 0.8 to
     # 0.88, +10%: 10 / 800 = 0.0125. Fig. 7, beta 0.5 -> 0.9: lambda 1 from 0.4 to 0.94, +135%;
-    # lambda 0.01 from 0.9 to 0.99, +10%: 135 - 10 = 125 points.
+    # lambda 0.01 from 0.9 to 0.99, +10%: 135 - 10 = 125 points. The smallest step along the
+    # five (coarse) values, 0.5 between the ends: alpha, lambda 0.01, 0.8 -> 0.5: -0.3; beta,
+    # lambda 0.01, 0.9 -> 0.5: -0.4.
     _stand_in(monkeypatch, "bao_fig6_data", "plot_bao_fig6", _gains("alpha", {0.01: (0.8, 0.88), 1.0: (0.1, 0.9)}))
     _stand_in(monkeypatch, "bao_fig7_data", "plot_bao_fig7", _gains("beta", {0.01: (0.9, 0.99), 1.0: (0.4, 0.94)}))
     assert CATALOG["s004-fig6"].compute(base.TINY, tmp_path)[0] == pytest.approx(
-        {"plus_806": 800.0, "small_lambda_little_gain": 0.0125})
+        {"plus_806": 800.0, "small_lambda_little_gain": 0.0125, "improves_with_alpha": -0.3})
     assert CATALOG["s004-fig7"].compute(base.TINY, tmp_path)[0] == pytest.approx(
-        {"plus_137": 135.0, "small_lambda_less_gain": 125.0})
+        {"plus_137": 135.0, "small_lambda_less_gain": 125.0, "improves_with_beta": -0.4})
 
 
 def _invariance_calls(monkeypatch) -> tuple[list, dict]:

@@ -67,3 +67,14 @@ def test_evidence_is_counted_apart_and_checks_are_not_evidence(tmp_path):
     assert "| the paper's own arithmetic | paper claim | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 |" in page
     # The headline counts the 3 verdicts on packets: 2 simulated holds, 1 kernel fails.
     assert "**Headline:** paper claims of the seeds judged on packets: 3: 2 holds, 1 does not hold." in page
+
+
+def test_headline_with_no_verdict_on_packets_ends_at_its_count():
+    # An entry run alone with no simulation (s000-fig3) printed "judged on packets: 0: ".
+    from collections import Counter
+
+    from cubiclab.experiments.tally import headline_text
+
+    assert headline_text({}) == "paper claims of the seeds judged on packets: 0"
+    counts = {("packet-level simulation", "paper claim"): Counter({"holds": 2})}
+    assert headline_text(counts) == "paper claims of the seeds judged on packets: 2: 2 holds"

@@ -5,8 +5,11 @@ folder, `sh` blocks in bash (a `cd` carries over to the next block, as in a term
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +27,12 @@ NOT_RUN = ("python3 -m pip install -e '.[test]' && cubiclab run", "bash scripts/
 def code_blocks(page: Path) -> list[tuple[str, str, str]]:
     """(language, the rest of the fence's info string, code) of every fenced block of a page,
     in order. A block fenced ```text output``` shows what the block before it prints: the
-    test holds the page's text to its output."""
-    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(page.read_text())]
+    test holds the page's text to its output (a `sh` block's or a `python` block's)."""
+    return code_blocks_of(page.read_text())
+
+
+def code_blocks_of(text: str) -> list[tuple[str, str, str]]:
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(text)]
 
 
 def why_no_testbed() -> str:
@@ -64,12 +71,14 @@ def run_page(page: Path, workdir: Path) -> None:
             cwd = Path(cwd_file.read_text().strip())
             printed = proc.stdout
         elif lang == "python":
-            old = Path.cwd()
+            old, out = Path.cwd(), io.StringIO()
             os.chdir(cwd)
             try:
-                exec(compile(code, where, "exec"), namespace)
+                with contextlib.redirect_stdout(out):
+                    exec(compile(code, where, "exec"), namespace)
             finally:
                 os.chdir(old)
+            printed = out.getvalue()
         elif lang not in ("toml", "text", "bibtex"):
             raise AssertionError(f"{where}: a block in '{lang}' is neither run nor declared as shown-only")
     import matplotlib.pyplot as plt
@@ -80,6 +89,39 @@ def run_page(page: Path, workdir: Path) -> None:
 @pytest.mark.parametrize("page", TUTORIALS, ids=lambda p: p.stem)
 def test_tutorial_code_runs(page, tmp_path):
     run_page(page, tmp_path)
+
+
+def test_capture_commands_name_the_file_the_run_wrote(tmp_path):
+    """The terminal commands the capture page gives (tshark, tcptrace) read the capture where
+    its run wrote it (they named a `capture.pcap` the page's folder does not hold); with
+    tshark installed, its conversation list has one TCP conversation per flow of the run."""
+    page = ROOT / "docs" / "tutorials" / "packet-capture.md"
+    run_page(page, tmp_path)
+    commands = re.findall(r"`((?:tshark|tcptrace) [^`]*)`", page.read_text())
+    assert commands
+    for command in commands:
+        path = next(w for w in command.split() if w.endswith(".pcap"))
+        assert (tmp_path / path).is_file(), f"`{command}` names {path}, which the page's run did not write"
+    if shutil.which("tshark"):
+        import pandas as pd
+
+        tshark = next(c for c in commands if c.startswith("tshark"))
+        proc = subprocess.run(tshark.split(), cwd=tmp_path, capture_output=True, text=True, check=True)
+        conversations = [line for line in proc.stdout.splitlines() if "<->" in line]
+        flows = pd.read_parquet(next(tmp_path.glob("out/*/totals.parquet")))
+        assert len(conversations) == len(flows), proc.stdout
+
+
+def test_readme_replay_commands_run(tmp_path):
+    """The README's "Algorithms and replay" commands run as written in an empty folder (they
+    replayed a trace.csv a reader does not have: the block now writes one first)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Algorithms and replay\n", 1)[1].split("\n## ", 1)[0]
+    (code,) = [c for lang, _, c in code_blocks_of(section) if lang == "sh"]
+    env = dict(os.environ, MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["bash", "-c", f"set -euo pipefail\n{code}"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_every_tutorial_is_in_the_nav():
@@ -115,6 +157,24 @@ def test_generated_reference_pages_are_committed_and_current():
     assert stale_pages() == [], f"run `{COMMAND}`"
     for link in re.findall(r"\]\(([^)#]+\.md)\)", (ROOT / "docs" / "index.md").read_text()):
         assert (ROOT / "docs" / link).exists(), link
+
+
+@pytest.mark.parametrize("section, cls", [("Scenario", "Scenario"), ("DuplexLink", "Bottleneck"),
+                                          ("FlowGroup", "FlowGroup"), ("WebGroup", "WebGroup"), ("Record", "Record")])
+def test_the_scenario_reference_calls_required_only_what_a_file_must_give(section, cls):
+    """A key the Python edge fills in when a file leaves it out is not "required" in the
+    reference (its link table called rate, buffer, queue and loss required, and `record`)."""
+    from dataclasses import MISSING, fields
+
+    import cubiclab.scenario as s
+
+    text = (ROOT / "docs" / "reference" / "scenario.md").read_text()
+    table = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| [^|]* \| ([^|]*) \|", table, re.M)}
+    defaulted = [f.name for f in fields(getattr(s, cls))
+                 if (f.default, f.default_factory) != (MISSING, MISSING) and f.name in rows]
+    assert defaulted
+    assert [k for k in defaulted if rows.get(k, "").strip() == "required"] == []
 
 
 @pytest.mark.parametrize("cls", ["Scenario", "FlowGroup", "WebGroup", "Bottleneck", "Link", "Record"])

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz_inputs import (
-    FILE_KINDS, FILE_ROLES, check_cli, check_file_case, check_run, check_toml, check_trace, drawable,
-    malformed_scenario, model_argv, replay_argv, scenario, toml_bytes, trace_text,
+    FILE_KINDS, FILE_ROLES, check_cli, check_file_case, check_run, check_schedule_trace, check_toml, check_trace,
+    drawable, mahimahi_text, malformed_scenario, model_argv, replay_argv, scenario, toml_bytes, trace_text,
 )
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -65,11 +65,19 @@ def test_command_lines_from_the_issue(argv):
     check_cli(argv)
 
 
+@FAST
+@given(mahimahi_text())
+def test_schedule_traces_are_refused_naming_the_key_and_file_or_run(tmp_path_factory, data):
+    check_schedule_trace(tmp_path_factory.mktemp("trace"), data)
+
+
 def expected_outcome(kind: str, role: str) -> str:
     if role == "record.pcap":  # a name inside the run's folder, whatever the scenario's folder holds
         return "refused" if kind in ("missing folder", "escape") else "ran"
     if FILE_ROLES[role] == "output":  # any regular or new file the user names; never another kind
         return "refused" if kind in ("folder", "FIFO", "symlink", "missing folder") else "ran"
+    if kind == "long trace":  # streamed as a schedule trace; no scenario file or replay trace
+        return "ran" if role == "schedule trace" else "refused"
     return "ran" if kind in ("regular", "symlink") else "refused"
 
 

@@ -3,7 +3,7 @@
 A bulk flow of a few seconds runs through a 20 Mbit/s tbf bottleneck with a 120 kB queue
 (RTT up to ~48 ms of queueing, several loss events), once per algorithm: the kernel's own
 `reno` and `cubic`, and every BPF port of cubiclab (`cubic-2.2`, `cubic-2.0`, `cubic-2008`,
-`cubic-2005`, `cubic-rfc9438`, `bic`, `highspeed`, `scalable`, `htcp`, `westwood`,
+`cubic-2005`, `cubic-rfc9438` (also with `hystart = "hystart++"`), `bic`, `highspeed`, `scalable`, `htcp`, `westwood`,
 `illinois`, `veno`, `hybla`, `yeah`, `lp`, `dctcp`: its receiver runs it too, for the ECN
 handshake; the tbf bottleneck drops and marks nothing, so alpha only decays), registered for
 that flow
@@ -55,8 +55,14 @@ THRESHOLD = 0.995
 # socket's tsoffset from the witness); its remote-HZ estimate of the receiver's 1000 Hz
 # clock is above 1000 on most ACKs, where LP_RESOL / remote_hz is 0 and the delay range spans
 # ~2^32, so no early drop happened in the runs so far, on the kernel or in the replay.
+# cubic-rfc9438:hystart=hystart++ runs RFC 9406 in its first slow start (the port's
+# hystart_pp.h): on this path each round's least RTT climbs with the queue, so it enters CSS
+# within the first rounds and, unless a loss comes first, congestion avoidance after five
+# CSS rounds (28 Nov 2026: CSS from about the 20th ACK, ssthresh = cwnd = 74 at ACK 177
+# without a loss; 5057 of 5057 Open ACKs matched).
 PORTS = ["cubic-2.2", "cubic-2.0", "cubic-2008", "cubic-2005", "cubic-rfc9438", "bic", "highspeed", "scalable",
-         "htcp", "westwood", "illinois", "veno", "hybla", "yeah", "lp", "dctcp"]
+         "htcp", "westwood", "illinois", "veno", "hybla", "yeah", "lp", "dctcp",
+         "cubic-rfc9438:hystart=hystart++"]
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +147,37 @@ def test_kernel_bbr_matches_replay_every_ack():
     # A flow that never left STARTUP would check little: it must have drained and cycled.
     assert set(r.table["mode"]) >= {0, 1, 2}
     assert r.shares()["all three"] >= THRESHOLD
+
+
+def test_kernel_bbr3_port_matches_replay_every_hook():
+    # The bbr3 BPF port (cong_control on 6.18's rate sample, v3's tx_in_flight and lost from
+    # its per-ACK history), 6 s through the tbf path above with a 30 kB queue (at 120 kB the
+    # flow spends almost all of PROBE_BW cruising: 2 ACKs in UP, one inflight_hi cut), with
+    # its hook log on; every hook
+    # call replayed through the library's bbr3 on the inputs the port read
+    # (cubiclab.kernel.bbr3_check). The replay is the same integer arithmetic on the same
+    # inputs and the same random draws (the port's xorshift from the library's default
+    # seed): every call must match, and so must the v3 fields the port derived (searched
+    # again in the whole logged history). 28 Nov 2026: 5824/5824, 6420/6420, 5944/5944 and
+    # 5800/5800 ACKs in four runs of 5 s at 120 kB; at 30 kB 6615/6615 (36 loss events, 314
+    # ACKs in UP, 11 inflight_hi cuts) and, with loss_thresh=1, bw_probe_max_rounds=8 and
+    # probe_rtt_win_ms=2000, 6730/6730; 6 s at 30 kB: 7443/7443 and 7702/7702.
+    if _bpf_reason is not None:
+        pytest.skip(f"BPF ports unavailable: {_bpf_reason}")
+    from cubiclab.kernel.bbr3_check import run_check
+
+    # 6 s: PROBE_RTT comes 5 s (probe_rtt_win_ms) after the handshake's RTT sample, which a
+    # 5 s flow reached in some runs only.
+    r = run_check(seconds=6.0, limit_bytes=30_000)
+    print("\n" + r.report())
+    assert r.lost == 0
+    flows = [f for f in r.flows if "init" in f["hooks"]]
+    assert len(flows) == 1, r.report()
+    f = flows[0]
+    acks = r.acks(f)[1]
+    # A meaningful flow: thousands of ACKs, losses, STARTUP left, PROBE_RTT, every PROBE_BW
+    # phase, and v3's loss response (inflight_hi cut through the v3 fields).
+    assert acks > 2000 and f["hooks"].get("ssthresh", {}).get("calls", 0) >= 2
+    assert {"0", "2", "3"} <= set(f["modes"]) and set(f["phases"]) == {"0", "1", "2", "3"}, r.report()
+    assert f["inflight_hi_cuts"] >= 2, r.report()
+    assert all(h["matched"] == h["calls"] for h in f["hooks"].values()), r.report()

@@ -196,7 +196,7 @@ def test_eq6_constant_from_eq5():
     assert math.isclose(response.cubic_eq6_constant(0.4, 0.2), 1.9**0.25, rel_tol=1e-12)
     # Seed 001's beta = 0.8 *kept* is the same curve.
     p = np.array([1e-7, 1e-5])
-    assert np.allclose(response.cubic_window_rx05(p, 0.1), response.cubic_window(p, 0.1, beta=0.2))
+    assert np.allclose(response.cubic_window_rx05(p, 0.1), response.cubic_window(p, 0.1, decrease=0.2))
 
 
 def test_eq6_short_epoch_ratio_integrates_the_profile():
@@ -295,6 +295,25 @@ def test_cli_model_json_and_response(capsys):
     assert "rtt" in capsys.readouterr().err
 
 
+def test_cli_response_calls_the_fraction_removed_decrease(capsys):
+    # One meaning per word: `model markov --beta` and every algorithm's `beta` are the fraction
+    # kept; `model response` took --beta as the fraction removed (0.2). It is --decrease now,
+    # and --beta is refused naming it. Eq. 5 with decrease 0.3 against 0.2: E[W] scales as
+    # ((4 - d) / (4 d))^(1/4) (response.py), the model's own arithmetic.
+    import json
+
+    windows = {}
+    for d in (0.2, 0.3):
+        assert cli.main(["model", "response", "--model", "cubic_pure", "--decrease", str(d), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["decrease"] == d and "beta" not in out
+        windows[d] = out["windows"][0]["cubic_pure"]
+    ratio = ((4 - 0.3) / (4 * 0.3) / ((4 - 0.2) / (4 * 0.2))) ** 0.25
+    assert math.isclose(windows[0.3] / windows[0.2], ratio, rel_tol=1e-9)
+    assert cli.main(["model", "response", "--beta", "0.2"]) == 2
+    assert "--beta of `model response` is now --decrease" in capsys.readouterr().err
+
+
 def test_figures_write_pngs(tmp_path):
     from cubiclab.models.figures import reproduce_all
 
@@ -344,3 +363,22 @@ def test_units_sizes_percent_buffer():
     assert parse_buffer("20packets", mss=1500) == 30_000
     with pytest.raises(ValueError, match="BDP is not known"):
         parse_buffer("100%BDP")
+
+
+def test_the_python_api_calls_the_fraction_removed_decrease():
+    # One meaning per word in the Python API too: a parameter named beta is a fraction kept
+    # (markov_model, bridge, every algorithm); the response functions take seed 000's beta,
+    # the fraction removed, as `decrease`. Eq. 6's constant at decrease 0.2 is 1.9^(1/4).
+    import inspect
+
+    from cubiclab.models import figures
+
+    removed = [response.aimd_window, response.cubic_eq6_constant, response.cubic_window,
+               response.cubic_eq6_short_epoch_ratio, response.cubic_tcp_friendly_loss_rate,
+               response.cubic_tcp_friendly_rtt, response.response_table, figures.ha_fig3_data]
+    for f in removed:
+        params = inspect.signature(f).parameters
+        assert "beta" not in params and "decrease" in params, f.__name__
+    assert math.isclose(response.cubic_eq6_constant(decrease=0.2), 1.9**0.25, rel_tol=1e-12)
+    with pytest.raises(ValueError, match="decrease"):
+        response.cubic_window(1e-6, 0.01, decrease=1.5)

@@ -35,3 +35,22 @@ def test_notebook_runs(path, tmp_path):
     assert not errors
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert images, f"{path.name} drew no figure"
+
+
+def test_the_docs_command_runs_a_notebook(tmp_path):
+    """docs/index.md says how to run a notebook without a browser: the command exists once the
+    docs extra is installed (Jupyter's editor is not part of any extra) and runs the notebook."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    text = (EXAMPLES.parent / "docs" / "index.md").read_text()
+    command = re.search(r"`(jupyter execute [^`]+)`", text).group(1).split()
+    notebook = EXAMPLES.parent / command[-1]
+    assert notebook in NOTEBOOKS
+    copy = tmp_path / notebook.name  # run beside nothing of the repository's
+    shutil.copy(notebook, copy)
+    jupyter = Path(sys.executable).parent / "jupyter"
+    proc = subprocess.run([str(jupyter), *command[1:-1], str(copy)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr

@@ -39,6 +39,21 @@ def test_the_delay_stays_near_the_target_with_marks_for_ecn_and_drops_for_the_ot
     assert t.loc["plain", "ce_marks"] == 0 and t.loc["plain", "drops"] > 0
 
 
+def test_the_ecn_mask_decides_which_queue_takes_dctcps_ect0():
+    # DCTCP sends ECT(0). With the default mask (l4s_ect) that is Classic: PI2 holds the
+    # queue near its 15 ms target with p'^2 marks. With any_ect it is L4S: the 1 ms step
+    # marks it, and the queue stays under a millisecond.
+    def delay_s(mask):
+        sc = Scenario(name=mask, duration="10s", flows=[FlowGroup("dctcp", rtt="40ms")],
+                      bottleneck=Bottleneck(rate="20Mbps", buffer="1000packets", queue="dualpi2",
+                                            dualpi2={"ecn_mask": mask}))
+        late = cubiclab.simulate(sc).link.query("t > 3")
+        return (late.queue_bytes * 8 / 20e6).mean()
+
+    assert 0.01 < delay_s("l4s_ect") < 0.02
+    assert delay_s("any_ect") < 0.001
+
+
 @pytest.mark.parametrize("table, message", [
     ({"pie": {"alpha": 33}}, r"bottleneck\.pie\.alpha is 33; allowed: 0 to 32"),
     ({"pie": {"tupdate": "0ms"}}, r"bottleneck\.pie\.tupdate is 0; it must be > 0"),
@@ -46,6 +61,7 @@ def test_the_delay_stays_near_the_target_with_marks_for_ecn_and_drops_for_the_ot
     ({"dualpi2": {"coupling_factor": 0}}, r"bottleneck\.dualpi2\.coupling_factor is 0; allowed: 1 to 255"),
     ({"dualpi2": {"classic_protection": 101}}, r"bottleneck\.dualpi2\.classic_protection is 101; allowed: 0 to 100"),
     ({"dualpi2": {"drop_early": True}}, r"bottleneck\.dualpi2"),
+    ({"dualpi2": {"ecn_mask": "ect1"}}, r"bottleneck\.dualpi2\.ecn_mask: unknown variant `ect1`; allowed: `l4s_ect` or `any_ect`"),
 ])
 def test_bad_settings_are_refused_naming_the_key(table, message):
     queue = next(iter(table))

@@ -68,8 +68,14 @@ def axes_of(monkeypatch, plot, *args, **kw):
 
 def test_axes_have_units_and_drops_their_own_axis(fig6, monkeypatch):
     fig = axes_of(monkeypatch, plots.plot_queue, fig6, "q.png")
-    assert [ax.get_ylabel() for ax in fig.axes] == ["queueing delay (ms)", "queue (packets)",
-                                                    "drops (packets per 100 ms)"]
+    assert [ax.get_ylabel() for ax in fig.axes] == ["queueing delay (ms)", "queue (packets)", "drops\nper 100 ms"]
+    # Each label stays beside its own panel: the drops panel is short, and its one-line label
+    # ran up into the queue's, the two printed over each other.
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        label, panel = ax.yaxis.label.get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert panel.y0 - 1 <= label.y0 and label.y1 <= panel.y1 + 1, ax.get_ylabel()
     # 400 Mbit/s: a full queue of 100% BDP (40 ms) waits 40 ms; delay = bytes x 8 / rate.
     delay = fig.axes[0].lines[0].get_ydata()
     assert max(delay) == pytest.approx(fig6.link.queue_bytes.max() * 8 / 400e6 * 1e3)
@@ -89,7 +95,7 @@ def test_several_links_have_a_throughput_panel_per_link(monkeypatch):
                                         cross=[{"algorithm": "cubic", "rtt": "40ms"}], duration="3s"))
     fig = axes_of(monkeypatch, plots.plot_queue, res, "q.png")
     assert [ax.get_ylabel() for ax in fig.axes] == ["throughput (Mbit/s)", "queueing delay (ms)", "queue (packets)",
-                                                    "drops (packets per 100 ms)"]
+                                                    "drops\nper 100 ms"]
     lines = fig.axes[0].lines
     assert [line.get_label() for line in lines] == ["hop1", "hop2"]
     for k, line in enumerate(lines):
@@ -162,3 +168,17 @@ def test_plotting_memory_is_within_its_estimate(fig6, tmp_path):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak <= plots.plot_memory_bytes(len(long.flows))
+
+
+def test_drops_after_slow_start_readable(monkeypatch):
+    # Slow start's drops (1285 packets in 100 ms here) flattened the steady state's bursts of
+    # a few packets: the drops axis stops at 1.2 x the 99th percentile of the drops once every
+    # flow has had its first loss, the larger peak clipped and named, as cwnd's.
+    res = cubiclab.simulate(default_scenario().replace(duration="30s"))
+    past = res.losses.groupby("flow").t.min().max()
+    steady = res.link.drops[res.link.t >= past].quantile(0.99)
+    ax = axes_of(monkeypatch, plots.plot_queue, res, "q.png").axes[2]
+    assert 0 < steady and ax.get_ylim() == pytest.approx((0, 1.2 * steady))
+    assert any(f"drops peak {res.link.drops.max():.0f} (clipped" in t.get_text() for t in ax.texts)
+    full = axes_of(monkeypatch, plots.plot_queue, res, "q.png", scale="full").axes[2]
+    assert full.get_ylim()[1] >= res.link.drops.max()

@@ -11,7 +11,7 @@ from cubiclab.experiments import CATALOG
 from cubiclab.experiments.base import TINY, load_scenario
 from cubiclab.experiments.claims import FAILS, HOLDS, INCONCLUSIVE
 from cubiclab.experiments.sensitivity import choices, compare, sensitivity, summary
-from cubiclab.experiments.unstated import background, buffer, delay_reading, object_sizes, rtt_of, start_gap
+from cubiclab.experiments.unstated import background, buffer, delay_reading, object_sizes, rate_of, rtt_of, start_gap
 
 
 def test_each_setting_scales_its_own_number_in_its_own_unit():
@@ -33,6 +33,14 @@ def test_rtt_of_changes_only_the_flows_at_that_rtt():
     sc.flows[0].rtt, sc.flows[1].rtt = "200ms", "50ms"
     x = rtt_of("50ms", "").apply(sc, 2.0)
     assert [g.rtt for g in x.flows] == ["200ms", "100ms"]
+
+
+def test_rate_of_changes_only_a_link_at_that_rate():
+    sc = load_scenario("s003_cubic_tahoe")  # the blog's 2.64 Mbps link: a stated rate stays
+    assert rate_of("50Mbps", "").apply(sc, 2.0).bottleneck.rate == "2.64Mbps"
+    sc.bottleneck.rate = "50Mbps"
+    assert rate_of("50Mbps", "").apply(sc, 0.5).bottleneck.rate == "25Mbps"
+    assert sc.bottleneck.rate == "50Mbps"
 
 
 def test_a_choice_changes_every_run_of_the_entry_and_nothing_else():

@@ -30,6 +30,24 @@ def test_key_is_the_compiled_scenario_and_seed():
     assert run_key(a) == run_key(small(rate="50000kbps"))
 
 
+def test_a_trace_is_keyed_by_its_contents_not_its_place(tmp_path):
+    # The same Mahimahi trace in two folders (another install's copy, a moved folder) gives
+    # one cache key; a trace with one more opportunity gives another.
+    lines = "\n".join(str(t) for t in range(1, 200)) + "\n"
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "x.trace").write_text(lines)
+    (tmp_path / "c.trace").write_text(lines + "200\n")
+
+    def key(path):
+        sc = Scenario(duration="1s", bottleneck=Bottleneck(rate="10Mbps", schedule={"trace": str(path)}),
+                      flows=[FlowGroup()])
+        return run_key(sc)
+
+    assert key(tmp_path / "a" / "x.trace") == key(tmp_path / "b" / "x.trace")
+    assert key(tmp_path / "a" / "x.trace") != key(tmp_path / "c.trace")
+
+
 def test_bottleneck_packets_is_rate_times_duration_over_the_wire_size():
     # 50 Mbit/s / 8 / (1448 + 52 B on the wire) = 4166.67 packets/s; x 5 s = 20833.3.
     assert small().bottleneck_packets() == pytest.approx(50e6 / 8 / 1500 * 5)

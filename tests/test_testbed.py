@@ -496,7 +496,7 @@ def test_reproduce_names_why_the_testbed_refuses_a_run():
     assert why_not(run("700s", "10Mbps"), 800) is None
 
 
-def test_the_rate_limit_reads_a_schedules_peak():
+def test_the_rate_limit_reads_a_schedules_peak(tmp_path):
     # A schedule's steps start at 0 s and replace the fixed rate: 100 Mbit/s fixed with a
     # 1500 Mbit/s step asks 1500 of the emulator. A trace opportunity carries 1500 bytes, so
     # three in one millisecond are 3 x 1500 x 8 bits per ms = 36 Mbit/s.
@@ -511,7 +511,8 @@ def test_the_rate_limit_reads_a_schedules_peak():
     sc = cubiclab.Scenario(duration="2s", flows=[cubiclab.FlowGroup("cubic", rtt="40ms")], bottleneck=steps)
     assert peak_rate_bps(sc.compile()["bottleneck"]) == 1_500_000_000
     assert "schedule's peak rate 1500 Mbit/s is above" in why_not(Run(sc), 600)
-    trace = {"kind": "trace", "opportunities_ms": [1, 2, 2, 2, 5]}
+    (tmp_path / "link.trace").write_text("1\n2\n2\n2\n5\n")
+    trace = cubiclab.traces.load_trace(str(tmp_path / "link.trace"))
     assert peak_rate_bps({"rate": 100_000_000, "schedule": trace}) == 36_000_000
 
 

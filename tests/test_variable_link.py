@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 import cubiclab
-from cubiclab import Bottleneck, FlowGroup, Scenario, traces
+from cubiclab import Bottleneck, FlowGroup, Scenario, _core, traces
 from cubiclab.plots import throughput_series
 
 PACKET_BITS = 1500 * 8
@@ -14,7 +16,29 @@ PACKET_BITS = 1500 * 8
 
 @pytest.mark.parametrize("name", list(traces.TRACES))
 def test_shipped_traces_are_their_recipes(name):
-    assert traces.load_trace(name) == traces.generate(name)
+    shipped = (traces.HERE / f"{name}.trace").read_text()
+    assert shipped == "".join(f"{ms}\n" for ms in traces.generate(name))
+
+
+def test_a_trace_offers_its_opportunities_per_ms(tmp_path):
+    # 2 opportunities at each of 1..10 ms, 1 at each of 11..20 ms: 30 x 1500 B = 360,000
+    # bits per 20 ms period; by 10 ms (the ones at 10 ms count after it) 9 x 2 = 18.
+    path = tmp_path / "link.trace"
+    path.write_text("".join(f"{ms}\n" * (2 if ms <= 10 else 1) for ms in range(1, 21)))
+    sched = json.dumps(traces.load_trace(str(path)))
+    assert _core.schedule_capacity_bits(sched, [10_000_000, 20_000_001, 1_000_000_000]) == [
+        18 * PACKET_BITS, 30 * PACKET_BITS, 50 * 30 * PACKET_BITS]
+    # The densest millisecond, 2 x 1500 B per ms: 24 Mbit/s.
+    assert _core.schedule_peak_bps(sched) == 24_000_000
+
+
+def test_a_changed_trace_file_is_noticed(tmp_path):
+    path = tmp_path / "link.trace"
+    path.write_text("1\n2\n")
+    sched = traces.load_trace(str(path))
+    path.write_text("1\n1\n2\n")
+    with pytest.raises(ValueError, match="changed since the scenario was compiled"):
+        _core.schedule_capacity_bits(json.dumps(sched), [0])
 
 
 def test_steps_cap_the_throughput():

@@ -31,6 +31,7 @@ const OBJECTS: &[(&str, &str, &[&str], Option<&str>)] = &[
     ("yeah", "yeah.bpf.c", &[], Some("yeah")),
     ("lp", "lp.bpf.c", &[], Some("lp")),
     ("dctcp", "dctcp.bpf.c", &[], Some("dctcp")),
+    ("bbr3", "bbr3.bpf.c", &[], Some("bbr3")),
 ];
 
 /// params.h of a port: `struct clk_params`, one `__u64` member per parameter of the library

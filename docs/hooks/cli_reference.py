@@ -17,8 +17,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.Ar
 
 
 def _row(action: argparse.Action) -> str | None:
-    if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
-        return None
+    if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) or action.help == argparse.SUPPRESS:
+        return None  # (a suppressed option is an old name, kept only to be refused with the new one)
     name = ", ".join(f"`{o}`" for o in action.option_strings) or f"`{action.dest}`"
     if action.metavar and action.option_strings:
         name += f" `{action.metavar}`"

@@ -49,11 +49,13 @@ def _type(prop: dict) -> str:
 
 
 def _file_defaults() -> dict[str, dict[str, object]]:
-    """{definition name: {key: default}} from the dataclasses of `cubiclab.scenario`."""
+    """{definition name: {key: default}} from the dataclasses of `cubiclab.scenario` (a link's
+    under the schema's name, `DuplexLink`; a table left out, such as `[record]`, takes its
+    keys' defaults: TABLE_DEFAULT)."""
     from cubiclab import scenario as s
 
     out = {}
-    for name, cls in (("Scenario", s.Scenario), ("Bottleneck", s.Bottleneck), ("FlowGroup", s.FlowGroup),
+    for name, cls in (("Scenario", s.Scenario), ("DuplexLink", s.Bottleneck), ("FlowGroup", s.FlowGroup),
                       ("WebGroup", s.WebGroup), ("Host", s.Host),
                       ("Record", s.Record)):
         d = {}
@@ -62,15 +64,20 @@ def _file_defaults() -> dict[str, dict[str, object]]:
                 d[f.name] = f.default
             elif f.default_factory is not MISSING:
                 value = f.default_factory()
-                if value in ([], {}):
-                    d[f.name] = value
+                d[f.name] = value if value in ([], {}) else TABLE_DEFAULT
         out[name] = d
     return out
+
+
+#: The default shown for a table whose keys have their own defaults (`[record]`, `[bottleneck]`).
+TABLE_DEFAULT = "its keys' defaults"
 
 
 def _default(value) -> str:
     if value is None:
         return "—"
+    if value is TABLE_DEFAULT:
+        return value
     if value in ([], {}):
         return "empty"
     if isinstance(value, bool):
@@ -104,7 +111,7 @@ def _definition(name: str, schema: dict, defaults: dict) -> list[str]:
         required = set(schema.get("required", []))
         lines += ["| key | type | default | meaning |", "|---|---|---|---|"]
         for key, prop in props.items():
-            if key in defaults:
+            if key in defaults and not (defaults[key] in ([], {}) and "default" in prop):
                 default = _default(defaults[key])
             elif "default" in prop and _type(prop) == "time" and isinstance(prop["default"], int):
                 default = _default(f"{prop['default'] / 1e6:g}ms")

@@ -14,6 +14,21 @@ Quick start::
 import os as _os
 import sys as _sys
 
+# Ctrl-C while the command line imports numpy and pandas (its first ~0.7 s), before
+# cubiclab.cli.main can catch it: the command's own line and status, not a traceback. An
+# extension module interrupted while it loads may turn the KeyboardInterrupt into an
+# ImportError that no longer holds it (numpy's "PyCapsule_Import could not import module"),
+# so the command notes the signal itself while it imports.
+_command = _os.path.basename((getattr(_sys, "argv", None) or [""])[0]) == "cubiclab"
+_interrupted = []
+if _command:
+    import signal as _signal
+
+    def _note_interrupt(signum, frame):
+        _interrupted.append(signum)
+        _signal.default_int_handler(signum, frame)
+
+    _previous = _signal.signal(_signal.SIGINT, _note_interrupt)
 try:
     from cubiclab.algorithms import algorithms, check_algorithm
     from cubiclab.algorithms import info as algorithm_info
@@ -23,13 +38,14 @@ try:
     from cubiclab.simulate import simulate
     from cubiclab.testbed import testbed
     from cubiclab.window import window_curve
-except KeyboardInterrupt:
-    # Ctrl-C while the command line imports numpy and pandas (its first ~0.7 s), before
-    # cubiclab.cli.main can catch it: the command's own line and status, not a traceback.
-    if _os.path.basename(_sys.argv[0]) == "cubiclab":
+except BaseException as _e:
+    if _command and (_interrupted or isinstance(_e, KeyboardInterrupt)):
         _sys.stderr.write("cubiclab: interrupted\n")
         raise SystemExit(130) from None
     raise
+finally:
+    if _command:
+        _signal.signal(_signal.SIGINT, _previous)
 
 __all__ = [
     "algorithms", "algorithm_info", "check_algorithm", "builtin_trace", "replay", "window_curve",

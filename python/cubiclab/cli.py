@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from cubiclab.io import atomic_dir, atomic_write_text, check_file_target, writable_folder
-from cubiclab.suggest import did_you_mean
+from cubiclab.suggest import did_you_mean, suggestion
 
 #: Longest output folder name, in bytes: file systems allow 255, and the temporary name
 #: beside it adds a dot, the process id and a random part.
@@ -34,11 +34,19 @@ def _parse_set(items: list[str]) -> dict[str, float | str]:
 
 def cmd_algorithms(args) -> int:
     from cubiclab.algorithms import algorithms
+    from cubiclab.testbed.bpf import BpfUnavailable, port_line
 
     listed = algorithms()
     width = max(len(a.name) for a in listed)
+    no_loader = None
     for a in listed:
         print(f"{a.name:{width}s} {a.reference}")
+        try:
+            port = port_line(a.name)
+        except BpfUnavailable as e:
+            port, no_loader = None, str(e)
+        if port:
+            print(f"    kernel: {port}")
         kept = "no decrease" if a.beta_kept is None else f"keeps {a.beta_kept:.4g} of the window"
         if a.beta_kept_bounds and a.beta_kept_bounds[0] != a.beta_kept_bounds[1]:
             kept += f" at first ({a.beta_kept_bounds[0]:.4g} to {a.beta_kept_bounds[1]:.4g})"
@@ -51,6 +59,8 @@ def cmd_algorithms(args) -> int:
                 kind = "int" if p.integer else "real"
                 default, allowed = f"{p.default:g} {p.unit}", f"{kind} in [{p.min:g}, {p.max:g}]"
             print(f"    {p.name:22s} default {default:30s} {allowed}  {p.help}")
+    if no_loader:
+        print(f"(not shown: {no_loader})")
     return 0
 
 
@@ -119,9 +129,11 @@ def output_folder(out: str, name) -> Path:
 def cmd_run(args) -> int:
     """Simulate a scenario file (or the built-in default) and write tables, plots, summary."""
     from cubiclab.plots import check_memory as check_plot_memory, plot_run
+    from cubiclab import traces
     from cubiclab.scenario import Scenario, default_scenario
     from cubiclab.simulate import simulate
 
+    traces.progress = not args.quiet and not args.json
     sc = Scenario.load(args.scenario) if args.scenario is not None else default_scenario()
     changes = {}
     if args.seed is not None:
@@ -179,8 +191,25 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors as one line and exit status 2, like every other bad input (subcommands'
     parsers are of the same class)."""
 
+    def parse_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_args(args, namespace)
+
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}\n")
+        self.exit(2, f"{self.prog}: error: {did_you_mean(message)}{self._nearest_option(message)}\n")
+
+    def _nearest_option(self, message: str) -> str:
+        """For an unknown option ("unrecognized arguments: --seeed 3", which lists nothing
+        allowed), the nearest option of the subcommand it was given to."""
+        if not message.startswith("unrecognized arguments: "):
+            return ""
+        unknown = next((w.split("=")[0] for w in message.split()[2:] if w.startswith("-")), None)
+        parser = self
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                command = next((a for a in getattr(self, "_argv", []) if a in action.choices), None)
+                parser = action.choices.get(command, self)
+        return suggestion(unknown, list(parser._option_string_actions)) if unknown else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,8 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)  # (imports the subcommands' modules: Ctrl-C may come)
         return args.func(args)
     except ValueError as e:
         print(f"cubiclab: error: {did_you_mean(str(e))}", file=sys.stderr)

@@ -197,10 +197,11 @@ def check_file_target(path, what: str) -> Path:
 MAX_INPUT_BYTES = 256 << 20
 
 
-def read_input_file(path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of the regular file `path`, at most `limit` of them. Opened without blocking
-    (a FIFO is refused, never waited on) and checked after opening, so a device, folder or
-    FIFO is refused by what it is; `what` names the key or option in the error."""
+def open_input_file(path, what: str) -> int:
+    """A descriptor open for reading on the regular file `path`. Opened without blocking (a
+    FIFO is refused, never waited on) and checked after opening, so a device, folder or FIFO
+    is refused by what it is; `what` names the key or option in the error. The caller
+    closes it."""
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
         raise ValueError(f"{what} is {path!r}; allowed: the name of a regular file")
     p = Path(path)
@@ -210,12 +211,21 @@ def read_input_file(path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
         raise ValueError(f"{what}: no such file '{p}'") from None
     except OSError as e:
         raise ValueError(f"{what} '{p}': {e.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ValueError(f"{what} '{p}' is not a file ({_kind(mode)}); allowed: a regular file")
+    return fd
+
+
+def read_input_file(path, what: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file `path` (see `open_input_file`), at most `limit` of them."""
+    fd = open_input_file(path, what)
+    p = Path(path)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{what} '{p}' is not a file ({_kind(st.st_mode)}); allowed: a regular file")
-        if st.st_size > limit:
-            raise ValueError(f"{what} '{p}' is {st.st_size:,} bytes; allowed: at most {limit:,} bytes")
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise ValueError(f"{what} '{p}' is {size:,} bytes; allowed: at most {limit:,} bytes")
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(limit + 1)
     finally:

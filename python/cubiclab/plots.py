@@ -314,12 +314,14 @@ def plot_throughput(results, path: Path, bin_s: float = 1.0) -> Path:
     return save(fig, path)
 
 
-def plot_queue(results, path: Path) -> Path:
+def plot_queue(results, path: Path, scale: str = "steady") -> Path:
     """Per link of the path (the bottleneck alone on a dumbbell), three panels sharing the
     time axis: the queueing delay a packet arriving would wait (ms: the bytes queued at the
     link's rate, or at its schedule's rate over the interval), the queue in packets, and the
-    congestion drops per interval on an axis of their own. With several links, a panel on
-    top has each link's throughput (its utilisation times its rate, per interval; on a
+    congestion drops per interval on an axis of their own. `scale` is the drops axis's, as
+    plot_cwnd's: "steady" fits the drops after every flow's slow start (its first loss),
+    the slow starts' peak clipped and marked; "full" or "log". With several links, a panel
+    on top has each link's throughput (its utilisation times its rate, per interval; on a
     dumbbell throughput.png has the bottleneck's)."""
     link = results.link
     names = dict(zip(results.link_totals.link, results.link_totals.name)) if len(results.link_totals) else {}
@@ -328,7 +330,7 @@ def plot_queue(results, path: Path) -> Path:
     fig, axes = plt.subplots(3 + several, 1, figsize=(10, 6.5 + 2.2 * several), sharex=True,
                              gridspec_kw={"height_ratios": [2] * several + [2, 2, 1]})
     ax_t, (ax_d, ax_q, ax_x) = (axes[0] if several else None), axes[several:]
-    thinned = False
+    thinned, drops = False, {}
     for i, (k, d) in enumerate(link.groupby("link", observed=True)):
         label = names.get(k, f"link {k}") if several else None
         interval = float(d.t.diff().median()) if len(d) > 1 else 0.1
@@ -343,17 +345,24 @@ def plot_queue(results, path: Path) -> Path:
             thinned |= len(x) < len(d)
             ax.plot(x, ty, lw=0.8, color=f"C{i}", label=label, drawstyle="steps-pre" if ax is ax_x else "default")
         ax_x.fill_between(x, ty, step="pre", color=f"C{i}", alpha=0.4)
+        drops[k] = (d.t.to_numpy(dtype=float), d.drops.to_numpy(dtype=float))
+    first_losses = _first_losses(results)
+    past_slow_start = max(first_losses.values()) if first_losses else np.inf
+    _steady_limit(ax_x, drops, dict.fromkeys(drops, past_slow_start), scale, "drops")
     ax_d.set_ylabel("queueing delay (ms)")
     ax_q.set_ylabel("queue (packets)")
-    ax_x.set_ylabel(f"drops (packets per {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms)")
+    # On two lines: the drops panel is short, and a one-line label overran the queue's.
+    ax_x.set_ylabel(f"drops\nper {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms")
     ax_x.set_xlabel("time (s)")
     for ax in axes:
         ax.grid(alpha=0.3)
-        ax.set_ylim(bottom=0)
+        if ax.get_yscale() == "linear":
+            ax.set_ylim(bottom=0)
     if several:
         ax_t.set_ylabel("throughput (Mbit/s)")
         _outside_legend(ax_t, fontsize="small")
     axes[0].set_title("throughput and queue per link" if several else "bottleneck queue")
+    fig.align_ylabels(axes)
     _thinned_note(fig, thinned)
     return save(fig, path)
 

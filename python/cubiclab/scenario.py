@@ -23,6 +23,8 @@ A scenario file (every key optional except ``flows``)::
     fq_codel = { flows = 1024, quantum = 1514, ecn = true, drop_batch = 64 }  # Linux's defaults;
                                 # also target, interval, memory_limit (bytes); the buffer is
                                 # its limit (Linux's: buffer = "10240packets")
+    dualpi2 = { ecn_mask = "l4s_ect" }  # ECT(1)/CE is L4S; "any_ect": ECT(0) too (Linux's
+                                        # DCTCP sends ECT(0)); also target, step_thresh, ...
     loss = { model = "bernoulli", p = 0.001 }   # or poisson (rate per s), gilbert (p_gb, p_bg,
                                                 # loss_good, loss_bad); random loss, forward
     # reverse_loss = { ... }                    # the same on the reverse direction
@@ -105,7 +107,7 @@ from pathlib import Path
 import numpy as np
 
 from cubiclab import _core, units
-from cubiclab.suggest import did_you_mean, suggesting
+from cubiclab.suggest import did_you_mean, keywords_suggested, suggesting
 
 HEADER_BYTES = _core.HEADER_BYTES  # IPv4 + TCP + timestamps: 1448 + 52 = 1500 bytes on the wire
 MAX_FLOWS = _core.MAX_FLOWS  # flows and web sessions in one run, all groups together
@@ -150,14 +152,17 @@ Bottleneck = make_dataclass(
     namespace={"__doc__": "The shared link: rate, one-way delay, buffers, queue discipline (with one settings "
                           f"table per discipline: {', '.join(DISCIPLINE_TABLES)}) and random loss."})
 Bottleneck.__module__ = __name__
+Bottleneck = keywords_suggested(Bottleneck)
 
 Link = make_dataclass(
     "Link", [("name", "str | None", None)], bases=(Bottleneck,),
     namespace={"__doc__": "One link of a path of several ([[links]]): a name its routes use, and the keys "
                           "of Bottleneck."})
 Link.__module__ = __name__
+Link = keywords_suggested(Link)
 
 
+@keywords_suggested
 @dataclass
 class WebGroup:
     sessions: int | None = None
@@ -176,6 +181,7 @@ class WebGroup:
     route: list[str] | None = None
 
 
+@keywords_suggested
 @dataclass
 class FlowGroup:
     algorithm: str = "cubic"
@@ -209,6 +215,7 @@ class FlowGroup:
     ecn: bool | None = None
 
 
+@keywords_suggested
 @dataclass
 class Host:
     #: The hosts' timing noise: "testbed" or "off"; None: off, but turned on by ensembles
@@ -220,6 +227,7 @@ class Host:
 ENSEMBLE_JITTER = "testbed"
 
 
+@keywords_suggested
 @dataclass
 class Record:
     interval: str = "100ms"
@@ -232,6 +240,7 @@ class Record:
     pcap_link: str | None = None
 
 
+@keywords_suggested
 @dataclass
 class Scenario:
     flows: list[FlowGroup] = field(default_factory=list)
@@ -533,7 +542,7 @@ def _schedule(value, where: str, folder: Path | None = None) -> dict | None:
 
         if set(value) != {"trace"}:
             raise ValueError(f"{where}: a trace takes no other key; got {', '.join(sorted(value))}")
-        return {"kind": "trace", "opportunities_ms": load_trace(value["trace"], f"{where}.trace", folder)}
+        return load_trace(value["trace"], f"{where}.trace", folder)
     unknown = set(value) - {"steps", "repeat"}
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: steps, repeat")
@@ -578,8 +587,8 @@ def _buffer(value, fieldname, bdp_bytes, wire) -> dict:
         packets = units.parse_buffer(value, fieldname, bdp_bytes=bdp_bytes) / wire
     elif isinstance(value, str) and any(value.strip().lower().endswith(u) for u in ("packets", "packet", "pkts", "pkt")):
         packets = units.parse_size(value, fieldname, mss=1)
-    else:
-        return {"bytes": units.parse_size(value, fieldname)}
+    else:  # parse_buffer: a size, and a refusal that names the %BDP forms too
+        return {"bytes": units.parse_buffer(value, fieldname)}
     whole = units.checked_int(packets, fieldname, value, "packets", largest=2**32 - 1)
     if whole == 0 and bdp_bytes and "bdp" in value.lower():  # (a BDP of 0 is a rate of 0: the rate's fault)
         given = " (the default)" if value == _BUFFER_DEFAULT else ""
@@ -661,6 +670,8 @@ def _typed(obj, cls, where: str):
         allowed = " or ".join(_KINDS[k][1] if k != "list" or not items else f"a list ({_KINDS[items[0]][1]} each)"
                               for k in kinds)
         if not any(_KINDS[k][0](value) for k in kinds):
+            if isinstance(f.default, str) and any(c.isdigit() for c in f.default) and _KINDS["float"][0](value):
+                allowed += f" with its unit, as the default {f.default!r}"  # rtt=40: a time, e.g. "40ms"
             raise ValueError(f"{at} is {value!r} ({type(value).__name__}); allowed: {allowed}")
         if isinstance(value, (list, tuple)) and items:
             for i, v in enumerate(value):

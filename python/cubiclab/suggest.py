@@ -7,7 +7,9 @@ that list, so names added to the registries or the schema are covered without a 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
+import functools
 import re
 
 # The refused name: 'x' or `x` after "unknown ..." (scenario keys, algorithms, parameters,
@@ -24,8 +26,13 @@ def did_you_mean(message: str) -> str:
     if not refused or not allowed or "did you mean" in message:
         return message
     names = [n.strip(" '`\")") for n in re.split(r",|\bor\b", allowed.group(1))]
-    close = difflib.get_close_matches(refused.group(1), [n for n in names if n], n=1, cutoff=0.6)
-    return f"{message}; did you mean '{close[0]}'?" if close else message
+    return message + suggestion(refused.group(1), names)
+
+
+def suggestion(name: str, names) -> str:
+    """"; did you mean 'y'?" for the allowed name y nearest to `name`, or "" if none is close."""
+    close = difflib.get_close_matches(name, [n for n in names if n], n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 @contextlib.contextmanager
@@ -38,3 +45,21 @@ def suggesting():
         if message == str(e):
             raise
         raise ValueError(message) from None
+
+
+def keywords_suggested(cls):
+    """A dataclass whose constructor, given a keyword it has no field for, refuses it naming
+    the nearest field and every allowed one (Python's own TypeError names neither), as a
+    scenario file's unknown key is refused. Apply after ``@dataclass``."""
+    init, names = cls.__init__, [f.name for f in dataclasses.fields(cls)]
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        for key in kwargs:
+            if key not in names:
+                raise TypeError(f"{cls.__name__}() has no field '{key}'{suggestion(key, names)} "
+                                f"(allowed: {', '.join(names)})")
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__
+    return cls

@@ -73,9 +73,22 @@ def code_version() -> str:
 def run_key(scenario: Scenario) -> str:
     """The cache key of a scenario: sha256 of its compiled form (which holds the seed) and
     the code version. The scenario's name is not part of it."""
-    spec = scenario.compile()
+    spec = _without_trace_files(scenario.compile())
     text = json.dumps({"spec": spec, "code": code_version()}, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _without_trace_files(spec):
+    """The compiled scenario with each trace named by its digest alone: the digest of its
+    opportunities owns what the run computes, and where the file lies (another install's
+    copy of a shipped trace, a moved folder) does not."""
+    if isinstance(spec, dict):
+        if spec.get("kind") == "trace" and "digest" in spec:
+            return {k: v for k, v in spec.items() if k != "file"}
+        return {k: _without_trace_files(v) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_without_trace_files(v) for v in spec]
+    return spec
 
 
 @dataclass

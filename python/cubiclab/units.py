@@ -229,6 +229,9 @@ def parse_buffer(text, field: str = "buffer", bdp_bytes: int | None = None, mss:
                 raise ValueError(f"{field}: '{text}' must be a non-negative multiple of the BDP")
             if m.group(2) == "%":
                 value /= 100.0
+            elif m.group(2) is None and value > 1:  # '100BDP': a hundred BDPs, or one BDP missing its '%'?
+                raise ValueError(f"{field}: '{text}' is ambiguous; write '{m.group(1)}%BDP' for {value:g}% of the "
+                                 f"BDP or '{m.group(1)}xBDP' for {value:g} times it")
             return checked_int(value * bdp_bytes, field, text, "bytes")
     try:
         return parse_size(text, field, mss=mss)

@@ -4,15 +4,19 @@
  * difference: time in microseconds of the port's clock, t, t + RTT and K in 2^-10 s with RTT
  * the kernel's smoothed RTT, W_max, W_cubic and the target in 2^-10 segments, C to 2^-10,
  * |t - K| capped at 2^18, W_est in 2^-20 segments. W_max is held in 32 bits here (windows
- * below 2^22 segments). */
+ * below 2^22 segments). With `hystart = "hystart++"` the first slow start is RFC 9406's
+ * (hystart_pp.h), as cubic_frame.rs runs it. */
 #include "port.h"
 #include "fixed.h"
+#include "hystart_pp.h"
 
 /* Parameters by name (params.h; beta and c in millionths). */
 #define P_BETA ((__u64)PARAM.beta)
 #define P_C ((__u64)PARAM.c)
 #define P_FAST_CONVERGENCE (PARAM.fast_convergence != 0)
 #define P_RENO_FRIENDLY (PARAM.reno_friendly != 0)
+/* The choice's index in the library's HYSTART_PLUS_PLUS_OR_OFF: off 0, hystart++ 1. */
+#define P_HYSTART_PP (PARAM.hystart == 1)
 
 #define Q Q10
 #define W_SHIFT 20
@@ -81,6 +85,8 @@ void BPF_PROG(rfc9438_init, struct sock *sk)
 	struct clk_rfc9438 *ca = inet_csk_ca(sk);
 
 	__builtin_memset(ca, 0, sizeof(*ca));
+	if (P_HYSTART_PP)
+		hspp_start(sk);
 }
 
 /* A congestion event (Sec 4.6, 4.7), saving the state for undo (Sec 4.9). */
@@ -115,9 +121,17 @@ void BPF_PROG(rfc9438_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__s64 t, t_rtt, wc;
 	__u32 now;
 
-	acked = slow_start_first(sk, acked);
-	if (!acked)
+	if (!cong_avoid_begins(sk))
 		return;
+	if (tcp_in_slow_start(tp)) {
+		if (P_HYSTART_PP && hspp_applies(tp)) {
+			hspp_grow(sk, acked);
+			return;
+		}
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
 	now = (__u32)clock_us(sk);
 	if (!cv->epoch_set)
 		start_epoch(cv, tp->snd_cwnd, now);
@@ -200,8 +214,14 @@ __u32 BPF_PROG(rfc9438_undo_cwnd, struct sock *sk)
 	return tp->snd_cwnd;
 }
 
-/* RFC 9438 has no per-ACK sample rule. */
-PORT_LOG_ONLY_ACKED(rfc9438)
+/* RFC 9438 has no per-ACK sample rule; HyStart++ takes the ACK's RTT sample. */
+SEC("struct_ops")
+void BPF_PROG(rfc9438_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	log_pkts_acked(sk, sample);
+	if (P_HYSTART_PP)
+		hspp_on_ack(sk, sample->rtt_us);
+}
 
 PORT_OPS(clk_rfc9438, HOOK(rfc9438, init) HOOK(rfc9438, ssthresh) HOOK(rfc9438, cong_avoid)
 	 HOOK(rfc9438, set_state) HOOK(rfc9438, cwnd_event) HOOK(rfc9438, undo_cwnd)

@@ -11,14 +11,20 @@
 //!                                        each program's run count and time at the end
 //! cubiclab-bpf probe-bbr FILE            record every ACK of the kernel's bbr sockets
 //!                                        (see bbr_probe.rs) until stdin closes
+//! cubiclab-bpf replay-bbr3 FILE [k=v...] replay a bbr3 port's hook log through the
+//!                                        library's bbr3 (see bbr3_replay.rs)
 //! ```
+//! `load --hooklog DIR` also copies the hook log of each instance whose port keeps one
+//! (bbr3) to DIR/NAME.bin (hooklog.rs).
 //! Each instance is its own object (own parameters, own per-socket code) registered under
 //! NAME (at most 15 characters). The registration is a BPF link owned by this process:
 //! on SIGTERM/SIGINT/SIGHUP, on the end of stdin, when the parent dies (PR_SET_PDEATHSIG)
 //! the links are closed and the names leave the kernel's list; on SIGKILL the kernel closes
 //! them itself. Nothing is pinned, no kernel-wide setting is touched.
 
+mod bbr3_replay;
 mod bbr_probe;
+mod hooklog;
 mod ports;
 mod recorder;
 mod watch;
@@ -48,25 +54,32 @@ fn parse_instance(spec: &str) -> Result<Instance, String> {
     }
     let (alg, kv) = rest.split_once(':').unwrap_or((rest, ""));
     let port = ports::find(alg)?;
+    let params = parse_params(kv.split(',').filter(|s| !s.is_empty()))?;
+    ports::param_values(port, &params).map_err(|e| e.0)?;
+    Ok(Instance { name: name.to_string(), algorithm: port.algorithm, params })
+}
+
+/// Parameters given as `key=value` items: a number, else a name (a choice; the library
+/// checks both).
+fn parse_params<'a>(items: impl Iterator<Item = &'a str>) -> Result<Params, String> {
     let mut params = Params::new();
-    for item in kv.split(',').filter(|s| !s.is_empty()) {
+    for item in items {
         let (k, v) = item.split_once('=').ok_or_else(|| format!("parameter '{item}': expected key=value"))?;
-        // A number, else a name (a choice; the library checks both).
         match v.parse::<f64>() {
             Ok(number) => params.insert(k, number),
             Err(_) => params.insert(k, v),
         }
     }
-    ports::param_values(port, &params).map_err(|e| e.0)?;
-    Ok(Instance { name: name.to_string(), algorithm: port.algorithm, params })
+    Ok(params)
 }
 
 fn registered() -> Vec<String> {
     std::fs::read_to_string(AVAILABLE).unwrap_or_default().split_whitespace().map(str::to_string).collect()
 }
 
-/// Open the port's object, write the instance's name and parameters, load and register it.
-fn register(inst: &Instance) -> Result<(Object, Link), String> {
+/// Open the port's object, write the instance's name and parameters (and, with `hooklog`,
+/// turn on the hook log of a port that keeps one: hooklog.rs), load and register it.
+fn register(inst: &Instance, hooklog: bool) -> Result<(Object, Link), String> {
     let port = ports::find(inst.algorithm)?;
     let values = ports::param_values(port, &inst.params).map_err(|e| e.0)?;
     let offsets = ports::param_offsets(port.object).map_err(|e| format!("{}: {e}", inst.name))?;
@@ -89,6 +102,10 @@ fn register(inst: &Instance) -> Result<(Object, Link), String> {
             let data = map.initial_value_mut().ok_or("the parameter section has no data")?;
             ports::write_params(data, &offsets, &values).map_err(|e| format!("{}: {e}", inst.name))?;
             params_set = true;
+        } else if hooklog && map_name.ends_with("rodata.hooklog") {
+            // HOOKLOG_ON, the section's one u32.
+            let data = map.initial_value_mut().ok_or("the hook log switch has no data")?;
+            data[..4].copy_from_slice(&1u32.to_ne_bytes());
         }
     }
     // An algorithm without parameters has no parameter section.
@@ -216,11 +233,14 @@ fn probe_bbr(args: &[String]) -> ExitCode {
 }
 
 fn load(mut args: &[String]) -> ExitCode {
-    let (mut watch_path, mut stats) = (None, false);
+    let (mut watch_path, mut stats, mut hooklog_dir) = (None, false, None);
     loop {
         match args {
             [flag, path, rest @ ..] if flag == "--watch" => {
                 (watch_path, args) = (Some(std::path::PathBuf::from(path)), rest)
+            }
+            [flag, dir, rest @ ..] if flag == "--hooklog" => {
+                (hooklog_dir, args) = (Some(std::path::PathBuf::from(dir)), rest)
             }
             [flag, rest @ ..] if flag == "--stats" => (stats, args) = (true, rest),
             _ => break,
@@ -260,7 +280,7 @@ fn load(mut args: &[String]) -> ExitCode {
     }
     let mut links = Vec::new();
     for inst in &instances {
-        match register(inst) {
+        match register(inst, hooklog_dir.is_some()) {
             Ok(pair) => links.push(pair),
             Err(e) => {
                 eprintln!("cubiclab-bpf: {e}");
@@ -270,6 +290,18 @@ fn load(mut args: &[String]) -> ExitCode {
         }
     }
     let names: Vec<String> = instances.iter().map(|i| i.name.clone()).collect();
+    let mut hooklogs = Vec::new();
+    if let Some(dir) = &hooklog_dir {
+        for (name, (obj, _)) in names.iter().zip(&links) {
+            match hooklog::start(name, obj, dir) {
+                Ok(log) => hooklogs.extend(log),
+                Err(e) => {
+                    eprintln!("cubiclab-bpf: {e}");
+                    return ExitCode::from(3);
+                }
+            }
+        }
+    }
     // Statistics stay on while this fd is open (kernel.bpf_stats_enabled is not touched).
     let stats_fd = if stats { unsafe { libbpf_sys::bpf_enable_stats(libbpf_sys::BPF_STATS_RUN_TIME) } } else { -1 };
     if stats && stats_fd < 0 {
@@ -299,7 +331,8 @@ fn load(mut args: &[String]) -> ExitCode {
         unsafe { libc::close(stats_fd) };
     }
     drop(links);
-    if let Err(e) = watched {
+    let logged: Result<Vec<()>, String> = hooklogs.into_iter().map(hooklog::HookLog::finish).collect();
+    if let Err(e) = watched.and(logged) {
         eprintln!("cubiclab-bpf: {e}");
         return ExitCode::from(1);
     }
@@ -321,10 +354,20 @@ fn main() -> ExitCode {
         Some("list") => list(),
         Some("load") => load(&args[1..]),
         Some("probe-bbr") => probe_bbr(&args[1..]),
+        Some("replay-bbr3") => match bbr3_replay::run(&args[1..]) {
+            Ok(out) => {
+                println!("{out}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("cubiclab-bpf: {e}");
+                ExitCode::from(2)
+            }
+        },
         _ => {
             eprintln!(
-                "usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] NAME=ALGORITHM[:key=value,...] ... \
-                 | cubiclab-bpf probe-bbr FILE"
+                "usage: cubiclab-bpf list | cubiclab-bpf load [--watch FILE] [--stats] [--hooklog DIR] \
+                 NAME=ALGORITHM[:key=value,...] ... | cubiclab-bpf probe-bbr FILE | cubiclab-bpf replay-bbr3 FILE [key=value...]"
             );
             ExitCode::from(2)
         }

@@ -5,7 +5,7 @@
 use cubiclab_cc::params::ParamSpec;
 use cubiclab_cc::{registry, Algorithm, ParamError, Params};
 use libbpf_rs::btf::types::{MemberAttr, Struct};
-use libbpf_rs::btf::Btf;
+use libbpf_rs::btf::{Btf, HasSize};
 
 /// One port: the library name, a short tag for registered names, the compiled object, what
 /// its arithmetic changes against the library algorithm (empty: nothing), and the library
@@ -71,6 +71,16 @@ pub const PORTS: &[Port] = &[
     Port { algorithm: "yeah", tag: "yeah", object: object!("yeah"), fixed_point: "", exact_twin: "yeah" },
     Port { algorithm: "lp", tag: "lp", object: object!("lp"), fixed_point: "", exact_twin: "lp" },
     Port { algorithm: "dctcp", tag: "dctcp", object: object!("dctcp"), fixed_point: "", exact_twin: "dctcp" },
+    Port {
+        algorithm: "bbr3",
+        tag: "bbr3",
+        object: object!("bbr3"),
+        fixed_point: "mainline's rate sample lacks v3's tx_in_flight and lost: both from a per-ACK history \
+                      (lost exact unless a timer marked losses; tx_in_flight the flight before the next ACK, \
+                      which counts packets sent after the sample's); no tso_segs hook (the kernel's \
+                      min_tso_segs of 2)",
+        exact_twin: "bbr3",
+    },
 ];
 
 /// Why the objects are missing, or None when they were built.
@@ -94,9 +104,13 @@ pub fn find(algorithm: &str) -> Result<&'static Port, String> {
 /// out of the port's `struct clk_params`).
 const KERNEL_OWN: &str = "hz";
 
-/// Choices no port runs yet, (parameter, choice): refused rather than silently ignored.
-/// HyStart++ (RFC 9406) has no BPF port (issue 29 item 4).
-const NOT_PORTED: &[(&str, &str)] = &[("hystart", "hystart++")];
+/// Values no port runs, (algorithm, parameter, value, why): refused rather than run wrong.
+const NOT_PORTED: &[(&str, &str, f64, &str)] = &[(
+    "bbr3",
+    "ecn_low",
+    1.0,
+    "v3's ECN needs the route's TCP_ECN_LOW and a receiver echoing each CE exactly; the port negotiates no ECN",
+)];
 
 /// The value of every parameter the port reads, by name (the library algorithm's table
 /// without `hz`): the given value or the default; integers (a choice: its index) as they
@@ -112,15 +126,10 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
         )));
     }
     let resolved = params.check(port.algorithm, specs)?;
-    for &(name, choice) in NOT_PORTED {
-        let Some(spec) = specs.iter().find(|s| s.name == name && !s.choices.is_empty()) else { continue };
-        if resolved.choice(name) == choice {
-            let others: Vec<&str> = spec.choices.iter().copied().filter(|c| *c != choice).collect();
+    for &(algorithm, name, value, why) in NOT_PORTED {
+        if port.algorithm == algorithm && resolved.f64(name) == value {
             return Err(ParamError(format!(
-                "parameter '{name}' of '{}' is '{choice}', which its BPF port does not run yet; allowed on the \
-                 kernel: {}",
-                port.algorithm,
-                others.join(", ")
+                "parameter '{name}' of '{algorithm}' is {value}, which its BPF port does not run ({why})"
             )));
         }
     }
@@ -137,22 +146,35 @@ pub fn param_values(port: &Port, params: &Params) -> Result<Vec<(&'static str, u
 /// Where each parameter lives in the object's parameter section: the byte offset of the
 /// member of that name in its `struct clk_params` (port.h), read from the object's BTF.
 pub fn param_offsets(object: &[u8]) -> Result<Vec<(String, usize)>, String> {
+    // An algorithm without parameters has no struct.
+    Ok(struct_layout(object, "clk_params")?.map(|l| l.members).unwrap_or_default())
+}
+
+/// A struct of an object's BTF: its members (name, byte offset) and its size in bytes.
+pub struct StructLayout {
+    pub members: Vec<(String, usize)>,
+    pub size: usize,
+}
+
+/// `struct <name>` in the object's BTF; None when the object has no such struct.
+pub fn struct_layout(object: &[u8], name: &str) -> Result<Option<StructLayout>, String> {
     let btf = Btf::from_raw("port", object)
         .map_err(|e| format!("reading the object's BTF: {e}"))?
         .ok_or("the object has no BTF")?;
-    let Some(params) = btf.type_by_name::<Struct>("clk_params") else {
-        return Ok(Vec::new()); // an algorithm without parameters
+    let Some(st) = btf.type_by_name::<Struct>(name) else {
+        return Ok(None);
     };
-    params
+    let members = st
         .iter()
         .map(|m| {
-            let name = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let member = m.name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             match m.attr {
-                MemberAttr::Normal { offset } => Ok((name, offset as usize / 8)),
-                MemberAttr::BitField { .. } => Err(format!("parameter '{name}' is a bit field")),
+                MemberAttr::Normal { offset } => Ok((member, offset as usize / 8)),
+                MemberAttr::BitField { .. } => Err(format!("'{name}.{member}' is a bit field")),
             }
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Some(StructLayout { members, size: st.size() }))
 }
 
 /// Write `values` into the parameter section `data` by name. Every value must have its
@@ -250,16 +272,24 @@ mod tests {
     }
 
     #[test]
-    fn a_choice_no_port_runs_is_refused() {
-        // cubic-rfc9438's port runs standard slow start: "off" (index 0) reaches it, HyStart++
-        // is refused instead of being ignored on the kernel.
+    fn a_choice_reaches_the_port_as_its_index() {
+        // cubic-rfc9438's `hystart` choices are off, hystart++ (HYSTART_PLUS_PLUS_OR_OFF):
+        // the port reads index 1 as HyStart++ (cubic_rfc9438.bpf.c P_HYSTART_PP).
         let port = find("cubic-rfc9438").unwrap();
-        let values = param_values(port, &Params::new().set("hystart", "off")).unwrap();
-        assert!(values.contains(&("hystart", 0)), "{values:?}");
-        let err = param_values(port, &Params::new().set("hystart", "hystart++")).unwrap_err();
-        assert!(
-            err.0.contains("'hystart' of 'cubic-rfc9438' is 'hystart++'") && err.0.ends_with("kernel: off"),
-            "{err}"
-        );
+        for (choice, index) in [("off", 0), ("hystart++", 1)] {
+            let values = param_values(port, &Params::new().set("hystart", choice)).unwrap();
+            assert!(values.contains(&("hystart", index)), "{choice}: {values:?}");
+        }
+        // A choice the algorithm does not have is the library's error.
+        let err = param_values(port, &Params::new().set("hystart", "hystart")).unwrap_err();
+        assert!(err.0.contains("allowed: one of off, hystart++"), "{err}");
+    }
+
+    #[test]
+    fn a_value_no_port_runs_is_refused() {
+        let port = find("bbr3").unwrap();
+        assert!(param_values(port, &Params::new().set("ecn_low", 0.0)).is_ok());
+        let err = param_values(port, &Params::new().set("ecn_low", 1.0)).unwrap_err();
+        assert!(err.0.starts_with("parameter 'ecn_low' of 'bbr3' is 1, which its BPF port does not run"), "{err}");
     }
 }

@@ -14,7 +14,13 @@
 //!
 //! Both answer in O(log n) from immutable tables built once: nothing per packet allocates.
 
+pub mod trace;
+
+use std::path::Path;
+use std::sync::Arc;
+
 use crate::Time;
+pub use trace::Trace;
 
 /// Bytes one Mahimahi delivery opportunity carries (its MTU).
 pub const OPPORTUNITY_BYTES: u64 = 1500;
@@ -22,49 +28,16 @@ const NS_PER_S: u128 = 1_000_000_000;
 
 /// What a scenario gives: checked by [`RateSchedule::new`]. (As JSON, as the testbed hands
 /// it to the emulator: `{"steps": {"steps": [[ns, bps], ...], "repeat_ns": null}}` or
-/// `{"trace": {"opportunities_ms": [...]}}`.)
+/// `{"trace": {"file": "/path/to.trace", "digest": "..."}}`.)
 #[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 pub enum ScheduleSpec {
     /// (from time ns, rate bits/s), the first at 0, times strictly increasing; with
     /// `repeat_ns` the whole list repeats with that period (longer than the last time).
     Steps { steps: Vec<(Time, u64)>, repeat_ns: Option<Time> },
-    /// Delivery opportunities, ms from the start, non-decreasing, the last > 0.
-    Trace { opportunities_ms: Vec<u64> },
-}
-
-/// The delivery opportunities of a Mahimahi trace file's bytes, in one pass: one whole
-/// number of milliseconds per line, blank lines and a UTF-8 byte-order mark skipped. The
-/// error names the 1-based line and shows its start (what a file's reader prefixes with the
-/// key and the file).
-pub fn parse_mahimahi(bytes: &[u8]) -> Result<Vec<u64>, String> {
-    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    // About 8 bytes a line in traces of a few Mbit/s and up: one allocation for most.
-    let mut out = Vec::with_capacity(text.len() / 8);
-    for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-        let line = line.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        let ms = line.iter().try_fold(0u64, |ms, &b| {
-            let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
-            ms.checked_mul(10)?.checked_add(digit as u64)
-        });
-        match ms {
-            Some(ms) => out.push(ms),
-            None => {
-                let shown = String::from_utf8_lossy(&line[..line.len().min(40)]).escape_debug().to_string();
-                return Err(format!(
-                    "line {} is '{shown}'; expected a whole number of milliseconds per line (Mahimahi's format)",
-                    i + 1
-                ));
-            }
-        }
-    }
-    if out.is_empty() {
-        return Err("has no delivery opportunity".into());
-    }
-    Ok(out)
+    /// A Mahimahi trace file (see [`trace`]) and the digest of its opportunities when it was
+    /// first read ([`Trace::digest`]): a file that changed since is refused.
+    Trace { file: String, digest: String },
 }
 
 #[derive(Clone, Debug)]
@@ -78,7 +51,7 @@ pub enum RateSchedule {
         repeat: Option<(Time, u128)>,
     },
     Trace {
-        at: Vec<Time>,
+        trace: Arc<Trace>,
         period: Time,
     },
 }
@@ -115,17 +88,40 @@ impl RateSchedule {
                 });
                 Ok(RateSchedule::Steps { starts, rates, carried, repeat })
             }
-            ScheduleSpec::Trace { opportunities_ms } => {
-                if opportunities_ms.windows(2).any(|w| w[1] < w[0]) {
-                    return Err("trace times must not decrease".into());
+            ScheduleSpec::Trace { file, digest } => {
+                let trace = trace::load(Path::new(file), trace::open(Path::new(file))?, u64::MAX, &mut |_| true)
+                    .map_err(|e| format!("'{file}' {e}"))?;
+                if trace.digest() != *digest {
+                    return Err(format!(
+                        "'{file}' changed since the scenario was compiled (digest {}, expected {digest}); compile it again",
+                        trace.digest()
+                    ));
                 }
-                let period = *opportunities_ms.last().ok_or("the trace has no delivery opportunity")?;
-                if period == 0 {
-                    return Err("the trace's last time must be above 0 ms".into());
-                }
-                let at = opportunities_ms.iter().map(|ms| ms * 1_000_000).collect();
-                Ok(RateSchedule::Trace { at, period: period * 1_000_000 })
+                Ok(Self::trace(trace))
             }
+        }
+    }
+
+    /// A read trace's schedule.
+    pub fn trace(trace: Arc<Trace>) -> Self {
+        let period = trace.period_ms() * 1_000_000;
+        RateSchedule::Trace { trace, period }
+    }
+
+    /// The highest rate it offers, bits/s: its highest step, or a trace's densest
+    /// millisecond (each opportunity carries [`OPPORTUNITY_BYTES`]).
+    pub fn peak_bps(&self) -> u64 {
+        match self {
+            RateSchedule::Steps { rates, .. } => rates.iter().copied().max().unwrap_or(0),
+            RateSchedule::Trace { trace, .. } => trace.peak_per_ms() as u64 * OPPORTUNITY_BYTES * 8 * 1000,
+        }
+    }
+
+    /// Bytes its tables hold (a trace's runs; steps are few).
+    pub fn heap_bytes(&self) -> u64 {
+        match self {
+            RateSchedule::Steps { starts, .. } => starts.len() as u64 * (8 + 8 + 16),
+            RateSchedule::Trace { trace, .. } => trace.heap_bytes(),
         }
     }
 
@@ -136,13 +132,13 @@ impl RateSchedule {
                 let need = self.carried_until(start) + bytes as u128 * 8 * NS_PER_S;
                 self.time_carrying(need)
             }
-            RateSchedule::Trace { at, period } => {
-                // The opportunities strictly after `start`: the packet takes the next
-                // ceil(bytes / 1500) of them.
-                let n = at.len() as u64;
-                let first = (start / period) * n + at.partition_point(|&t| t <= start % period) as u64;
+            RateSchedule::Trace { trace, period } => {
+                // The opportunities strictly after `start` (those at a time up to it are
+                // gone): the packet takes the next ceil(bytes / 1500) of them.
+                let n = trace.opportunities();
+                let first = (start / period) * n + trace.count_through(start % period / 1_000_000);
                 let last = first + (bytes as u64).div_ceil(OPPORTUNITY_BYTES).max(1) - 1;
-                (last / n) * period + at[(last % n) as usize]
+                (last / n) * period + trace.ms_of(last % n) * 1_000_000
             }
         }
     }
@@ -180,9 +176,12 @@ impl RateSchedule {
     pub fn capacity_bits(&self, t: Time) -> u128 {
         match self {
             RateSchedule::Steps { .. } => self.carried_until(t) / NS_PER_S,
-            RateSchedule::Trace { at, period } => {
-                let n = at.len() as u128;
-                let count = (t / period) as u128 * n + at.partition_point(|&x| x < t % period) as u128;
+            RateSchedule::Trace { trace, period } => {
+                // Opportunities strictly before t % period: at milliseconds up to
+                // ceil(within / 1 ms) - 1.
+                let within = t % period;
+                let before = if within == 0 { 0 } else { trace.count_through((within - 1) / 1_000_000) };
+                let count = (t / period) as u128 * trace.opportunities() as u128 + before as u128;
                 count * OPPORTUNITY_BYTES as u128 * 8
             }
         }
@@ -233,21 +232,9 @@ mod tests {
     }
 
     #[test]
-    fn mahimahi_lines() {
-        // Mahimahi's format: a whole number of ms per line; blank lines, surrounding
-        // whitespace, CRLF endings and a byte-order mark are not opportunities.
-        assert_eq!(parse_mahimahi(b"\xef\xbb\xbf1\n 1 \r\n\n3").unwrap(), vec![1, 1, 3]);
-        assert!(parse_mahimahi(b"1\n2.5\n").unwrap_err().starts_with("line 2 is '2.5'"));
-        assert!(parse_mahimahi("1\n\u{b2}\n".as_bytes()).unwrap_err().starts_with("line 2 is '\u{b2}'"));
-        assert!(parse_mahimahi(b"18446744073709551616\n").unwrap_err().starts_with("line 1 is"));
-        assert!(parse_mahimahi(b"-1\n").unwrap_err().starts_with("line 1 is '-1'"));
-        assert_eq!(parse_mahimahi(b"\n \n").unwrap_err(), "has no delivery opportunity");
-    }
-
-    #[test]
     fn trace_opportunities_and_their_period() {
         // Opportunities at 1, 1, 3 ms, repeating every 3 ms: 3 packets per 3 ms = 12 Mbps.
-        let t = RateSchedule::new(&ScheduleSpec::Trace { opportunities_ms: vec![1, 1, 3] }).unwrap();
+        let t = RateSchedule::trace(Arc::new(Trace::read(&b"1\n1\n3\n"[..], u64::MAX, &mut |_| true).unwrap()));
         assert_eq!(t.finish(0, 1500), MS);
         // A packet started at 1 ms (the previous one's end) takes the next opportunity: 3 ms.
         assert_eq!(t.finish(MS, 1500), 3 * MS);
@@ -269,7 +256,7 @@ mod tests {
         assert!(err(ScheduleSpec::Steps { steps: vec![(0, 1), (0, 2)], repeat_ns: None }).contains("increase"));
         assert!(err(ScheduleSpec::Steps { steps: vec![(0, 1), (S, 0)], repeat_ns: None }).contains("last rate"));
         assert!(err(ScheduleSpec::Steps { steps: vec![(0, 1), (S, 2)], repeat_ns: Some(S) }).contains("repeat"));
-        assert!(err(ScheduleSpec::Trace { opportunities_ms: vec![] }).contains("no delivery"));
-        assert!(err(ScheduleSpec::Trace { opportunities_ms: vec![2, 1] }).contains("decrease"));
+        let (file, digest) = ("/nonexistent.trace".to_string(), String::new());
+        assert!(err(ScheduleSpec::Trace { file, digest }).contains("cannot be opened"));
     }
 }

@@ -231,11 +231,46 @@ fn plan(spec_json: &str, check_algorithms: bool) -> PyResult<String> {
     serde_json::to_string(&sc.plan()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The delivery opportunities (ms) of a Mahimahi trace file's bytes, parsed in one pass
-/// (`cubiclab_path::schedule::parse_mahimahi`); a ValueError names the line.
+/// Read the Mahimahi trace of the regular file `path`, open as `fd`: streamed line by line and kept as
+/// runs (`cubiclab_path::schedule::trace`), within the run memory budget; a trace read last
+/// in this process and unchanged since is not read again. `progress(bytes read)` is called
+/// every few MB, and Ctrl-C stops the reading. Returns its digest, opportunities, period
+/// (ms), runs and bytes in memory; a ValueError names the line at fault.
 #[pyfunction]
-fn parse_mahimahi(bytes: &[u8]) -> PyResult<Vec<u64>> {
-    cubiclab_path::schedule::parse_mahimahi(bytes).map_err(PyValueError::new_err)
+#[pyo3(signature = (path, fd, progress=None))]
+fn read_trace(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    fd: i32,
+    progress: Option<PyObject>,
+) -> PyResult<(String, u64, u64, usize, u64)> {
+    use std::os::fd::BorrowedFd;
+    // SAFETY: the caller's fd stays open for this call; we read from a duplicate of it.
+    let file = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()?;
+    let mut stopped = None;
+    let read = {
+        let mut on_progress = |bytes: u64| {
+            let step = py.check_signals().and_then(|()| match &progress {
+                Some(p) => p.call1(py, (bytes,)).map(drop),
+                None => Ok(()),
+            });
+            step.map_err(|e| stopped = Some(e)).is_ok()
+        };
+        cubiclab_path::schedule::trace::load(&path, std::fs::File::from(file), MEMORY_BUDGET_BYTES, &mut on_progress)
+    };
+    if let Some(e) = stopped {
+        return Err(e);
+    }
+    let t = read.map_err(PyValueError::new_err)?;
+    Ok((t.digest(), t.opportunities(), t.period_ms(), t.runs(), t.heap_bytes()))
+}
+
+/// The scenario's memory estimate (`Scenario::memory_needs`): (key, bytes, what) of each
+/// part of the run.
+#[pyfunction]
+fn memory_needs(spec_json: &str) -> PyResult<Vec<(String, u64, String)>> {
+    let sc = Scenario::parse_json(spec_json).map_err(PyValueError::new_err)?;
+    Ok(sc.memory_needs().into_iter().map(|n| (n.key, n.bytes, n.what)).collect())
 }
 
 /// The scenario's memory estimate (`Scenario::memory_needs`) with `more` (key, bytes, what,
@@ -315,7 +350,6 @@ fn web_schedule(spec_json: &str) -> PyResult<String> {
     Ok(serde_json::Value::Array(sessions).to_string())
 }
 
-/// One bandwidth-delay product in whole bytes (`cubiclab_sim::scenario::bdp_bytes`).
 /// Bits a link's rate schedule (a compiled scenario's `schedule` object) can carry in [0, t)
 /// for each t in `times_ns`: the offered capacity a plot draws under a schedule.
 #[pyfunction]
@@ -326,6 +360,16 @@ fn schedule_capacity_bits(schedule_json: &str, times_ns: Vec<u64>) -> PyResult<V
     Ok(times_ns.into_iter().map(|t| rates.capacity_bits(t) as f64).collect())
 }
 
+/// The highest rate a link's rate schedule (a compiled scenario's `schedule` object) offers,
+/// bits/s: what the emulator must keep up with.
+#[pyfunction]
+fn schedule_peak_bps(schedule_json: &str) -> PyResult<u64> {
+    let schedule: scenario::Schedule =
+        serde_json::from_str(schedule_json).map_err(|e| PyValueError::new_err(format!("schedule: {e}")))?;
+    Ok(schedule.rate_schedule("schedule").map_err(PyValueError::new_err)?.peak_bps())
+}
+
+/// One bandwidth-delay product in whole bytes (`cubiclab_sim::scenario::bdp_bytes`).
 #[pyfunction]
 fn bdp_bytes(rate_bps: u64, rtt_ns: u64) -> u64 {
     scenario::bdp_bytes(rate_bps, rtt_ns)
@@ -368,9 +412,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(web_schedule, m)?)?;
     m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add_function(wrap_pyfunction!(check_memory, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_mahimahi, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_needs, m)?)?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(bdp_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(schedule_capacity_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule_peak_bps, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;

@@ -147,7 +147,7 @@ table! {
         flow: u32,
         /// The variable's name, as the algorithm's `vars` reports it.
         var: String,
-        /// Its value, in the algorithm's own unit (its `vars` says which).
+        /// Its value, as the algorithm's source keeps it: the Linux ports in the kernel's units (CUBIC's K in 1/1024 s and epoch_start in jiffies; BBR's bw in packets/us x 2^24, gains x 256, mode 0-3 as `enum bbr_mode`).
         value: f64,
     }
 }

@@ -241,7 +241,9 @@ class Experiment:
     setup = ""
     claims: tuple[ClaimSpec, ...] = ()
     variants: tuple[str, ...] = ()
-    # claim id -> tags whose runs explain it (diagnostics); default: every run of the entry
+    # claim id -> tags of the runs it is measured on (its diagnostics, conditions and the
+    # check that their windows hold enough epochs); a tuple of values: any of them. Default:
+    # every run of the entry
     claim_runs: dict = {}
     # flow groups whose congestion epochs and convergence set the run length: the ones the
     # claims' metrics measure (default: every group)
@@ -437,7 +439,7 @@ class Experiment:
         if self.variants:
             d = d[d.variant == (spec.id.split("@")[1] if "@" in spec.id else "paper")]
         for k, v in self.claim_runs.get(spec.id.split("@")[0], {}).items():
-            d = d[d[k] == v]
+            d = d[d[k].isin(v)] if isinstance(v, tuple) else d[d[k] == v]
         return d
 
     def _budget_advice(self, spec: ClaimSpec, rows: pd.DataFrame, mode: Mode) -> str:

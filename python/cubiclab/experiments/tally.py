@@ -50,8 +50,8 @@ def headline(counts: dict[tuple[str, str], Counter]) -> Counter:
 
 def headline_text(counts: dict[tuple[str, str], Counter]) -> str:
     h = headline(counts)
-    return (f"paper claims of the seeds judged on packets: {sum(h.values())}: "
-            + ", ".join(f"{h[v]} {v}" for v in VERDICTS if h[v]))
+    verdicts = ", ".join(f"{h[v]} {v}" for v in VERDICTS if h[v])
+    return f"paper claims of the seeds judged on packets: {sum(h.values())}" + (f": {verdicts}" if verdicts else "")
 
 
 def markdown_table(counts: dict[tuple[str, str], Counter]) -> list[str]:

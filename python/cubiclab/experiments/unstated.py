@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from cubiclab.scenario import Scenario
-from cubiclab.units import parse_percent, parse_time_s
+from cubiclab.units import format_rate, parse_percent, parse_rate, parse_time_s
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,13 @@ def _scale_rtt(sc: Scenario, k: float) -> Scenario:
     return sc
 
 
+def _scale_rate(sc: Scenario, k: float) -> Scenario:
+    """The bottleneck rate times k (a "%BDP" buffer follows it, a packet limit stays)."""
+    sc = _copy(sc)
+    sc.bottleneck.rate = format_rate(parse_rate(sc.bottleneck.rate, "rate") * k)
+    return sc
+
+
 def _scale_buffer(sc: Scenario, k: float) -> Scenario:
     """The bottleneck buffer times k, in its own unit."""
     sc = _copy(sc)
@@ -109,6 +116,15 @@ def delay_reading(chosen: str, values=(2.0,)) -> Unstated:
     return Unstated("delay", chosen, values, _scale_rtt)
 
 
+def link_rate(chosen: str, values=(0.5, 2.0)) -> Unstated:
+    return Unstated("rate", chosen, values, _scale_rate)
+
+
+def rtt(chosen: str, values=(0.5, 2.0)) -> Unstated:
+    """Every long-lived flow group's RTT times each value (the RTT a paper never gives)."""
+    return Unstated("rtt", chosen, values, _scale_rtt)
+
+
 def buffer(chosen: str, values=(0.5, 2.0)) -> Unstated:
     return Unstated("buffer", chosen, values, _scale_buffer)
 
@@ -126,3 +142,18 @@ def rtt_of(rtt: str, chosen: str, values=(0.5, 2.0)) -> Unstated:
         return sc
 
     return Unstated(f"rtt {rtt}", chosen, values, apply)
+
+
+def rate_of(rate: str, chosen: str, values=(0.5, 2.0)) -> Unstated:
+    """The bottleneck's rate, when it is `rate` (a link rate the paper does not give; an
+    entry whose other links' rates are stated keeps those), times each value. A buffer in
+    BDP follows the rate; one in packets stays."""
+    want = parse_rate(rate, "rate")
+
+    def apply(sc: Scenario, k: float) -> Scenario:
+        sc = _copy(sc)
+        if parse_rate(sc.bottleneck.rate, "rate") == want:
+            sc.bottleneck.rate = f"{want * k / 1e6:g}Mbps"
+        return sc
+
+    return Unstated(f"rate {rate}", chosen, values, apply)

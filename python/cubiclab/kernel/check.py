@@ -27,13 +27,22 @@ from cubiclab.kernel.convert import Converted, convert, inflight_share
 #: but only because ACKs ~600 us apart put the first ACK past both thresholds at the same
 #: place: not a check of HyStart. After the seed, everything is compared.
 #: The BPF ports (run as cubiclab's own code inside the kernel) are compared from the first
-#: ACK: none has HyStart, and their slow start is deterministic. Their jiffies are the
+#: ACK: none has Linux's HyStart, and their slow start is deterministic (HyStart++ of
+#: ``cubic-rfc9438:hystart=hystart++`` decides on the RTT samples the port logged). Their jiffies are the
 #: kernel's, so the replay runs at the kernel's HZ (measured by :func:`measure_hz_and_phase`).
 SETUPS = {
     "reno": dict(seed="start", params={}),
     "cubic": dict(seed="ss_exit", params={"hz": TESTBED_HZ}),
 }
 BPF_SETUP = dict(seed="start", params={})
+
+
+def port_label(label: str) -> tuple[str, dict]:
+    """A BPF port as the check names it: ``algorithm`` or ``algorithm:key=value,...`` (the
+    loader's syntax, e.g. ``cubic-rfc9438:hystart=hystart++``), as (algorithm, params)."""
+    name, _, rest = label.partition(":")
+    params = dict(kv.split("=", 1) for kv in rest.split(",")) if rest else {}
+    return name, params
 
 
 @dataclass
@@ -100,20 +109,21 @@ def run_check(
             s = setups[alg]
             cap = run_flow(alg, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
         else:
-            # A BPF port: registered for this flow only, replayed at the kernel's HZ through
-            # the library algorithm that computes what the port computes (the algorithm
-            # itself, or its fixed-point twin).
-            replayed = bpf.ports()[alg]["exact_twin"]
+            # A BPF port: registered for this flow only (with the label's parameters),
+            # replayed at the kernel's HZ through the library algorithm that computes what
+            # the port computes (the algorithm itself, or its fixed-point twin).
+            port, given = port_label(alg)
+            replayed = bpf.ports()[port]["exact_twin"]
             kernel_hz = kernel_hz or measure_hz_and_phase()[0]
-            s = dict(BPF_SETUP, params={**BPF_SETUP["params"], "hz": kernel_hz})
+            s = dict(BPF_SETUP, params={**BPF_SETUP["params"], "hz": kernel_hz, **given})
             if not any(p.name == "hz" for p in _specs(replayed)):
                 s["params"].pop("hz")
-            name = bpf.instance_name(0, alg)
+            name = bpf.instance_name(0, port)
             # An algorithm that needs ECN negotiates it only with a receiver that runs it too.
-            receiver = name if _core.algorithm_facts(alg)["needs_ecn"] else None
+            receiver = name if _core.algorithm_facts(port)["needs_ecn"] else None
             with tempfile.TemporaryDirectory(prefix="cubiclab-watch-") as d:
                 witness = Path(d) / "seen.csv"
-                with bpf.Registered({name: (alg, {})}, watch=witness):
+                with bpf.Registered({name: (port, given)}, watch=witness):
                     cap = run_flow(name, seconds=seconds, rate=rate, limit_bytes=limit_bytes, receiver_cc=receiver)
                 seen, lost = bpf.read_watch(witness)
             if lost:

@@ -10,6 +10,7 @@ Bad input raises ValueError (cubiclab.cli.main turns it into one line and exit s
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from pathlib import Path
@@ -181,19 +182,22 @@ def cmd_response(args) -> int:
     t0 = parse_time_s(args.t0, "t0") if args.t0 is not None else None
     w_max = _float(args.wmax, "wmax") if args.wmax is not None else math.inf
     c = _float(args.c, "C")
-    beta = _float(args.beta, "beta")
+    if args.beta is not None:
+        raise ValueError("--beta of `model response` is now --decrease (the fraction of the window removed at a "
+                         "loss, seed 000's beta; beta elsewhere, as in `model markov --beta`, is the fraction kept)")
+    decrease = _float(args.decrease, "decrease")
     b = _float(args.b, "b")
-    df = response_table(losses, rtt, args.model, c=c, beta=beta, b=b, t0=t0, w_max=w_max)
-    p_star = float(cubic_tcp_friendly_loss_rate(rtt, c, beta))
+    df = response_table(losses, rtt, args.model, c=c, decrease=decrease, b=b, t0=t0, w_max=w_max)
+    p_star = float(cubic_tcp_friendly_loss_rate(rtt, c, decrease))
     if args.json:
         print(json.dumps({
-            "rtt": rtt, "C": c, "beta": beta, "b": b, "t0": t0 if t0 is not None else 4 * rtt,
+            "rtt": rtt, "C": c, "decrease": decrease, "b": b, "t0": t0 if t0 is not None else 4 * rtt,
             "w_max": None if math.isinf(w_max) else w_max,
             "cubic_tcp_friendly_above_p": p_star,
             "windows": df.to_dict(orient="records"),
         }, indent=2))
         return 0
-    print(f"average window (segments), RTT = {rtt * 1e3:g} ms; CUBIC C = {c:g}, beta = {beta:g} (decrease); "
+    print(f"average window (segments), RTT = {rtt * 1e3:g} ms; CUBIC C = {c:g}, decrease {decrease:g}; "
           f"CUBIC is in its TCP-friendly region for p > {p_star:.3g}")
     cols = list(df.columns)
     print(" ".join(f"{c_:>12}" for c_ in cols))
@@ -242,7 +246,10 @@ def add_parsers(sub) -> None:
     r.add_argument("--rtt", default="100ms")
     r.add_argument("--loss", nargs="+", default=["1e-6"], help="loss rate(s) p: 1e-6, 0.1%%")
     r.add_argument("--c", "--C", dest="c", default="0.4", help="CUBIC scaling constant C")
-    r.add_argument("--beta", default="0.2", help="CUBIC decrease fraction (seed 000: 0.2)")
+    r.add_argument("--decrease", default="0.2",
+                   help="CUBIC's multiplicative decrease: the fraction of the window removed at a loss (seed 000's "
+                        "beta, 0.2)")
+    r.add_argument("--beta", help=argparse.SUPPRESS)  # the old name of --decrease: refused, naming it
     r.add_argument("--b", default="1", help="packets per ACK (Mathis, Padhye)")
     r.add_argument("--t0", default=None, help="Padhye base timeout (default 4 RTT)")
     r.add_argument("--wmax", default=None, help="Padhye receiver window limit (segments)")

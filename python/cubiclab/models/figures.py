@@ -52,7 +52,7 @@ def _x(**kw) -> float:
 # ---- seed 000, Fig. 3 -------------------------------------------------------------------
 
 
-def ha_fig3_data(p=None, rtts=(0.01, 0.1), c: float = 0.4, beta: float = 0.2) -> pd.DataFrame:
+def ha_fig3_data(p=None, rtts=(0.01, 0.1), c: float = 0.4, decrease: float = 0.2) -> pd.DataFrame:
     """Average window (segments) of TCP (Mathis), HSTCP (RFC 3649) and CUBIC (Eq. 5 with
     the TCP-friendly max) against p, for each RTT. Long format: rtt, p, tcp, hstcp, cubic."""
     p = np.logspace(-8, -2, 61) if p is None else np.asarray(p, dtype=float)
@@ -65,7 +65,7 @@ def ha_fig3_data(p=None, rtts=(0.01, 0.1), c: float = 0.4, beta: float = 0.2) ->
                     "p": p,
                     "tcp": mathis_window(p),
                     "hstcp": hstcp_window(p),
-                    "cubic": cubic_window(p, rtt, c, beta, tcp_friendly=True),
+                    "cubic": cubic_window(p, rtt, c, decrease, tcp_friendly=True),
                 }
             )
         )

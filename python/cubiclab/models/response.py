@@ -16,7 +16,11 @@ Sources:
     C = 0.4, beta = 0.2). With the TCP-friendly region (seed 000 Sec. 3.3, Eq. 3-4) CUBIC's
     window is the larger of Eq. 5 and the window of an AIMD with alpha = 3 beta / (2 - beta),
     which Eq. 3 shows to equal standard TCP's sqrt(3 / (2 p)).
-  * Seed 001 Sec. II-C (beta = 0.8 *kept*): the same curves with beta_decrease = 1 - 0.8.
+  * Seed 001 Sec. II-C (beta = 0.8 *kept*): the same curves with decrease = 1 - 0.8.
+
+In code the fraction removed at a loss is the parameter ``decrease`` (cubiclab's ``beta`` is
+always a fraction kept, as in `model markov` and the algorithms' parameters); the formulas
+here keep seed 000's symbol, beta = decrease.
 
 Derivation of Eq. 5 (checked here, it is what `cubic_window` computes): with a loss every
 1/p packets and no other losses, every epoch starts at (1 - beta) W_max and ends at W_max
@@ -91,18 +95,18 @@ def mathis_window(p, b: float = 1.0) -> np.ndarray:
     return np.sqrt(3.0 / (2.0 * b * p))
 
 
-def aimd_window(p, alpha: float, beta: float) -> np.ndarray:
+def aimd_window(p, alpha: float, decrease: float) -> np.ndarray:
     """Average window of an AIMD(alpha, beta) flow, seed 000 Eq. 3 (times RTT):
 
         W = sqrt(alpha / 2 * (2 - beta) / beta / p)
 
-    alpha: segments added per RTT; beta: *decrease* fraction (the window drops to
+    alpha: segments added per RTT; decrease (beta): the fraction removed (the window drops to
     (1 - beta) W). TCP is alpha = 1, beta = 0.5: sqrt(3 / (2 p)). Seed 001 Eq. 2 writes the
     same with the kept fraction b = 1 - beta: (1 + b) / (1 - b) = (2 - beta) / beta."""
     p = _p(p)
     alpha = _pos(alpha, "alpha", " (segments per RTT)")
-    beta = _beta(beta)
-    return np.sqrt(alpha / 2.0 * (2.0 - beta) / beta / p)
+    decrease = _beta(decrease, "decrease")
+    return np.sqrt(alpha / 2.0 * (2.0 - decrease) / decrease / p)
 
 
 def _padhye_q_hat(p: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -182,33 +186,34 @@ def hstcp_window(p, low_window: float = HSTCP_LOW_WINDOW) -> np.ndarray:
     return np.where(hs > low_window, hs, np.sqrt(3.0 / (2.0 * p)))
 
 
-def cubic_eq6_constant(c: float = 0.4, beta: float = 0.2) -> float:
+def cubic_eq6_constant(c: float = 0.4, decrease: float = 0.2) -> float:
     """The constant of seed 000 Eq. 6: (C (4 - beta) / (4 beta))^(1/4).
     C = 0.4, beta = 0.2: (0.4 * 3.8 / 0.8)^(1/4) = 1.9^(1/4) = 1.1741 ("1.17")."""
     c = _pos(c, "C", " (CUBIC scaling constant, segments/s^3)")
-    beta = _beta(beta)
-    return float((c * (4.0 - beta) / (4.0 * beta)) ** 0.25)
+    decrease = _beta(decrease, "decrease")
+    return float((c * (4.0 - decrease) / (4.0 * decrease)) ** 0.25)
 
 
-def cubic_window(p, rtt: float, c: float = 0.4, beta: float = 0.2, tcp_friendly: bool = True) -> np.ndarray:
+def cubic_window(p, rtt: float, c: float = 0.4, decrease: float = 0.2, tcp_friendly: bool = True) -> np.ndarray:
     """CUBIC's average window under deterministic loss (seed 000 Eq. 5), in segments:
 
         E[W] = (C (4 - beta) / (4 beta) (RTT / p)^3)^(1/4)
 
-    beta: decrease fraction (seed 000: 0.2). rtt in seconds, C in segments/s^3.
+    decrease (seed 000's beta): the fraction removed at a loss (0.2). rtt in seconds, C in
+    segments/s^3.
     With tcp_friendly=True (Linux default, seed 000 Fig. 3) the result is
     max(Eq. 5, the AIMD window of Eq. 3 with alpha = 3 beta / (2 - beta)), and the latter
     is exactly sqrt(3 / (2p)) for every beta."""
     p = _p(p)
     rtt = _pos(rtt, "rtt", " (seconds)")
-    k = cubic_eq6_constant(c, beta)
+    k = cubic_eq6_constant(c, decrease)
     w = k * (rtt / p) ** 0.75
     if tcp_friendly:
-        w = np.maximum(w, aimd_window(p, 3.0 * beta / (2.0 - beta), beta))
+        w = np.maximum(w, aimd_window(p, 3.0 * decrease / (2.0 - decrease), decrease))
     return w
 
 
-def cubic_eq6_short_epoch_ratio(x, beta: float = 0.2) -> np.ndarray:
+def cubic_eq6_short_epoch_ratio(x, decrease: float = 0.2) -> np.ndarray:
     """What Eq. 6 gets wrong when every loss comes a fraction `x` of K early: the ratio of
     the concave profile's true average window to Eq. 5's for the loss rate that epoch gives.
 
@@ -225,9 +230,9 @@ def cubic_eq6_short_epoch_ratio(x, beta: float = 0.2) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     if np.any((x < 0) | (x >= 1)):
         raise ValueError("x (the fraction of K the epoch falls short by) must be in [0, 1)")
-    beta = _beta(beta)
-    w_t = 1.0 - beta / 4.0 * (1.0 + x) * (1.0 + x * x)
-    return (w_t / (1.0 - beta / 4.0)) ** 0.25 * (1.0 - x) ** -0.75
+    decrease = _beta(decrease, "decrease")
+    w_t = 1.0 - decrease / 4.0 * (1.0 + x) * (1.0 + x * x)
+    return (w_t / (1.0 - decrease / 4.0)) ** 0.25 * (1.0 - x) ** -0.75
 
 
 def cubic_window_rx05(p, rtt: float, c: float = 0.4, beta_kept: float = 0.8, tcp_friendly: bool = True) -> np.ndarray:
@@ -237,7 +242,7 @@ def cubic_window_rx05(p, rtt: float, c: float = 0.4, beta_kept: float = 0.8, tcp
     return cubic_window(p, rtt, c, 1.0 - _beta(beta_kept, "beta_kept"), tcp_friendly)
 
 
-def cubic_tcp_friendly_loss_rate(rtt, c: float = 0.4, beta: float = 0.2):
+def cubic_tcp_friendly_loss_rate(rtt, c: float = 0.4, decrease: float = 0.2):
     """Boundary of CUBIC's TCP-friendly region: the loss rate p* at which Eq. 5 equals
     standard TCP's sqrt(3 / (2p)). For p > p* CUBIC's window is TCP's (TCP mode).
 
@@ -268,19 +273,19 @@ def cubic_tcp_friendly_loss_rate(rtt, c: float = 0.4, beta: float = 0.2):
     rtt = np.asarray(rtt, dtype=float)
     if np.any(~np.isfinite(rtt)) or np.any(rtt <= 0):
         raise ValueError(f"rtt must be > 0 (seconds); got {rtt!r}")
-    k4 = cubic_eq6_constant(c, beta) ** 4
+    k4 = cubic_eq6_constant(c, decrease) ** 4
     return k4 * rtt**3 / 2.25
 
 
-def cubic_tcp_friendly_rtt(p, c: float = 0.4, beta: float = 0.2):
+def cubic_tcp_friendly_rtt(p, c: float = 0.4, decrease: float = 0.2):
     """The inverse of `cubic_tcp_friendly_loss_rate`: the RTT (s) below which CUBIC is in
     TCP mode at loss rate p: RTT* = (2.25 p / (C (4 - beta) / (4 beta)))^(1/3)."""
     p = _p(p)
-    k4 = cubic_eq6_constant(c, beta) ** 4
+    k4 = cubic_eq6_constant(c, decrease) ** 4
     return np.cbrt(2.25 * p / k4)
 
 
-def response_table(p, rtt: float, model: str = "all", c: float = 0.4, beta: float = 0.2,
+def response_table(p, rtt: float, model: str = "all", c: float = 0.4, decrease: float = 0.2,
                    b: float = 1.0, t0: float | None = None, w_max: float = np.inf):
     """A pandas DataFrame with column p and one window column (segments) per model.
 
@@ -293,8 +298,8 @@ def response_table(p, rtt: float, model: str = "all", c: float = 0.4, beta: floa
         "tcp": lambda: mathis_window(p, b),
         "padhye": lambda: padhye_window(p, rtt, t0, b, w_max),
         "hstcp": lambda: hstcp_window(p),
-        "cubic": lambda: cubic_window(p, rtt, c, beta, True),
-        "cubic_pure": lambda: cubic_window(p, rtt, c, beta, False),
+        "cubic": lambda: cubic_window(p, rtt, c, decrease, True),
+        "cubic_pure": lambda: cubic_window(p, rtt, c, decrease, False),
     }
     names = list(funcs) if model == "all" else [model]
     for n in names:

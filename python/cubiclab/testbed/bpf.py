@@ -63,6 +63,19 @@ def ports() -> dict[str, dict]:
     return {p["algorithm"]: p for p in _listing()["ports"]}
 
 
+def port_line(algorithm: str) -> str | None:
+    """What `cubiclab algorithms` and the algorithms reference say of `algorithm`'s BPF port
+    (None: it has none); BpfUnavailable when the loader is not built (its table is the one
+    owner of which algorithms have a port)."""
+    if binary() is None:
+        raise BpfUnavailable(f"which algorithms have a BPF port: the loader cubiclab-bpf is not built; {INSTALL}")
+    p = ports().get(algorithm)
+    if p is None:
+        return None
+    twin = "" if p["exact_twin"] == algorithm else f", computing exactly what {p['exact_twin']} does"
+    return f"BPF port{twin}" + (f"; {p['fixed_point']}" if p["fixed_point"] else "")
+
+
 def availability() -> str | None:
     """None if BPF ports can be registered here, else exactly why not and what to do."""
     problem = _listing()["build_problem"]
@@ -123,11 +136,17 @@ class Registered:
     `stats`: keep the kernel's BPF run-time statistics on while the block runs (for these
     programs only; ``kernel.bpf_stats_enabled`` is not touched); afterwards :attr:`stats`
     maps instance -> program -> ``{"run_cnt", "run_time_ns"}``.
+
+    `hooklog`: a folder to which the loader copies the hook log of each instance whose port
+    keeps one (bbr3: every hook call's inputs and outputs, ``<name>.bin``, and ``<name>.lost``;
+    crates/cubiclab-bpf/src/hooklog.rs), complete once the block has ended.
     """
 
-    def __init__(self, instances: dict[str, tuple[str, dict]], watch: Path | None = None, stats: bool = False):
+    def __init__(self, instances: dict[str, tuple[str, dict]], watch: Path | None = None, stats: bool = False,
+                 hooklog: Path | None = None):
         self.instances = instances
         self.watch = watch
+        self.hooklog = hooklog
         self.want_stats = stats
         self.stats: dict | None = None
         self.proc: subprocess.Popen | None = None
@@ -140,6 +159,7 @@ class Registered:
             kv = ",".join(f"{k}={v if isinstance(v, str) else repr(v)}" for k, v in sorted(params.items()))
             specs.append(f"{name}={alg}" + (f":{kv}" if kv else ""))
         opts = (["--watch", str(self.watch)] if self.watch is not None else []) + (["--stats"] if self.want_stats else [])
+        opts += ["--hooklog", str(self.hooklog)] if self.hooklog is not None else []
         # stderr to a file: a refused program's verifier log can exceed a pipe's buffer, and
         # a loader blocked writing it would never answer on stdout.
         self.err = tempfile.TemporaryFile(mode="w+")

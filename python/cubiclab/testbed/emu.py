@@ -10,14 +10,16 @@ its own time bound, and writes link.csv, flows.csv, events.csv and summary.txt.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from cubiclab import _core
 
 
 def program() -> Path | None:
@@ -45,16 +47,12 @@ def command(config_path: Path) -> list[str]:
 
 def peak_rate_bps(bottleneck: dict) -> int:
     """The highest rate the compiled `bottleneck` asks of the emulator: its rate, or with a
-    schedule the schedule's highest step (the steps start at 0 s, so they replace the rate),
-    or a trace's densest millisecond (each opportunity carries 1500 bytes,
-    crates/cubiclab-path/src/schedule.rs)."""
+    schedule the schedule's (`RateSchedule::peak_bps`: its highest step, or a trace's
+    densest millisecond)."""
     sched = bottleneck.get("schedule")
     if not sched:
         return bottleneck["rate"]
-    if sched["kind"] == "steps":
-        return max(rate for _, rate in sched["steps"])
-    per_ms = max(Counter(sched["opportunities_ms"]).values())
-    return per_ms * 1500 * 8 * 1000
+    return _core.schedule_peak_bps(json.dumps(sched))
 
 
 def min_wait_ns(rate_bps: int) -> int:

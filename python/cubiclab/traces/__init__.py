@@ -11,6 +11,8 @@ works too: give its path.
 from __future__ import annotations
 
 import os
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -73,16 +75,20 @@ def generate(name: str) -> list[int]:
     return _from_rates(RECIPES[name][0]())
 
 
-#: The largest trace file read: 64 MiB, about 8 million delivery opportunities.
-MAX_TRACE_BYTES = 64 << 20
+#: Whether reading a big trace prints its progress to stderr (the command line sets it
+#: unless --quiet).
+progress = False
 
 
-def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: Path | None = None) -> list[int]:
-    """The opportunities (ms) of a shipped trace by name, or of a Mahimahi trace file (a
-    relative name is looked up in `folder`, the scenario file's, when given). The file must
-    be a regular file of at most MAX_TRACE_BYTES; it is read at once and parsed in one pass,
-    in Rust (`cubiclab_path::schedule::parse_mahimahi`, where the format's meaning lives)."""
-    from cubiclab.io import read_input_file
+def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: Path | None = None) -> dict:
+    """The compiled schedule of a shipped trace by name, or of a Mahimahi trace file (a
+    relative name is looked up in `folder`, the scenario file's, when given):
+    ``{"kind": "trace", "file": ..., "digest": ...}``. The file must be a regular file; it is
+    read once, streaming, in Rust (`cubiclab_path::schedule::trace`, where the format's
+    meaning lives), into runs of equal opportunities per millisecond that must fit the run
+    memory budget, and kept for the run (which finds it by the file and its digest)."""
+    from cubiclab.io import open_input_file
+    from cubiclab.suggest import suggestion
 
     if not isinstance(name_or_path, str) or not name_or_path:
         raise ValueError(f"{where} is {name_or_path!r}; allowed: a shipped trace ({', '.join(TRACES)}) "
@@ -95,12 +101,43 @@ def load_trace(name_or_path, where: str = "bottleneck.schedule.trace", folder: P
             path = Path(folder) / path
         if not os.path.lexists(path):
             raise ValueError(f"{where}: '{name_or_path}' is neither a shipped trace ({', '.join(TRACES)}) "
-                             f"nor a file" + (f" in {folder}" if folder is not None and not Path(name_or_path).is_absolute() else ""))
-    raw = read_input_file(path, where, limit=MAX_TRACE_BYTES)
+                             f"nor a file" + (f" in {folder}" if folder is not None and not Path(name_or_path).is_absolute() else "")
+                             + suggestion(name_or_path, TRACES))
+    fd = open_input_file(path, where)
+    resolved = str(path.resolve())  # the name the run finds it by (and the kept trace's)
     try:
-        return _core.parse_mahimahi(raw)
+        shown = _Progress(path, os.fstat(fd).st_size) if progress else None
+        try:
+            digest, *_ = _core.read_trace(resolved, fd, shown)
+        finally:
+            if shown is not None:
+                shown.end()
     except ValueError as e:
         raise ValueError(f"{where}: {path} {e}") from None
+    finally:
+        os.close(fd)
+    return {"kind": "trace", "file": resolved, "digest": digest}
+
+
+class _Progress:
+    """The reading of a big trace on stderr, once a second after the first, in the line
+    style of the simulation's progress."""
+
+    def __init__(self, path: Path, size: int):
+        self.path, self.size = path, size
+        self.start = self.last = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, done: int) -> None:
+        now = time.perf_counter()
+        if now - self.last >= 1.0:
+            self.last, self.shown = now, True
+            print(f"\r  reading trace {self.path.name}: {done / 1e6:8.1f} / {self.size / 1e6:.1f} MB  "
+                  f"{done / 1e6 / (now - self.start):6.1f} MB/s", end="", file=sys.stderr)
+
+    def end(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
 
 
 def write_shipped() -> None:

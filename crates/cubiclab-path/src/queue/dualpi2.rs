@@ -1,8 +1,8 @@
 //! DualPI2 (RFC 9332, the coupled dual-queue AQM) as Linux 6.18 runs it:
 //! `net/sched/sch_dualpi2.c` (merged in 6.17) with its defaults.
 //!
-//! - Two FIFOs: L4S packets (ECN field ECT(1) or CE, the `l4s_ect` mask) join the second,
-//!   the others the first (Classic). The buffer's limit counts both (Linux's `limit`,
+//! - Two FIFOs: L4S packets (ECN field ECT(1) or CE, the `l4s_ect` mask; or any ECT and CE,
+//!   the `any_ect` mask) join the second, the others the first (Classic). The buffer's limit counts both (Linux's `limit`,
 //!   default 10000 packets).
 //! - A PI2 controller updates a base probability p' every `tupdate` from the larger of the
 //!   two heads' queue delays (`calculate_probability`).
@@ -17,7 +17,7 @@
 //!   10 x their size and Classic ones lower by 90 x, L served while it is not positive.
 //!
 //! Not modelled: classification by tc filters or priority (so every L4S packet is
-//! ECN-capable), the `any_ect` mask, `min_qlen_step` (0: the step applies always), a step
+//! ECN-capable), `min_qlen_step` (0: the step applies always), a step
 //! threshold in packets, `drop_enqueue`, the memory limit (`skb->truesize` is not
 //! modelled; the packet limit is), and GSO splitting (the path's packets are single
 //! segments already). The MTU is a full packet on the wire.
@@ -65,6 +65,30 @@ pub struct DualPi2Spec {
     /// Overloaded (k p' > 1), drop L4S packets with p'^2 rather than mark them all and let
     /// the queue grow to the limit (tc's `drop_on_overload` / `overflow`).
     pub drop_on_overload: bool,
+    /// Which ECN codepoints go to the L4S queue (tc's `l4s_ect` / `any_ect`): "l4s_ect",
+    /// ECT(1) and CE (RFC 9331's identifier, Linux's default); "any_ect", ECT(0) too, so that
+    /// a sender that cannot set ECT(1) (DCTCP on Linux 6.18, which sends ECT(0)) is L4S.
+    pub ecn_mask: EcnMask,
+}
+
+/// `TCA_DUALPI2_ECN_MASK`: the ECN bits that classify a packet as L4S
+/// (`dualpi2_skb_classify`: `cb->ect & q->ecn_mask`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMask {
+    /// `INET_ECN_ECT_1`: ECT(1) and CE.
+    L4sEct,
+    /// `INET_ECN_MASK`: ECT(0), ECT(1) and CE.
+    AnyEct,
+}
+
+impl EcnMask {
+    const fn bits(self) -> u8 {
+        match self {
+            EcnMask::L4sEct => crate::Ecn::Ect1.bits(),
+            EcnMask::AnyEct => crate::Ecn::Ce.bits(),
+        }
+    }
 }
 
 impl Default for DualPi2Spec {
@@ -78,6 +102,7 @@ impl Default for DualPi2Spec {
             coupling_factor: 2,
             classic_protection: 10,
             drop_on_overload: true,
+            ecn_mask: EcnMask::L4sEct,
         }
     }
 }
@@ -243,11 +268,10 @@ impl<P: PathPacket> DualPi2<P> {
     }
 }
 
-/// Classification by the ECN field (`dualpi2_skb_classify` with the `l4s_ect` mask): ECT(1)
-/// and CE.
+/// Classification by the ECN field (`dualpi2_skb_classify`): any of the mask's bits set.
 #[inline]
-fn is_l4s<P: PathPacket>(p: &P) -> bool {
-    p.ecn().bits() & crate::Ecn::Ect1.bits() != 0
+fn is_l4s<P: PathPacket>(p: &P, mask: EcnMask) -> bool {
+    p.ecn().bits() & mask.bits() != 0
 }
 
 impl<P: PathPacket> Scheduler<P> for DualPi2<P> {
@@ -258,7 +282,7 @@ impl<P: PathPacket> Scheduler<P> for DualPi2<P> {
         if self.limit.full(self.len_packets(), self.len_bytes(), p.wire_bytes()) {
             return Verdict::Drop;
         }
-        if is_l4s(&p) {
+        if is_l4s(&p, self.spec.ecn_mask) {
             self.l4s.push(now, p);
         } else {
             self.classic.push(now, p);
@@ -482,6 +506,22 @@ mod tests {
         assert_eq!(state(&mut q).credit, -90_000);
         while q.dequeue(0, |_| unreachable!()).is_some() {}
         assert_eq!(state(&mut q).credit, -120_000);
+    }
+
+    #[test]
+    fn the_mask_decides_which_codepoints_are_l4s() {
+        // dualpi2_skb_classify: ect & mask. l4s_ect (0b01): ECT(1) 0b01 and CE 0b11 are L4S,
+        // ECT(0) 0b10 and Not-ECT are Classic; any_ect (0b11) takes ECT(0) as well.
+        let ce = Pkt { ce: true, ..ect(1500) };
+        for (mask, l4s) in [(EcnMask::L4sEct, [false, false, true, true]), (EcnMask::AnyEct, [false, true, true, true])] {
+            let got = [pkt(1500), ect(1500), ect1(1500), ce].map(|p| is_l4s(&p, mask));
+            assert_eq!(got, l4s, "{mask:?}");
+        }
+        let mut q = dualpi2(DualPi2Spec { ecn_mask: EcnMask::AnyEct, ..DualPi2Spec::default() }, Limit::Packets(10));
+        q.enqueue(0, ect(1500));
+        q.enqueue(0, pkt(1500));
+        let d = state(&mut q);
+        assert_eq!((d.classic.len_packets(), d.l4s.len_packets()), (1, 1));
     }
 
     #[test]

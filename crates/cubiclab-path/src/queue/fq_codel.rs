@@ -127,6 +127,12 @@ enum List {
     Old,
 }
 
+impl<P> FqCoDel<P> {
+    /// Bytes one bucket takes whatever its traffic: its queue, CoDel state and credit, and
+    /// its places in the two lists (reserved for every bucket).
+    pub const BUCKET_BYTES: usize = std::mem::size_of::<Flow<P>>() + 2 * std::mem::size_of::<u32>();
+}
+
 impl<P: PathPacket> FqCoDel<P> {
     pub fn new(spec: &FqCoDelSpec, b: &Buffer) -> Self {
         let n = spec.flows as usize;

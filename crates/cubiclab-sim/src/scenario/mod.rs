@@ -165,9 +165,10 @@ pub enum Schedule {
         #[serde(default)]
         repeat: Option<u64>,
     },
-    /// A Mahimahi trace: one delivery opportunity of a 1500-byte packet per entry, in ms
-    /// from the start; it repeats with the period of its last entry.
-    Trace { opportunities_ms: Vec<u64> },
+    /// A Mahimahi trace file: one delivery opportunity of a 1500-byte packet per line, in
+    /// ms from the start; it repeats with the period of its last line. `digest` is its
+    /// opportunities' when the scenario was compiled (a file that changed since is refused).
+    Trace { file: String, digest: String },
 }
 
 impl Schedule {
@@ -175,7 +176,7 @@ impl Schedule {
     pub fn spec(&self) -> ScheduleSpec {
         match self {
             Schedule::Steps { steps, repeat } => ScheduleSpec::Steps { steps: steps.clone(), repeat_ns: *repeat },
-            Schedule::Trace { opportunities_ms } => ScheduleSpec::Trace { opportunities_ms: opportunities_ms.clone() },
+            Schedule::Trace { file, digest } => ScheduleSpec::Trace { file: file.clone(), digest: digest.clone() },
         }
     }
 

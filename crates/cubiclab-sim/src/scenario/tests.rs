@@ -255,3 +255,74 @@ fn ecn_is_a_switch_that_dctcp_cannot_turn_off() {
     let e = dctcp(false.into()).unwrap_err();
     assert!(e.starts_with("flows[0].ecn is false, but dctcp needs ECN"), "{e}");
 }
+
+/// The estimate's entry for `key`.
+fn need(sc: &Scenario, key: &str) -> Option<u64> {
+    sc.memory_needs().into_iter().find(|n| n.key == key).map(|n| n.bytes)
+}
+
+#[test]
+fn tables_of_unknown_size_are_bounded_by_what_the_links_carry() {
+    // 10 Mbit/s both ways for 2 s, 1500-byte segments: 2 x 10e6 x 2 / 12,000 = 3,333.3,
+    // so 3,334 segments. One flow, min_rto 200 ms: 2 s / 200 ms + 1 = 11 timeouts.
+    let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
+    assert_eq!((sc.wire_bytes(), sc.min_rto_ns), (1500, 200 * MS));
+    assert_eq!(need(&sc, "record.cwnd"), None);
+    sc.record.cwnd = CwndRecording::Changes;
+    sc.record.rtt_samples = true;
+    // cwnd: (t_ns, flow, cwnd, ssthresh) 4 values x 8 bytes x 2 (simulator and Python);
+    // rows: a change per ACK and per send, and per timeout: 2 x 3,334 + 11.
+    assert_eq!(need(&sc, "record.cwnd"), Some((2 * 3_334 + 11) * 4 * 8 * 2));
+    // rtt: (t_ns, flow, rtt_us), a row per ACK.
+    assert_eq!(need(&sc, "record.rtt_samples"), Some(3_334 * 3 * 8 * 2));
+    // cc_state: reno reports no variable, so nothing; cubic reports some per sample.
+    sc.record.cc_state = true;
+    assert_eq!(need(&sc, "record.cc_state"), Some(0));
+    sc.flows[0].algorithm = "cubic".into();
+    let mut vars = 0u64;
+    cubiclab_cc::CongestionControl::vars(
+        &cubiclab_cc::Algorithm::new("cubic", &cubiclab_cc::Params::default()).unwrap(),
+        &mut |_, _| vars += 1,
+    );
+    let samples = 2_000 * MS / sc.record.interval_ns + 1;
+    assert!(vars > 0);
+    assert_eq!(need(&sc, "record.cc_state"), Some(samples * vars * (4 * 8 * 2 + (24 + 32 + 8 + 64))));
+}
+
+#[test]
+fn web_objects_are_bounded_by_sessions_and_think_time() {
+    // 10 sessions thinking 100 ms on average for 2 s: 2 x (20 + 1) = 42 objects each, 420 in
+    // all, under the 3,334 segments the links carry; a row is 5 values x 8 x 2 and a group name.
+    let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
+    sc.web.push(WebGroup {
+        name: None,
+        sessions: 10,
+        direction: WebDirection::Forward,
+        mean_size_bytes: 14_480,
+        shape: 1.2,
+        max_size_ratio: 1000.0,
+        think_mean_ns: 100 * MS,
+        rtt: RttDist::Fixed(40 * MS),
+        route: None,
+        algorithm: "reno".into(),
+        params: BTreeMap::new(),
+        recovery: Recovery::Sack,
+    });
+    assert_eq!(need(&sc, "web[0].sessions"), Some(420 * (5 * 8 * 2 + (24 + 32 + 8 + 64))));
+    // Thinking 1 us: the links' 3,334 segments bound the objects instead.
+    sc.web[0].think_mean_ns = 1_000;
+    assert_eq!(need(&sc, "web[0].sessions"), Some(3_334 * (5 * 8 * 2 + (24 + 32 + 8 + 64))));
+}
+
+#[test]
+fn fq_codel_buckets_count_in_both_directions() {
+    let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
+    assert_eq!(need(&sc, "bottleneck.fq_codel.flows"), None);
+    sc.links[0].queue = QueueDiscipline::FqCoDel;
+    sc.links[0].settings.fq_codel.flows = 65_536;
+    let bucket = crate::queue::FqCoDel::<crate::packet::Packet>::BUCKET_BYTES as u64;
+    assert_eq!(need(&sc, "bottleneck.fq_codel.flows"), Some(2 * 65_536 * bucket));
+    // A bucket: a queue (a ring of 32 bytes), CoDel's state, a credit and a flag, and two
+    // list places of 4 bytes: about 120 bytes.
+    assert!((64..=160).contains(&bucket), "{bucket}");
+}

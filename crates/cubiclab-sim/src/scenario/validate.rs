@@ -3,10 +3,10 @@
 
 use cubiclab_cc::{Algorithm, CongestionControl, Params, ALGORITHMS};
 
-use super::{DuplexLink, FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES, MAX_HOPS};
+use super::{CwndRecording, DuplexLink, FlowGroup, RttDist, Scenario, WebDirection, WebGroup, ACK_BYTES, MAX_HOPS};
 use crate::loss::LossSpec;
 use crate::packet::Packet;
-use crate::queue::{Fifo, Limit};
+use crate::queue::{Fifo, FqCoDel, Limit, QueueDiscipline};
 use crate::record::Results;
 
 const MS: f64 = 1e6;
@@ -32,6 +32,16 @@ const QUEUED_PACKET_BYTES: u64 = 2 * Fifo::<Packet>::ENTRY_BYTES as u64;
 /// Bytes of one recorded value (every column is at most 8 bytes wide, in the simulator and
 /// in the Python frames built from its columns).
 const VALUE_BYTES: u64 = 8;
+
+/// Bytes of one recorded text value (a `cc_state` variable's name, a web object's group):
+/// a String and its allocation in the simulator (24 + 32), then a list entry and a str
+/// object in Python (8 + 64).
+const TEXT_BYTES: u64 = 24 + 32 + 8 + 64;
+
+/// Columns of the results table `table`.
+fn columns(table: &str) -> u64 {
+    Results::schema().into_iter().find(|(t, _)| *t == table).map_or(0, |(_, cols)| cols.len() as u64)
+}
 
 /// Memory one part of a run holds: the key that sets its size, its bytes, how they add up,
 /// and the keys or options that make it smaller.
@@ -216,6 +226,27 @@ impl Scenario {
                 });
             }
         }
+        for (k, b) in self.links.iter().enumerate() {
+            let at = self.link_key(k);
+            if b.queue == QueueDiscipline::FqCoDel {
+                let (buckets, bytes) = (b.settings.fq_codel.flows as u64, FqCoDel::<Packet>::BUCKET_BYTES as u64);
+                needs.push(MemoryNeed {
+                    key: format!("{at}.fq_codel.flows"),
+                    bytes: 2 * buckets * bytes,
+                    what: format!("2 directions x {buckets} buckets x {bytes} bytes"),
+                    remedy: format!("fewer {at}.fq_codel.flows"),
+                });
+            }
+            if let Some(s) = b.schedule.as_ref().and_then(|s| s.rate_schedule(&at).ok()) {
+                needs.push(MemoryNeed {
+                    key: format!("{at}.schedule"),
+                    bytes: s.heap_bytes(),
+                    what: "the schedule's tables (a trace's runs of equal opportunities per ms)".into(),
+                    remedy: format!("a shorter or steadier {at}.schedule"),
+                });
+            }
+        }
+        needs.extend(self.event_table_needs());
         let samples = self.duration_ns / self.record.interval_ns + 1;
         let row_bytes = self.sample_row_values() * 2 * VALUE_BYTES;
         let (flows, links) = (self.flow_rows_per_sample(), self.links.len());
@@ -228,6 +259,95 @@ impl Scenario {
         needs
     }
 
+    /// The tables whose rows follow the traffic, at their most: a row per ACK or less
+    /// (`cwnd` changes, `rtt` samples, web objects), bounded by the data segments the links
+    /// can carry in the run; the `cc_state` variables per sample.
+    fn event_table_needs(&self) -> Vec<MemoryNeed> {
+        let row = |table: &str| columns(table) * 2 * VALUE_BYTES;
+        let duration_s = self.duration_ns as f64 / 1e9;
+        // Every link direction at its highest rate (a schedule's peak forward), all in data
+        // segments: each ACK answers at least one of them.
+        let bits: f64 = self
+            .links
+            .iter()
+            .map(|l| {
+                let forward =
+                    l.schedule.as_ref().and_then(|s| s.rate_schedule("").ok()).map_or(l.rate_bps, |s| s.peak_bps());
+                (forward + l.rate_bps) as f64 * duration_s
+            })
+            .sum();
+        let segments = (bits / (8.0 * self.wire_bytes() as f64)).ceil() as u64;
+        let flows = self.flow_rows_per_sample();
+        let mut needs = Vec::new();
+        let mut add = |key: &str, rows: u64, bytes: u64, what: String, remedy: &str| {
+            needs.push(MemoryNeed {
+                key: key.into(),
+                bytes: rows.saturating_mul(bytes),
+                what: format!("{rows} rows x {bytes} bytes at most: {what}"),
+                remedy: remedy.into(),
+            })
+        };
+        if self.record.cwnd == CwndRecording::Changes {
+            // A row per ACK or send that changes cwnd or ssthresh, and per timeout.
+            let timeouts = flows * (self.duration_ns / self.min_rto_ns.max(1) + 1);
+            add(
+                "record.cwnd",
+                2 * segments + timeouts,
+                row("cwnd"),
+                format!("a change per ACK and per send of the {segments} segments the links carry in {duration_s} s, and per timeout"),
+                "record.cwnd = \"interval\", a shorter duration or slower links",
+            );
+        }
+        if self.record.rtt_samples {
+            add(
+                "record.rtt_samples",
+                segments,
+                row("rtt"),
+                format!("a sample per ACK of the {segments} segments the links carry in {duration_s} s"),
+                "record.rtt_samples = false, a shorter duration or slower links",
+            );
+        }
+        for (i, w) in self.web.iter().enumerate() {
+            // Objects a session starts: one per think time on average; twice that bounds
+            // the exponential draws' count over any but the shortest runs. Each takes at
+            // least a segment.
+            let per_session = 2 * (self.duration_ns / w.think_mean_ns.max(1) + 1);
+            let objects = (w.sessions as u64).saturating_mul(per_session).min(segments);
+            add(
+                &format!("web[{i}].sessions"),
+                objects,
+                row("web") + TEXT_BYTES,
+                format!(
+                    "{} sessions x {per_session} objects (twice the duration / think), or a segment each",
+                    w.sessions
+                ),
+                &format!("fewer web[{i}].sessions, a longer web[{i}].think or a shorter duration"),
+            );
+        }
+        if self.record.cc_state {
+            let samples = self.duration_ns / self.record.interval_ns + 1;
+            let vars: u64 = self
+                .flows
+                .iter()
+                .map(|g| {
+                    let mut n = 0u64;
+                    if let Ok(a) = Algorithm::new(&g.algorithm, &g.cc_params()) {
+                        a.vars(&mut |_, _| n += 1);
+                    }
+                    g.count as u64 * n
+                })
+                .sum();
+            add(
+                "record.cc_state",
+                samples.saturating_mul(vars),
+                columns("cc_state") * 2 * VALUE_BYTES + TEXT_BYTES,
+                format!("{samples} samples x {vars} variables of the flows' algorithms"),
+                "record.cc_state = false, a larger record.interval or fewer flows",
+            );
+        }
+        needs
+    }
+
     /// Rows the `flows` table gains per sample: one per long-lived flow.
     pub fn flow_rows_per_sample(&self) -> u64 {
         self.flows.iter().map(|g| g.count as u64).sum()
@@ -235,9 +355,6 @@ impl Scenario {
 
     /// Values recorded per sample: every column of a flow's and a link's row.
     fn sample_row_values(&self) -> u64 {
-        let columns = |table: &str| {
-            Results::schema().into_iter().find(|(t, _)| *t == table).map_or(0, |(_, cols)| cols.len() as u64)
-        };
         self.flow_rows_per_sample() * columns("flows") + self.links.len() as u64 * columns("link")
     }
 
