@@ -84,6 +84,27 @@ def test_axes_have_units_and_drops_their_own_axis(fig6, monkeypatch):
     assert fig.axes[0].get_ylabel() == "smoothed RTT (ms)"
 
 
+def test_several_links_have_a_throughput_panel_per_link(monkeypatch):
+    # A two-hop parking lot at 100 Mbit/s: queue.png gains a panel on top with each link's
+    # throughput, its utilisation per interval times its rate (Mbit/s), one line per link,
+    # named; a link carries at most its rate (plus the part of one packet an interval holds).
+    from cubiclab.topology import parking_lot
+
+    res = cubiclab.simulate(parking_lot(2, link={"rate": "100Mbps", "buffer": "100%BDP"},
+                                        long=[{"algorithm": "cubic", "rtt": "40ms", "name": "long"}],
+                                        cross=[{"algorithm": "cubic", "rtt": "40ms"}], duration="3s"))
+    fig = axes_of(monkeypatch, plots.plot_queue, res, "q.png")
+    assert [ax.get_ylabel() for ax in fig.axes] == ["throughput (Mbit/s)", "queueing delay (ms)", "queue (packets)",
+                                                    "drops\nper 100 ms"]
+    lines = fig.axes[0].lines
+    assert [line.get_label() for line in lines] == ["hop1", "hop2"]
+    for k, line in enumerate(lines):
+        util = res.link[res.link.link == k].utilization.to_numpy()
+        assert line.get_ydata() == pytest.approx(util * 100)
+        assert max(line.get_ydata()) <= 100 * (1 + WIRE * 8 / (100e6 * 0.1))
+    assert max(lines[0].get_ydata()) > 90
+
+
 def test_a_colour_per_flow_and_the_steady_state_readable(fig6, monkeypatch):
     fig = axes_of(monkeypatch, plots.plot_cwnd, fig6, "c.png")
     ax = fig.axes[0]

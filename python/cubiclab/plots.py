@@ -320,20 +320,27 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
     link's rate, or at its schedule's rate over the interval), the queue in packets, and the
     congestion drops per interval on an axis of their own. `scale` is the drops axis's, as
     plot_cwnd's: "steady" fits the drops after every flow's slow start (its first loss),
-    the slow starts' peak clipped and marked; "full" or "log"."""
+    the slow starts' peak clipped and marked; "full" or "log". With several links, a panel
+    on top has each link's throughput (its utilisation times its rate, per interval; on a
+    dumbbell throughput.png has the bottleneck's)."""
     link = results.link
     names = dict(zip(results.link_totals.link, results.link_totals.name)) if len(results.link_totals) else {}
     links = compiled_links(results.scenario.compile())
-    fig, (ax_d, ax_q, ax_x) = plt.subplots(3, 1, figsize=(10, 6.5), sharex=True,
-                                           gridspec_kw={"height_ratios": [2, 2, 1]})
+    several = len(links) > 1
+    fig, axes = plt.subplots(3 + several, 1, figsize=(10, 6.5 + 2.2 * several), sharex=True,
+                             gridspec_kw={"height_ratios": [2] * several + [2, 2, 1]})
+    ax_t, (ax_d, ax_q, ax_x) = (axes[0] if several else None), axes[several:]
     thinned, drops = False, {}
     for i, (k, d) in enumerate(link.groupby("link", observed=True)):
-        label = names.get(k, f"link {k}") if len(links) > 1 else None
+        label = names.get(k, f"link {k}") if several else None
         interval = float(d.t.diff().median()) if len(d) > 1 else 0.1
         rate = (offered_rate(results, d.t.to_numpy(), interval) if k == 0 and _varies(results)
                 else np.full(len(d), float(links[int(k)]["rate"])))
         delay_ms = d.queue_bytes.to_numpy() * 8 / np.where(rate > 0, rate, np.nan) * 1e3
-        for ax, y in ((ax_d, delay_ms), (ax_q, d.queue_packets.to_numpy()), (ax_x, d.drops.to_numpy())):
+        panels = [(ax_d, delay_ms), (ax_q, d.queue_packets.to_numpy()), (ax_x, d.drops.to_numpy())]
+        if several:
+            panels.insert(0, (ax_t, d.utilization.to_numpy() * rate / 1e6))
+        for ax, y in panels:
             x, ty = thin(d.t, y)
             thinned |= len(x) < len(d)
             ax.plot(x, ty, lw=0.8, color=f"C{i}", label=label, drawstyle="steps-pre" if ax is ax_x else "default")
@@ -347,21 +354,23 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
     # On two lines: the drops panel is short, and a one-line label overran the queue's.
     ax_x.set_ylabel(f"drops\nper {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms")
     ax_x.set_xlabel("time (s)")
-    for ax in (ax_d, ax_q, ax_x):
+    for ax in axes:
         ax.grid(alpha=0.3)
         if ax.get_yscale() == "linear":
             ax.set_ylim(bottom=0)
-    if len(links) > 1:
-        _outside_legend(ax_d, fontsize="small")
-    ax_d.set_title("bottleneck queue" if len(links) == 1 else "queue per link")
-    fig.align_ylabels((ax_d, ax_q, ax_x))
+    if several:
+        ax_t.set_ylabel("throughput (Mbit/s)")
+        _outside_legend(ax_t, fontsize="small")
+    axes[0].set_title("throughput and queue per link" if several else "bottleneck queue")
+    fig.align_ylabels(axes)
     _thinned_note(fig, thinned)
     return save(fig, path)
 
 
 def plot_run(results, outdir: Path) -> list[Path]:
     """The standard figures of a run: cwnd.png, throughput.png (per flow, and per group
-    with several groups), queue.png (queueing delay, queue, drops), rtt.png."""
+    with several groups), queue.png (queueing delay, queue, drops; with several links,
+    each link's throughput too), rtt.png."""
     outdir = Path(outdir)
     return [plot_cwnd(results, outdir / "cwnd.png"), plot_throughput(results, outdir / "throughput.png"),
             plot_queue(results, outdir / "queue.png"), plot_rtt(results, outdir / "rtt.png")]

@@ -45,6 +45,12 @@ impl Pipe {
         (p, self.fifo.front().map(|e| e.0))
     }
 
+    /// The packet at the head, next to leave.
+    #[inline]
+    pub fn head(&self) -> Option<&Packet> {
+        self.fifo.front().map(|e| &e.1)
+    }
+
     pub fn len(&self) -> usize {
         self.fifo.len()
     }

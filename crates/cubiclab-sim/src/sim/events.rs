@@ -90,6 +90,7 @@ impl Sim {
         let (p, lost, next) = self.links[link as usize].tx_done(self.now, |d| Self::count_drop(&mut self.flows, d));
         if let Some(t) = next {
             self.q.push(t, Ev::TxDone(link));
+            self.prefetch_in_service(link);
         }
         let fl = &mut self.flows[p.flow as usize];
         if !p.is_ack() {
@@ -126,6 +127,7 @@ impl Sim {
         let (p, next) = self.pipes[id as usize].pop();
         if let Some(t) = next {
             self.q.push(t, Ev::PipeOut(id));
+            self.prefetch_pipe_head(id);
         }
         let fl = &self.flows[p.flow as usize];
         if p.conn != fl.conn {

@@ -17,6 +17,7 @@
 mod build;
 mod events;
 mod host;
+mod prefetch;
 mod recording;
 mod timers;
 

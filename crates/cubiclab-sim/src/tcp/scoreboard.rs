@@ -65,6 +65,11 @@ pub struct Scoreboard {
     mark_seq: u32,
     /// No segment in [snd_una, retx_seq) is waiting for retransmission.
     retx_seq: u32,
+    /// While `lost_out > 0`, no segment at or after `lost_end` is marked lost: the search
+    /// for the next retransmission stops there instead of walking the rest of the window
+    /// on every transmission after each new loss (at 10 Gbit/s, tens of thousands of
+    /// segments per mark).
+    lost_end: u32,
     /// Outstanding retransmissions in the order they were sent: (segment, time).
     retx_fifo: VecDeque<(u32, Time)>,
 }
@@ -82,6 +87,7 @@ impl Scoreboard {
             lost_marked: 0,
             mark_seq: 0,
             retx_seq: 0,
+            lost_end: 0,
             retx_fifo: VecDeque::new(),
         }
     }
@@ -290,7 +296,7 @@ impl Scoreboard {
                     return (marked, Some(sent));
                 }
                 self.flags[i] |= LOST;
-                self.lost_out += 1;
+                self.count_lost(self.mark_seq);
                 self.lost_marked += 1;
                 marked += 1;
                 if before(self.mark_seq, self.retx_seq) {
@@ -300,6 +306,17 @@ impl Scoreboard {
             self.mark_seq = self.mark_seq.wrapping_add(1);
         }
         (marked, None)
+    }
+
+    /// A segment not marked lost before now is: count it, and keep `lost_end` past it.
+    #[inline]
+    fn count_lost(&mut self, seq: u32) {
+        self.lost_out += 1;
+        let end = seq.wrapping_add(1);
+        // The first lost segment restarts the bound (those before it were acknowledged).
+        if self.lost_out == 1 || before(self.lost_end, end) {
+            self.lost_end = end;
+        }
     }
 
     /// Mark one segment lost (NewReno: the head after three duplicate ACKs or a partial ACK).
@@ -314,7 +331,7 @@ impl Scoreboard {
             self.retrans_out -= 1;
         }
         if f & LOST == 0 {
-            self.lost_out += 1;
+            self.count_lost(seq);
         }
         self.flags[i] = (f & !RETRANS) | LOST;
         self.lost_marked += 1;
@@ -345,7 +362,7 @@ impl Scoreboard {
                         self.lost_marked += 1;
                     }
                 } else {
-                    self.lost_out += 1;
+                    self.count_lost(s);
                     self.flags[i] = f | LOST;
                     self.lost_marked += 1;
                 }
@@ -369,7 +386,8 @@ impl Scoreboard {
         if before(self.retx_seq, una) {
             self.retx_seq = una;
         }
-        while self.retx_seq != limit && !before(limit, self.retx_seq) {
+        let end = if before(self.lost_end, limit) { self.lost_end } else { limit };
+        while self.retx_seq != end && !before(end, self.retx_seq) {
             let f = self.flags[self.idx(self.retx_seq)];
             if f & LOST != 0 && f & RETRANS == 0 {
                 return Some(self.retx_seq);
@@ -542,6 +560,60 @@ mod tests {
         assert_eq!((sb.lost_marked, sb.lost_out, sb.retrans_out), (2, 2, 1));
         sb.timeout_mark_lost(0, 4, 10);
         assert_eq!((sb.lost_marked, sb.lost_out, sb.retrans_out), (5, 4, 0));
+    }
+
+    #[test]
+    fn the_next_retransmission_is_the_lowest_lost_segment_not_resent() {
+        // Random sends, cumulative ACKs, RACK marks, timeouts, undos and retransmissions on
+        // a window of up to 300 segments, with SACKs (RACK) or NewReno's marks of the head:
+        // `next_retransmit` (which stops at `lost_end`) answers what a scan of the whole
+        // window [una, nxt) does, and after a segment is resent the search has walked no
+        // further than the highest lost segment.
+        for reno in [false, true] {
+            let mut sb = Scoreboard::new();
+            let (mut una, mut nxt, mut now) = (0u32, 0u32, 0u64);
+            let mut x = 12345u64;
+            for _ in 0..20_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (x >> 33) as u32;
+                let window = nxt.wrapping_sub(una);
+                now += 1;
+                match r % 8 {
+                    0 | 1 if window < 300 => {
+                        sb.reserve(una, nxt);
+                        sb.on_send(nxt, now, false);
+                        nxt = nxt.wrapping_add(1);
+                    }
+                    2 if window > 0 && !reno => {
+                        sb.sack(una.wrapping_add(r / 8 % window));
+                    }
+                    2 if window > 0 => {
+                        sb.mark_lost(una);
+                    }
+                    3 if r / 8 % 4 == 0 => {
+                        let new_una = una.wrapping_add(r / 32 % (window + 1));
+                        sb.cum_ack(una, new_una);
+                        una = new_una;
+                    }
+                    4 if !reno => {
+                        sb.rack_mark_lost(nxt, now.saturating_sub(r as u64 / 8 % 50), nxt, now, r as u64 / 400 % 30);
+                    }
+                    5 if r / 8 % 64 == 0 => sb.timeout_mark_lost(una, nxt, now.saturating_sub(r as u64 / 512 % 40)),
+                    5 if r / 8 % 64 == 1 => sb.unmark_lost(una, nxt),
+                    _ => {}
+                }
+                let scan = (0..nxt.wrapping_sub(una)).map(|k| una.wrapping_add(k)).find(|&s| {
+                    let f = sb.flags[sb.idx(s)];
+                    f & LOST != 0 && f & RETRANS == 0
+                });
+                assert_eq!(sb.next_retransmit(una, nxt), scan);
+                if let Some(s) = scan.filter(|_| r % 3 == 0) {
+                    sb.on_send(s, now, true);
+                    sb.next_retransmit(una, nxt);
+                    assert!(sb.lost_out == 0 || !before(sb.lost_end, sb.retx_seq));
+                }
+            }
+        }
     }
 
     #[test]
