@@ -21,10 +21,10 @@ use cubiclab_cc::Params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use plan::{STREAM_ALGORITHM, STREAM_HOST};
 pub use plan::{
     rcvbuf_for_window, Direction, Plan, PlannedFlow, PlannedHop, PlannedSession, SessionDraws, WebLane, MAX_HOPS,
 };
+pub(crate) use plan::{STREAM_ALGORITHM, STREAM_HOST};
 pub use validate::{MemoryNeed, MAX_FLOWS, MAX_TIME_NS, MEMORY_BUDGET_BYTES};
 
 use crate::loss::LossSpec;

@@ -315,6 +315,36 @@ fn web_objects_are_bounded_by_sessions_and_think_time() {
 }
 
 #[test]
+fn every_flow_and_session_counts_its_state() {
+    // A flow group of 3 flows with 10 initial segments: 3 x (10 x SEGMENT_BYTES + the Flow
+    // struct's size); a web group of 7 sessions: 7 x the Flow struct's size (a session's
+    // transfers run on a flow of their own), after its objects' entry.
+    let flow = crate::sim::FLOW_STATE_BYTES as u64;
+    assert!(flow > 500, "{flow}");
+    let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
+    sc.flows[0].count = 3;
+    sc.flows[0].initial_cwnd = 10;
+    assert_eq!(need(&sc, "flows[0].initial_cwnd"), Some(3 * (10 * super::validate::SEGMENT_BYTES + flow)));
+    sc.web.push(WebGroup {
+        name: None,
+        sessions: 7,
+        direction: WebDirection::Forward,
+        mean_size_bytes: 14_480,
+        shape: 1.2,
+        max_size_ratio: 1000.0,
+        think_mean_ns: 100 * MS,
+        rtt: RttDist::Fixed(40 * MS),
+        route: None,
+        algorithm: "reno".into(),
+        params: BTreeMap::new(),
+        recovery: Recovery::Sack,
+    });
+    let state: Vec<u64> =
+        sc.memory_needs().into_iter().filter(|n| n.key == "web[0].sessions").map(|n| n.bytes).collect();
+    assert_eq!(state.last(), Some(&(7 * flow)));
+}
+
+#[test]
 fn fq_codel_buckets_count_in_both_directions() {
     let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
     assert_eq!(need(&sc, "bottleneck.fq_codel.flows"), None);

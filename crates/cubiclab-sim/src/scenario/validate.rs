@@ -8,6 +8,7 @@ use crate::loss::LossSpec;
 use crate::packet::Packet;
 use crate::queue::{Fifo, FqCoDel, Limit, QueueDiscipline};
 use crate::record::Results;
+use crate::sim::FLOW_STATE_BYTES;
 
 const MS: f64 = 1e6;
 const GIB: f64 = (1u64 << 30) as f64;
@@ -24,7 +25,7 @@ pub const MEMORY_BUDGET_BYTES: u64 = 4 << 30;
 
 /// Bytes the sender's scoreboard keeps per segment of its window: flags, send time and
 /// delivery-rate stamp, in a ring that grows by doubling (so up to twice that).
-const SEGMENT_BYTES: u64 = 2 * (1 + 8 + std::mem::size_of::<cubiclab_cc::host::rate::TxStamp>() as u64);
+pub(super) const SEGMENT_BYTES: u64 = 2 * (1 + 8 + std::mem::size_of::<cubiclab_cc::host::rate::TxStamp>() as u64);
 
 /// Bytes a queued packet takes in a buffer that grows by doubling.
 const QUEUED_PACKET_BYTES: u64 = 2 * Fifo::<Packet>::ENTRY_BYTES as u64;
@@ -201,9 +202,9 @@ impl Scenario {
         for (i, g) in self.flows.iter().enumerate() {
             needs.push(MemoryNeed {
                 key: format!("flows[{i}].initial_cwnd"),
-                bytes: g.count as u64 * g.initial_cwnd as u64 * SEGMENT_BYTES,
+                bytes: g.count as u64 * (g.initial_cwnd as u64 * SEGMENT_BYTES + FLOW_STATE_BYTES as u64),
                 what: format!(
-                    "{} flows x {} segments x {SEGMENT_BYTES} bytes of window state",
+                    "{} flows x ({} segments x {SEGMENT_BYTES} bytes of window state + {FLOW_STATE_BYTES} bytes of flow state)",
                     g.count, g.initial_cwnd
                 ),
                 remedy: format!("a smaller flows[{i}].initial_cwnd or flows[{i}].count"),
@@ -256,6 +257,15 @@ impl Scenario {
             what: format!("{samples} samples x {row_bytes} bytes ({flows} flows and {links} links, in the simulator and in Python)"),
             remedy: "a larger record.interval, fewer flows or a shorter duration".to_string(),
         });
+        // After the web groups' objects, which share the key.
+        for (i, w) in self.web.iter().enumerate() {
+            needs.push(MemoryNeed {
+                key: format!("web[{i}].sessions"),
+                bytes: w.sessions as u64 * FLOW_STATE_BYTES as u64,
+                what: format!("{} sessions x {FLOW_STATE_BYTES} bytes of flow state", w.sessions),
+                remedy: format!("fewer web[{i}].sessions"),
+            });
+        }
         needs
     }
 

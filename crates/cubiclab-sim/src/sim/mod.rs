@@ -33,6 +33,10 @@ use crate::tcp::rcv_window::{ts_ms, PeerWindow};
 use crate::tcp::{Receiver, Sender};
 use cubiclab_path::Link;
 
+/// What one flow's (or web session's) state holds before its rings grow: the memory
+/// estimate's per-flow term.
+pub(crate) const FLOW_STATE_BYTES: usize = std::mem::size_of::<Flow>();
+
 struct Flow {
     sender: Sender,
     /// The sender's timer entries pending in the event queue.
