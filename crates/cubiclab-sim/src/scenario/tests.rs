@@ -289,14 +289,11 @@ fn tables_of_unknown_size_are_bounded_by_what_the_links_carry() {
     assert_eq!(need(&sc, "record.cc_state"), Some(samples * vars * (4 * 8 * 2 + (24 + 32 + 8 + 64))));
 }
 
-#[test]
-fn web_objects_are_bounded_by_sessions_and_think_time() {
-    // 10 sessions thinking 100 ms on average for 2 s: 2 x (20 + 1) = 42 objects each, 420 in
-    // all, under the 3,334 segments the links carry; a row is 5 values x 8 x 2 and a group name.
-    let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
-    sc.web.push(WebGroup {
+/// A forward web group of Reno sessions thinking 100 ms, 40 ms RTT, 10-packet objects.
+fn reno_sessions(sessions: u32) -> WebGroup {
+    WebGroup {
         name: None,
-        sessions: 10,
+        sessions,
         direction: WebDirection::Forward,
         mean_size_bytes: 14_480,
         shape: 1.2,
@@ -307,7 +304,15 @@ fn web_objects_are_bounded_by_sessions_and_think_time() {
         algorithm: "reno".into(),
         params: BTreeMap::new(),
         recovery: Recovery::Sack,
-    });
+    }
+}
+
+#[test]
+fn web_objects_are_bounded_by_sessions_and_think_time() {
+    // 10 sessions thinking 100 ms on average for 2 s: 2 x (20 + 1) = 42 objects each, 420 in
+    // all, under the 3,334 segments the links carry; a row is 5 values x 8 x 2 and a group name.
+    let mut sc = Scenario::from_json(&json_with(|_| {})).unwrap();
+    sc.web.push(reno_sessions(10));
     assert_eq!(need(&sc, "web[0].sessions"), Some(420 * (5 * 8 * 2 + (24 + 32 + 8 + 64))));
     // Thinking 1 us: the links' 3,334 segments bound the objects instead.
     sc.web[0].think_mean_ns = 1_000;
@@ -325,20 +330,7 @@ fn every_flow_and_session_counts_its_state() {
     sc.flows[0].count = 3;
     sc.flows[0].initial_cwnd = 10;
     assert_eq!(need(&sc, "flows[0].initial_cwnd"), Some(3 * (10 * super::validate::SEGMENT_BYTES + flow)));
-    sc.web.push(WebGroup {
-        name: None,
-        sessions: 7,
-        direction: WebDirection::Forward,
-        mean_size_bytes: 14_480,
-        shape: 1.2,
-        max_size_ratio: 1000.0,
-        think_mean_ns: 100 * MS,
-        rtt: RttDist::Fixed(40 * MS),
-        route: None,
-        algorithm: "reno".into(),
-        params: BTreeMap::new(),
-        recovery: Recovery::Sack,
-    });
+    sc.web.push(reno_sessions(7));
     let state: Vec<u64> =
         sc.memory_needs().into_iter().filter(|n| n.key == "web[0].sessions").map(|n| n.bytes).collect();
     assert_eq!(state.last(), Some(&(7 * flow)));
