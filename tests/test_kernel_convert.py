@@ -209,7 +209,7 @@ def test_init_clock_is_the_handshakes_from_the_first_witness_record():
     seen = pd.DataFrame({
         "kind": ["probe"] * 3, "snd_una": [0, 100, 200], "snd_nxt": [2000, 2100, 2200], "sport": [7] * 3,
         "acked_calls": [1, 2, 3], "clock_us": [400, 1003, 2001], "rtt_us": [90, 500, 600],
-        "undo_calls": [0] * 3, "ca_state": [0] * 3, "mstamp_us": [0] * 3, "time_ns": [0] * 3,
+        "in_flight": [0] * 3, "undo_calls": [0] * 3, "ca_state": [0] * 3, "mstamp_us": [0] * 3, "time_ns": [0] * 3,
     })
     assert convert(rec, mss, bpf_seen=seen).start_us == (1 << 32) + 400
     # A first record with another count (BPF did not run on the SYN-ACK, or the trace began
