@@ -105,7 +105,7 @@ def kernel_side(sc, path: Path, runs: int, run_testbed: bool, rerun: bool, quiet
         data["metrics"].append(run_metrics(res))
         data["emulator_late_p99_us"].append(res.summary["emulator"].get("late_p99_us"))
         data["runs"].append({"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                             "load1": round(load, 2)})
+                             "load1": round(load, 2), "start_late_us": res.summary.get("flow_start_late_us")})
         data["cwnd_grid"] = data["cwnd_grid"] or cwnd_grid(res, res.summary["duration_s"])
         atomic_write_text(path, json.dumps(data, indent=1) + "\n")
     return data

@@ -46,6 +46,9 @@ WEB_EXIT_S = 10
 #: ACKs do not wait for the emulator's threads (docs/agreement/README.md, a05).
 EMU_FIFO = 10
 SINK_FIFO = 20
+#: The senders' SCHED_FIFO priority until their last flow has opened (below the emulator's):
+#: the first flow's SYN wins the first slow start, so the starts keep to their times.
+START_FIFO = 5
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 #: Per direction of a flow's data: the namespace of its sender, of its receiver, and the
@@ -381,6 +384,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     "host": ENDS[way][2], "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
                     "rcvlowat": rcvlowat, "info_file": str(work / f"source-info-{way}.csv"),
                     "sink_fifo": SINK_FIFO if realtime else 0,
+                    "start_fifo": START_FIFO if realtime else 0,
                     "flows": [{"flow": i, "port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"],
                                "stop_ns": f["stop_ns"], "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"],
                                "receiver_cc": f["receiver_cc"]}
@@ -452,6 +456,10 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                         trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
+    # How late each flow's connect() (its SYN) came after its planned start, in us.
+    res.summary["flow_start_late_us"] = [
+        None if f.get("t_open_ns") is None else round((f["t_open_ns"] - epoch - p.flows[i]["start_ns"]) / 1e3, 1)
+        for i, f in enumerate(source_out["flows"])]
     res.summary["device_drops"] = outside
     res.summary["web_connect_retries"] = sum(w["retries"] for w in web_out)
     web_errors = [e for w in web_out for e in w["errors"]]
