@@ -256,7 +256,7 @@ def main() -> int:
         ap.error("--merge takes scenario files and no --baseline (the 'before' table on file is kept)")
 
     from cubiclab.io import atomic_write_text
-    from cubiclab.scenario import Scenario, with_host_timing
+    from cubiclab.scenario import Scenario, as_on_testbed
     from cubiclab.simulate import simulate
     from cubiclab.testbed.compare import seeds
     from cubiclab.testbed.ensemble import compare_runs, run_metrics, runs_wanted
@@ -265,7 +265,7 @@ def main() -> int:
     now_rows, before_rows, missing = [], [], []
     for f in files:
         sc = Scenario.load(f)
-        ssc = with_host_timing(sc)
+        ssc = as_on_testbed(sc)
         ssc.record.cwnd = "changes"
         run_testbed, rerun, runs = args.testbed or args.rerun_testbed, args.rerun_testbed, args.runs
         sims = []

@@ -277,6 +277,16 @@ def _buffer_bytes(spec: dict) -> int:
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
 
 
+def sink_rcvlowat(rate_bps: int, n_flows: int, tick_ns: int = 10_000_000) -> int:
+    """The sink's SO_RCVLOWAT in bytes with `n_flows` long-lived flows on a first link of
+    `rate_bps`, sampled every `tick_ns` (testbed's `info_interval`): it wakes once this many
+    bytes are waiting, not at every packet the emulator writes, a quarter of a flow's fair
+    share per sample, at most 64 KB, so that the samples stay smooth and the sink's CPU time
+    small. Its reads are when the receiver ACKs a PSH segment (the simulator's
+    `host.read_lowat`, which ensembles against the kernel set to this)."""
+    return int(min(65536, max(1, rate_bps * tick_ns / 8e9 / 4 / max(1, n_flows))))
+
+
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
             max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
             realtime: bool = True, io_trace: int = 0, planned: Plan | None = None):
@@ -371,10 +381,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             epoch = time.monotonic_ns() + max(1_500_000_000, 3 * started_in) + (1_500_000_000 if p.web else 0)
             end = epoch + duration_ns
             emu.set_epoch(epoch)
-            # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
-            # packet the emulator writes: a quarter of a flow's fair share per sample, at
-            # most 64 KB, so the samples stay smooth and the sink's CPU time small.
-            rcvlowat = int(min(65536, max(1, link0["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
+            rcvlowat = sink_rcvlowat(link0["rate"], len(p.flows), tick_ns)
             # Per way data goes, its long-lived flows (plan indices): a sink where their
             # receivers run, a source where their senders do.
             ways = {w: [i for i, f in enumerate(p.flows) if f["direction"] == w] for w in ENDS}
