@@ -105,7 +105,7 @@ def kernel_side(sc, path: Path, runs: int, run_testbed: bool, rerun: bool, quiet
         data["metrics"].append(run_metrics(res))
         data["emulator_late_p99_us"].append(res.summary["emulator"].get("late_p99_us"))
         data["runs"].append({"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                             "load1": round(load, 2)})
+                             "load1": round(load, 2), "start_late_us": res.summary.get("flow_start_late_us")})
         data["cwnd_grid"] = data["cwnd_grid"] or cwnd_grid(res, res.summary["duration_s"])
         atomic_write_text(path, json.dumps(data, indent=1) + "\n")
     return data
@@ -256,7 +256,7 @@ def main() -> int:
         ap.error("--merge takes scenario files and no --baseline (the 'before' table on file is kept)")
 
     from cubiclab.io import atomic_write_text
-    from cubiclab.scenario import Scenario, with_host_timing
+    from cubiclab.scenario import Scenario, as_on_testbed
     from cubiclab.simulate import simulate
     from cubiclab.testbed.compare import seeds
     from cubiclab.testbed.ensemble import compare_runs, run_metrics, runs_wanted
@@ -265,7 +265,7 @@ def main() -> int:
     now_rows, before_rows, missing = [], [], []
     for f in files:
         sc = Scenario.load(f)
-        ssc = with_host_timing(sc)
+        ssc = as_on_testbed(sc)
         ssc.record.cwnd = "changes"
         run_testbed, rerun, runs = args.testbed or args.rerun_testbed, args.rerun_testbed, args.runs
         sims = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import cubiclab
-from cubiclab.scenario import Host, Scenario, with_host_timing
+from cubiclab.scenario import Host, Scenario, as_on_testbed, with_host_timing
 
 
 def one_flow(jitter=None, window="2packets", seconds=10) -> Scenario:
@@ -31,6 +31,29 @@ def test_ensembles_turn_it_on_unless_the_scenario_says():
     sc = one_flow()
     with_host_timing(sc).record.cwnd = "changes"  # a copy: the caller's scenario is untouched
     assert sc.host.jitter is None and sc.record.cwnd == "interval"
+
+
+def test_ensembles_against_the_kernel_read_as_the_testbeds_sink():
+    # sink_rcvlowat: a quarter of a flow's share of 10 Mbit/s per 10 ms sample, one flow:
+    # 10e6 x 0.01 / 8 / 4 = 3125 bytes; compiled in bytes (packets of the MSS); a scenario's own value is kept.
+    on = as_on_testbed(one_flow())
+    assert (on.host.jitter, on.host.read_lowat) == ("testbed", "3125B")
+    assert on.compile()["host"] == {"jitter": "testbed", "read_lowat": 3125}
+    assert as_on_testbed(one_flow().replace(host=Host(read_lowat="2packets"))).compile()["host"]["read_lowat"] == 2 * 1448
+    assert with_host_timing(one_flow()).host.read_lowat is None  # the catalog's ensembles: reads per segment
+
+
+def test_reads_once_per_segment_are_the_default_and_fewer_reads_fewer_acks():
+    # A read per segment (any read_lowat up to one MSS) runs exactly as unset; reads every
+    # 5 segments (6250 B) ACK a PSH segment alone only when a read follows it, so fewer ACKs
+    # cross the reverse link (measured on the kernel, 10 s of this flow: 5883 ACKs at this
+    # SO_RCVLOWAT, 6046 at 625 B).
+    sc = Scenario(duration="5s", bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="100%BDP"),
+                  flows=[cubiclab.FlowGroup("cubic", rtt="40ms")])
+    acks = [cubiclab.simulate(sc.replace(host=Host(read_lowat=v))) for v in (None, "1448B", "6250B")]
+    reverse = [r.link_totals.tx_bytes.iloc[1] for r in acks]
+    assert acks[0].flows.equals(acks[1].flows) and reverse[0] == reverse[1]
+    assert reverse[2] < 0.97 * reverse[0]
 
 
 def test_a_bad_value_is_refused_naming_the_key():

@@ -720,6 +720,33 @@ def test_pcap_of_what_the_emulator_forwards(tmp_path):
 
 
 @needs_root
+def test_flows_open_in_the_order_of_their_start_times(tmp_path):
+    # Whichever flow's SYN leaves first wins the first slow start (docs/agreement/README.md,
+    # d02), so the sender opens its flows in the order of their start times, also when a
+    # late wake-up finds several due (it used to open them in the flows' order): here the
+    # second flow is due 0.1 ms before the first, and in every run its SYN crosses first.
+    import dpkt
+
+    from cubiclab.testbed.net import SENDER_IP
+
+    sender = bytes(int(o) for o in SENDER_IP.split("."))
+    for seed in range(3):
+        path = tmp_path / f"start{seed}.pcap"
+        sc = cubiclab.Scenario(duration="1s", seed=seed, start_jitter="0s",
+                               flows=[cubiclab.FlowGroup("cubic", rtt="20ms", start="100us"),
+                                      cubiclab.FlowGroup("reno", rtt="20ms")],
+                               bottleneck=cubiclab.Bottleneck(rate="10Mbps", buffer="100%BDP"),
+                               record=cubiclab.Record(pcap=str(path)))
+        res = cubiclab.testbed(sc, trace=False)
+        with open(path, "rb") as f:
+            syns = [ip.data.dport for _, buf in dpkt.pcap.Reader(f) for ip in [dpkt.ip.IP(buf)]
+                    if ip.src == sender and isinstance(ip.data, dpkt.tcp.TCP) and ip.data.flags & dpkt.tcp.TH_SYN]
+        ports = [f["port"] for f in tbrun.plan(sc).flows]
+        assert syns == [ports[1], ports[0]], (seed, syns, res.summary["flow_start_late_us"])
+        assert all(late >= 0 for late in res.summary["flow_start_late_us"])
+
+
+@needs_root
 def test_a_rate_schedule_steps_the_delivered_rate():
     # bottleneck.schedule on the testbed: the emulator serializes at the schedule's rate
     # from the run's time 0 (cubiclab-path's Link::vary, as the simulator). With a queue

@@ -77,6 +77,10 @@ A scenario file (every key optional except ``flows``)::
                                 # from the seed; "off" for exact runs. Unset: off, except in
                                 # ensembles against the kernel (compare --runs, the agreement
                                 # matrix), which turn it on
+    read_lowat = "6250B"        # bytes waiting before a receiving application reads
+                                # (SO_RCVLOWAT): a full-sized PSH segment is ACKed at once only
+                                # at a read. Unset: a read per segment, except in ensembles
+                                # against the kernel, which set the testbed sink's
 
     [record]
     interval = "100ms"
@@ -221,6 +225,11 @@ class Host:
     #: The hosts' timing noise: "testbed" or "off"; None: off, but turned on by ensembles
     #: against the kernel (:func:`with_host_timing`).
     jitter: str | None = None
+    #: Bytes waiting in a receiving socket before its application reads them (SO_RCVLOWAT),
+    #: a size; a receiver ACKs a full-sized PSH segment at once only at a read. None: a read
+    #: at each segment, but ensembles against the kernel set the testbed sink's
+    #: (:func:`with_host_timing`).
+    read_lowat: str | None = None
 
 
 #: What ensembles against the kernel set an unset `host.jitter` to.
@@ -406,8 +415,11 @@ class Scenario:
             "start_jitter": units.parse_time(sc.start_jitter, "start_jitter"),
             "min_rto": units.parse_time(sc.min_rto, "min_rto"),
             **({} if sc.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(sc.tcp_rmem, sc.mss)}),
-            # Left out when off, so that scenarios without the model compile as before it.
-            **({} if host.jitter in (None, "off") else {"host": {"jitter": host.jitter}}),
+            # Left out when off, so that scenarios without the models compile as before them.
+            **({} if host.jitter in (None, "off") and host.read_lowat is None else {"host": {
+                **({} if host.jitter in (None, "off") else {"jitter": host.jitter}),
+                **({} if host.read_lowat is None else
+                   {"read_lowat": units.parse_size(host.read_lowat, "host.read_lowat", sc.mss)})}}),
             **({"links": compiled} if links_in else {"bottleneck": compiled[0]}),
             "flows": flows,
             "web": [_web(g, i, *web_path(g), wire, sc.mss) for i, g in enumerate(web_in)],
@@ -448,12 +460,29 @@ class Scenario:
 
 
 def with_host_timing(sc: Scenario) -> Scenario:
-    """A copy of `sc` as an ensemble against the kernel runs it: the hosts' timing noise on
-    (ENSEMBLE_JITTER) unless the scenario sets `host.jitter` itself. Seeds that only move
-    start times leave a simulated run on one trajectory where the kernel's runs spread;
-    with the noise each seed is a run of its own (docs/agreement/README.md)."""
+    """A copy of `sc` as an ensemble runs it: the hosts' timing noise on (ENSEMBLE_JITTER)
+    unless the scenario sets `host.jitter` itself. Seeds that only move start times leave a
+    simulated run on one trajectory where the kernel's runs spread; with the noise each seed
+    is a run of its own (docs/agreement/README.md)."""
     host = _table(sc.host, Host, "host")
-    return sc.replace(host=Host(jitter=ENSEMBLE_JITTER if host.jitter is None else host.jitter))
+    return sc.replace(host=Host(jitter=ENSEMBLE_JITTER if host.jitter is None else host.jitter,
+                                read_lowat=host.read_lowat))
+
+
+def as_on_testbed(sc: Scenario) -> Scenario:
+    """A copy of `sc` as an ensemble against the kernel testbed runs it: the hosts' timing
+    noise (:func:`with_host_timing`) and the receiving application reading as the testbed's
+    sink does (its SO_RCVLOWAT, `cubiclab.testbed.run.sink_rcvlowat`), unless the scenario
+    sets `host.read_lowat` itself: a receiver ACKs a PSH segment at once only at a read, and
+    the sink's reads made the kernel's ACKs cover one segment 5% of the time where a read
+    per segment gave the simulator 15% (docs/agreement/README.md, a21)."""
+    from cubiclab.testbed.run import sink_rcvlowat
+
+    sc = with_host_timing(sc)
+    if sc.host.read_lowat is None:
+        rate = compiled_links(sc.compile())[0]["rate"]
+        sc.host.read_lowat = f"{sink_rcvlowat(rate, len(sc.plan(False)['flows']))}B"
+    return sc
 
 
 def compiled_links(spec: dict) -> list[dict]:

@@ -10,7 +10,8 @@ Standalone (standard library only), run by ``ip netns exec``::
 CONFIG (written by :mod:`cubiclab.testbed.run`): ``host`` (the sink's address), ``epoch_ns``
 (CLOCK_MONOTONIC time of t = 0), ``end_ns`` (the end of the run), ``tick_ns`` (sampling
 period), ``rcvlowat`` (bytes waiting before the sink is woken), ``sink_fifo`` (the sink's
-SCHED_FIFO priority, 0 for none), ``info_file`` (where the
+SCHED_FIFO priority, 0 for none), ``start_fifo`` (the source's SCHED_FIFO priority until its
+last flow has opened, 0 for none), ``info_file`` (where the
 source writes its TCP_INFO samples) and ``flows``: a list of ``{flow, port, cc, start_ns, stop_ns,
 bytes, sndbuf, rcvbuf}`` (``flow``: its index in the run, which the samples and messages
 name; ``rcvbuf`` null: the sink leaves the buffer to the kernel's autotuning; times
@@ -18,7 +19,9 @@ relative to the epoch; ``stop_ns``/``bytes`` may be null).
 
 The sink accepts one connection per flow port and records the bytes received per flow (in
 the order of ``flows``) at every tick. The source opens each flow at its start time with its congestion control set
-per socket (``TCP_CONGESTION``, before connecting), keeps its send buffer full (bulk,
+per socket (``TCP_CONGESTION``, before connecting), flows due together in the order of their
+start times (whichever flow's SYN leaves first wins the first slow start, so a late wake-up
+must not reorder them), keeps its send buffer full (bulk,
 cwnd-limited), samples ``TCP_INFO`` of every open socket at every tick, and ends each flow
 at its stop time (or after its bytes are acknowledged, giving the flow completion time),
 all flows at ``end_ns``, with an abortive close (RST) so that no queued data drains after
@@ -231,33 +234,45 @@ def source(cfg: dict, outfile: str) -> None:
     next_tick = cfg["epoch_ns"]
     info_log = _InfoLog(cfg["info_file"])
     errors = []
+    # Each flow's socket is made before the run, its congestion control set before connect
+    # (so that the handshake's tcp_init_congestion_control runs it): at its start time only
+    # connect() is left, which sends the SYN before it returns.
+    for f in flows:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f.spec["cc"].encode())
+        except OSError as e:
+            errors.append(f"flow {f.i}: TCP_CONGESTION {f.spec['cc']!r}: {e}")
+            f.state = "done"
+            s.close()
+            continue
+        s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, int(f.spec["sndbuf"]))
+        s.setblocking(False)
+        f.sock = s
+    # The flows still to open, by start time (the flows' order breaks ties): a wake-up late
+    # past several start times opens them in this order, never in the flows' order.
+    to_open = sorted((f for f in flows if f.state == "waiting"), key=lambda f: (f.start, f.i))
+    if to_open and cfg.get("start_fifo"):
+        # Until the last flow has opened, above every normal task (below the emulator): a
+        # start is then late by a real-time wake-up's latency, not by other tasks' time slices.
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(cfg["start_fifo"])))
     print(json.dumps({"ready": True}), flush=True)
     while not _stop:
         now = _now()
         if now >= end:
             break
+        while to_open and now >= to_open[0].start:
+            f = to_open.pop(0)
+            f.info["t_open_ns"] = _now()
+            try:
+                f.sock.connect((cfg["host"], f.port))
+            except BlockingIOError:
+                pass
+            f.state = "connecting"
+            f.info["cookie"] = struct.unpack("Q", f.sock.getsockopt(socket.SOL_SOCKET, SO_COOKIE, 8))[0]
+            if not to_open and cfg.get("start_fifo"):
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         for f in flows:
-            if f.state == "waiting" and now >= f.start:
-                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                try:
-                    # Before connect, so that the handshake's tcp_init_congestion_control
-                    # runs this algorithm.
-                    s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, f.spec["cc"].encode())
-                except OSError as e:
-                    errors.append(f"flow {f.i}: TCP_CONGESTION {f.spec['cc']!r}: {e}")
-                    f.state = "done"
-                    s.close()
-                    continue
-                s.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, int(f.spec["sndbuf"]))
-                s.setblocking(False)
-                try:
-                    s.connect((cfg["host"], f.port))
-                except BlockingIOError:
-                    pass
-                f.sock = s
-                f.state = "connecting"
-                f.info["t_open_ns"] = now
-                f.info["cookie"] = struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, SO_COOKIE, 8))[0]
             if f.state in ("sending", "draining", "connecting") and f.stop is not None and now >= f.stop:
                 _abort(f.sock)
                 f.state, f.t_done = "done", now
@@ -284,7 +299,8 @@ def source(cfg: dict, outfile: str) -> None:
                 f.info["mss"] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
                 f.info["sport"] = s.getsockname()[1]
             try:
-                while True:
+                # Filling the buffer gives way to a flow whose start has come.
+                while not (to_open and _now() >= to_open[0].start):
                     if f.bytes is not None:
                         left = f.bytes - f.sent
                         if left <= 0:
@@ -323,7 +339,9 @@ def source(cfg: dict, outfile: str) -> None:
             break
     now = _now()
     for f in flows:
-        if f.sock is not None and f.state != "done":
+        if f.state == "waiting" and f.sock is not None:  # made, never opened
+            f.sock.close()
+        elif f.sock is not None and f.state != "done":
             try:
                 info_log.add([now, f.i] + tcp_info(f.sock))
             except OSError:

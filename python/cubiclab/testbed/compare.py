@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from cubiclab.io import atomic_write_text
-from cubiclab.scenario import Scenario, with_host_timing
+from cubiclab.scenario import Scenario, as_on_testbed
 from cubiclab.testbed.ensemble import FIRST_RUNS, compare_runs, cwnd_on_grid, run_metrics, runs_wanted
 
 
@@ -137,8 +137,9 @@ def seeds(scenario: Scenario, runs: int) -> list[int]:
 def compare_ensemble(scenario: Scenario | str, runs: int = FIRST_RUNS, max_runs: int | None = None,
                      progress: bool = False, kernel_runs: list | None = None, **testbed_kw) -> EnsembleComparison:
     """`runs` simulator and `runs` testbed runs of `scenario` with seeds `seed, seed + 1, ...`
-    (start jitter and random loss differ; the simulator's hosts' timing noise is on unless
-    the scenario sets it, :func:`cubiclab.scenario.with_host_timing`), then, while a metric's mean is undecided, more
+    (start jitter and random loss differ; the simulator's hosts' timing noise and its
+    receivers' reads are the testbed's unless the scenario sets them,
+    :func:`cubiclab.scenario.as_on_testbed`), then, while a metric's mean is undecided, more
     runs a side up to `max_runs` (default `runs`: a fixed design; see
     :func:`cubiclab.testbed.ensemble.runs_wanted`); every metric judged on its mean and its
     spread. `kernel_runs` (metrics of earlier testbed runs) skips the testbed, and fixes the
@@ -154,7 +155,7 @@ def compare_ensemble(scenario: Scenario | str, runs: int = FIRST_RUNS, max_runs:
                          "(an interval needs two runs a side)")
     sc = scenario.replace()
     sc.record.cwnd = "changes"
-    sim_sc = with_host_timing(sc)
+    sim_sc = as_on_testbed(sc)
     sim_first = tb_first = None
     sim_runs = []
     given = kernel_runs is not None

@@ -46,6 +46,9 @@ WEB_EXIT_S = 10
 #: ACKs do not wait for the emulator's threads (docs/agreement/README.md, a05).
 EMU_FIFO = 10
 SINK_FIFO = 20
+#: The senders' SCHED_FIFO priority until their last flow has opened (below the emulator's):
+#: the first flow's SYN wins the first slow start, so the starts keep to their times.
+START_FIFO = 5
 #: Runs longer than this need ``max_duration`` raised explicitly.
 MAX_DURATION_S = 600.0
 #: Per direction of a flow's data: the namespace of its sender, of its receiver, and the
@@ -274,6 +277,16 @@ def _buffer_bytes(spec: dict) -> int:
     return n * (spec["mss"] + HEADER_BYTES) if kind == "packets" else n
 
 
+def sink_rcvlowat(rate_bps: int, n_flows: int, tick_ns: int = 10_000_000) -> int:
+    """The sink's SO_RCVLOWAT in bytes with `n_flows` long-lived flows on a first link of
+    `rate_bps`, sampled every `tick_ns` (testbed's `info_interval`): it wakes once this many
+    bytes are waiting, not at every packet the emulator writes, a quarter of a flow's fair
+    share per sample, at most 64 KB, so that the samples stay smooth and the sink's CPU time
+    small. Its reads are when the receiver ACKs a PSH segment (the simulator's
+    `host.read_lowat`, which ensembles against the kernel set to this)."""
+    return int(min(65536, max(1, rate_bps * tick_ns / 8e9 / 4 / max(1, n_flows))))
+
+
 def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: str = "10ms",
             max_duration: float = MAX_DURATION_S, progress: bool = False, keep_dir: str | Path | None = None,
             realtime: bool = True, io_trace: int = 0, planned: Plan | None = None):
@@ -368,10 +381,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
             epoch = time.monotonic_ns() + max(1_500_000_000, 3 * started_in) + (1_500_000_000 if p.web else 0)
             end = epoch + duration_ns
             emu.set_epoch(epoch)
-            # The sink wakes once this many bytes are waiting (SO_RCVLOWAT), not at every
-            # packet the emulator writes: a quarter of a flow's fair share per sample, at
-            # most 64 KB, so the samples stay smooth and the sink's CPU time small.
-            rcvlowat = int(min(65536, max(1, link0["rate"] * tick_ns / 8e9 / 4 / max(1, len(p.flows)))))
+            rcvlowat = sink_rcvlowat(link0["rate"], len(p.flows), tick_ns)
             # Per way data goes, its long-lived flows (plan indices): a sink where their
             # receivers run, a source where their senders do.
             ways = {w: [i for i, f in enumerate(p.flows) if f["direction"] == w] for w in ENDS}
@@ -381,6 +391,7 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                     "host": ENDS[way][2], "epoch_ns": epoch, "end_ns": end, "tick_ns": tick_ns,
                     "rcvlowat": rcvlowat, "info_file": str(work / f"source-info-{way}.csv"),
                     "sink_fifo": SINK_FIFO if realtime else 0,
+                    "start_fifo": START_FIFO if realtime else 0,
                     "flows": [{"flow": i, "port": f["port"], "cc": f["cc"], "start_ns": f["start_ns"],
                                "stop_ns": f["stop_ns"], "bytes": f["bytes"], "sndbuf": sndbuf, "rcvbuf": f["rcvbuf"],
                                "receiver_cc": f["receiver_cc"]}
@@ -452,6 +463,10 @@ def testbed(scenario: Scenario | dict | str, trace: bool = True, info_interval: 
                         trace_reason, time.perf_counter() - wall0, _web_objects(p, epoch, web_out))
     lost_outside = sum(v for d in outside.values() for v in d.values())
     res.summary["drops_outside_emulator"] = lost_outside
+    # How late each flow's connect() (its SYN) came after its planned start, in us.
+    res.summary["flow_start_late_us"] = [
+        None if f.get("t_open_ns") is None else round((f["t_open_ns"] - epoch - p.flows[i]["start_ns"]) / 1e3, 1)
+        for i, f in enumerate(source_out["flows"])]
     res.summary["device_drops"] = outside
     res.summary["web_connect_retries"] = sum(w["retries"] for w in web_out)
     web_errors = [e for w in web_out for e in w["errors"]]

@@ -100,6 +100,13 @@ pub struct Host {
     /// against the kernel (`cubiclab compare --runs`, the agreement matrix) turn it on.
     #[serde(default)]
     pub jitter: HostJitter,
+    /// A receiving application's read threshold, bytes: it reads once this many wait in its
+    /// socket (`SO_RCVLOWAT`, as the testbed's sink sets it); 0: a read at every segment. A
+    /// receiver ACKs a full-sized PSH segment at once only at a read (`__tcp_cleanup_rbuf`),
+    /// so this sets how often it does. Left out: 0, but ensembles against the kernel set
+    /// the testbed sink's value.
+    #[serde(default, rename = "read_lowat")]
+    pub read_lowat_bytes: u64,
 }
 
 /// The hosts' timing noise model (`[host] jitter`).

@@ -11,9 +11,12 @@
 //! follows the arrival gaps (`tcp_event_data_recv`), doubles when the delayed-ACK timer
 //! fires (`tcp_delack_timer_handler`) and the timer waits at most max(RTT, `ato_min`)
 //! (`tcp_send_delayed_ack`). Out-of-order arrivals and hole fills are acknowledged at once,
-//! and so is a full-sized segment with PSH (Linux 6.6+: `tcp_measure_rcv_mss` sets
-//! ICSK_ACK_PUSHED, and `__tcp_cleanup_rbuf` ACKs once the application has read it all,
-//! which the application here does at once).
+//! and so is a full-sized segment with PSH once the application has read it (Linux 6.6+:
+//! `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED, kept until an ACK leaves, and
+//! `__tcp_cleanup_rbuf` ACKs when a read empties the receive queue while an ACK is
+//! scheduled). The application reads at each segment, or once `read_lowat` bytes wait
+//! (`SO_RCVLOWAT`, as the testbed's sink: [`Receiver::set_read_lowat`]); between reads a
+//! PSH segment waits for the next segment or the timer as any other.
 //!
 //! With ECN (RFC 3168, negotiated: [`Receiver::set_ecn`]) a CE mark is echoed as ECE on
 //! every ACK until a segment with CWR arrives (`tcp_ecn_check_ce`, `tcp_ecn_accept_cwr`);
@@ -118,6 +121,12 @@ pub struct Receiver {
     prior_ack: Option<(u32, bool)>,
     /// CE-marked segments that arrived.
     pub ce_received: u64,
+    /// In-order segments that wake the application (`SO_RCVLOWAT` in segments, at least
+    /// 1), those delivered since its last read, and `ICSK_ACK_PUSHED`: a PSH segment
+    /// arrived since the last ACK.
+    read_lowat: u32,
+    unread: u32,
+    pushed: bool,
 }
 
 impl Receiver {
@@ -155,7 +164,16 @@ impl Receiver {
             ce_echo: None,
             prior_ack: None,
             ce_received: 0,
+            read_lowat: 1,
+            unread: 0,
+            pushed: false,
         }
+    }
+
+    /// The application reads once `segments` in-order segments wait (its `SO_RCVLOWAT`;
+    /// 1: at each segment, the default).
+    pub fn set_read_lowat(&mut self, segments: u32) {
+        self.read_lowat = segments.max(1);
     }
 
     /// The handshake negotiated ECN (`ok`); `needs_ecn`: the algorithm needs it (DCTCP's
@@ -209,6 +227,8 @@ impl Receiver {
         self.demand_cwr = false;
         self.ecn_seen = false;
         self.prior_ack = None;
+        self.unread = 0;
+        self.pushed = false;
         if self.ce_echo.is_some() {
             self.ce_echo = Some(CeEcho::new(0));
         }
@@ -331,6 +351,14 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.wrapping_add(1);
         }
         let delivered = self.rcv_nxt.wrapping_sub(start);
+        // tcp_measure_rcv_mss: ICSK_ACK_PUSHED; the application reads everything in order
+        // once read_lowat segments wait (tcp_data_ready's SO_RCVLOWAT test).
+        self.pushed |= psh;
+        self.unread += delivered;
+        let read = self.unread >= self.read_lowat;
+        if read {
+            self.unread = 0;
+        }
         if self.num_sacks > 0 {
             self.sack_remove();
         }
@@ -345,11 +373,11 @@ impl Receiver {
         }
         self.pending += 1;
         // __tcp_ack_snd_check: more than one full segment unacknowledged, or quick-ACK mode.
-        // Or a full-sized segment with PSH (Linux 6.6+: tcp_measure_rcv_mss sets
-        // ICSK_ACK_PUSHED for it), read at once by the application with nothing left in the
-        // receive queue (no out-of-order data here): __tcp_cleanup_rbuf ACKs now.
+        // Or a full-sized segment with PSH since the last ACK (ICSK_ACK_PUSHED) and a read
+        // that leaves nothing in the receive queue (no out-of-order data here):
+        // __tcp_cleanup_rbuf ACKs now.
         // ECN: a CWR, or a change of DCTCP's CE state, asks for an ACK now (ICSK_ACK_NOW).
-        if self.pending >= self.ack_every || self.quick > 0 || psh || ack_now {
+        if self.pending >= self.ack_every || self.quick > 0 || (self.pushed && read) || ack_now {
             self.pending = 0;
             (delivered, AckAction::Now)
         } else {
@@ -562,6 +590,8 @@ impl Receiver {
     /// ACK is used up (`tcp_dec_quickack_mode`; leaving the mode resets `ato`).
     pub fn acked_now(&mut self) {
         self.pending = 0;
+        // inet_csk_clear_xmit_timer(ICSK_TIME_DACK) clears icsk_ack.pending, PUSHED too.
+        self.pushed = false;
         // tcp_select_window: the window is advertised up to here.
         self.rcv_wup = self.rcv_nxt;
         if self.quick > 0 {
@@ -621,6 +651,28 @@ mod tests {
         r.acked_now();
         assert_eq!(r.on_data(7, 0, 0, false, 7 * MS), (1, AckAction::Delay));
         assert_eq!(r.on_data(8, 0, 0, false, 8 * MS), (1, AckAction::Now));
+    }
+
+    #[test]
+    fn a_pushed_segment_is_acked_at_the_applications_read() {
+        // The application reads once 3 segments wait (SO_RCVLOWAT): __tcp_cleanup_rbuf runs
+        // at its reads only, so a PSH segment is ACKed alone only when a read follows it
+        // before the next segment. Reads at segments 2, 5, 8, 11 (3 unread each time).
+        let mut r = fixed(2, 100 * MS, 10);
+        r.set_read_lowat(3);
+        assert_eq!(feed(&mut r, 0, 5, 0, MS), [0, 1, 2, 3, 4]);
+        assert_eq!(r.on_data(5, 0, 0, false, 5 * MS), (1, AckAction::Delay));
+        assert_eq!(r.on_data(6, 0, 0, false, 6 * MS), (1, AckAction::Now));
+        r.acked_now();
+        // PSH, 2 unread: no read, so it waits (with a read per segment: Now, as above).
+        assert_eq!(r.on_data(7, 0, 0, true, 7 * MS), (1, AckAction::Delay));
+        assert_eq!(r.on_data(8, 0, 0, false, 8 * MS), (1, AckAction::Now));
+        r.acked_now(); // the ACK clears ICSK_ACK_PUSHED
+        assert_eq!(r.on_data(9, 0, 0, false, 9 * MS), (1, AckAction::Delay));
+        assert_eq!(r.on_data(10, 0, 0, true, 10 * MS), (1, AckAction::Now));
+        r.acked_now();
+        // PSH and the read at segment 11: ACKed alone.
+        assert_eq!(r.on_data(11, 0, 0, true, 11 * MS), (1, AckAction::Now));
     }
 
     #[test]
