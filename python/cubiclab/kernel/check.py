@@ -112,7 +112,7 @@ def run_check(
     out = {}
     kernel_hz = None
     for alg in algorithms:
-        seen, replayed = None, alg
+        seen, replayed, port = None, alg, None
         if alg in setups:
             s = setups[alg]
             cap = run_flow(alg, seconds=seconds, rate=rate, limit_bytes=limit_bytes)
