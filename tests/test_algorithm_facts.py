@@ -92,11 +92,17 @@ def test_bad_names_and_parameters_are_refused():
         cubiclab.algorithm_info("cubic", {"beta": 2000})
 
 
-def test_physics_refuses_an_algorithm_it_has_no_rule_for():
+def test_physics_refuses_an_algorithm_it_has_no_rule_for(monkeypatch):
+    # every algorithm has a rule today: take vegas's away to see the refusal
+    monkeypatch.delitem(physics._RULES, "vegas")
     with pytest.raises(ValueError, match=r"no rule for algorithm 'vegas'; it has rules for cubic, .*reno"):
         physics.epoch_s("vegas", {}, 100, 0.1)
     with pytest.raises(ValueError, match=r"no rule for algorithm 'vegas'"):
         physics.decrease_fraction("vegas", {})
+
+
+def test_physics_has_a_rule_for_every_algorithm():
+    assert [a.name for a in cubiclab.algorithms() if a.growth not in physics._RULES] == []
 
 
 def test_physics_decrease_is_the_librarys():

@@ -136,8 +136,9 @@ def test_the_papers_algorithms_by_default():
             algs = {g.algorithm for g in run.scenario.flows}
             variant = run.tags.get("variant", "paper")
             if variant != "paper":
-                sub = base.VARIANTS[variant][0]
-                assert sub in algs and not algs & (set(base.PAPER_CUBICS) - {sub}), name
+                sub, _, replaced = base.VARIANTS[variant]
+                assert not algs & (set(replaced) - {sub}), name
+                assert sub in algs or replaced != base.PAPER_CUBICS, name
             elif e.seed != "outside":
                 assert "cubic" not in algs, name
                 if e.seed in paper and any(a.startswith("cubic") for a in algs):
@@ -422,6 +423,26 @@ def test_epochs_of_the_later_growth_laws():
     assert physics.epoch_s("bbr3", {}, 100, 0.1) == pytest.approx(5.0)
     assert physics.epoch_s("bbr3", {"probe_rtt_win_ms": 8000}, 10000, 0.1) == pytest.approx(8.0)
     assert physics.epoch_s("bbr", {}, 100, 0.1) == pytest.approx(10.0)
+
+
+def test_epochs_of_the_delay_and_bandwidth_rivals():
+    # w = 100 packets at loss, rtt = 0.1 s.
+    # vegas, westwood, cdg: halve at a loss (tcp_reno_ssthresh; westwood's BDP with a buffer
+    # of one BDP), regain 50 packets at one per RTT: 50 * 0.1 = 5 s.
+    for name in ("vegas", "westwood", "cdg"):
+        assert physics.decrease_fraction(name, {}) == 0.5
+        assert physics.epoch_s(name, {}, 100, 0.1) == pytest.approx(5.0)
+    # veno above its backlog threshold: halves, one packet every other RTT: 2 * 5 = 10 s.
+    assert physics.decrease_fraction("veno", {}) == 0.5
+    assert physics.epoch_s("veno", {}, 100, 0.1) == pytest.approx(10.0)
+    # illinois at maximum delay: beta_max 1/2; alpha_min per RTT, ALPHA_MIN = (3 << 7) / 10
+    # = 38 in tcp_illinois's ALPHA_SHIFT 7 fixed point, 38/128: 5 s / (38/128).
+    assert physics.decrease_fraction("illinois", {}) == 0.5
+    assert physics.epoch_s("illinois", {}, 100, 0.1) == pytest.approx(5 * 128 / 38)
+    # nv keeps its beta_kept, 3276/4096 of the window; gives up 820/4096, regains
+    # 100 * 820/4096 packets at one per RTT.
+    assert physics.decrease_fraction("nv", {}) == pytest.approx(820 / 4096)
+    assert physics.epoch_s("nv", {}, 100, 0.1) == pytest.approx(100 * 820 / 4096 * 0.1)
 
 # ---- package data, CLI, errors -----------------------------------------------------------------
 

@@ -152,20 +152,23 @@ def mbps(x: float) -> str:
     return f"{x:g}Mbps"
 
 
-# The paper's CUBIC of each seed, and the CUBICs that replace it in sensitivity rows: name ->
-# (algorithm, what it is).
+# The paper's CUBIC of each seed, and the algorithms that replace the paper's in sensitivity
+# rows: name -> (algorithm, what it is, the algorithms it replaces).
 PAPER_CUBICS = ("cubic-2008", "cubic-2.2", "cubic-2005", "cubic-2.0")
 VARIANTS = {
-    "linux": ("cubic", "Today's Linux CUBIC (v2.3: beta 0.7, HyStart)"),
-    "v2.2": ("cubic-2.2", "Linux CUBIC v2.2 (2.6.25-2.6.28) as the kernel computed it (beta 717/1024 kept)"),
+    "linux": ("cubic", "Today's Linux CUBIC (v2.3: beta 0.7, HyStart)", PAPER_CUBICS),
+    "v2.2": ("cubic-2.2", "Linux CUBIC v2.2 (2.6.25-2.6.28) as the kernel computed it (beta 717/1024 kept)",
+             PAPER_CUBICS),
+    "bbr3": ("bbr3", "BBRv3 (Google's published v3)", ("bbr",)),
 }
 
 
-def with_cubic(sc: Scenario, algorithm: str) -> Scenario:
-    """`sc` with every paper-version CUBIC replaced by `algorithm` (its defaults)."""
+def with_variant(sc: Scenario, variant: str) -> Scenario:
+    """`sc` with every algorithm the variant replaces set to the variant's (its defaults)."""
+    algorithm, _, replaced = VARIANTS[variant]
     sc = copy.deepcopy(sc)
     for g in sc.flows:
-        if g.algorithm in PAPER_CUBICS:
+        if g.algorithm in replaced:
             g.algorithm, g.params, g.initial_ssthresh = algorithm, {}, None
     return sc
 
@@ -228,8 +231,9 @@ class Experiment:
     `per_run` (metrics of one run over a time window), `values` (one seed's claim values
     from its rows, one per condition) and `plot`. Model entries implement `compute`
     instead. `claims` is the declared table; for each name in `variants` (keys of
-    VARIANTS), every condition also runs with that CUBIC in place of the paper's, and each
-    paper claim gets a sensitivity row (id@name) from those runs."""
+    VARIANTS), every condition also runs with that variant's algorithm in place of the ones
+    it replaces (a CUBIC for the paper's, bbr3 for bbr), and each paper claim gets a
+    sensitivity row (id@name) from those runs."""
 
     name = ""
     seed = ""  # "000" ... "004"
@@ -304,7 +308,7 @@ class Experiment:
             conds = [(with_host_timing(sc), tags) for sc, tags in conds]
         if self.variants:
             conds = [(sc, {**tags, "variant": "paper"}) for sc, tags in conds] + [
-                (with_cubic(sc, VARIANTS[v][0]), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]
+                (with_variant(sc, v), {**tags, "variant": v}) for v in self.variants for sc, tags in conds]
         plans = [(sc, tags, self.run_length(sc, mode)) for sc, tags in conds]
         # Runs compared across protocols measure over one window: each run of a comparison
         # (the same tags but for `compared_across`) gets the longest warm-up and the longest

@@ -153,6 +153,30 @@ _RULES = {
     # plan on Reno's loss epoch holds at least the epochs asked (less the inference time,
     # a few RTTs, in which it does not grow after an early halving).
     "lp": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
+    # Vegas: delay-based, it holds queue_min..queue_max packets queued and does not lose
+    # alone; against a loss-based flow the losses drive it, halving (tcp_reno_ssthresh) and
+    # regaining at most a packet per RTT: a Reno epoch bounds its epoch (an upper bound).
+    "vegas": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
+    # Veno keeps 4/5 below its backlog threshold (beta, 3 packets) and 1/2 above; at a
+    # drop-tail loss the backlog is the buffer's, above it, so it halves, and above the
+    # threshold it grows a packet every other RTT: twice a Reno epoch.
+    "veno": (lambda a: 1 - a.beta_kept_bounds[0], lambda a, b, w, rtt: 2 * b * w * rtt),
+    # Westwood: ssthresh = bw_est * rtt_min, the BDP, so it gives up the queue's share of the
+    # window; with a buffer of one BDP that is its half (beta_kept). Grows as Reno.
+    "westwood": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
+    # Illinois: decrease between 1 - beta_max and 1 - beta_min by the average delay, at a
+    # drop-tail loss the delay is its maximum, so beta_max (half: beta_kept_bounds[0]);
+    # growth alpha per RTT between alpha_min and alpha_max, alpha_min at high delay: the
+    # epoch at alpha_min is an upper bound (the run holds at least the epochs asked).
+    "illinois": (lambda a: 1 - a.beta_kept_bounds[0],
+                 lambda a, b, w, rtt: b * w * rtt / a.growth_constants["alpha_min"]),
+    # NV: a loss keeps its beta_kept (tcp_nv's ssthresh), it grows as Reno (at most a packet
+    # per RTT); its delay-driven early decreases come at a smaller window, so the Reno epoch
+    # is an upper bound.
+    "nv": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
+    # CDG: a loss halves (beta_kept), it grows as Reno; its probabilistic delay backoff
+    # (backoff_kept) comes at a smaller window and only shortens the epoch: an upper bound.
+    "cdg": (lambda a: 1 - a.beta_kept, lambda a, b, w, rtt: b * w * rtt),
 }
 
 
