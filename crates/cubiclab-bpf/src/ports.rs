@@ -125,7 +125,6 @@ const NOT_PORTED: &[(&str, &str, f64, &str)] = &[(
 pub const KERNEL_VALUE_ONLY: &[(&str, &str, u64, &str)] =
     &[("cdg", "backoff_factor", 0, "a backoff calls tcp_enter_cwr, which a BPF congestion control cannot call")];
 
-
 /// The value of every parameter the port reads, by name (the library algorithm's table
 /// without `hz`): the given value or the default; integers (a choice: its index) as they
 /// are, real numbers in millionths. Parameters are checked by the library (same names,
@@ -327,6 +326,9 @@ mod tests {
         let port = find("cdg").unwrap();
         assert!(param_values(port, &Params::new().set("backoff_factor", 0.0)).is_ok());
         let err = param_values(port, &Params::new()).unwrap_err();
-        assert!(err.0.starts_with("parameter 'backoff_factor' of 'cdg' is 42; its BPF port runs only backoff_factor = 0"), "{err}");
+        assert!(
+            err.0.starts_with("parameter 'backoff_factor' of 'cdg' is 42; its BPF port runs only backoff_factor = 0"),
+            "{err}"
+        );
     }
 }

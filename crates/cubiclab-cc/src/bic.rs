@@ -432,7 +432,17 @@ mod tests {
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
         let mut evs: Vec<TraceEvent> = (0..90)
             .map(|i| {
-                ev(i * 100, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None })
+                ev(
+                    i * 100,
+                    Event::Ack {
+                        acked: 1,
+                        rtt_us: 10_000,
+                        cwnd_limited: true,
+                        disorder: false,
+                        srtt_us: None,
+                        in_flight: None,
+                    },
+                )
             })
             .collect();
         evs.extend([ev(10_000, Event::Loss), ev(10_001, Event::Loss), ev(10_002, Event::Rto)]);
@@ -452,7 +462,14 @@ mod tests {
         let ratio = |disorder| {
             let e = TraceEvent {
                 time_us: 1000,
-                event: Event::Ack { acked: 4, rtt_us: 10_000, cwnd_limited: true, disorder, srtt_us: None, in_flight: None },
+                event: Event::Ack {
+                    acked: 4,
+                    rtt_us: 10_000,
+                    cwnd_limited: true,
+                    disorder,
+                    srtt_us: None,
+                    in_flight: None,
+                },
                 snd_una: Some(4),
                 snd_nxt: Some(14),
             };
@@ -467,7 +484,14 @@ mod tests {
         // initial_ssthresh 50: slow start stops at 50; the 41st ACK is congestion avoidance.
         let ev = |t| TraceEvent {
             time_us: t,
-            event: Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None },
+            event: Event::Ack {
+                acked: 1,
+                rtt_us: 10_000,
+                cwnd_limited: true,
+                disorder: false,
+                srtt_us: None,
+                in_flight: None,
+            },
             snd_una: None,
             snd_nxt: None,
         };

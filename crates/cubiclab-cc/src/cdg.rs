@@ -191,7 +191,11 @@ impl Cdg {
             choices: &[],
         },
         ParamSpec::switch("use_shadow", true, "shadow window: a loss keeps at least the halved shadow window"),
-        ParamSpec::switch("use_tolerance", false, "loss tolerance: a loss while the queue is not full keeps the window"),
+        ParamSpec::switch(
+            "use_tolerance",
+            false,
+            "loss tolerance: a loss while the queue is not full keeps the window",
+        ),
     ];
 
     pub fn new(params: &Params) -> Result<Self, ParamError> {
@@ -199,7 +203,9 @@ impl Cdg {
         let window = p.u32("window");
         if !window.is_power_of_two() {
             // tcp_cdg_register refuses the module (-EINVAL).
-            return Err(ParamError(format!("parameter 'window' of 'cdg' is {window}; allowed: a power of two in [1, 256]")));
+            return Err(ParamError(format!(
+                "parameter 'window' of 'cdg' is {window}; allowed: a power of two in [1, 256]"
+            )));
         }
         Ok(Cdg {
             window,

@@ -1038,7 +1038,17 @@ mod tests {
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
         let evs = [
             ev(10_000_000, Event::Loss),
-            ev(10_001_000, Event::Ack { acked: 1, rtt_us: -1, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None }),
+            ev(
+                10_001_000,
+                Event::Ack {
+                    acked: 1,
+                    rtt_us: -1,
+                    cwnd_limited: true,
+                    disorder: false,
+                    srtt_us: None,
+                    in_flight: None,
+                },
+            ),
         ];
         let alg = crate::Algorithm::new("cubic", &Params::new()).unwrap();
         let rows = replay(alg, ReplayStart { cwnd: 100, ssthresh: 100 }, &evs);

@@ -105,7 +105,9 @@ impl Growth {
     /// The law's constants by name (tables aside).
     pub fn constants(&self) -> Vec<(&'static str, f64)> {
         match *self {
-            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno | Growth::Nv => vec![],
+            Growth::Reno | Growth::HighSpeed { .. } | Growth::Htcp | Growth::Westwood | Growth::Veno | Growth::Nv => {
+                vec![]
+            }
             Growth::Cubic { c, reno_friendly, max_increase_per_s } => vec![
                 ("c", c),
                 ("reno_friendly", f64::from(u8::from(reno_friendly))),

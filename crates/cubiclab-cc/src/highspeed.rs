@@ -303,7 +303,17 @@ mod tests {
         // Undo restores max(1422, prior_cwnd 2000).
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
         let evs = [
-            ev(0, Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None }),
+            ev(
+                0,
+                Event::Ack {
+                    acked: 1,
+                    rtt_us: 10_000,
+                    cwnd_limited: true,
+                    disorder: false,
+                    srtt_us: None,
+                    in_flight: None,
+                },
+            ),
             ev(1, Event::Loss),
             ev(2, Event::Undo),
         ];

@@ -619,7 +619,14 @@ mod tests {
                 let rtt_us = if ms % 10 == 0 { 110_000 } else { 100_000 };
                 evs.push(ev(
                     ms * 1000,
-                    Event::Ack { acked: 1, rtt_us, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None },
+                    Event::Ack {
+                        acked: 1,
+                        rtt_us,
+                        cwnd_limited: true,
+                        disorder: false,
+                        srtt_us: None,
+                        in_flight: None,
+                    },
                 ));
             }
             losses.push(evs.len());

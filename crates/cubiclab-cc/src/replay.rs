@@ -239,7 +239,10 @@ impl Replayer {
             host.update_rtt_min(rtt as u64, now_us * 1000);
             if opts.handshake_acked {
                 let mss = host.tcp.mss;
-                host.pkts_acked_sample(&AckSample { pkts_acked: 1, rtt_us: i64::from(rtt), in_flight: mss }, now_us * 1000);
+                host.pkts_acked_sample(
+                    &AckSample { pkts_acked: 1, rtt_us: i64::from(rtt), in_flight: mss },
+                    now_us * 1000,
+                );
             }
         }
         // Linux calls init when the handshake completes, before any data is sent.
@@ -253,9 +256,15 @@ impl Replayer {
         let now = ev.time_us * 1000;
         let h = &mut self.host;
         match ev.event {
-            Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us, in_flight } => {
-                self.ack(ev, acked, rtt_us, cwnd_limited, None, AckState { disorder, srtt_us, ece: false, in_flight }, now)
-            }
+            Event::Ack { acked, rtt_us, cwnd_limited, disorder, srtt_us, in_flight } => self.ack(
+                ev,
+                acked,
+                rtt_us,
+                cwnd_limited,
+                None,
+                AckState { disorder, srtt_us, ece: false, in_flight },
+                now,
+            ),
             Event::RateAck { acked, rtt_us, cwnd_limited, rate } => {
                 self.ack(ev, acked, rtt_us, cwnd_limited, Some(rate), AckState::default(), now)
             }
@@ -685,7 +694,14 @@ mod tests {
     fn ack(t: u64, acked: u32) -> TraceEvent {
         TraceEvent {
             time_us: t,
-            event: Event::Ack { acked, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None },
+            event: Event::Ack {
+                acked,
+                rtt_us: 10_000,
+                cwnd_limited: true,
+                disorder: false,
+                srtt_us: None,
+                in_flight: None,
+            },
             snd_una: None,
             snd_nxt: None,
         }
@@ -752,7 +768,14 @@ mod tests {
         let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
         let seq =
             |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
-        let ack = Event::Ack { acked: 1, rtt_us: 10_000, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None };
+        let ack = Event::Ack {
+            acked: 1,
+            rtt_us: 10_000,
+            cwnd_limited: true,
+            disorder: false,
+            srtt_us: None,
+            in_flight: None,
+        };
         for i in 1..=9 {
             r.step(&seq(i, i as u32, ack));
         }

@@ -25,7 +25,17 @@ pub(crate) fn ev(time_us: u64, event: Event) -> TraceEvent {
 }
 
 pub(crate) fn ack(time_us: u64, acked: u32, rtt_us: u64) -> TraceEvent {
-    ev(time_us, Event::Ack { acked, rtt_us: rtt_us as i64, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None })
+    ev(
+        time_us,
+        Event::Ack {
+            acked,
+            rtt_us: rtt_us as i64,
+            cwnd_limited: true,
+            disorder: false,
+            srtt_us: None,
+            in_flight: None,
+        },
+    )
 }
 
 /// ACK-clocked sender: every RTT, cwnd/per_ack ACKs of per_ack segments, evenly spaced.
