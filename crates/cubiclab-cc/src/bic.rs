@@ -430,21 +430,7 @@ mod tests {
         // 79 * 819 / 1024 = 63. A timeout: ssthresh = 63 * 819 / 1024 = 50, cwnd 1, and
         // set_state(Loss) resets last_max to 0.
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
-        let mut evs: Vec<TraceEvent> = (0..90)
-            .map(|i| {
-                ev(
-                    i * 100,
-                    Event::Ack {
-                        acked: 1,
-                        rtt_us: 10_000,
-                        cwnd_limited: true,
-                        disorder: false,
-                        srtt_us: None,
-                        in_flight: None,
-                    },
-                )
-            })
-            .collect();
+        let mut evs: Vec<TraceEvent> = (0..90).map(|i| ev(i * 100, crate::test_support::open_ack(1, 10_000))).collect();
         evs.extend([ev(10_000, Event::Loss), ev(10_001, Event::Loss), ev(10_002, Event::Rto)]);
         let rows = replay(Algorithm::new("bic", &Params::new()).unwrap(), ReplayStart::default(), &evs);
         let var = |i: usize, name: &str| rows[i].vars.iter().find(|(k, _)| *k == name).unwrap().1;
@@ -484,14 +470,7 @@ mod tests {
         // initial_ssthresh 50: slow start stops at 50; the 41st ACK is congestion avoidance.
         let ev = |t| TraceEvent {
             time_us: t,
-            event: Event::Ack {
-                acked: 1,
-                rtt_us: 10_000,
-                cwnd_limited: true,
-                disorder: false,
-                srtt_us: None,
-                in_flight: None,
-            },
+            event: crate::test_support::open_ack(1, 10_000),
             snd_una: None,
             snd_nxt: None,
         };

@@ -1036,20 +1036,7 @@ mod tests {
         use crate::replay::{replay, Event, ReplayStart, TraceEvent};
         // Loss at 100 then one ACK 1 ms later: W_max 100, K 4316, origin 100 (as above).
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
-        let evs = [
-            ev(10_000_000, Event::Loss),
-            ev(
-                10_001_000,
-                Event::Ack {
-                    acked: 1,
-                    rtt_us: -1,
-                    cwnd_limited: true,
-                    disorder: false,
-                    srtt_us: None,
-                    in_flight: None,
-                },
-            ),
-        ];
+        let evs = [ev(10_000_000, Event::Loss), ev(10_001_000, crate::test_support::open_ack(1, -1))];
         let alg = crate::Algorithm::new("cubic", &Params::new()).unwrap();
         let rows = replay(alg, ReplayStart { cwnd: 100, ssthresh: 100 }, &evs);
         let var = |name: &str| rows[1].vars.iter().find(|(k, _)| *k == name).unwrap().1;

@@ -302,21 +302,7 @@ mod tests {
         // ACK moves the row (and credits 12 of 2000). Loss: 2000 - (148000 >> 8 = 578) = 1422.
         // Undo restores max(1422, prior_cwnd 2000).
         let ev = |t, event| TraceEvent { time_us: t, event, snd_una: None, snd_nxt: None };
-        let evs = [
-            ev(
-                0,
-                Event::Ack {
-                    acked: 1,
-                    rtt_us: 10_000,
-                    cwnd_limited: true,
-                    disorder: false,
-                    srtt_us: None,
-                    in_flight: None,
-                },
-            ),
-            ev(1, Event::Loss),
-            ev(2, Event::Undo),
-        ];
+        let evs = [ev(0, crate::test_support::open_ack(1, 10_000)), ev(1, Event::Loss), ev(2, Event::Undo)];
         let alg = Algorithm::new("highspeed", &Params::new()).unwrap();
         let rows = replay(alg, ReplayStart { cwnd: 2000, ssthresh: 1000 }, &evs);
         assert_eq!((rows[0].cwnd, rows[0].cwnd_cnt), (2000, 12));

@@ -617,17 +617,7 @@ mod tests {
         for phase in 0..3u64 {
             for ms in phase * 2000 + 1..=(phase + 1) * 2000 {
                 let rtt_us = if ms % 10 == 0 { 110_000 } else { 100_000 };
-                evs.push(ev(
-                    ms * 1000,
-                    Event::Ack {
-                        acked: 1,
-                        rtt_us,
-                        cwnd_limited: true,
-                        disorder: false,
-                        srtt_us: None,
-                        in_flight: None,
-                    },
-                ));
+                evs.push(ev(ms * 1000, crate::test_support::open_ack(1, rtt_us)));
             }
             losses.push(evs.len());
             evs.push(ev((phase + 1) * 2_000_000 + 500, Event::Loss));

@@ -692,19 +692,7 @@ mod tests {
     use crate::Params;
 
     fn ack(t: u64, acked: u32) -> TraceEvent {
-        TraceEvent {
-            time_us: t,
-            event: Event::Ack {
-                acked,
-                rtt_us: 10_000,
-                cwnd_limited: true,
-                disorder: false,
-                srtt_us: None,
-                in_flight: None,
-            },
-            snd_una: None,
-            snd_nxt: None,
-        }
+        TraceEvent { time_us: t, event: crate::test_support::open_ack(acked, 10_000), snd_una: None, snd_nxt: None }
     }
 
     #[test]
@@ -768,14 +756,7 @@ mod tests {
         let mut r = Replayer::new(Algorithm::new("reno", &Params::new()).unwrap(), start, 0);
         let seq =
             |t: u64, una: u32, event| TraceEvent { time_us: t, event, snd_una: Some(una), snd_nxt: Some(una + 10) };
-        let ack = Event::Ack {
-            acked: 1,
-            rtt_us: 10_000,
-            cwnd_limited: true,
-            disorder: false,
-            srtt_us: None,
-            in_flight: None,
-        };
+        let ack = crate::test_support::open_ack(1, 10_000);
         for i in 1..=9 {
             r.step(&seq(i, i as u32, ack));
         }
@@ -926,10 +907,7 @@ mod tests {
             .unwrap();
         assert_eq!(evs.len(), 4);
         assert_eq!(evs[3].event, Event::AckNoCc { rtt_us: 7 });
-        assert_eq!(
-            evs[0].event,
-            Event::Ack { acked: 2, rtt_us: 100, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None }
-        );
+        assert_eq!(evs[0].event, crate::test_support::open_ack(2, 100));
         let err = parse_trace_csv("time_us,event\n0,ack\n1,lose\n").unwrap_err();
         assert!(err.contains("line 3") && err.contains("'lose'"), "{err}");
         let err = parse_trace_csv("time_us,event,foo\n").unwrap_err();

@@ -24,18 +24,13 @@ pub(crate) fn ev(time_us: u64, event: Event) -> TraceEvent {
     TraceEvent { time_us, event, snd_una: None, snd_nxt: None }
 }
 
+/// A cumulative ACK in Open: cwnd-limited, not in Disorder, no smoothed RTT or flight given.
+pub(crate) fn open_ack(acked: u32, rtt_us: i64) -> Event {
+    Event::Ack { acked, rtt_us, cwnd_limited: true, disorder: false, srtt_us: None, in_flight: None }
+}
+
 pub(crate) fn ack(time_us: u64, acked: u32, rtt_us: u64) -> TraceEvent {
-    ev(
-        time_us,
-        Event::Ack {
-            acked,
-            rtt_us: rtt_us as i64,
-            cwnd_limited: true,
-            disorder: false,
-            srtt_us: None,
-            in_flight: None,
-        },
-    )
+    ev(time_us, open_ack(acked, rtt_us as i64))
 }
 
 /// ACK-clocked sender: every RTT, cwnd/per_ack ACKs of per_ack segments, evenly spaced.
