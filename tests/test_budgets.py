@@ -171,3 +171,51 @@ def test_ctrl_c_while_the_command_imports_is_one_line():
     late = child("/usr/bin/cubiclab", when="cubiclab.experiments.cli",
                  then="sys.argv[1:] = ['algorithms']\nsys.exit(main())\n")
     assert (late.returncode, late.stderr) == (130, "cubiclab: interrupted\n")
+
+
+@pytest.mark.parametrize("flows, bottleneck", [
+    # slow starts, drops into a small buffer, recoveries and timeouts of many windows
+    ([FlowGroup("cubic", rtt="20ms", count=20)], Bottleneck(rate="20Mbps", buffer="10packets")),
+    # paced flows: a pacing timer's transmit per few segments
+    ([FlowGroup("bbr", rtt="40ms", count=2)], Bottleneck(rate="20Mbps")),
+    # random loss at 5%: recoveries on nearly every window, timeouts
+    ([FlowGroup("reno", rtt="40ms", count=3)], Bottleneck(rate="10Mbps", loss={"model": "bernoulli", "p": 0.05})),
+    # a flow that stops and one that starts late: idle restarts, application-limited rounds
+    ([FlowGroup("cubic", rtt="40ms", stop="1s"), FlowGroup("cubic", rtt="40ms", start="2s")],
+     Bottleneck(rate="20Mbps")),
+])
+def test_recorded_cwnd_changes_stay_within_their_row_bound(flows, bottleneck):
+    # record.cwnd's estimate (Scenario::memory_needs) is rows x (t_ns, flow, cwnd, ssthresh)
+    # x 8 bytes x 2 (the simulator's columns and the Python frame): rows = bytes / 64. The
+    # bound (a change per ACK, three per flow per min_rto) must hold in the runs most likely
+    # to break it; a run it refuses would be refused needlessly (issue 30's full mode ran into
+    # the earlier bound of two rows per segment).
+    import json
+
+    from cubiclab import _core
+
+    sc = Scenario(duration="4s", flows=flows, bottleneck=bottleneck, record=Record(cwnd="changes"))
+    needs = {key: n for key, n, _ in _core.memory_needs(sc.to_json())}
+    bound = needs["record.cwnd"] // 64
+    rows = len(cubiclab.simulate(sc).cwnd)
+    # and not the loose two rows per segment of before: the links carry, both ways,
+    # 2 x rate x 4 s / (8 x 1500 bytes) segments
+    segments = 2 * units.parse_rate(bottleneck.rate) * 4 / (8 * 1500)
+    assert 0 < rows <= bound < 1.2 * segments, (rows, bound, segments)
+
+
+def test_every_full_mode_catalog_run_fits_the_memory_budget():
+    # `cubiclab reproduce --all` must not refuse its own runs: every scenario of the default
+    # full-mode plan passes the run memory check (the figures are drawn per entry, not per run).
+    from cubiclab import _core
+    from cubiclab.experiments import CATALOG
+    from cubiclab.experiments.base import FULL
+
+    refused = []
+    for name, entry in CATALOG.items():
+        for run in {r.key: r for r in entry.runs(FULL)}.values():
+            try:
+                _core.check_memory(run.scenario.to_json(), [])
+            except ValueError as e:
+                refused.append(f"{name}: {e}")
+    assert not refused, refused[:3]

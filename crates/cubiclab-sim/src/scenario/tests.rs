@@ -271,8 +271,9 @@ fn tables_of_unknown_size_are_bounded_by_what_the_links_carry() {
     sc.record.cwnd = CwndRecording::Changes;
     sc.record.rtt_samples = true;
     // cwnd: (t_ns, flow, cwnd, ssthresh) 4 values x 8 bytes x 2 (simulator and Python);
-    // rows: a change per ACK and per send, and per timeout: 2 x 3,334 + 11.
-    assert_eq!(need(&sc, "record.cwnd"), Some((2 * 3_334 + 11) * 4 * 8 * 2));
+    // rows: a change per ACK, and per min_rto a timeout, an idle restart and an
+    // application-limited reduction: 3,334 + 3 x 11.
+    assert_eq!(need(&sc, "record.cwnd"), Some((3_334 + 3 * 11) * 4 * 8 * 2));
     // rtt: (t_ns, flow, rtt_us), a row per ACK.
     assert_eq!(need(&sc, "record.rtt_samples"), Some(3_334 * 3 * 8 * 2));
     // cc_state: reno reports no variable, so nothing; cubic reports some per sample.

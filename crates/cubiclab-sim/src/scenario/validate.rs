@@ -298,13 +298,22 @@ impl Scenario {
             })
         };
         if self.record.cwnd == CwndRecording::Changes {
-            // A row per ACK or send that changes cwnd or ssthresh, and per timeout.
-            let timeouts = flows * (self.duration_ns / self.min_rto_ns.max(1) + 1);
+            // A row is written after each transmit call if cwnd or ssthresh moved, and a
+            // transmit follows each event once: an ACK's arrival (at most one per segment),
+            // the retransmission timer, a pacing timer or a flow's start. Only an ACK or the
+            // timer changes the pair in an event, but for the two rules a send applies: the
+            // restart after an idle longer than the RTO (`tcp_cwnd_restart`) and the
+            // application-limited reduction (`tcp_cwnd_application_limited`, once per RTO
+            // since `snd_cwnd_stamp`). Each of the three fires at most once per min_rto.
+            let per_rto = flows * (self.duration_ns / self.min_rto_ns.max(1) + 1);
             add(
                 "record.cwnd",
-                2 * segments + timeouts,
+                segments + 3 * per_rto,
                 row("cwnd"),
-                format!("a change per ACK and per send of the {segments} segments the links carry in {duration_s} s, and per timeout"),
+                format!(
+                    "a change per ACK of the {segments} segments the links carry in {duration_s} s, and per flow a timeout, \
+                     an idle restart and an application-limited reduction per min_rto"
+                ),
                 "record.cwnd = \"interval\", a shorter duration or slower links",
             );
         }
