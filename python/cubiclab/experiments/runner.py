@@ -138,10 +138,10 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
         if log:
             print(f"cubiclab: report {path}", file=log)
     if log:
-        own, workers = time.process_time() - cpu_own, _children_cpu_s() - cpu_workers
-        print(f"cubiclab: {m.name} mode took {time.perf_counter() - t_all:.0f} s of wall time: {sim_wall:.0f} s of "
-              f"simulation ({workers:.0f} CPU s in local workers; cached runs cost none) and the analysis "
-              f"({own:.0f} CPU s here)", file=log)
+        cpu = time.process_time() - cpu_own + _children_cpu_s() - cpu_workers
+        print(f"cubiclab: {m.name} mode took {time.perf_counter() - t_all:.0f} s of wall time, {sim_wall:.0f} s of it "
+              f"simulating, and {cpu:.0f} CPU s here and in local workers (cached runs cost none; a Ray cluster's "
+              "are not counted)", file=log)
     return outcomes
 
 
