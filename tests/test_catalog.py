@@ -371,6 +371,25 @@ def test_the_default_full_plan_runs_every_entry_as_planned():
                 assert r.tags["epochs"] >= r.tags["asked"] - 0.05, (name, r.tags)
 
 
+def test_runs_with_their_own_warmups_share_one_window_length():
+    # s001-exp3 compares five protocols' CoV at each buffer: one window length for all, each
+    # opened after the run's own warm-up (shared_warmup = False), which is its own plan's.
+    from collections import defaultdict
+
+    from cubiclab.experiments.base import FULL
+
+    e = CATALOG["s001-exp3"]
+    by_buffer = defaultdict(list)
+    for r in e.runs(FULL):
+        by_buffer[r.tags["buffer"]].append(r)
+    for rs in by_buffer.values():
+        (window,) = {round(float(r.scenario.duration[:-1]) - r.tags["warmup_s"], 1) for r in rs}
+        assert len({r.tags["warmup_s"] for r in rs}) > 1
+        for r in rs:
+            own = e.run_length(r.scenario, FULL)
+            assert r.tags["warmup_s"] == own.warmup_s and own.window_s <= window + 0.05
+
+
 class _Pair(base.Experiment):
     # two protocols compared on one link; standard TCP's epoch (0.5 x 166.8 x 0.2 = 16.7 s,
     # 55 s to converge: a 270 s plan) is read as a transient over Cubic 2.0's 123.9 s plan

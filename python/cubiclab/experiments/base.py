@@ -277,6 +277,9 @@ class Experiment:
     # tags that name the protocols a claim compares: runs that differ only in them share one
     # measurement window (the longest any of them plans)
     compared_across: tuple[str, ...] = ("alg", "who")
+    # False (full mode): the runs of a comparison share the longest window but each opens it
+    # after its own warm-up (a steady state's statistics do not depend on when its window opens)
+    shared_warmup = True
     # False for an entry whose runs must stay deterministic (a model's deterministic loss
     # assumption): full mode's hosts' timing noise (Mode.host_timing) is then left off
     host_timing = True
@@ -344,6 +347,8 @@ class Experiment:
             longest[comparison(tags)] = (max(w, rl.warmup_s), max(win, rl.window_s), cut or rl.capped)
         for sc, tags, rl in plans:
             warm_s, window_s, cut = longest[comparison(tags)]
+            if not self.shared_warmup and not mode.indicative:
+                warm_s = rl.warmup_s
             if transient(tags):
                 # it runs its comparison's plan, not its own (which it would not fit)
                 rl = dataclasses.replace(rl, capped=cut, planned_s=warm_s + window_s)
