@@ -264,6 +264,8 @@ class Experiment:
     # (physics.window_epochs): the window then holds the epochs that change asks of each
     # measured flow, derived in the entry, instead of the mode's fixed count
     plan_change: float | None = None
+    # the metrics are coefficients of variation, not means (physics.window_epochs' spread)
+    plan_spread = False
     # full mode: tag filters (as claim_runs), each under a label the notes print, of runs read
     # as a transient: they do not set their comparison's window (the other protocols' plans do) and are not judged "not converged";
     # each claim that reads them says what their window holds
@@ -301,7 +303,7 @@ class Experiment:
                                   max_s=max_s * mode.budget_scale, max_packets=packets * mode.budget_scale,
                                   measured=self.epoch_groups, shares=self.pipe_shares,
                                   min_warmup_s=self.full_min_warmup_s if full else 0.0,
-                                  change=self.plan_change if full else None)
+                                  change=self.plan_change if full else None, spread=self.plan_spread)
 
     def table(self) -> list[ClaimSpec]:
         """Every row the entry reports: its claims and their sensitivity twins, one per
