@@ -191,7 +191,8 @@ class Exp1_2(Experiment):
     # ratio's midpoint: physics.window_epochs(0.5, 0.1) asks 3.3 of SACK's epochs (115 s at
     # 1 Gbps, 100 ms at an equal share), 883 s with the warm-up, 7.4e7 packets. The last
     # tally measured what the length does: ratio_drops_100ms 0.355 +- 0.066 over 1.5 epochs,
-    # 0.356 +- 0.069 over 10.
+    # 0.356 +- 0.069 over 10. (The ratio's other mean, the high-speed flows', errs far less:
+    # their epochs are shorter, so the window holds many more of them.)
     plan_change = 0.1
     full_budget_packets = 7.4e7
     claim_runs = {**{k: {"rtt": 10} for k in ("cubic_htcp_friendly_10ms", "others_drop_10ms", "stcp_worst_10ms",
