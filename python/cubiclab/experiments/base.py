@@ -267,8 +267,9 @@ class Experiment:
     # the metrics are coefficients of variation, not means (physics.window_epochs' spread)
     plan_spread = False
     # full mode: tag filters (as claim_runs), each under a label the notes print, of runs read
-    # as a transient: they do not set their comparison's window (the other protocols' plans do) and are not judged "not converged";
-    # each claim that reads them says what their window holds
+    # as a transient: they do not set their comparison's window (the other protocols' plans
+    # do), are not judged "not converged", and each claim that reads them says what their
+    # window holds
     transient_runs: dict = {}
     # {flow group: fraction of the pipe one of its flows holds at loss}, for groups the
     # scenario does not give an equal share (physics.run_length)
@@ -495,6 +496,7 @@ class Experiment:
         """What the window of the runs a claim reads as a transient holds."""
         which = "; ".join(k for k, f in self.transient_runs.items() if any(_matches(f, r) for r in
                                                                            rows.to_dict("records")))
+
         def span(x: pd.Series, fmt: str) -> str:
             lo, hi = format(x.min(), fmt), format(x.max(), fmt)
             return lo if lo == hi else f"{lo}-{hi}"
