@@ -3,12 +3,16 @@
     python3 benches/catalog_wall.py                 # run quick mode; full mode estimated from it
     python3 benches/catalog_wall.py --full          # run both (full: an hour or more on 2 cores)
     python3 benches/catalog_wall.py --ray local     # spread the runs over Ray instead
+    python3 benches/catalog_wall.py --us-per-packet 0.31   # no runs: full mode from a known cost
 
 Prints, per mode, the number of simulations and the bottleneck packets they carry (the
 simulator's cost is per packet), the entries that carry most of them, and the wall time:
 measured for the modes run, and for full mode otherwise estimated as its packets times the
-time per packet measured in quick mode (same machine, same cores). Each run uses a fresh
-cache, so nothing is reused between modes or from earlier calls.
+time per packet measured in quick mode (same machine, same cores), or with --us-per-packet
+from a cost measured elsewhere (a full run's CPU seconds over its bottleneck packets, the
+analysis included: 0.31 us for main at e796748, 3988 CPU s for 12.9e9), running nothing. It also counts the runs the budget caps: full
+mode's plan caps none (tests/test_catalog.py). Each run uses a fresh cache, so nothing is
+reused between modes or from earlier calls.
 
 On a shared machine the wall time says more about the other users than about cubiclab, so
 the CPU seconds are printed too: the workers' (the simulations, spread over the cores) and
@@ -23,16 +27,18 @@ import tempfile
 import time
 
 
-def planned(mode) -> tuple[int, dict]:
-    """Simulations and planned bottleneck packets per entry of `mode`."""
+def planned(mode) -> tuple[int, dict, int]:
+    """Simulations, planned bottleneck packets per entry and the runs the budget caps, of
+    `mode`."""
     from cubiclab.experiments import CATALOG
 
-    runs, packets = 0, {}
+    runs, packets, capped = 0, {}, 0
     for name, e in CATALOG.items():
         rs = e.runs(mode)
         runs += len({r.key for r in rs})
         packets[name] = sum(r.scenario.bottleneck_packets() for r in rs)
-    return runs, packets
+        capped += sum(bool(r.tags["capped"]) for r in rs)
+    return runs, packets, capped
 
 
 def _cpu(who) -> float:
@@ -60,19 +66,27 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--full", action="store_true", help="also run full mode (else estimate it)")
     ap.add_argument("--ray", default=None, help="a Ray address (auto, local, host:port) to run on instead")
+    ap.add_argument("--us-per-packet", type=float, default=None,
+                    help="run nothing: estimate full mode from this CPU cost per bottleneck packet (microseconds)")
     args = ap.parse_args()
     plans = {m.name: planned(m) for m in (QUICK, FULL)}
-    for name, (runs, pk) in plans.items():
+    for name, (runs, pk, capped) in plans.items():
         total = sum(pk.values())
         top = sorted(pk.items(), key=lambda kv: -kv[1])[:4]
-        print(f"{name}: {runs} simulations, {total / 1e6:.0f} M bottleneck packets; most: " +
-              ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top))
+        print(f"{name}: {runs} simulations, {total / 1e6:.0f} M bottleneck packets, {capped} runs capped by the "
+              "budget; most: " + ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in top))
+    f_pk = sum(plans["full"][1].values())
+    if args.us_per_packet is not None:
+        cpu = f_pk * args.us_per_packet * 1e-6
+        idle = cpu / args.jobs
+        print(f"full mode: about {cpu:.0f} CPU s at {args.us_per_packet:g} us per packet, {idle:.0f} s on {args.jobs} "
+              f"idle cores ({idle / 3600:.2f} of the 60-minute budget)")
+        return
     where = f"Ray ({args.ray})" if args.ray else f"{args.jobs} local cores"
     quick, quick_idle = timed("quick", args.jobs, args.ray)
     q_pk = sum(plans["quick"][1].values())
     print(f"quick mode: {quick:.0f} s wall on {where}; {quick_idle:.0f} s on idle cores "
           f"({quick_idle / 300:.2f} of the 5-minute budget)")
-    f_pk = sum(plans["full"][1].values())
     if args.full:
         full, full_idle = timed("full", args.jobs, args.ray)
         print(f"full mode: {full:.0f} s wall on {where}; {full_idle:.0f} s on idle cores "

@@ -314,6 +314,146 @@ def test_run_length_from_the_epoch():
     assert capped.capped and capped.duration_s == pytest.approx(60, abs=0.2) and capped.window_s >= 30
 
 
+def test_window_epochs_bound_the_mean_of_a_sawtooth():
+    # A flow's rate over one epoch of length 1 ramps from 1 - b to 1 (mean 1 - b/2). A window
+    # of n epochs starting at phase p has a mean that strays from 1 - b/2 by at most
+    # b / (4 (2 - b) n), reached when it holds half an epoch more than whole ones, starting at
+    # a loss (p = 0) or mid-epoch: integrated numerically here, phase by phase.
+    import numpy as np
+
+    def worst(b, n):
+        dt = 1e-4
+        t = np.arange(0.0, 12.0, dt)
+        rate = (1 - b) + b * (t % 1.0)
+        cum = np.concatenate([[0.0], np.cumsum(rate) * dt])
+        k = int(round(n / dt))
+        starts = np.arange(0, int(1 / dt), 50)
+        means = (cum[starts + k] - cum[starts]) / n
+        return np.abs(means / (1 - b / 2) - 1).max()
+
+    for b in (0.2, 0.3, 0.5):
+        for n in (1.5, 2.5, 4.5):
+            bound = b / (4 * (2 - b) * n)
+            assert worst(b, n) == pytest.approx(bound, rel=0.01)
+        assert worst(b, 3.0) < 1e-3  # whole epochs: no error at any phase
+        # the plan's count: each half of the window (the stationarity check's) within change / 2,
+        # the bound (tight at half an epoch over whole ones) solved for n
+        n = physics.window_epochs(b, 0.1)
+        assert b / (4 * (2 - b) * n / 2) == pytest.approx(0.05) and worst(b, n / 2) <= 0.05 * 1.001
+    with pytest.raises(ValueError, match="decrease 1 must be in"):
+        physics.window_epochs(1.0, 0.1)
+
+
+def test_window_epochs_bound_the_cov_of_a_sawtooth():
+    # The same ramp's coefficient of variation over whole epochs is (b / sqrt 12) / (1 - b/2);
+    # over n epochs from any phase it strays by at most (1 / (3 sqrt 3) + b / (4 (2 - b))) / n
+    # of it (to first order: 0.74-0.93 of that numerically, at half an epoch over whole ones),
+    # integrated numerically here; the plan's count holds each half of the window within
+    # change / 2.
+    import numpy as np
+
+    def worst(b, n):
+        dt = 2e-4
+        t = np.arange(0.0, 12.0, dt)
+        rate = (1 - b) + b * (t % 1.0)
+        k = int(round(n / dt))
+        exact = b / math.sqrt(12) / (1 - b / 2)
+        covs = [rate[s:s + k].std() / rate[s:s + k].mean() for s in range(0, int(1 / dt), 25)]
+        return np.abs(np.array(covs) / exact - 1).max()
+
+    for b in (0.2, 0.5):
+        bound = 1 / (3 * math.sqrt(3)) + b / (4 * (2 - b))
+        for n in (1.5, 2.5, 3.5):
+            assert 0.7 * bound / n < worst(b, n) <= bound / n
+        n = physics.window_epochs(b, 0.1, spread=True)
+        assert bound / (n / 2) == pytest.approx(0.05) and worst(b, n / 2) <= 0.05
+
+
+def test_run_length_from_a_material_change():
+    # The cubic-2008 flow of test_run_length_from_the_epoch (K = 9.41 s, b = 0.2): a material
+    # change of 5% asks 0.2 / (1.8 x 0.05) = 2.22 epochs, 20.9 s, in place of the fixed 10;
+    # the warm-up is the same, and `asked` says how many epochs the plan wants.
+    from cubiclab.scenario import Bottleneck, FlowGroup, Scenario
+
+    sc = Scenario(flows=[FlowGroup("cubic-2008", rtt="100ms")], bottleneck=Bottleneck(rate="100Mbps"))
+    fixed = physics.run_length(sc, epochs=10, min_window_s=0, max_s=1e9, max_packets=1e12)
+    rl = physics.run_length(sc, epochs=10, min_window_s=0, max_s=1e9, max_packets=1e12, change=0.05)
+    assert rl.asked == pytest.approx(2.222, abs=1e-3) and fixed.asked == 10
+    assert rl.window_s == pytest.approx(20.9, abs=0.1) and rl.warmup_s == fixed.warmup_s
+    assert rl.epochs == pytest.approx(rl.asked, abs=0.01) and not rl.capped
+
+
+def test_the_default_full_plan_runs_every_entry_as_planned():
+    # No run of the default full mode is cut by the budget: each holds the epochs its plan
+    # asks (the fixed 10, or an entry's derived count), but for runs read as a transient,
+    # which run their comparison's plan.
+    from cubiclab.experiments.base import FULL
+
+    for name, e in CATALOG.items():
+        for r in e.runs(FULL):
+            assert not r.tags["capped"], (name, r.tags)
+            if not r.tags["transient"] and math.isfinite(r.tags["asked"]):
+                assert r.tags["epochs"] >= r.tags["asked"] - 0.05, (name, r.tags)
+
+
+def test_runs_with_their_own_warmups_share_one_window_length():
+    # s001-exp3 compares five protocols' CoV at each buffer: one window length for all, each
+    # opened after the run's own warm-up (shared_warmup = False), which is its own plan's.
+    from collections import defaultdict
+
+    from cubiclab.experiments.base import FULL
+
+    e = CATALOG["s001-exp3"]
+    by_buffer = defaultdict(list)
+    for r in e.runs(FULL):
+        by_buffer[r.tags["buffer"]].append(r)
+    for rs in by_buffer.values():
+        (window,) = {round(float(r.scenario.duration[:-1]) - r.tags["warmup_s"], 1) for r in rs}
+        assert len({r.tags["warmup_s"] for r in rs}) > 1
+        for r in rs:
+            own = e.run_length(r.scenario, FULL)
+            assert r.tags["warmup_s"] == own.warmup_s and own.window_s <= window + 0.05
+
+
+class _Pair(base.Experiment):
+    # two protocols compared on one link; standard TCP's epoch (0.5 x 166.8 x 0.2 = 16.7 s,
+    # 55 s to converge: a 270 s plan) is read as a transient over Cubic 2.0's 123.9 s plan
+    name, seed, figure, title = "zz-pair", "002", "Fig. 0", "a transient"
+    claims = (_spec(Band(0.5, 0.5)),)
+    transient_runs = {"standard TCP": {"alg": "reno"}}
+
+    def conditions(self, mode):
+        sc = base.vary(base.load_scenario("s002_two_flows"), rate="10Mbps")
+        return [(base.vary(sc, groups={"first": {"algorithm": a}, "second": {"algorithm": a}}), {"alg": a})
+                for a in ("cubic-2.0", "reno")]
+
+    def per_run(self, run, res, t0, t1):
+        from cubiclab import metrics
+
+        return {"u": metrics.link_utilization(res.link, t0, t1)}
+
+    def values(self, rows):
+        return {"x": rows.u.mean()}
+
+
+def test_runs_read_as_a_transient_run_their_comparisons_plan(tmp_path, monkeypatch):
+    mode = dataclasses.replace(_SHORT_MODE, max_s=200)
+    cubic, reno = _Pair().runs(mode)[::2]
+    assert not reno.tags["capped"] and reno.tags["transient"] and not cubic.tags["transient"]
+    assert reno.scenario.duration == cubic.scenario.duration == "123.9s"
+    assert reno.tags["epochs"] == pytest.approx(43.7 / 16.7, abs=0.1)
+    # without the label standard TCP's plan sets the comparison's length, and the budget caps it
+    plain = type("Plain", (_Pair,), {"transient_runs": {}})().runs(mode)[2]
+    assert plain.tags["capped"] and float(plain.scenario.duration[:-1]) > 200
+    # indicative modes run every run alike
+    assert not any(r.tags["transient"] for r in _Pair().runs(base.TINY))
+    monkeypatch.setitem(CATALOG, _Pair.name, _Pair())
+    (o,) = reproduce(["zz-pair"], mode=mode, out=tmp_path, progress=False, log=None, report=False)
+    (v,) = o.verdicts
+    assert v.verdict != NOT_CONVERGED and math.isnan(v.drift)
+    assert "It reads standard TCP as a transient from the start" in v.note
+
+
 def test_run_length_with_unequal_shares_and_a_warmup_floor():
     # Two reno flows, 100 Mb/s, 100 ms, buffer 100% BDP: a pipe of 833.3 + 833 = 1666.3 packets.
     # Equal halves: W = 833.2 at loss, a W/2-RTT epoch of 41.7 s. With a 10% share the

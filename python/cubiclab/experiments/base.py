@@ -62,7 +62,10 @@ class Mode:
     host_timing: bool = False
 
 
-FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=900, max_packets=2e7, coarse=False, indicative=False,
+# Full mode's budget caps no run of the catalog's plan (tests/test_catalog.py): entries whose
+# plan needs more packets declare their own budget (`full_budget_packets`); 1200 s holds
+# s004-packet's 10 random losses at 0.01 per second (1008 s).
+FULL = Mode("full", seeds=5, epochs=10, min_window_s=30, max_s=1200, max_packets=2e7, coarse=False, indicative=False,
             host_timing=True)
 QUICK = Mode("quick", seeds=1, epochs=3, min_window_s=10, max_s=120, max_packets=3e6, coarse=True, indicative=True)
 # The test suite's: every entry's pipeline end to end in seconds (numbers meaningless).
@@ -252,10 +255,22 @@ class Experiment:
     # flow groups whose congestion epochs and convergence set the run length: the ones the
     # claims' metrics measure (default: every group)
     epoch_groups: tuple[str, ...] = ()
-    # bottleneck packets a full-mode run may carry when the mode's budget is smaller: for an
-    # entry whose physics needs longer runs than the default (the plan's total cost, printed
-    # by benches/catalog_wall.py, must stay inside the 60 minutes on 2 cores)
+    # bottleneck packets a full-mode run may carry when the mode's budget is smaller (and then
+    # no limit in seconds): for an entry whose plan needs longer runs than the default (the
+    # plan's total cost, printed by benches/catalog_wall.py, must stay inside the 60 minutes
+    # on 2 cores)
     full_budget_packets: float = 0.0
+    # full mode: the metrics' material change relative to the quantity they average
+    # (physics.window_epochs): the window then holds the epochs that change asks of each
+    # measured flow, derived in the entry, instead of the mode's fixed count
+    plan_change: float | None = None
+    # the metrics are coefficients of variation, not means (physics.window_epochs' spread)
+    plan_spread = False
+    # full mode: tag filters (as claim_runs), each under a label the notes print, of runs read
+    # as a transient: they do not set their comparison's window (the other protocols' plans
+    # do), are not judged "not converged", and each claim that reads them says what their
+    # window holds
+    transient_runs: dict = {}
     # {flow group: fraction of the pipe one of its flows holds at loss}, for groups the
     # scenario does not give an equal share (physics.run_length)
     pipe_shares: dict = {}
@@ -265,6 +280,9 @@ class Experiment:
     # tags that name the protocols a claim compares: runs that differ only in them share one
     # measurement window (the longest any of them plans)
     compared_across: tuple[str, ...] = ("alg", "who")
+    # False (full mode): the runs of a comparison share the longest window but each opens it
+    # after its own warm-up (a steady state's statistics do not depend on when its window opens)
+    shared_warmup = True
     # False for an entry whose runs must stay deterministic (a model's deterministic loss
     # assumption): full mode's hosts' timing noise (Mode.host_timing) is then left off
     host_timing = True
@@ -278,11 +296,15 @@ class Experiment:
 
     def run_length(self, sc: Scenario, mode: Mode) -> physics.RunLength:
         full = not mode.indicative
-        packets = max(mode.max_packets, self.full_budget_packets) if full else mode.max_packets
+        own = full and self.full_budget_packets > 0
+        packets = max(mode.max_packets, self.full_budget_packets) if own else mode.max_packets
+        # an entry's own budget is in packets (the simulator's cost), not seconds
+        max_s = math.inf if own else mode.max_s
         return physics.run_length(sc, epochs=mode.epochs, min_window_s=mode.min_window_s,
-                                  max_s=mode.max_s * mode.budget_scale, max_packets=packets * mode.budget_scale,
+                                  max_s=max_s * mode.budget_scale, max_packets=packets * mode.budget_scale,
                                   measured=self.epoch_groups, shares=self.pipe_shares,
-                                  min_warmup_s=self.full_min_warmup_s if full else 0.0)
+                                  min_warmup_s=self.full_min_warmup_s if full else 0.0,
+                                  change=self.plan_change if full else None, spread=self.plan_spread)
 
     def table(self) -> list[ClaimSpec]:
         """Every row the entry reports: its claims and their sensitivity twins, one per
@@ -312,16 +334,27 @@ class Experiment:
         plans = [(sc, tags, self.run_length(sc, mode)) for sc, tags in conds]
         # Runs compared across protocols measure over one window: each run of a comparison
         # (the same tags but for `compared_across`) gets the longest warm-up and the longest
-        # window any of them plans.
+        # window any of them plans; runs read as a transient count only when the whole
+        # comparison is.
         def comparison(tags):
             return tuple(sorted((k, str(v)) for k, v in tags.items() if k not in self.compared_across))
 
+        # (full mode: the indicative modes' short runs are all capped alike)
+        transient = (lambda tags: False) if mode.indicative else self._transient
+        steady = {comparison(tags) for _, tags, _ in plans if not transient(tags)}
         longest: dict = {}
         for _, tags, rl in plans:
-            w, win = longest.get(comparison(tags), (0.0, 0.0))
-            longest[comparison(tags)] = (max(w, rl.warmup_s), max(win, rl.window_s))
+            if transient(tags) and comparison(tags) in steady:
+                continue
+            w, win, cut = longest.get(comparison(tags), (0.0, 0.0, False))
+            longest[comparison(tags)] = (max(w, rl.warmup_s), max(win, rl.window_s), cut or rl.capped)
         for sc, tags, rl in plans:
-            warm_s, window_s = longest[comparison(tags)]
+            warm_s, window_s, cut = longest[comparison(tags)]
+            if not self.shared_warmup and not mode.indicative:
+                warm_s = rl.warmup_s
+            if transient(tags):
+                # it runs its comparison's plan, not its own (which it would not fit)
+                rl = dataclasses.replace(rl, capped=cut, planned_s=warm_s + window_s)
             warm, window = warm_s * mode.stretch, window_s * mode.stretch
             base = vary(sc, duration=f"{warm + window:g}s")
             # what the budget must be scaled by for this run to last as planned (the budget
@@ -331,8 +364,13 @@ class Experiment:
             epochs = rl.epochs * window_s / rl.window_s if rl.window_s > 0 else rl.epochs
             for k in range(1 + mode.seed_offset, mode.seeds + 1 + mode.seed_offset):
                 out.append(Run(vary(base, seed=k), {**tags, "warmup_s": warm, "epochs": round(epochs * mode.stretch, 1),
-                                                    "capped": rl.capped, **plan}))
+                                                    "capped": rl.capped, "asked": rl.asked,
+                                                    "transient": transient(tags), **plan}))
         return out
+
+    def _transient(self, tags: dict) -> bool:
+        """Whether the run with `tags` is read as a transient (`transient_runs`)."""
+        return any(_matches(f, tags) for f in self.transient_runs.values())
 
     # ---- what to measure
     def per_run(self, run: Run, res, t0: float, t1: float) -> dict:
@@ -391,16 +429,24 @@ class Experiment:
         per_seed = {w: self._seed_values(f) for w, f in frames.items()}
         verdicts = []
         for c in self.table():
-            v = judge(c, per_seed["all"].get(c.id, []), per_seed["first"].get(c.id), per_seed["second"].get(c.id),
-                      indicative=mode.indicative)
-            short = self._claim_rows(c, frames["all"]).epochs.min()
-            if not mode.indicative and not c.transient and v.verdict in DECIDED and short < mode.epochs / 2:
+            mine = self._claim_rows(c, frames["all"])
+            read_as_transient = mine.transient.astype(bool) if "transient" in mine else pd.Series(False, mine.index)
+            # a value read over a transient has no steady halves to compare
+            halves = () if read_as_transient.any() else (per_seed["first"].get(c.id), per_seed["second"].get(c.id))
+            v = judge(c, per_seed["all"].get(c.id, []), *halves, indicative=mode.indicative)
+            steady = mine[~read_as_transient]
+            asked = steady.asked.fillna(mode.epochs) if "asked" in steady else pd.Series(mode.epochs, steady.index)
+            worst = (steady.epochs / asked).idxmin() if len(steady) else None
+            short, wanted = (steady.epochs[worst], asked[worst]) if worst is not None else (math.inf, mode.epochs)
+            if not mode.indicative and not c.transient and v.verdict in DECIDED and short < wanted / 2:
                 # a window the run budget cut below half the planned epochs measures the
                 # approach to steady state, and a longer run can reverse its verdict
                 v.verdict, v.note = NOT_CONVERGED, (
                     f"the measured window of its longest-epoch condition holds {short:g} congestion epochs of the "
-                    f"slowest flow (the plan asks {mode.epochs:g}; the run budget capped it): too short for a steady "
+                    f"slowest flow (the plan asks {wanted:g}; the run budget capped it): too short for a steady "
                     f"state, not judged (ours would be {v.ours}). " + self._budget_advice(c, frames["all"], mode))
+            if read_as_transient.any():
+                v.note = then(v.note, self._transient_note(mine[read_as_transient]))
             unmet = self._unmet(c, diag)
             if unmet:
                 # the runs cannot show what the sentence is about: no verdict on the value
@@ -446,6 +492,20 @@ class Experiment:
             d = d[d[k].isin(v)] if isinstance(v, tuple) else d[d[k] == v]
         return d
 
+    def _transient_note(self, rows: pd.DataFrame) -> str:
+        """What the window of the runs a claim reads as a transient holds."""
+        which = "; ".join(k for k, f in self.transient_runs.items() if any(_matches(f, r) for r in
+                                                                           rows.to_dict("records")))
+
+        def span(x: pd.Series, fmt: str) -> str:
+            lo, hi = format(x.min(), fmt), format(x.max(), fmt)
+            return lo if lo == hi else f"{lo}-{hi}"
+
+        return (f"It reads {which} as a transient from the start, not a steady state: measured over the other "
+                f"protocols' plan ({span(rows.duration_s - rows.warmup_s, '.0f')} s after "
+                f"{span(rows.warmup_s, '.0f')} s of warm-up), which holds {span(rows.epochs, 'g')} of their congestion "
+                "epochs.")
+
     def _budget_advice(self, spec: ClaimSpec, rows: pd.DataFrame, mode: Mode) -> str:
         """The budget scale that runs every capped run of `spec` as planned, and the CPU time
         of the whole entry at that scale: each run's measured simulation time (the worker's
@@ -475,6 +535,11 @@ class Experiment:
     def outcome(self, mode: Mode, **kw) -> Outcome:
         return Outcome(self.name, self.title, self.seed, self.figure, self.setup, mode=mode.name,
                        **{"evidence": self.evidence, **kw})
+
+
+def _matches(tag_filter: dict, tags: dict) -> bool:
+    """Whether `tags` meet a claim_runs-style filter (a tuple: any of its values)."""
+    return all(tags.get(k) in v if isinstance(v, tuple) else tags.get(k) == v for k, v in tag_filter.items())
 
 
 def _fmt(x: float) -> str:

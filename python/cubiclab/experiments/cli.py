@@ -124,8 +124,9 @@ def add_parsers(sub) -> None:
     r.add_argument("--seeds", type=int, default=None, help="runs per point (full mode: default 5, at least 2)")
     r.add_argument("--budget-scale", type=float, default=None, metavar="K",
                    help="full mode: multiply every entry's run budget (bottleneck packets and seconds a run may "
-                        "last) by K >= 1, so that runs the default budget capped lengthen toward the plan's "
-                        "congestion epochs; each capped claim's note gives the K it needs and the CPU time")
+                        "last) by K >= 1 (the default budget caps no run of the catalog's plan; a run a budget "
+                        "capped lengthens toward the plan's congestion epochs, and each capped claim's note gives "
+                        "the K it needs and the CPU time)")
     r.add_argument("--list", action="store_true", help="show the catalog")
     r.add_argument("--stability", action="store_true",
                    help="rerun the entries (full mode) at twice the duration and with other seeds, and list every "

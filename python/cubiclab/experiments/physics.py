@@ -41,6 +41,7 @@ class RunLength:
     capped: bool
     planned_s: float = math.nan  # warm-up + window the physics asks, before the budget
     limit_s: float = math.inf  # the budget: the longest run it allows
+    asked: float = math.nan  # congestion epochs of the slowest flow the plan asks of its window
 
     @property
     def duration_s(self) -> float:
@@ -205,6 +206,34 @@ def epoch_s(algorithm: str, params: dict, w: float, rtt: float) -> float:
     return epoch(a, decrease(a), w, rtt)
 
 
+def window_epochs(decrease: float, change: float, spread: bool = False) -> float:
+    """Congestion epochs a measured window needs so that where it cuts a flow's sawtooth
+    moves a mean over it by less than a material change `change` (relative to the mean).
+    Over one epoch the window grows from (1 - b) W back to W; if that growth is linear, the
+    rate over the first x of an epoch of length T averages (1 - b) W + b W x / (2 T), and
+    its integral strays from the epoch's mean (1 - b/2) W T by b W x (x - T) / (2 T), at most
+    b W T / 8 at x = T/2. A window of n whole epochs plus any part of one therefore has a
+    mean within b / (8 (1 - b/2) n) = b / (4 (2 - b) n) of the steady mean. The stationarity
+    check compares the window's halves (n/2 epochs each), so each half's error is held to
+    change / 2: b / (2 (2 - b) n) <= change / 2, n >= b / ((2 - b) change). Concave or
+    convex growth (CUBIC's) strays less from its mean than the linear ramp of the same
+    range, so the linear bound holds for every growth law here.
+    `spread`: the metric is a coefficient of variation. The ramp's deviation b W (t/T - 1/2)
+    has variance b^2 W^2 / 12 over whole epochs; the integral of its square less that, from
+    a loss to t, is b^2 W^2 T (u^3/3 - u^2/2 + u/6) (u = t/T), which swings between
+    +-b^2 W^2 T / (36 sqrt 3) (u = 1/2 -+ 1/(2 sqrt 3)): a part of an epoch, from any phase,
+    moves the variance of n epochs by at most 2 / (3 sqrt 3 n) of it, the standard deviation
+    by half that, and with the mean's error the CoV by at most (1 / (3 sqrt 3) + b / (4 (2 -
+    b))) / n to first order; each half within change / 2 asks n >= 4 (1 / (3 sqrt 3) + b /
+    (4 (2 - b))) / change, about 9 epochs for a tenth, the variance being far more sensitive
+    to where the window ends than the mean."""
+    if not 0 < decrease < 1 or not change > 0:
+        raise ValueError(f"window_epochs: decrease {decrease:g} must be in (0, 1) and change {change:g} > 0")
+    if spread:
+        return 4 * (1 / (3 * math.sqrt(3)) + decrease / (4 * (2 - decrease))) / change
+    return decrease / ((2 - decrease) * change)
+
+
 def _flows(sc: Scenario):
     """(algorithm, params, rtt ns, start s, count, group name) per flow group."""
     for g in sc.flows:
@@ -227,14 +256,17 @@ def random_loss_rate(spec: dict, rate_pps: float) -> float:
 
 def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, max_s: float = 900.0,
                max_packets: float = 6e7, measured: tuple[str, ...] = (), shares: dict | None = None,
-               min_warmup_s: float = 0.0) -> RunLength:
+               min_warmup_s: float = 0.0, change: float | None = None, spread: bool = False) -> RunLength:
     """Warm-up and measured window for `sc` (see the module's docstring). `measured`: the flow
     groups whose epochs and convergence the entry's metrics measure (default every group;
     every flow's start still counts). `shares`: {group: fraction of the pipe (BDP + buffer)
     one of its flows holds at loss} for groups that do not get an equal share. The warm-up
     is at least `min_warmup_s`. The length is at most `max_s` seconds and `max_packets`
     bottleneck packets; when capped, warm-up and window keep their proportions (the window
-    at least `min_window_s`)."""
+    at least `min_window_s`). `change`: the metrics' material change relative to the
+    quantity they average; the window then holds `window_epochs(b, change)` epochs of each
+    measured flow (its own decrease b) instead of `epochs` of the slowest, and `epochs` is
+    kept for the random losses; `spread`: the metrics are coefficients of variation."""
     spec = sc.compile()
     wire = sc.mss + HEADER_BYTES
     rate_pps = compiled_links(spec)[0]["rate"] / 8 / wire
@@ -246,7 +278,7 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
     unknown = (set(measured) | set(shares)) - {g[5] for g in groups}
     if unknown:
         raise ValueError(f"scenario '{sc.name}' has no flow group named {', '.join(sorted(unknown))}")
-    epoch = conv = ss = last_start = 0.0
+    epoch = conv = ss = last_start = needed = 0.0
     for alg, params, rtt_ns, start, _, name in groups:
         last_start = max(last_start, start)
         if measured and name not in measured:
@@ -257,10 +289,11 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
         e = epoch_s(alg, params, w, rtt)
         b = decrease_fraction(alg, params)
         epoch = max(epoch, e)
+        needed = max(needed, e * (epochs if change is None else window_epochs(b, change, spread)))
         conv = max(conv, e * math.log(0.1) / math.log(1 - b))
         ss = max(ss, rtt * math.log2(max(w / 10, 2.0)) + e)  # slow start, then its overshoot's epoch
     warm = max(min_warmup_s, last_start + ss + conv)
-    window = max(min_window_s, epochs * epoch, epochs / random_loss_rate(spec, rate_pps))
+    window = max(min_window_s, needed, epochs / random_loss_rate(spec, rate_pps))
     limit = min(max_s, max_packets / max(rate_pps, 1.0))
     planned = warm + window
     capped = planned > limit
@@ -268,4 +301,4 @@ def run_length(sc: Scenario, epochs: float = 10.0, min_window_s: float = 30.0, m
         window = max(min_window_s, limit * window / (warm + window))
         warm = max(0.0, limit - window)
     return RunLength(round(warm, 1), round(window, 1), epoch, conv, window / epoch if epoch else math.inf, capped,
-                     planned, limit)
+                     planned, limit, needed / epoch if change is not None and epoch else epochs)

@@ -79,9 +79,13 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
         plans.append((e, why, runs))
         all_runs += runs
     if log and all_runs:
-        n = len({r.key for r in all_runs})
-        print(f"cubiclab: {len(exps)} entries, {n} distinct simulations, {m.name} mode, {m.seeds} seed(s) per point "
+        distinct = {r.key: r for r in all_runs}
+        packets = sum(r.scenario.bottleneck_packets() for r in distinct.values())
+        capped = sum(bool(r.tags.get("capped")) for r in distinct.values())
+        print(f"cubiclab: {len(exps)} entries, {len(distinct)} distinct simulations ({packets / 1e6:.0f} M bottleneck "
+              f"packets, {capped} capped by the run budget), {m.name} mode, {m.seeds} seed(s) per point "
               f"(cache: {cache})", file=log)
+    t_all, cpu_own, cpu_workers = time.perf_counter(), time.process_time(), _children_cpu_s()
     t0 = time.perf_counter()
     sweep = simulate_runs(all_runs, cache, jobs, ray, progress and bool(log))
     sim_wall = time.perf_counter() - t0
@@ -133,7 +137,23 @@ def reproduce(names: list[str] | None = None, mode: str | Mode = "full", seeds: 
         path = write_report(outcomes, out / "report.html", mode=m)
         if log:
             print(f"cubiclab: report {path}", file=log)
+    if log:
+        cpu = time.process_time() - cpu_own + _children_cpu_s() - cpu_workers
+        print(f"cubiclab: {m.name} mode took {time.perf_counter() - t_all:.0f} s of wall time, {sim_wall:.0f} s of it "
+              f"simulating, and {cpu:.0f} CPU s here and in local workers (cached runs cost none; a Ray cluster's "
+              "are not counted)", file=log)
     return outcomes
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds of this process's finished child processes (the local workers); 0 where
+    the platform does not count them."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0.0
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _write_data(edir: Path, o: Outcome):

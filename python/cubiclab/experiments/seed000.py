@@ -257,10 +257,16 @@ class Fig5(Experiment):
     title = "One CUBIC and one TCP-SACK flow at 8 ms and 82 ms, 400 Mbps"
     setup = ("One CUBIC and one TCP-SACK flow, 400 Mbps, buffer 100% BDP, background web traffic both ways; RTT "
              "8 ms (a) and 82 ms (b). Epoch shape (metrics.epoch_shape): share of an epoch's window growth made in "
-             "its first half (0.5 linear as in TCP-friendly mode, 0.875 cubic ending on the plateau).")
+             "its first half (0.5 linear as in TCP-friendly mode, 0.875 cubic ending on the plateau). Full mode runs the "
+             "82 ms pair as planned: 372 s for the SACK flow to converge, then 10 of its 112 s epochs (1606 s).")
     variants = ("v2.2", "linux")
     claim_runs = {"fair_at_8ms": {"rtt": 8}, "tcp_mode_at_8ms": {"rtt": 8}, "cubic_more_at_82ms": {"rtt": 82},
                   "cubic_growth_at_82ms": {"rtt": 82}}
+    # The 82 ms runs as planned: 10 of the SACK flow's 112 s epochs after its 372 s of
+    # convergence, 1606 s (5.4e7 packets). CUBIC's epoch shape moves while SACK still grows
+    # (0.624 over 3.7 epochs in the last tally's default run, 0.553 as planned), so its
+    # window is SACK's, not CUBIC's own 11 s epochs.
+    full_budget_packets = 5.4e7
     unstated = (background("web traffic offering 15% each way"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("fair_at_8ms", "Figure 5 (a) confirms that one CUBIC flow runs in the TCP-friendly mode and shares "
@@ -285,7 +291,14 @@ class Fig5(Experiment):
 
     def conditions(self, mode):
         sc = load_scenario("s000_fig5")
-        return [(vary(sc, rtt=ms(r)), {"rtt": r}) for r in (8, 82)]
+        out = [(vary(sc, rtt=ms(r)), {"rtt": r}) for r in (8, 82)]
+        if not mode.indicative:
+            # every cwnd change of a 1606 s run at 400 Mbps would be 12.8 GiB (the run memory
+            # budget refuses it): the 82 ms run samples cwnd every record.interval (100 ms),
+            # a hundred samples and more in each of CUBIC's epochs (about 11 s), plenty for
+            # their shape
+            out[1][0].record.cwnd = "interval"
+        return out
 
     def per_run(self, run, res, t0, t1):
         g = group_means(res, t0, t1)
@@ -409,13 +422,22 @@ class Fig8(Experiment):
     title = "Intra-protocol fairness and link utilisation against RTT (16-324 ms), 2 MB buffer"
     setup = ("Two flows of one protocol with the same RTT, 400 Mbps, 2 MB drop-tail buffer, background web traffic; "
              "RTT 16-324 ms; CUBIC (v2.2), BIC-TCP, HSTCP, TCP-SACK (today's Linux modules for the rivals). The "
-             "second flow starts 10 s later (unstated in the paper). Fairness: smaller over larger mean throughput.")
+             "second flow starts 10 s later (unstated in the paper). Fairness: smaller over larger mean throughput. Two "
+             "TCP-SACK flows at 82-324 ms would need 1200-14100 s to reach a steady state (epochs of 83-983 s) and the "
+             "paper states no run length: full mode reads them as a transient from their start, over the high-speed "
+             "protocols' plan at the same RTT (up to 537 s), and the claims that read them say so.")
     Q = ("CUBIC and BIC-TCP show higher fairness index than TCP-SACK and HSTCP, representing better fair sharing "
          "between the flows.")
     # each claim's own runs: a claim that reads no TCP-SACK run is not withheld as "not
     # converged" for SACK's epochs at long RTTs (900 s at 162 ms)
     claim_runs = {"sack_fairest_at_16ms": {"rtt": 16}, "hs_utilise": {"alg": (CUBIC, "bic", "highspeed")},
                   "sack_underutilises": {"alg": "reno"}, "hstcp_unfair_same_rtt": {"alg": "highspeed"}}
+    # Two SACK flows at 82-324 ms with a 2 MB buffer need 1200-14100 s to reach a steady
+    # state (epochs of 83-983 s, convergence 280-3300 s); the paper states no run length,
+    # and its testbed runs, plotted beside CUBIC's, could not have been that long. Their
+    # values are read over the high-speed protocols' plan at the same RTT: SACK's transient
+    # from its start, what the claims compare (each says so in its note).
+    transient_runs = {"TCP-SACK at 82-324 ms": {"alg": "reno", "rtt": (82, 162, 324)}}
     unstated = (start_gap("the second flow 10 s after the first"), object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("cubic_bic_fairer", Q, "Sec. 6.2, Fig. 8(a)", TEXT, "CUBIC, BIC > SACK, HSTCP",
@@ -477,9 +499,14 @@ class Fig9(Experiment):
     title = "Inter-RTT fairness: one flow at 162 ms, the other at 16-162 ms"
     setup = ("Two flows of one protocol, 400 Mbps, 2 MB buffer, background web traffic; one flow at 162 ms, the other "
              "at 16-162 ms (RTT ratio up to 10), starting together. Fairness ratio: the 162 ms flow's throughput over "
-             "the other's. Slope: of log ratio against log RTT ratio (-1: inversely proportional).")
+             "the other's. Slope: of log ratio against log RTT ratio (-1: inversely proportional). The "
+             "TCP-SACK pair, whose 162 ms flow would need 3900 s to reach a steady state (273 s epochs), is read as a "
+             "transient from the start over the high-speed protocols' plan (up to 255 s).")
     Q = "Figure 9 (a) confirms that CUBIC has a similar slope with TCP-SACK but with a higher fairness ratio"
     claim_runs = {"sack_inverse_rtt": {"alg": "reno"}, "hstcp_utilise": {"alg": "highspeed"}}
+    # as Fig. 8: the SACK flow at 162 ms (a 273 s epoch, 906 s to converge) is read over the
+    # high-speed protocols' plan, its transient
+    transient_runs = {"TCP-SACK (one flow at 162 ms)": {"alg": "reno"}}
     unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("sack_inverse_rtt", "Figure 9 (a) shows that TCP-SACK achieves RTT fairness linearly proportional "
@@ -547,11 +574,18 @@ class Fig10a(Experiment):
     figure = "Fig. 10a"
     title = "Bandwidth shares of a protocol against TCP-SACK, RTT 10-160 ms, 400 Mbps"
     setup = ("Four flows of a protocol against four TCP-SACK flows, 400 Mbps, buffer 100% BDP, background web "
-             "traffic (15%); RTT 10-160 ms. Shares are of the link capacity over the measured window.")
+             "traffic (15%); RTT 10-160 ms. Shares are of the link capacity over the measured window. Full mode's "
+             "window holds 6.7 congestion epochs of the slowest flow (SACK's 107 s at 160 ms): what a material change "
+             "of 5% of a mean asks (physics.window_epochs).")
     claim_runs = {"sack_80pct_at_160ms": {"alg": "reno", "rtt": 160},
                   "hs_full": {"alg": (CUBIC, "bic", "highspeed"), "rtt": 160},
                   "share_grows_with_rtt": {"alg": (CUBIC, "bic", "highspeed")},
                   "cubic_gives_room": {"alg": (CUBIC, "bic", "highspeed")}}
+    # The claims average shares and utilisation; the smallest material change is hs_full's
+    # 0.05 of a utilisation near 1: physics.window_epochs asks 6.7 epochs of SACK (b = 0.5),
+    # 710 s of its 107 s epochs at 160 ms after 460 s of warm-up, 3.9e7 packets.
+    plan_change = 0.05
+    full_budget_packets = 4e7
     unstated = (object_sizes("web objects of mean 10 packets"),)
     claims = (
         ClaimSpec("sack_80pct_at_160ms", "With 400Mbps and 160ms RTT, 8 TCP-SACK flows achieve around 80% of the link "
@@ -606,6 +640,8 @@ class Fig10bc(Experiment):
              "10-400 Mbps (the paper does not list its points) at RTT 10 ms (b) and 100 ms (c); the protocols include "
              "TCP-SACK itself, the SACK-against-SACK baseline the paper measures first. Throughput ratio: "
              "mean TCP-SACK flow over mean flow of the protocol.")
+    # its 400 Mbps, 100 ms runs plan 601 s, 2.004e7 packets
+    full_budget_packets = 2.1e7
     claim_runs = {"cubic_friendlier_than_sack": {"rtt": 10}, "sack_full_at_10ms": {"rtt": 10, "alg": "reno"},
                   "bic_hstcp_scalable_10ms": {"rtt": 10},
                   "reasonable_100ms": {"rtt": 100}, "ratio_drops_100ms": {"rtt": 100},
