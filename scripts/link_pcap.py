@@ -45,7 +45,8 @@ CLUSTER_NS = 15_000_000
 
 def read_pcap(path: str | Path) -> pd.DataFrame:
     """One row per TCP packet: t (ns), src, dst (address << 16 | port), seq, ack, payload
-    bytes, wire length, TCP flags."""
+    bytes, wire length, TCP flags, the IP header's ECN field (0 Not-ECT, 1 ECT(1), 2 ECT(0),
+    3 CE)."""
     b = Path(path).read_bytes()
     if len(b) < 24:
         raise ValueError(f"{path}: not a pcap file (shorter than its header)")
@@ -67,8 +68,8 @@ def read_pcap(path: str | Path) -> pd.DataFrame:
         sport, dport, seq, ack = struct.unpack_from(">HHII", p, ihl)
         doff = (p[ihl + 12] >> 4) * 4
         rows.append((sec * 1_000_000_000 + frac * scale, src << 16 | sport, dst << 16 | dport, seq, ack,
-                     total - ihl - doff, orig, p[ihl + 13]))
-    return pd.DataFrame(rows, columns=["t", "src", "dst", "seq", "ack", "payload", "wire", "tcp_flags"])
+                     total - ihl - doff, orig, p[ihl + 13], p[1] & 3))
+    return pd.DataFrame(rows, columns=["t", "src", "dst", "seq", "ack", "payload", "wire", "tcp_flags", "ecn"])
 
 
 def data_segments(pkts: pd.DataFrame) -> pd.DataFrame:

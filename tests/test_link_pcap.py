@@ -1,24 +1,31 @@
-"""scripts/link_pcap.py on a capture written here, whose idle time and drops are known."""
+"""scripts/link_pcap.py and scripts/slot_phase.py on captures written here, whose idle time,
+drops, arrivals and marks are known."""
 
 from __future__ import annotations
 
 import importlib.util
 import struct
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("link_pcap", ROOT / "scripts" / "link_pcap.py")
 link_pcap = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(link_pcap)
+sys.path.insert(0, str(ROOT / "scripts"))
+_spec = importlib.util.spec_from_file_location("slot_phase", ROOT / "scripts" / "slot_phase.py")
+slot_phase = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(slot_phase)
 
 MSS = 1448
 SLOT_NS = 1_200_000  # 1500 bytes at 10 Mbit/s
 
 
-def packet(src: int, sport: int, seq: int, ack: int, payload: int, flags: int) -> bytes:
-    """IPv4 (20 bytes, no options) and TCP (20 bytes) headers only, lengths as on the wire."""
+def packet(src: int, sport: int, seq: int, ack: int, payload: int, flags: int, ecn: int = 0) -> bytes:
+    """IPv4 (20 bytes, no options) and TCP (20 bytes) headers only, lengths as on the wire;
+    `ecn`: the IP ECN field."""
     total = 40 + payload
-    ip = struct.pack(">BBHHHBBHII", 0x45, 0, total, 0, 0, 64, 6, 0, src, 0x0A020000 | (src & 0xFFFF))
+    ip = struct.pack(">BBHHHBBHII", 0x45, ecn, total, 0, 0, 64, 6, 0, src, 0x0A020000 | (src & 0xFFFF))
     tcp = struct.pack(">HHIIBBHHH", sport, 5201, seq, ack, 5 << 4, flags, 65535, 0, 0)
     return ip + tcp
 
@@ -57,3 +64,28 @@ def test_idle_gaps_drops_and_push_share(tmp_path):
     text = link_pcap.report(str(path), 10_000_000, 0.0)
     assert "1 retransmitted" in text and "by flows hit: 1: 1" in text
     assert f"data with PSH {3 / 13:.3f}" in text
+
+
+def test_slot_phase_residuals_and_marks_by_segments_ahead(tmp_path):
+    # One flow at 20 Mbit/s (1500 bytes: 0.6 ms a packet), its four segments leaving back to
+    # back at 0.6, 1.2, 1.8 and 2.4 ms; the emulator read 0 and 1 together at 0 (one GSO
+    # read), 2 at 0.95 ms and 3 at 1.85 ms. Ahead at arrival (arrived no later, not yet
+    # left): 0 for segment 0, 1 for segment 1 (0 leaves at 0.6), 1 for 2 (1 leaves at 1.2),
+    # 0 for 3 (2 left at 1.8). Residuals to the next departure: 0.6, 0.6, 0.25, 0.55 ms.
+    # Segments 1 and 2 are CE: marked share 0 with none ahead, 1 with one.
+    slot, src = 600_000, 0x0A010000
+    recs = [((k + 1) * slot, packet(src, 10000, 1000 + k * MSS, 1, MSS, 0x10, 3 if k in (1, 2) else 2), 1500)
+            for k in range(4)]
+    write(tmp_path / "x.pcap", recs)
+    emu = tmp_path / "emu"
+    emu.mkdir()
+    start = 5_000_000_000
+    (emu / "summary.txt").write_text(f"start_ns {start}\noffload 1\n")
+    reads = [(0, 2, 1000), (950_000, 1, 1000 + 2 * MSS), (1_850_000, 1, 1000 + 3 * MSS)]
+    (emu / "io.csv").write_text("t_ns,dir,kind,segments,queue_packets,seq,ack,late_ns,dur_ns\n" + "".join(
+        f"{start + t},0,read,{n},0,{seq},1,0,0\n" for t, n, seq in reads))
+    a, packet_ms = slot_phase.arrivals(tmp_path / "x.pcap", emu, 5201, 0.0)
+    assert packet_ms == 0.6
+    assert a.ahead.tolist() == [0, 1, 1, 0]
+    assert a.residual.round(6).tolist() == [0.6, 0.6, 0.25, 0.55]
+    assert a.groupby("ahead").ce.mean().to_dict() == {0: 0.0, 1: 1.0}
