@@ -122,7 +122,8 @@ def child_run(python: str, rate, rtt, n, secs, alg) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing=0.1, hops=0) -> tuple[int, float, dict]:
+def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing=0.1,
+                 hops=0) -> tuple[int, float, dict]:
     """(instructions inside the simulator's event loop, delivered packets, the run's
     numbers) of one run, counted by callgrind: the same count on every run, whatever else
     the machine does. With `hops`, the run is `parking_lot_run`'s and the packets are
