@@ -51,7 +51,8 @@ def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic", spacing=0.1, queue
     wall = time.perf_counter() - t0
     pkts = r.totals.delivered_bytes.sum() / 1448
     return {"util": r.summary["goodput_utilization"], "pkts": pkts, "wall": wall, "pps": pkts / wall,
-            "events_per_pkt": r.summary["events"] / max(pkts, 1)}
+            "events_per_pkt": r.summary["events"] / max(pkts, 1),
+            "sent_per_pkt": float(r.totals.segments_sent.sum()) / max(pkts, 1)}
 
 
 def parking_lot_run(hops, rate_mbps, secs):
@@ -121,10 +122,12 @@ def child_run(python: str, rate, rtt, n, secs, alg) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing=0.1, hops=0) -> tuple[int, float]:
-    """(instructions inside the simulator's event loop, delivered packets) of one run,
-    counted by callgrind: the same count on every run, whatever else the machine does.
-    With `hops`, the run is `parking_lot_run`'s and the packets are packet-hops."""
+def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing=0.1,
+                 hops=0) -> tuple[int, float, dict]:
+    """(instructions inside the simulator's event loop, delivered packets, the run's
+    numbers) of one run, counted by callgrind: the same count on every run, whatever else
+    the machine does. With `hops`, the run is `parking_lot_run`'s and the packets are
+    packet-hops."""
     out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                           # The event loop proper (run_until is inlined into it).
                           "--toggle-collect=cubiclab_sim::sim::Sim::run_until_or_events",
@@ -134,13 +137,15 @@ def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing
     count = int(re.search(r"Collected : (\d+)", out.stderr)[1])
     if count == 0:
         raise SystemExit(f"callgrind counted nothing in the event loop of {python}'s build (symbol renamed or inlined?)")
-    return count, json.loads(out.stdout.strip().splitlines()[-1])["pkts"]
+    run = json.loads(out.stdout.strip().splitlines()[-1])
+    return count, run["pkts"], run
 
 
 def against_instructions(other: str, alg: str):
     print(f"== this build against {other}: instructions per delivered packet (callgrind)")
     for rate, rtt, n, secs in [(100, 40, 8, 2), (1000, 40, 4, 1), (1000, 40, 100, 1)]:
-        (a, pa), (b, pb) = instructions(sys.executable, rate, rtt, n, secs, alg), instructions(other, rate, rtt, n, secs, alg)
+        (a, pa, _), (b, pb, _) = (instructions(sys.executable, rate, rtt, n, secs, alg),
+                                  instructions(other, rate, rtt, n, secs, alg))
         print(f"  {rate:5d} Mbps {rtt:3d} ms {n:3d} flows {secs:3d} s: this {a / pa:7.0f}, other {b / pb:7.0f} "
               f"instructions/packet, ratio {(a / pa) / (b / pb):.3f} (same packets: {pa == pb})", flush=True)
 
@@ -150,7 +155,7 @@ def fq_codel_against_droptail(alg: str):
           "issue 27 asks at most 1.5x), instructions per delivered packet (callgrind)", flush=True)
     cost = {}
     for queue in ("droptail", "fq_codel"):
-        count, pkts = instructions(sys.executable, 1000, 40, 1000, 2, alg, queue, spacing=0.001)
+        count, pkts, _ = instructions(sys.executable, 1000, 40, 1000, 2, alg, queue, spacing=0.001)
         cost[queue] = count / pkts
     print(f"  fq_codel {cost['fq_codel']:7.0f}, droptail {cost['droptail']:7.0f} instructions/packet: "
           f"fq_codel costs x{cost['fq_codel'] / cost['droptail']:.2f} per packet", flush=True)
@@ -165,21 +170,26 @@ def flat_instructions(alg: str):
           "rate, 10,000 flows >= 0.8x one flow, 3 hops <= 1.3x the dumbbell per packet-hop)", flush=True)
     per_rate = {}
     for rate in (100, 1000, 10000):
-        count, pkts = instructions(sys.executable, rate, 40, 1, 1.6e6 * 1500 * 8 / (rate * 1e6), alg)
+        count, pkts, _ = instructions(sys.executable, rate, 40, 1, 1.6e6 * 1500 * 8 / (rate * 1e6), alg)
         per_rate[rate] = count / pkts
     best = min(per_rate.values())
     for rate, cost in per_rate.items():
         print(f"  {rate:6d} Mbps, 1 flow: {cost:6.0f} instructions/packet (speed x{best / cost:.2f} of the best rate)",
               flush=True)
+    # Many flows sharing one buffer are another regime: more segments sent (retransmissions
+    # of the drops) and more events (an ACK for every segment, loss recovery, timers) per
+    # delivered packet; the cost per event separates the simulator's overhead from them.
     one = None
     for n in (1, 1000, 10000):
-        count, pkts = instructions(sys.executable, 1000, 40, n, 20, alg, spacing=min(0.1, 5 / n))
-        one = one or count / pkts
-        print(f"  {n:6d} flows, 1 Gbps: {count / pkts:6.0f} instructions/packet (speed x{one / (count / pkts):.2f} "
-              "of one flow)", flush=True)
+        count, pkts, run = instructions(sys.executable, 1000, 40, n, 20, alg, spacing=min(0.1, 5 / n))
+        cost, per_event = count / pkts, count / pkts / run["events_per_pkt"]
+        one = one or (cost, per_event)
+        print(f"  {n:6d} flows, 1 Gbps: {cost:6.0f} instructions/packet (speed x{one[0] / cost:.2f} of one flow); "
+              f"per packet {run['sent_per_pkt']:.2f} segments sent, {run['events_per_pkt']:.2f} events; "
+              f"{per_event:4.0f} instructions/event (x{one[1] / per_event:.2f})", flush=True)
     dumbbell = None
     for hops in (1, 3):
-        count, pkts = instructions(sys.executable, 1000, 40, 0, 10, alg, hops=hops)
+        count, pkts, _ = instructions(sys.executable, 1000, 40, 0, 10, alg, hops=hops)
         dumbbell = dumbbell or count / pkts
         print(f"  parking lot, {hops} hop(s): {count / pkts:6.0f} instructions/packet-hop "
               f"(x{count / pkts / dumbbell:.2f} the dumbbell's)", flush=True)

@@ -234,7 +234,7 @@ impl Sim {
             }
             Ev::Object(f) => self.start_object(f),
             Ev::Sample => self.sample(),
-            Ev::Tick => unreachable!("the event queue handles its own ticks"),
+            Ev::Tick | Ev::Due => unreachable!("the event queue handles its own ticks and due runs"),
         }
     }
 
