@@ -234,3 +234,22 @@ def test_westwood_first_window_starts_at_init():
     at_first = replay("westwood", trace, {"hz": 1000}, mss=1000).bw_est_bytes_per_jiffy
     assert list(at_zero[4:7]) == [0, 727, 727]
     assert list(at_first[4:7]) == [0, 0, 833]
+
+
+def test_an_ack_that_leaves_nothing_in_flight_is_followed_by_tx_start():
+    # MSS 100. ACK 0 acks one of six segments out and one more leaves (snd_nxt 600 -> 700).
+    # ACK 1, at 3000 us, acks all six (snd_una 700 = the snd_nxt its probe found): the next
+    # segment leaves with nothing in flight, and tcp_event_data_sent raises CA_EVENT_TX_START
+    # before snd_nxt moves on (to 900 by probe 2). Its ACK row keeps snd_nxt 7 (segments),
+    # the tx_start row after it moves it to 9; the last send before it followed ACK 0
+    # (at 1000 us), 2000 us earlier. ACK 2 leaves one segment out: no event.
+    mss = 100
+    rows = [(1000, "probe", 600, 0, 6, 3, 100, 0, 0, None, 0), (3000, "probe", 700, 100, 6, 3, 100, 0, 0, None, 0),
+            (5000, "probe", 900, 700, 6, 3, 100, 0, 0, None, 0), (7000, "probe", 1000, 800, 6, 3, 100, 0, 0, None, 0),
+            (9000, "probe", 1000, 900, 6, 3, 100, 0, 0, None, 0)]
+    conv = convert(_rec(rows), mss)
+    tr = conv.trace
+    assert list(tr.event) == ["ack", "ack", "tx_start", "ack", "ack"]
+    assert list(tr.snd_una) == [1, 7, 7, 8, 9] and list(tr.snd_nxt) == [7, 7, 9, 10, 10]
+    assert tr.idle_us.iloc[2] == 2000 and list(conv.owner) == [0, 1, 1, 2, 3]
+    assert any("TX_START" in n for n in conv.notes)

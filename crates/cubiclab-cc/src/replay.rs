@@ -80,7 +80,10 @@ pub enum Event {
     Loss,
     /// A retransmission timeout.
     Rto,
-    /// First transmission after `idle_us` of idle.
+    /// First transmission with nothing in flight (`CA_EVENT_TX_START`), `idle_us` after the
+    /// last one. The algorithm sees `snd_nxt` before that transmission; the row's `snd_nxt`,
+    /// if given, is the one after what it started, taken after the event (Vegas' round,
+    /// which `tcp_vegas_init` begins at `snd_nxt`, ends on the first ACK of new data).
     TxStart { idle_us: u64 },
     /// The last congestion event proved spurious.
     Undo,
@@ -305,6 +308,9 @@ impl Replayer {
                 h.tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
                 h.restart_after_idle(now, TCP_INIT_CWND);
                 h.tcp.lsndtime_ns = now;
+                if let Some(nxt) = ev.snd_nxt {
+                    h.tcp.snd_nxt = nxt;
+                }
             }
             Event::Undo => h.undo(now),
             Event::Timestamps { tsval, tsecr } => (h.tcp.rcv_tsval, h.tcp.rcv_tsecr) = (tsval, tsecr),
@@ -795,6 +801,43 @@ mod tests {
         assert_eq!((rows[11].cwnd, rows[11].ssthresh), (6, 6));
         let exit = &rows[12];
         assert_eq!((exit.cwnd, exit.ssthresh, exit.cwnd_cnt, var(exit, "bw_est_bytes_per_jiffy")), (7, 7, 1, 710.0));
+    }
+
+    #[test]
+    fn vegas_restarts_at_tx_start_from_the_snd_nxt_before_the_segment() {
+        // tcp_event_data_sent raises CA_EVENT_TX_START for a segment sent with nothing in
+        // flight; tcp_vegas_cwnd_event runs tcp_vegas_init: baseRTT forgotten and a round
+        // begun at snd_nxt before that segment (7 here, all the ACK left), so the first ACK of
+        // new data ends it with one sample: Reno's step (cwnd_cnt 0 -> 1), not a decision.
+        // Congestion avoidance at cwnd 7 (ssthresh 3); init's round (from snd_nxt 0) ends at
+        // the first ACK, of all 7 segments out, with one sample: Reno, cwnd 8. Then 7
+        // segments leave and return with RTT 5000 us: the round from snd_nxt 14 ends at
+        // snd_una 15 with 3 samples, minRTT = baseRTT = 5001, diff 0 < alpha: cwnd 9.
+        // Without the restart baseRTT is the first ACK's 101: diff = 8 * 4900 / 101 = 388
+        // > beta, cwnd 7.
+        let row = |t: u64, event: &str, acked: &str, rtt: &str, idle: &str, una: u32, nxt: u32| {
+            format!("{t},{event},{acked},{rtt},1,{idle},{una},{nxt}\n")
+        };
+        let header = "time_us,event,acked,rtt_us,cwnd_limited,idle_us,snd_una,snd_nxt\n";
+        let t = header.to_owned() + &row(1, "ack", "7", "100", "", 7, 7);
+        let restart = row(1, "tx_start", "", "", "900", 7, 14);
+        let rest = [
+            row(2, "ack", "1", "5000", "", 8, 15),
+            row(3, "ack", "1", "5000", "", 9, 16),
+            row(4, "ack", "1", "5000", "", 10, 17),
+            row(5, "ack", "5", "5000", "", 15, 21),
+        ]
+        .concat();
+        let alg = || Algorithm::new("vegas", &Params::new()).unwrap();
+        let start = ReplayStart { cwnd: 7, ssthresh: 3 };
+        let rows = replay(alg(), start, &parse_trace_csv(&(t + &restart + &rest)).unwrap());
+        assert_eq!((rows[0].cwnd, rows[0].cwnd_cnt), (8, 0));
+        assert_eq!((var(&rows[1], "base_rtt_us"), var(&rows[1], "rtt_count")), (2147483647.0, 0.0));
+        assert_eq!((rows[2].cwnd, rows[2].cwnd_cnt, var(&rows[2], "rtt_count")), (8, 1, 0.0));
+        assert_eq!((rows[5].cwnd, var(&rows[5], "base_rtt_us")), (9, 5001.0));
+        let no_restart = row(1, "ack", "7", "100", "", 7, 14) + &rest;
+        let rows = replay(alg(), start, &parse_trace_csv(&(header.to_owned() + &no_restart)).unwrap());
+        assert_eq!(rows[4].cwnd, 7);
     }
 
     #[test]

@@ -22,6 +22,10 @@ How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c`
   ``snd_una`` over the whole window but delivers only the retransmission. The tracepoint
   has no SACK information, so it comes from the captured ACKs; without them the
   ``snd_una`` advance is used (exact only for ACKs without SACK blocks).
+* An ACK that leaves nothing in flight (``snd_una`` reaches the ``snd_nxt`` its probe
+  found) is followed by ``tx_start``: the next segment, sent before the next ACK, raises
+  ``CA_EVENT_TX_START`` (``tcp_event_data_sent``), on which Vegas, Veno and YeAH restart.
+  The timeout's retransmission raises it too (everything is marked lost); not replayed.
 * So: an ACK in Open/Disorder (or Loss, where slow start runs) that advances ``snd_una``
   becomes ``ack`` with ``cwnd_limited=1``; an ACK in Recovery/CWR becomes ``ack`` with
   ``cwnd_limited=0``. Entering Recovery (or CWR) becomes ``loss`` *after* that ACK's
@@ -550,12 +554,31 @@ def convert(
     for s in period_starts:
         period_of[s:] = s
 
+    # CA_EVENT_TX_START (tcp_event_data_sent): a segment leaves with nothing in flight. ACK i
+    # leaves nothing in flight when it takes snd_una to the snd_nxt it found (probe i's); the
+    # next segment, sent before ACK i + 1 (probe i + 1's snd_nxt is beyond), raises the event,
+    # on which Vegas, Veno and YeAH restart (tcp_vegas_init: baseRTT forgotten, a new round
+    # from snd_nxt before that segment). A stretch ACK of a small window does it: Vegas, near
+    # cwnd 2-7 on this path, had an ACK of all six segments out about once a second. The idle
+    # time ends at the segments before (sent in response to the last ACK that released any).
+    restarts = np.zeros(n, dtype=bool)
+    restarts[:-1] = (una[1:] == nxt[:-1]) & (nxt[1:] > nxt[:-1])
+    released = np.zeros(n, dtype=bool)
+    released[:-1] = nxt[1:] > nxt[:-1]
+    last_send = np.maximum.accumulate(np.where(released, np.arange(n), -1))
+    if restarts[i0:n - 1].any():
+        notes.append(f"{int(restarts[i0:n - 1].sum())} ACKs left nothing in flight: replayed with the "
+                     "CA_EVENT_TX_START of the segment sent next")
+
     srtt_after = np.append(probes.srtt_us.to_numpy(dtype=np.int64)[1:], 0)
     rows, owner, truth = [], [], []
     for i in range(i0, n - 1):
         rtt = int(log.rtt_us[i]) if log is not None and log.known[i] else bounds[int(period_of[i])]
         # Segments modulo 2^32, as the replay reads them (with wrapping differences).
         seq = dict(snd_una=_u32(int(una[i + 1] // mss)), snd_nxt=_u32(int(nxt[i + 1] // mss)))
+        # With a TX_START after it, the ACK's own row keeps the snd_nxt it found; the event's
+        # row moves it on.
+        ack_seq = dict(seq, snd_nxt=_u32(int(nxt[i] // mss))) if restarts[i] else seq
         if undo[i]:
             rows.append(dict(time_us=int(t[i]), event="undo", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
             owner.append(i)
@@ -574,10 +597,16 @@ def convert(
         # The sample's in_flight the port got (bytes), where its log tells.
         flight = int(log.in_flight[i]) if log is not None and log.known[i] else ""
         rows.append(dict(time_us=int(t[i]), event=ev, acked=acked, rtt_us=rtt, cwnd_limited=int(runs),
-                         disorder=int(disorder[i]), srtt_us=srtt, sample_in_flight=flight, **seq))
+                         disorder=int(disorder[i]), srtt_us=srtt, sample_in_flight=flight, **ack_seq))
         owner.append(i)
         if entry[i]:
-            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", disorder="", srtt_us="", **seq))
+            rows.append(dict(time_us=int(t[i]), event="loss", acked="", rtt_us="", cwnd_limited="", disorder="",
+                             srtt_us="", **ack_seq))
+            owner.append(i)
+        if restarts[i]:
+            k = int(last_send[i - 1]) if i > 0 else -1
+            idle = int(t[i] - t[k]) if k >= 0 else 0
+            rows.append(dict(time_us=int(t[i]), event="tx_start", idle_us=max(idle, 0), **seq))
             owner.append(i)
         for te, name in timer_evs[i]:
             ev = "rto" if name == "Loss" else "loss"
@@ -594,10 +623,10 @@ def convert(
             inflight_after=int((nxt[i + 1] - una[i + 1]) // mss),
         ))
     trace = pd.DataFrame(rows, columns=["time_us", "event", "acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us",
-                                        "snd_una", "snd_nxt", "tsval", "tsecr", "sample_in_flight"])
+                                        "snd_una", "snd_nxt", "tsval", "tsecr", "sample_in_flight", "idle_us"])
     # Integers or empty: a column that some rows lack (ts rows have no acked) is not read as
     # floats, even in a flow without the loss rows whose empty fields made it text.
-    for c in ("acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us", "tsval", "tsecr", "sample_in_flight"):
+    for c in ("acked", "rtt_us", "cwnd_limited", "disorder", "srtt_us", "tsval", "tsecr", "sample_in_flight", "idle_us"):
         trace[c] = trace[c].map(lambda v: "" if pd.isna(v) or v == "" else int(v)).astype(object)
     # A port's clock is truncated to microseconds like the trace's: the two can put an ACK
     # 1 us before the event traced just ahead of it.
