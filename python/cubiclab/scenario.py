@@ -134,9 +134,10 @@ class _Link:
 def _discipline_keys() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """The queue disciplines' settings tables (``red``, ``codel``, ``step``, ``fq_codel``,
     from the Rust schema's ``QueueSettings``, flattened into each link): per table, its keys
-    that are times in ns (``Table::times``; a file gives them as "5ms"), and its keys holding
-    a ``Limit``, which are sizes (a file gives them as "20packets", "30KB" or "10%BDP", as a
-    buffer). Rust owns them, so a new discipline needs nothing here."""
+    that are times in ns, set by default or not (``Table::times``, ``Table::optional_times``;
+    a file gives them as "5ms"), and its keys holding a ``Limit``, which are sizes (a file
+    gives them as "20packets", "30KB" or "10%BDP", as a buffer). Rust owns them, so a new
+    discipline needs nothing here."""
     schema = json.loads(_core.scenario_schema())["definitions"]
     times, sizes = {}, {}
     for name in _core.DISCIPLINE_TABLES:

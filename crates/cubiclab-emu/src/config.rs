@@ -426,7 +426,7 @@ impl Routes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubiclab_path::{CoDelSpec, RedSpec};
+    use cubiclab_path::{CoDelSpec, FqCoDelSpec, RedSpec};
 
     const BASE: &str = "netns_a a\ntun_a t\nnetns_b b\ntun_b t\nout o\n";
 
@@ -459,6 +459,8 @@ mod tests {
                     ecn: true,
                     harddrop: false,
                 },
+                // An optional time, set (FQ-CoDel's, off by default).
+                fq_codel: FqCoDelSpec { ce_threshold_ns: Some(1_000_000), ..FqCoDelSpec::default() },
                 ..QueueSettings::default()
             },
             loss: LossSpec::GilbertElliott { p_gb: 0.011, p_bg: 0.3, loss_good: 0.0, loss_bad: 0.2 },

@@ -422,9 +422,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add("HEADER_BYTES", HEADER_BYTES)?;
     m.add("DISCIPLINE_TABLES", cubiclab_sim::QueueSettings::table_names())?;
-    // The tables' durations ("table.key"), which a file gives as times: `Table::times`.
+    // The tables' durations ("table.key"), which a file gives as times, set by default or
+    // not: `Table::times` and `Table::optional_times`.
     let times: Vec<String> =
-        cubiclab_sim::QueueSettings::default().times("").into_iter().map(|(k, _)| k[1..].to_string()).collect();
+        cubiclab_sim::QueueSettings::default().time_keys("").into_iter().map(|(k, _)| k[1..].to_string()).collect();
     m.add("DISCIPLINE_TIMES", times)?;
     m.add("MAX_FLOWS", MAX_FLOWS)?;
     m.add("MAX_HOPS", MAX_HOPS)?;

@@ -17,7 +17,18 @@
 //! Linux hashes the 5-tuple with a key drawn at boot (`skb_get_hash`) and scales the hash to
 //! the buckets (`reciprocal_scale`); here the flow key ([`PathPacket::flow_key`]) is hashed
 //! with a key drawn from the buffer's random stream, so which flows share a bucket is the
-//! same for a seed and changes with it. Not modelled: `ce_threshold` (off by default).
+//! same for a seed and changes with it.
+//!
+//! `ce_threshold` (`tc ... ce_threshold`, off by default) is `codel_dequeue`'s last step
+//! (include/net/codel_impl.h, label `end`): whatever CoDel decided, the packet leaving is
+//! marked if it is ECT or CE and its sojourn exceeds the threshold, both in CoDel's clock
+//! units of 1024 ns (`codel_get_time`: ns >> 10, read at enqueue and at dequeue, so the
+//! sojourn is the difference of the two truncated readings). CoDel's own `ecn` does not
+//! matter. Linux counts it as `ce_mark` beside CoDel's `ecn_mark`; the link counts marked
+//! packets, once each. Not modelled: `ce_threshold_selector`/`ce_threshold_mask` (Linux
+//! 5.16 on: only packets whose DS field under the mask equals the selector; the path's
+//! packets carry no DSCP), so every ECT or CE packet is subject to the threshold, as
+//! Linux's default mask 0 makes it.
 
 use std::collections::VecDeque;
 
@@ -46,6 +57,10 @@ pub struct FqCoDelSpec {
     /// Most packets one overflow drops from the fattest flow (`tc ... drop_batch`), at
     /// least 1. Default 64.
     pub drop_batch: u32,
+    /// Mark an ECT or CE packet that waited longer than this, ns (file: "1ms"; `tc ...
+    /// ce_threshold`). Unset: off, Linux's default.
+    #[serde(rename = "ce_threshold", skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ns: Option<u64>,
     /// Bytes queued above which an arrival triggers the fat-flow drop (`tc ...
     /// memory_limit`), 1 to 2^31. Default 32 MiB.
     pub memory_limit: u64,
@@ -61,6 +76,7 @@ impl Default for FqCoDelSpec {
             interval_ns: codel.interval_ns,
             ecn: true,
             drop_batch: 64,
+            ce_threshold_ns: None,
             memory_limit: 32 << 20,
         }
     }
@@ -88,13 +104,32 @@ impl Table for FqCoDelSpec {
                 return Err(format!("{at}.{key} is {value}; allowed: {low} to {high}"));
             }
         }
+        if let Some(t) = self.ce_threshold_ns {
+            if !(1..=MAX_CE_THRESHOLD_NS).contains(&t) {
+                return Err(format!(
+                    "{at}.ce_threshold is {t} ns; allowed: unset (off, the default) or 1 ns to \
+                     {MAX_CE_THRESHOLD_NS} ns (below 2^31 - 1 units of 1024 ns, Linux's \"off\")"
+                ));
+            }
+        }
         self.codel().validate(at)
     }
 
     fn times(&self) -> Vec<(&'static str, Time)> {
         self.codel().times()
     }
+
+    fn optional_times(&self) -> Vec<(&'static str, Option<Time>)> {
+        vec![("ce_threshold", self.ce_threshold_ns)]
+    }
 }
+
+/// CoDel's clock, `codel_get_time`: ns in units of 1024 (`CODEL_SHIFT` 10).
+const CODEL_SHIFT: u32 = 10;
+
+/// The largest `ce_threshold`: one unit below `CODEL_DISABLED_THRESHOLD` (`INT_MAX` units),
+/// the value that means off.
+const MAX_CE_THRESHOLD_NS: u64 = (((i32::MAX as u64) - 1) << CODEL_SHIFT) + ((1 << CODEL_SHIFT) - 1);
 
 /// One bucket: its packets, its CoDel, its credit and whether it is on a list.
 struct Flow<P> {
@@ -113,6 +148,8 @@ pub struct FqCoDel<P> {
     quantum: i64,
     drop_batch: u32,
     memory_limit: u64,
+    /// `ce_threshold` in CoDel's 1024-ns units.
+    ce_threshold: Option<u64>,
     limit: Limit,
     /// The hash's key.
     key: u64,
@@ -146,6 +183,7 @@ impl<P: PathPacket> FqCoDel<P> {
             quantum: spec.quantum as i64,
             drop_batch: spec.drop_batch,
             memory_limit: spec.memory_limit,
+            ce_threshold: spec.ce_threshold_ns.map(|t| t >> CODEL_SHIFT),
             limit: b.limit,
             key: b.rng.clone().next_u64(),
             packets: 0,
@@ -240,6 +278,7 @@ impl<P: PathPacket> Scheduler<P> for FqCoDel<P> {
                 continue;
             }
             // codel_dequeue on the flow's queue.
+            let ce_threshold = self.ce_threshold;
             let sent = loop {
                 let Some((enqueued, mut p)) = flow.packets.pop() else {
                     flow.codel.idle(now);
@@ -253,7 +292,14 @@ impl<P: PathPacket> Scheduler<P> for FqCoDel<P> {
                         mark(&mut p);
                         break Some((p, Verdict::Mark));
                     }
-                    Verdict::Pass => break Some((p, Verdict::Pass)),
+                    Verdict::Pass => {
+                        let waited = (now >> CODEL_SHIFT) - (enqueued >> CODEL_SHIFT);
+                        if ce_threshold.is_some_and(|t| waited > t) && p.ecn_capable() {
+                            mark(&mut p);
+                            break Some((p, Verdict::Mark));
+                        }
+                        break Some((p, Verdict::Pass));
+                    }
                 }
             };
             match sent {
@@ -291,7 +337,7 @@ mod tests {
     use super::*;
     use crate::queue::{Queue, QueueDiscipline, QueueSettings};
     use crate::rng::Rng;
-    use crate::test_packet::{ect, pkt, Pkt};
+    use crate::test_packet::{ect, ect1, pkt, Pkt};
 
     /// A packet of `size` bytes of flow `flow`.
     fn of(flow: u64, size: u32) -> Pkt {
@@ -318,9 +364,16 @@ mod tests {
         let d = FqCoDelSpec::default();
         assert_eq!((d.flows, d.quantum, d.drop_batch, d.memory_limit, d.ecn), (1024, 1514, 64, 33_554_432, true));
         assert_eq!(d.times(), vec![("target", 5_000_000), ("interval", 100_000_000)]);
-        assert!(d.validate("bottleneck.fq_codel").is_ok());
-        // fq_codel_change's ranges.
         let at = "bottleneck.fq_codel";
+        // codel_params_init: ce_threshold CODEL_DISABLED_THRESHOLD, off.
+        assert_eq!(d.optional_times(), vec![("ce_threshold", None)]);
+        // The largest threshold is INT_MAX - 1 units of 1024 ns (INT_MAX means off).
+        let top = FqCoDelSpec { ce_threshold_ns: Some(2_199_023_254_527), ..d };
+        assert_eq!(top.ce_threshold_ns.map(|t| t >> 10), Some(i32::MAX as u64 - 1));
+        assert!(top.validate(at).is_ok());
+        assert!(FqCoDelSpec { ce_threshold_ns: Some(2_199_023_254_528), ..d }.validate(at).is_err());
+        assert!(d.validate(at).is_ok());
+        // fq_codel_change's ranges.
         for (bad, message) in [
             (FqCoDelSpec { flows: 0, ..d }, "bottleneck.fq_codel.flows is 0; allowed: 1 to 65536"),
             (FqCoDelSpec { flows: 65537, ..d }, "bottleneck.fq_codel.flows is 65537; allowed: 1 to 65536"),
@@ -328,6 +381,11 @@ mod tests {
             (FqCoDelSpec { drop_batch: 0, ..d }, "bottleneck.fq_codel.drop_batch is 0; allowed: 1 to 4294967295"),
             (FqCoDelSpec { memory_limit: (1 << 31) + 1, ..d }, "bottleneck.fq_codel.memory_limit is 2147483649; allowed: 1 to 2147483648"),
             (FqCoDelSpec { interval_ns: 0, ..d }, "bottleneck.fq_codel.interval is 0; it must be > 0"),
+            (
+                FqCoDelSpec { ce_threshold_ns: Some(0), ..d },
+                "bottleneck.fq_codel.ce_threshold is 0 ns; allowed: unset (off, the default) or 1 ns to \
+                 2199023254527 ns (below 2^31 - 1 units of 1024 ns, Linux's \"off\")",
+            ),
         ] {
             assert_eq!(bad.validate(at).unwrap_err(), message);
         }
@@ -492,5 +550,75 @@ mod tests {
         let mut dropped = Vec::new();
         assert_eq!(q.admit(0, of(1, 1500), |p| dropped.push(p)), Verdict::Pass);
         assert_eq!(dropped, vec![of(1, 1500)]);
+    }
+
+    /// The verdict on `p`, alone in its queue (so CoDel, with no backlog behind it, never
+    /// drops: `codel_should_drop`'s `backlog <= mtu`), enqueued at `at` and dequeued at
+    /// `now` under a `ce_threshold` of `threshold` ns.
+    fn alone(threshold: Option<u64>, ecn: bool, p: Pkt, at: Time, now: Time) -> Verdict {
+        let spec = FqCoDelSpec { ce_threshold_ns: threshold, ecn, ..Default::default() };
+        let mut q = fq(spec, Limit::Packets(10_240));
+        q.enqueue(at, p);
+        q.dequeue(now, |_| panic!("no drop")).expect("the packet leaves").1
+    }
+
+    #[test]
+    fn ce_threshold_marks_above_it_in_codels_1024_ns_units() {
+        // fq_codel_change stores a threshold of 1 ms as (1000 us * 1000) >> 10 = 976 units;
+        // codel_dequeue marks (at `end`) when ldelay, now - enqueue time in units, is
+        // strictly greater: 977 units or more.
+        let ms = Some(1_000_000);
+        let t977 = 977 << 10; // 1,000,448 ns
+        for ecn in [true, false] {
+            // Enqueued at 0: ldelay is now >> 10. 1 ms and 1,000,447 ns are 976 units, not
+            // above; 1,000,448 ns is 977.
+            assert_eq!(alone(ms, ecn, ect(1500), 0, 1_000_000), Verdict::Pass);
+            assert_eq!(alone(ms, ecn, ect(1500), 0, t977 - 1), Verdict::Pass);
+            assert_eq!(alone(ms, ecn, ect(1500), 0, t977), Verdict::Mark);
+            // Both clock readings are truncated: enqueued at 1023 ns (unit 0), a sojourn of
+            // 999,425 ns, under 1 ms, is 977 units; enqueued at 1024 ns (unit 1), one of
+            // 1,000,447 ns is 976.
+            assert_eq!(alone(ms, ecn, ect(1500), 1023, t977), Verdict::Mark);
+            assert_eq!(alone(ms, ecn, ect(1500), 1024, t977 + 1023), Verdict::Pass);
+            // ECT(1) and CE are marked as ECT(0) (INET_ECN_set_ce succeeds on all three);
+            // a Not-ECT packet never is.
+            assert_eq!(alone(ms, ecn, ect1(1500), 0, t977), Verdict::Mark);
+            assert_eq!(alone(ms, ecn, Pkt { ce: true, ..pkt(1500) }, 0, t977), Verdict::Mark);
+            assert_eq!(alone(ms, ecn, pkt(1500), 0, 50_000_000), Verdict::Pass);
+        }
+        // Unset (the default): off, whatever the sojourn.
+        assert_eq!(alone(None, true, ect(1500), 0, 50_000_000), Verdict::Pass);
+    }
+
+    #[test]
+    fn ce_threshold_marks_whatever_codels_state_and_leaves_its_drops_alone() {
+        // One flow of 2000 packets enqueued at 0, one dequeued per ms: the head leaving at k
+        // ms waited k ms, so with a 1 ms threshold every packet sent from 2 ms on is above
+        // it (1 ms itself is 976 units, not above). The marking step comes after CoDel's
+        // decisions and changes none of its state, so CoDel (ecn off, ECT packets) drops
+        // exactly as without the threshold: first at 105 ms, then on its control law.
+        let run = |threshold| {
+            let spec = FqCoDelSpec { ce_threshold_ns: threshold, ecn: false, ..Default::default() };
+            let mut q = fq(spec, Limit::Packets(10_240));
+            for _ in 0..2000 {
+                q.enqueue(0, ect(1500));
+            }
+            let (mut marked, mut drops) = (Vec::new(), Vec::new());
+            for ms in 1..=600u64 {
+                let now = ms * 1_000_000;
+                let (p, verdict) = q.dequeue(now, |_| drops.push(now)).expect("a packet");
+                assert_eq!(p.ce, verdict == Verdict::Mark);
+                marked.push(verdict == Verdict::Mark);
+            }
+            (marked, drops)
+        };
+        let (plain, drops) = run(None);
+        assert!(plain.iter().all(|&m| !m));
+        assert_eq!(drops.first(), Some(&105_000_000));
+        let (marked, with_threshold) = run(Some(1_000_000));
+        assert_eq!(with_threshold, drops);
+        // Not at 1 ms; at every later dequeue, in CoDel's dropping state or not.
+        assert!(!marked[0]);
+        assert!(marked[1..].iter().all(|&m| m));
     }
 }

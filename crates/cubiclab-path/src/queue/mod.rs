@@ -179,6 +179,12 @@ pub trait Table {
     fn times(&self) -> Vec<(&'static str, Time)> {
         Vec::new()
     }
+
+    /// The durations it may hold, ns, by key: `None` where unset (a feature that is off).
+    /// A key is in `times` or here, never both.
+    fn optional_times(&self) -> Vec<(&'static str, Option<Time>)> {
+        Vec::new()
+    }
 }
 
 /// `&settings.<table>` of a discipline with a table, `&()` of one without.
@@ -245,15 +251,23 @@ macro_rules! disciplines {
                 Ok(())
             }
 
-            /// Every duration in the tables, ns, by key path under `at`.
+            /// Every duration set in the tables, ns, by key path under `at`.
             pub fn times(&self, at: &str) -> Vec<(String, Time)> {
-                let mut times = Vec::new();
+                self.time_keys(at).into_iter().filter_map(|(key, t)| Some((key, t?))).collect()
+            }
+
+            /// Every key of the tables that holds a duration, by key path under `at`, with
+            /// its value, `None` if unset: what a file may give as a time ("5ms").
+            pub fn time_keys(&self, at: &str) -> Vec<(String, Option<Time>)> {
+                let mut keys = Vec::new();
                 $( $(
-                    for (key, t) in Table::times(&self.$table) {
-                        times.push((format!("{at}.{}.{key}", stringify!($table)), t));
+                    let table = &self.$table;
+                    let given = Table::times(table).into_iter().map(|(key, t)| (key, Some(t)));
+                    for (key, t) in given.chain(Table::optional_times(table)) {
+                        keys.push((format!("{at}.{}.{key}", stringify!($table)), t));
                     }
                 )? )*
-                times
+                keys
             }
         }
 
@@ -440,6 +454,15 @@ pub(crate) mod tests {
             ]
         );
         assert!(of("red").is_empty());
+        // An optional time (FQ-CoDel's ce_threshold, off by default) is a key a file may
+        // give as a time, but no duration until it is set.
+        let key = "bottleneck.fq_codel.ce_threshold".to_string();
+        assert!(s.time_keys("bottleneck").contains(&(key.clone(), None)));
+        assert!(!times.iter().any(|(k, _)| *k == key));
+        let on =
+            QueueSettings { fq_codel: fq_codel::FqCoDelSpec { ce_threshold_ns: Some(1_000_000), ..s.fq_codel }, ..s };
+        assert!(on.time_keys("bottleneck").contains(&(key.clone(), Some(1_000_000))));
+        assert!(on.times("bottleneck").contains(&(key, 1_000_000)));
         let bad = QueueSettings { codel: CoDelSpec { interval_ns: 0, ..s.codel }, ..s };
         assert_eq!(
             bad.validate("fwd_link.settings").unwrap_err(),
