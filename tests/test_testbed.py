@@ -882,4 +882,11 @@ def test_dctcp_under_step_marking_reacts_to_marks_on_both_sides():
     assert t.cc_kernel.endswith("dctcp")
     assert abs(t.delivered_ce - t.ce_marks) <= 0.02 * t.ce_marks, t
     assert tb.summary["bottleneck_marks"] >= t.ce_marks and tb.summary["bottleneck_drops"] == 0
-    assert abs(sim.totals.ce_marks[0] - t.ce_marks) <= 0.2 * t.ce_marks
+    # One run a side cannot judge agreement (the matrix's row e03 does, 10 runs a side); this
+    # checks the simulator's known deviation stays what was measured. The simulator marks
+    # more: where the ACK clock lands segments in the bottleneck's packet slot sets which
+    # arrivals find K packets ahead, and the kernel's host turnaround moves that phase from
+    # run to run and with load (docs/agreement/README.md, e05/e10). Measured, sim / kernel:
+    # 5 s runs 1105 against 915-990 (x1.12-1.21) on a quiet and a loaded machine, 20 s
+    # 4464 / 3833 (x1.165) quiet, the matrix's 20 s ensembles 4355 / 3981 (x1.09) at load 8-11.
+    assert 1.0 <= sim.totals.ce_marks[0] / t.ce_marks <= 1.3
