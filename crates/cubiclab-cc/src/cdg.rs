@@ -23,6 +23,7 @@
 //! The kernel allocates the ring at init and falls back to `window = 1` when that fails;
 //! here it never fails.
 
+use crate::cubic_frame::HYSTART_DETECT;
 use crate::params::{ParamError, ParamSpec, Params};
 use crate::random::KernelRandom;
 use crate::reno::reno_cong_avoid;
@@ -170,16 +171,7 @@ impl Cdg {
             help: "backoff probability scale: P = 1 - exp(-gradient * factor / 1e6) (0: never back off)",
             choices: &[],
         },
-        ParamSpec {
-            name: "hystart_detect",
-            default: 3.0,
-            min: 0.0,
-            max: 3.0,
-            integer: true,
-            unit: "bits",
-            help: "Hybrid slow start: 0 off, 1 ACK train, 2 delay threshold, 3 both",
-            choices: &[],
-        },
+        HYSTART_DETECT,
         ParamSpec {
             name: "use_ineff",
             default: 5.0,

@@ -32,7 +32,7 @@ use crate::bic_lineage::{
     last_max_after_loss, reno_friendly_count, BICTCP_BETA_SCALE, BICTCP_HZ, INITIAL_SSTHRESH,
 };
 use crate::clock::{self, UsecsToJiffies, USEC_PER_SEC};
-use crate::cubic_frame::{GrowthRule, Hystart, SlowStart, HYSTART};
+use crate::cubic_frame::{GrowthRule, Hystart, SlowStart, HYSTART, HYSTART_DETECT};
 use crate::hystart_plus_plus::HyStartPlusPlus;
 use crate::intmath::{clock_us, cubic_root};
 use crate::params::{ParamError, ParamSpec, Params};
@@ -129,16 +129,7 @@ impl Cubic {
         ParamSpec::switch("fast_convergence", true, "release bandwidth faster when W_max shrinks"),
         ParamSpec::switch("tcp_friendliness", true, "grow at least as fast as an estimated Reno flow"),
         HYSTART,
-        ParamSpec {
-            name: "hystart_detect",
-            default: 3.0,
-            min: 0.0,
-            max: 3.0,
-            integer: true,
-            unit: "bitmask",
-            help: "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
-            choices: &[],
-        },
+        HYSTART_DETECT,
         ParamSpec {
             name: "hystart_low_window",
             default: 16.0,

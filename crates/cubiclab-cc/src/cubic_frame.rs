@@ -41,6 +41,20 @@ pub const HYSTART: ParamSpec = ParamSpec::choice(
     "slow start: off (RFC 5681), hystart (Linux HyStart), hystart++ (RFC 9406)",
 );
 
+/// Linux HyStart's detectors, a bitmask (`hystart_detect` of `tcp_cubic.c` and of
+/// `tcp_cdg.c`, which share the meaning and the default): 0 none, 1 the ACK train, 2 the
+/// delay increase, 3 both.
+pub const HYSTART_DETECT: ParamSpec = ParamSpec {
+    name: "hystart_detect",
+    default: 3.0,
+    min: 0.0,
+    max: 3.0,
+    integer: true,
+    unit: "bitmask",
+    help: "HyStart detectors: 0 none, 1 ACK train, 2 delay increase, 3 both",
+    choices: &[],
+};
+
 /// The `hystart` parameter of the versions without Linux's HyStart (RFC 9438's, whose Sec
 /// 4.10 allows either): standard slow start by default.
 pub const HYSTART_PLUS_PLUS_OR_OFF: ParamSpec =
