@@ -86,3 +86,14 @@ def test_every_kind_of_file_where_a_run_names_one(tmp_path, kind, role):
     # Inputs read only from regular files within their cap, outputs never replacing what is
     # not a regular file, nothing written outside --out: refused in one line, or run.
     assert check_file_case(tmp_path, kind, role, "/dev/zero") == expected_outcome(kind, role)
+
+
+def test_an_integer_beyond_a_double_is_refused_naming_the_key():
+    # Found by the malformed-scenario search: a web load of 10**600 raised OverflowError
+    # from float() instead of a refusal naming the key.
+    import cubiclab
+
+    sc = cubiclab.Scenario.from_dict({"duration": "200ms", "flows": [{"algorithm": "cubic", "rtt": "20ms"}],
+                                      "web": [{"load": 10**600, "think": "200ms"}]})
+    with pytest.raises(ValueError, match=r"^web\[0\]\.load is an integer of 601 digits"):
+        sc.to_json()

@@ -607,7 +607,10 @@ def _discipline_settings(table, at: str, bdp_bytes: int, wire: int):
 def _num(v, name) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise ValueError(f"{name} is {v!r}; expected a number")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # an int beyond a double's range
+        raise ValueError(f"{name} is an integer of {len(str(abs(v)))} digits; expected a number within a double's range") from None
 
 
 def _buffer(value, fieldname, bdp_bytes, wire) -> dict:
