@@ -7,7 +7,7 @@ import pytest
 
 from cubiclab.experiments import CATALOG
 from cubiclab.experiments.claims import UNMET, VERDICTS, Requires
-from cubiclab.experiments.diagnostics import epoch_cv
+from cubiclab.experiments.diagnostics import epoch_cv, queue_drops, sync_share
 
 
 def test_epoch_cv_is_the_spread_of_each_flows_epochs():
@@ -19,6 +19,24 @@ def test_epoch_cv_is_the_spread_of_each_flows_epochs():
     # the two flows' events (1 s each).
     assert epoch_cv([0, 1, 2, 3, 4, 5], [0, 1, 0, 1, 0, 1]) == 0.0
     assert math.isnan(epoch_cv([0, 1], [0, 0]))  # one interval: no spread to measure
+
+
+def test_synchronisation_is_dated_at_the_queue():
+    # 100 ms samples of two flows' buffer drops. The queue dropped flow 0 at 1.0 s and flow 1
+    # at 1.1 s (one overflow: its senders learn of it one feedback delay later each, a 16 ms
+    # flow some 150 ms before a 162 ms one behind the same full buffer), flow 0 alone at 5.0 s,
+    # both at 9.0 s (one sample), and flow 1 at 0.5 s, before the window (0.5, 10]. Episodes
+    # with the gap of one RTT (0.162 s) plus one sampling interval (0.1 s): {1.0 f0, 1.1 f1},
+    # {5.0 f0}, {9.0 f0, 9.0 f1}: two of three hit both flows.
+    t = [0.5, 1.0, 1.1, 5.0, 9.0]
+    drops = {0: [0, 3, 0, 1, 2], 1: [4, 0, 2, 0, 1]}
+    flows = pd.DataFrame([{"t": x, "flow": f, "drops": d[i]} for f, d in drops.items() for i, x in enumerate(t)])
+    when, who = queue_drops(flows, 0.5, 10.0)
+    assert sorted(zip(when, who)) == [(1.0, 0), (1.1, 1), (5.0, 0), (9.0, 0), (9.0, 1)]
+    assert sync_share(when, who, 0.162 + 0.1) == pytest.approx(2 / 3)
+    # dated by the senders 150 ms apart and grouped by the base RTT alone, the first overflow
+    # would have been two episodes of one flow each (the old diagnostic's error)
+    assert sync_share([1.0, 1.15, 5.0, 9.0, 9.0], [0, 1, 0, 0, 1], 0.1) == pytest.approx(1 / 4)
 
 
 def test_a_condition_is_met_inside_its_range_only():

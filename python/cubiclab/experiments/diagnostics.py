@@ -13,10 +13,10 @@ from cubiclab.scenario import compiled_links
 
 
 def sync_share(times, flows, gap: float) -> float:
-    """Share of congestion events that hit several flows at once: events of all flows
-    (`times`, `flows`) are grouped into bursts where consecutive events are less than `gap`
-    seconds apart (one RTT: one drop episode of a drop-tail queue); the share of bursts
-    that involve two flows or more. NaN without events."""
+    """Share of drop episodes that hit several flows at once: events of all flows (`times`,
+    `flows`: the queue's drops, `queue_drops`) are grouped into bursts where consecutive
+    events are less than `gap` seconds apart (one RTT: one drop episode of a drop-tail
+    queue); the share of bursts that involve two flows or more. NaN without events."""
     t = np.asarray(times, dtype=float)
     f = np.asarray(flows)
     if t.size == 0:
@@ -26,6 +26,16 @@ def sync_share(times, flows, gap: float) -> float:
     burst = np.concatenate([[0], np.cumsum(np.diff(t) >= gap)])
     per = pd.DataFrame({"b": burst, "f": f}).groupby("b").f.nunique()
     return float((per >= 2).mean())
+
+
+def queue_drops(flows: pd.DataFrame, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+    """Where and when the bottleneck's buffer dropped each flow's data: (sample times, flow
+    indices) of the samples in (t0, t1] in which a flow lost packets there (the flows
+    table's `drops`). A sender learns of a drop one feedback delay later, and flows of
+    different RTTs (or behind a full buffer) learn of one drop episode up to an RTT apart:
+    the queue is where a synchronised loss is synchronised."""
+    d = flows[(flows.t > t0) & (flows.t <= t1) & (flows.drops > 0)]
+    return d.t.to_numpy(dtype=float), d.flow.to_numpy()
 
 
 def epoch_cv(times, flows) -> float:
@@ -49,8 +59,13 @@ def run_diagnostics(res, t0: float, t1: float) -> dict:
     to = lo.timeout.astype(bool) if len(lo) else pd.Series([], dtype=bool)
     rec = lo[~to] if len(lo) else lo
     rtt = float(res.totals.rtt_ns.max()) / 1e9 if "rtt_ns" in res.totals else float(res.totals.rtt_ms.max()) / 1e3
+    # one drop episode: drops at the queue less than an RTT apart, each dated to its sample
+    # (up to one sampling interval late)
+    dropped_t, dropped_f = queue_drops(res.flows, t0, t1)
+    compiled = res.scenario.compile()
+    sample_s = compiled["record"]["interval"] / 1e9
     link = res.link[(res.link.t > t0) & (res.link.t <= t1)]
-    buf = compiled_links(res.scenario.compile())[0]["buffer"]
+    buf = compiled_links(compiled)[0]["buffer"]
     buf_pkts = buf.get("packets", buf.get("bytes", 0) / (res.scenario.mss + 52))
     fm = metrics.mean_throughput(res.flows, t0, t1, by="flow", column="throughput_bps")
     mid = (t0 + t1) / 2
@@ -58,7 +73,7 @@ def run_diagnostics(res, t0: float, t1: float) -> dict:
     b = metrics.mean_throughput(res.flows, mid, t1, by="flow", column="throughput_bps")
     share_a, share_b = a / max(a.sum(), 1e-12), b / max(b.sum(), 1e-12)
     return {
-        "sync_share": sync_share(rec.t, rec.flow, rtt) if len(rec) else math.nan,
+        "sync_share": sync_share(dropped_t, dropped_f, rtt + sample_s),
         "epoch_cv": epoch_cv(rec.t, rec.flow),
         "timeouts": int(to.sum()),
         "recoveries": int(len(rec)),
