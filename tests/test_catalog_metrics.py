@@ -272,11 +272,36 @@ def test_s001_fig3_4_reads_its_run():
 
 
 def test_s001_rtt_fairness_slopes():
-    # The 162 ms flow's throughput over the other's at RTT ratios 162/16, 162/54, 1: the ratio
-    # r^-1 for CUBIC (slope -1), r^-2 for standard TCP and r^-1.5 for BIC (slopes -2, -1.5).
-    rows = [{"alg": a, "rtt_other": o, "ratio": (162 / o) ** k}
+    # The 162 ms flow's throughput over the other's against their measured RTT ratio r (150 ms
+    # of queueing on both: r = 312 / 166, 312 / 204, 1): the ratio r^-1 for CUBIC (slope -1),
+    # r^-2 for standard TCP and r^-1.5 for BIC (slopes -2, -1.5). The propagation delays' ratio
+    # (162 / 16 ...) is not read: rtt_other only names the run.
+    r = {16: 312 / 166, 54: 312 / 204, 162: 1.0}
+    rows = [{"alg": a, "rtt_other": o, "rtt_ratio": r[o], "ratio": r[o] ** k}
             for a, k in ((CUBIC1, -1.0), ("reno", -2.0), ("bic", -1.5)) for o in (16, 54, 162)]
     check("s001-rtt-fairness", rows, {"cubic_linear": -1.0, "tcp_square": -2.0, "bic_square": -1.5})
+
+
+def test_s001_rtt_fairness_explains_with_the_propagation_delays_ratio():
+    # Seed 1's throughput ratios are (162 / o)^-1, seed 2's (162 / o)^-2 over the propagation
+    # ratios 162/16 = 10.125, 3, 1: slopes -1 and -2, mean -1.5; measured RTT ratios 2, 1.5, 1.
+    rows = pd.DataFrame([{"seed": k, "alg": CUBIC1, "rtt_other": o, "rtt_ratio": r, "ratio": (162 / o) ** -k}
+                         for k in (1, 2) for o, r in ((16, 2.0), (54, 1.5), (162, 1.0))])
+    e = CATALOG["s001-rtt-fairness"]
+    assert e.explain(e.claims[0], rows) == ("Against the propagation delays' ratio (10.1, 3, 1; measured RTTs' 2, 1.5, "
+                                            "1) the slope is -1.5 (mean over 2 seeds).")
+
+
+def test_s001_rtt_fairness_per_run_ratios_of_throughput_and_measured_rtt():
+    # Flow 0 (162 ms) 1 Mb/s at srtt 300 and 320 ms (mean 310), flow 1 4 Mb/s at srtt 150 and
+    # 160 ms (mean 155), samples at 1 and 2 s; the sample at 3 s lies outside (0, 2]:
+    # throughput ratio 1 / 4, RTT ratio 310 / 155 = 2.
+    flows = [{"t": t, "flow": f, "group": g, "throughput_bps": b, "srtt_ms": s}
+             for f, g, b, ss in ((0, "first", 1e6, (300, 320, 900)), (1, "second", 4e6, (150, 160, 900)))
+             for t, s in zip((1.0, 2.0, 3.0), ss)]
+    res = results(flows, [{"flow": 0, "group": "first"}, {"flow": 1, "group": "second"}])
+    assert CATALOG["s001-rtt-fairness"].per_run(None, res, 0.0, 2.0) == pytest.approx(
+        {"ratio": 0.25, "rtt_ratio": 2.0})
 
 
 EXP12 = {  # rtt: {alg: TCP-friendly ratio at 20, 100, 1000 Mbps}
