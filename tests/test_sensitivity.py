@@ -11,7 +11,8 @@ from cubiclab.experiments import CATALOG
 from cubiclab.experiments.base import TINY, load_scenario
 from cubiclab.experiments.claims import FAILS, HOLDS, INCONCLUSIVE
 from cubiclab.experiments.sensitivity import choices, compare, sensitivity, summary
-from cubiclab.experiments.unstated import background, buffer, delay_reading, object_sizes, rate_of, rtt_of, start_gap
+from cubiclab.experiments.unstated import (background, buffer, delay_reading, object_sizes, rate_of, rtt_of, start_gap,
+                                           web_direction)
 
 
 def test_each_setting_scales_its_own_number_in_its_own_unit():
@@ -24,8 +25,10 @@ def test_each_setting_scales_its_own_number_in_its_own_unit():
     assert buffer("").apply(sc, 0.5).bottleneck.buffer == "50%BDP"  # a BDP-relative buffer stays relative
     packets = dataclasses.replace(sc.bottleneck, buffer="10packets")
     assert buffer("").apply(dataclasses.replace(sc, bottleneck=packets), 0.5).bottleneck.buffer == "5packets"
+    assert web_direction("").apply(sc, "reverse").web[0].direction == "reverse"
     # the scenario itself is untouched
     assert (sc.flows[0].start_spacing, sc.web[0].load, sc.bottleneck.buffer) == ("20s", 0.15, "100%BDP")
+    assert sc.web[0].direction == "both"
 
 
 def test_rtt_of_changes_only_the_flows_at_that_rtt():

@@ -157,3 +157,15 @@ def rate_of(rate: str, chosen: str, values=(0.5, 2.0)) -> Unstated:
         return sc
 
     return Unstated(f"rate {rate}", chosen, values, apply)
+
+
+def web_direction(chosen: str, values=("forward", "reverse")) -> Unstated:
+    """Which way every web group's objects travel (a direction the paper does not give)."""
+
+    def apply(sc: Scenario, direction: str) -> Scenario:
+        sc = _copy(sc)
+        for w in sc.web:
+            w.direction = direction
+        return sc
+
+    return Unstated("web direction", chosen, values, apply)
