@@ -435,9 +435,10 @@ class MissingDrop(Experiment):
              "open (sessions one way, the other or both; their RTTs 200 ms or exponential of mean 50 ms; the grid's "
              "buffers 2%, 10%, 20%, 100% BDP; 25 to 200 sessions) and RED, three RTTs of 150-250 ms or ten flows were "
              "tried, and in each at least 70% of episodes hit several flows (quick runs; --sensitivity reruns the "
-             "buffer and the direction), each overflow dropping a dozen packets or more of every flow. What made the "
-             "slides' testbed unsynchronised (its hosts' and router's timing) is not in the simulator: the claim is "
-             "reported as 'condition not met', not judged on synchronised runs.")
+             "buffer and the direction), each overflow dropping a dozen packets or more of every flow. Whatever "
+             "desynchronised the slides' testbed is not reproduced here (the hosts' timing noise measured on our "
+             "kernel testbed included): the claim is reported as 'condition not met', not judged on synchronised "
+             "runs.")
     unstated = (buffer("100% BDP, the top of the slides' grid (2% - 100% BDP)", values=(0.02, 0.2)),
                 web_direction("both ways, as the slides' 'bi-directional web flows'", values=("forward", "reverse")))
     claim_runs = {"sustained_unfairness": {"alg": CUBIC, "sessions": 25}, "similar_to_htcp": {"sessions": 50}}
