@@ -271,6 +271,13 @@ def test_s001_fig3_4_reads_its_run():
                                         "convergence_s": 180.0, "never": True}])["converge_220s"] == Censored(180.0)
 
 
+def test_s000_cube_root_cost_is_the_printed_clocks_ratio():
+    # 1032 clocks (bisection) over 79 (table + Newton-Raphson) = 13.06 for both words of it.
+    vals, data, figs = CATALOG["s000-cube-root"].compute(base.TINY, None)
+    assert vals == pytest.approx({"more_than_10x": 13.063, "almost_10x": 13.063}, abs=5e-4)
+    assert (data, figs) == ({}, [])
+
+
 def test_s001_rtt_fairness_slopes():
     # The 162 ms flow's throughput over the other's against their measured RTT ratio r (150 ms
     # of queueing on both: r = 312 / 166, 312 / 204, 1): the ratio r^-1 for CUBIC (slope -1),
