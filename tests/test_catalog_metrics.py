@@ -788,11 +788,14 @@ def test_s001_friendly_region_boundary():
     # 9 / (4 p^2), p* = C (4 - beta) RTT^3 / (9 beta) = 0.4 x 3.8 x 0.001 / 1.8 = 8.444e-4 at
     # 100 ms; log10(0.001 / 8.444e-4) = 0.0734 decades below HSTCP's 0.001. The additive
     # increase alpha = 3 (1 - beta) / (1 + beta) at beta = 0.8 kept: 3 x 0.2 / 1.8 = 1/3 (the
-    # text prints 0.5).
+    # text prints 0.5). At RTT 1 ms (100 times shorter) the boundary is 100^3 times smaller, 8.444e-10:
+    # log10(1e-8 / 8.444e-10) = 1.073 decades below the lowest plotted loss rate.
     vals, _, _ = CATALOG["s001-friendly-region"].compute(base.TINY, None)
     p = 0.4 * 3.8 * 0.1 ** 3 / (9 * 0.2)
     assert vals == pytest.approx({"boundary_100ms": p, "larger_region_than_hstcp": math.log10(1e-3 / p),
-                                  "additive_increase_08": 1 / 3})
+                                  "additive_increase_08": 1 / 3,
+                                  "friendly_at_any_loss_small_rtt": math.log10(1e-8 / (p / 100 ** 3))})
+    assert vals["friendly_at_any_loss_small_rtt"] == pytest.approx(1.073, abs=5e-4)
 
 
 def _stand_in(monkeypatch, data: str, plot: str, make):

@@ -117,6 +117,10 @@ class Fig3_4(Experiment):
         return plotting.finish(fig, outdir, "fig3_4", "2 CUBIC + 2 TCP, 500 Mbps, 100 ms (cf. seed 001 Figs. 3-4)")
 
 
+# the lowest loss rate the response functions are plotted at (seed 000 Fig. 3: 1e-8 - 1e-2)
+LOWEST_P = 1e-8
+
+
 @register
 class FriendlyRegion(Experiment):
     name = "s001-friendly-region"
@@ -147,6 +151,14 @@ class FriendlyRegion(Experiment):
                   Band(0.5, 0.05), "one significant figure: ± 0.05",
                   contradiction="3 (1 − 0.8) / (1 + 0.8) = 1/3, not the 0.5 printed after it; cubic-2005 follows the "
                   "formula (1/3)", bounds=NONNEGATIVE),
+        ClaimSpec("friendly_at_any_loss_small_rtt", "Further, when the RTT is very small, CUBIC is much more TCP "
+                  "friendly than HSTCP regardless of loss rates.", "Sec. II-C", TEXT,
+                  "TCP-friendly at every loss rate", f"log10({LOWEST_P:g} / CUBIC's boundary at RTT 1 ms): how far "
+                  "below the lowest loss rate the response functions are plotted at (seed 000 Fig. 3) CUBIC's "
+                  "TCP-friendly region begins at the paper's own example of a very small RTT ('with 1 ms RTT')",
+                  "decades", Above(0.0, 0.1), "'regardless of loss rates': CUBIC is TCP at every plotted loss rate, "
+                  "where HSTCP is TCP only above 0.001 (the sentence before); a boundary above the lowest plotted "
+                  "rate would leave rates at which CUBIC is not TCP-friendly"),
     )
 
     def compute(self, mode, outdir):
@@ -157,8 +169,10 @@ class FriendlyRegion(Experiment):
         d = pd.DataFrame({"rtt_s": rtts, "boundary_p": p, "printed_formula_0.36CRTT": 0.36 * 0.4 * rtts})
         b = float(p[rtts == 0.1][0])
         beta = 0.8  # the window kept after a loss, as seed 001 writes β
+        small = float(cubic_tcp_friendly_loss_rate(0.001, c=0.4, decrease=0.2))
         return {"boundary_100ms": b, "larger_region_than_hstcp": math.log10(1e-3 / b),
-                "additive_increase_08": 3 * (1 - beta) / (1 + beta)}, {"region": d}, []
+                "additive_increase_08": 3 * (1 - beta) / (1 + beta),
+                "friendly_at_any_loss_small_rtt": math.log10(LOWEST_P / small)}, {"region": d}, []
 
     def explain(self, spec, rows):
         from cubiclab.models.response import cubic_tcp_friendly_loss_rate
