@@ -481,12 +481,12 @@ def test_s002_epochs_slope_of_the_two_largest_bdps_per_variant():
 
 
 def tahoe_rows() -> list[dict]:
-    def row(link, who, buffer, cubic, tahoe, queue=0.01):
+    def row(link, who, buffer, cubic, tahoe, queue=0.01, epoch=NAN, per_event=NAN):
         return {"link": link, "who": who, "buffer": buffer, "cubic_bps": cubic, "tahoe_bps": tahoe,
-                "queue_delay_s": queue}
+                "queue_delay_s": queue, "cubic_epoch_s": epoch, "cubic_drops_per_event": per_event}
 
-    return [row("low", "cubic", 100, 2.0e6, NAN), row("low", "tahoe", 100, NAN, 1.6e6),
-            row("low", "together", 100, 1.5e6, 0.5e6), row("high", "cubic", 100, 45e6, NAN),
+    return [row("low", "cubic", 100, 2.0e6, NAN, epoch=8.0, per_event=6.0), row("low", "tahoe", 100, NAN, 1.6e6),
+            row("low", "together", 100, 1.5e6, 0.5e6, epoch=5.0, per_event=2.0), row("high", "cubic", 100, 45e6, NAN),
             row("high", "tahoe", 100, NAN, 30e6), row("high", "together", 100, 40e6, 5e6),
             row("high", "cubic", 400, 40e6, NAN, queue=0.132)]
 
@@ -496,11 +496,13 @@ def test_s003_cubic_tahoe_ratios():
     # over alone 1.5 / 2.0 = 0.75; Tahoe together over alone 0.5 / 1.6 = 0.3125. High link
     # together 40 / 5 = 8. CUBIC alone on the high link,
     # 100% BDP over 400%: 45 / 40 - 1 = 0.125; 400%'s queueing delay 0.132 s over the 88 ms base
-    # RTT = 1.5.
+    # RTT = 1.5. CUBIC's epochs on the low link 5 s beside Tahoe over 8 s alone = 0.625; its
+    # drops per congestion event 6 alone over 2 beside Tahoe = 3.
     check("s003-cubic-tahoe", tahoe_rows(), {"alone_low": 1.25, "together_low": 3.0, "together_high": 8.0,
                                              "better_together": 0.75, "tahoe_drops_together": 0.3125,
                                              "big_queue_worse": 0.125,
-                                             "queue_delay_grows": 1.5})
+                                             "queue_delay_grows": 1.5, "backs_off_earlier": 0.625,
+                                             "block_dropped_alone": 3.0})
 
 
 def test_s004_packet_one_value_per_loss_rate():
@@ -669,11 +671,23 @@ def test_s003_per_run_goodputs_and_queueing_delay():
     flows = [{"t": 1.0, "flow": 0, "group": "cubic", "goodput_bps": 40e6, "throughput_bps": 45e6},
              {"t": 1.0, "flow": 1, "group": "tahoe", "goodput_bps": 5e6, "throughput_bps": 6e6}]
     link = [{"t": t, "utilization": 1.0, "queue_bytes": q} for t, q in ((0.0, 9e9), (1.0, 600000.0), (2.0, 775000.0))]
+    # CUBIC's congestion events at 0.5, 1.0 and 2.0 s (Tahoe's at 1.5 s and CUBIC's at 2.5 s do
+    # not count): gaps 0.5 and 1.0, median 0.75 s; its 9 drops at the queue in (0, 2] (Tahoe's 4
+    # do not count) over 3 events: 3 per event.
+    flows = [{"t": 1.0, "flow": 0, "group": "cubic", "goodput_bps": 40e6, "throughput_bps": 45e6, "drops": 4},
+             {"t": 2.0, "flow": 0, "group": "cubic", "goodput_bps": 40e6, "throughput_bps": 45e6, "drops": 5},
+             {"t": 1.0, "flow": 1, "group": "tahoe", "goodput_bps": 5e6, "throughput_bps": 6e6, "drops": 4}]
+    losses = [{"t": t, "flow": f, "cwnd": 10, "timeout": False} for t, f in ((0.5, 0), (1.0, 0), (1.5, 1), (2.0, 0),
+                                                                             (2.5, 0))]
+    link = [{"t": t, "utilization": 1.0, "queue_bytes": q} for t, q in ((0.0, 9e9), (1.0, 600000.0), (2.0, 775000.0))]
     e = CATALOG["s003-cubic-tahoe"]
-    res = results(flows, [{"flow": 0, "group": "cubic"}, {"flow": 1, "group": "tahoe"}], link=link, rate_bps=50e6)
-    assert e.per_run(None, res, 0.0, 2.0) == pytest.approx({"cubic_bps": 40e6, "tahoe_bps": 5e6, "queue_delay_s": 0.11})
-    alone = results(flows[:1], [{"flow": 0, "group": "cubic"}], link=link, rate_bps=50e6)
-    assert math.isnan(e.per_run(None, alone, 0.0, 2.0)["tahoe_bps"])
+    res = results(flows, [{"flow": 0, "group": "cubic"}, {"flow": 1, "group": "tahoe"}], link=link, losses=losses,
+                  rate_bps=50e6)
+    assert e.per_run(None, res, 0.0, 2.0) == pytest.approx({"cubic_bps": 40e6, "tahoe_bps": 5e6, "queue_delay_s": 0.11,
+                                                            "cubic_epoch_s": 0.75, "cubic_drops_per_event": 3.0})
+    alone = results(flows[:2], [{"flow": 0, "group": "cubic"}], link=link, rate_bps=50e6)
+    got = e.per_run(None, alone, 0.0, 2.0)
+    assert all(math.isnan(got[k]) for k in ("tahoe_bps", "cubic_epoch_s", "cubic_drops_per_event"))
 
 
 def test_s004_packet_per_run_goodput_over_payload_capacity():
