@@ -29,9 +29,9 @@ def sync_share(times, flows, gap: float) -> float:
 
 
 def queue_drops(flows: pd.DataFrame, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
-    """Where and when the bottleneck's buffer dropped each flow's data: (sample times, flow
-    indices) of the samples in (t0, t1] in which a flow lost packets there (the flows
-    table's `drops`). A sender learns of a drop one feedback delay later, and flows of
+    """Where and when a buffer dropped each flow's data (the bottleneck's, on a one-link path):
+    (sample times, flow indices) of the samples in (t0, t1] in which a flow lost packets
+    there (the flows table's `drops`). A sender learns of a drop one feedback delay later, and flows of
     different RTTs (or behind a full buffer) learn of one drop episode up to an RTT apart:
     the queue is where a synchronised loss is synchronised."""
     d = flows[(flows.t > t0) & (flows.t <= t1) & (flows.drops > 0)]
