@@ -173,6 +173,9 @@ impl Sim {
         // socket's), and accepts ECN (Linux's tcp_ecn = 2 default).
         receiver.set_ecn(sender.ecn_ok(), needs_ecn);
         receiver.set_read_lowat(self.segments(self.sc.host.read_lowat_bytes));
+        if self.sc.host.sack_compression {
+            receiver.set_sack_compression();
+        }
         let routes = [self.add_route(slot.data_hops, Side::Receiver), self.add_route(slot.ack_hops, Side::Sender)];
         let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {
