@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import cubiclab
-from cubiclab.scenario import Host, Scenario, as_on_testbed, with_host_timing
+from cubiclab._core import TESTBED_HZ
+from cubiclab.scenario import Host, Scenario, WebGroup, as_on_testbed, with_host_timing
 
 
 def one_flow(jitter=None, window="2packets", seconds=10) -> Scenario:
@@ -54,6 +55,20 @@ def test_sack_compression_is_off_unless_asked_and_on_against_the_kernel():
     assert with_host_timing(one_flow()).host.sack_compression is None
     with pytest.raises(ValueError, match="sack_compression.*boolean"):
         one_flow().replace(host=Host(sack_compression="yes")).compile()
+
+
+def test_ensembles_against_the_kernel_run_jiffy_clocks_at_the_kernels_hz():
+    # An algorithm declaring `hz` (its clock is the kernel's jiffies: westwood, cubic, ...)
+    # runs at the testbed kernel's CONFIG_HZ, as its module or BPF port does there; one
+    # without (reno) and a group's own `hz` are left alone; the catalog's ensembles too.
+    sc = Scenario(flows=[cubiclab.FlowGroup("westwood"), cubiclab.FlowGroup("reno"),
+                         cubiclab.FlowGroup("cubic", params={"hz": 1000})],
+                  web=[WebGroup(algorithm="cubic", sessions=2)])
+    on = as_on_testbed(sc)
+    assert [g.params for g in on.flows] == [{"hz": TESTBED_HZ}, {}, {"hz": 1000}] and TESTBED_HZ == 250
+    assert on.web[0].params == {"hz": TESTBED_HZ}
+    assert [g.params for g in with_host_timing(sc).flows] == [{}, {}, {"hz": 1000}]
+    assert sc.flows[0].params == {}  # a copy
 
 
 def test_sack_compression_sends_fewer_acks_in_recovery():

@@ -489,7 +489,9 @@ def as_on_testbed(sc: Scenario) -> Scenario:
     compress SACKs as the testbed's kernel does, unless the scenario sets
     `host.sack_compression` itself: in recovery the kernel sent about one SACK per two
     segments where a receiver without it sends one per segment, and Westwood+ counts them
-    (docs/agreement/README.md, r02)."""
+    (docs/agreement/README.md, r02). An algorithm whose clock is the kernel's jiffies (it
+    declares an `hz` parameter) runs at the testbed kernel's HZ (`TESTBED_HZ`), as the
+    kernel's module or BPF port does there, unless its group sets `hz` itself."""
     from cubiclab.testbed.run import sink_rcvlowat
 
     sc = with_host_timing(sc)
@@ -498,6 +500,13 @@ def as_on_testbed(sc: Scenario) -> Scenario:
         sc.host.read_lowat = f"{sink_rcvlowat(rate, len(sc.plan(False)['flows']))}B"
     if sc.host.sack_compression is None:
         sc.host.sack_compression = True
+    jiffies = {name for name, _, specs in _core.algorithms() if any(p[0] == "hz" for p in specs)}
+    for key, cls in (("flows", FlowGroup), ("web", WebGroup)):
+        groups = getattr(sc, key)
+        for i, g in enumerate(groups):
+            g = groups[i] = _table(g, cls, f"{key}[{i}]")
+            if g.algorithm in jiffies and "hz" not in g.params:
+                g.params = {**g.params, "hz": _core.TESTBED_HZ}
     return sc
 
 
