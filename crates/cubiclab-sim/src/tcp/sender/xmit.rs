@@ -36,7 +36,7 @@ impl Sender {
             let nxt = self.host.tcp.snd_nxt;
             if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && self.window_allows(nxt) {
                 self.burst.new_data = true;
-                return Some(self.send_new(now));
+                return Some(self.send_new(now, in_flight));
             }
             self.frto_new_data = false;
             if before(self.host.high_seq, nxt) {
@@ -51,6 +51,11 @@ impl Sender {
         }
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
+            if in_flight == 0 {
+                // tcp_event_data_sent: the first retransmission after a timeout, everything
+                // outstanding marked lost.
+                self.host.tx_start(now);
+            }
             self.sb.on_send(seq, now, true);
             self.host.on_retransmit(Self::ts_val(now));
             self.rate_sent(seq, now, true);
@@ -67,7 +72,7 @@ impl Sender {
             return None;
         }
         self.burst.new_data = true;
-        Some(self.send_new(now))
+        Some(self.send_new(now, in_flight))
     }
 
     /// The probe: new data if the application and the receive window allow it, else the
@@ -78,7 +83,8 @@ impl Sender {
         let nxt = self.host.tcp.snd_nxt;
         let probe = if nxt != self.app_limit && self.window_allows(nxt) {
             self.tlp.retrans = false;
-            self.send_new(now)
+            let in_flight = self.in_flight();
+            self.send_new(now, in_flight)
         } else {
             let last = nxt.wrapping_sub(1);
             self.sb.on_probe(last, now);
@@ -94,12 +100,19 @@ impl Sender {
         probe
     }
 
-    /// Send the next new segment.
+    /// Send the next new segment, `in_flight` segments in flight before it.
     #[inline(always)]
-    fn send_new(&mut self, now: Time) -> Segment {
+    fn send_new(&mut self, now: Time, in_flight: u32) -> Segment {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-        if self.packets_out() == 0 && self.stats.segments_sent > 0 {
-            self.host.restart_after_idle(now, self.cfg.initial_cwnd);
+        if in_flight == 0 {
+            // tcp_event_data_sent. With nothing outstanding, after the first segment: the
+            // idle restart and TX_START; with segments outstanding but none in flight (all
+            // SACKed or lost: F-RTO's new data after a timeout), TX_START alone.
+            if self.packets_out() > 0 {
+                self.host.tx_start(now);
+            } else if self.stats.segments_sent > 0 {
+                self.host.restart_after_idle(now, self.cfg.initial_cwnd);
+            }
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
