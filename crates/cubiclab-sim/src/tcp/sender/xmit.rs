@@ -36,7 +36,14 @@ impl Sender {
             let nxt = self.host.tcp.snd_nxt;
             if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && self.window_allows(nxt) {
                 self.burst.new_data = true;
-                return Some(self.send_new(now, in_flight));
+                if in_flight == 0 && self.packets_out() > 0 {
+                    // tcp_event_data_sent: after a timeout's retransmission was ACKed the
+                    // rest is still marked lost, nothing in flight: TX_START. (With nothing
+                    // outstanding send_new restarts; elsewhere new data never leaves with
+                    // segments out but none in flight: a lost one is retransmitted first.)
+                    self.host.tx_start(now);
+                }
+                return Some(self.send_new(now));
             }
             self.frto_new_data = false;
             if before(self.host.high_seq, nxt) {
@@ -72,7 +79,7 @@ impl Sender {
             return None;
         }
         self.burst.new_data = true;
-        Some(self.send_new(now, in_flight))
+        Some(self.send_new(now))
     }
 
     /// The probe: new data if the application and the receive window allow it, else the
@@ -83,8 +90,7 @@ impl Sender {
         let nxt = self.host.tcp.snd_nxt;
         let probe = if nxt != self.app_limit && self.window_allows(nxt) {
             self.tlp.retrans = false;
-            let in_flight = self.in_flight();
-            self.send_new(now, in_flight)
+            self.send_new(now)
         } else {
             let last = nxt.wrapping_sub(1);
             self.sb.on_probe(last, now);
@@ -100,19 +106,12 @@ impl Sender {
         probe
     }
 
-    /// Send the next new segment, `in_flight` segments in flight before it.
+    /// Send the next new segment.
     #[inline(always)]
-    fn send_new(&mut self, now: Time, in_flight: u32) -> Segment {
+    fn send_new(&mut self, now: Time) -> Segment {
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
-        if in_flight == 0 {
-            // tcp_event_data_sent. With nothing outstanding, after the first segment: the
-            // idle restart and TX_START; with segments outstanding but none in flight (all
-            // SACKed or lost: F-RTO's new data after a timeout), TX_START alone.
-            if self.packets_out() > 0 {
-                self.host.tx_start(now);
-            } else if self.stats.segments_sent > 0 {
-                self.host.restart_after_idle(now, self.cfg.initial_cwnd);
-            }
+        if self.packets_out() == 0 && self.stats.segments_sent > 0 {
+            self.host.restart_after_idle(now, self.cfg.initial_cwnd);
         }
         self.sb.reserve(una, nxt.wrapping_add(1));
         self.sb.on_send(nxt, now, false);
