@@ -197,6 +197,18 @@ fn the_first_retransmission_after_a_timeout_raises_tx_start() {
 }
 
 #[test]
+fn frto_new_data_after_a_timeout_raises_tx_start() {
+    // F-RTO (tcp_process_loss step 2b): the ACK of the timeout's retransmission of 0
+    // (TSval 1001, echoed at 1010 ms: RTT 10 ms, so Vegas's baseRTT 10 001) leaves 1..=9
+    // marked lost and nothing in flight, and new data goes out instead of retransmissions:
+    // tcp_event_data_sent raises TX_START for 10, and tcp_vegas_init forgets baseRTT again.
+    let (mut h, _) = Harness::frto_without_probes("vegas", 10);
+    assert_eq!(h.rto(1000), vec![(0, true)]);
+    assert_eq!(h.ack_with(1010, 1, &SackBlocks::NONE, 1001), vec![(10, false), (11, false)]);
+    assert_eq!(alg_var(&h, "base_rtt_us"), 2147483647.0);
+}
+
+#[test]
 fn second_timeout_before_progress_keeps_the_first_threshold() {
     // tcp_enter_loss in Loss with icsk_retransmits = 1 and snd_una < high_seq: no new
     // ssthresh, however small cwnd is now.
