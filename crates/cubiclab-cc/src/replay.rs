@@ -304,7 +304,11 @@ impl Replayer {
             Event::Rto => {
                 self.recovery_acks = false;
                 h.retransmit_timer(0, 0, now);
-                // tcp_retransmit_timer retransmits the head with nothing in flight.
+                // tcp_retransmit_timer retransmits the head with nothing in flight, snd_nxt
+                // where the sending left it (the row's: Vegas's round starts there).
+                if let Some(nxt) = ev.snd_nxt {
+                    h.tcp.snd_nxt = nxt;
+                }
                 h.tx_start(now);
             }
             Event::TxStart { idle_us } => {
