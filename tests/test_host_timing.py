@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import cubiclab
-from cubiclab.scenario import Host, Scenario, as_on_testbed, with_host_timing
+from cubiclab._core import TESTBED_HZ
+from cubiclab.scenario import Host, Scenario, WebGroup, as_on_testbed, with_host_timing
 
 
 def one_flow(jitter=None, window="2packets", seconds=10) -> Scenario:
@@ -38,9 +39,55 @@ def test_ensembles_against_the_kernel_read_as_the_testbeds_sink():
     # 10e6 x 0.01 / 8 / 4 = 3125 bytes; compiled in bytes (packets of the MSS); a scenario's own value is kept.
     on = as_on_testbed(one_flow())
     assert (on.host.jitter, on.host.read_lowat) == ("testbed", "3125B")
-    assert on.compile()["host"] == {"jitter": "testbed", "read_lowat": 3125}
+    assert on.compile()["host"] == {"jitter": "testbed", "read_lowat": 3125, "sack_compression": True}
     assert as_on_testbed(one_flow().replace(host=Host(read_lowat="2packets"))).compile()["host"]["read_lowat"] == 2 * 1448
     assert with_host_timing(one_flow()).host.read_lowat is None  # the catalog's ensembles: reads per segment
+
+
+def test_sack_compression_is_off_unless_asked_and_on_against_the_kernel():
+    # Left out or false: compiled as before (the catalog's 2.6 hosts had none); ensembles
+    # against the kernel (6.18) turn it on, a scenario's own value kept; the catalog's
+    # ensembles (with_host_timing) leave it off.
+    assert "host" not in one_flow().replace(host=Host(sack_compression=False)).compile()
+    assert one_flow().replace(host=Host(sack_compression=True)).compile()["host"] == {"sack_compression": True}
+    assert as_on_testbed(one_flow()).host.sack_compression is True
+    assert as_on_testbed(one_flow().replace(host=Host(sack_compression=False))).host.sack_compression is False
+    assert with_host_timing(one_flow()).host.sack_compression is None
+    with pytest.raises(ValueError, match="sack_compression.*boolean"):
+        one_flow().replace(host=Host(sack_compression="yes")).compile()
+
+
+def test_ensembles_against_the_kernel_run_jiffy_clocks_at_the_kernels_hz():
+    # An algorithm declaring `hz` (its clock is the kernel's jiffies: westwood, cubic, ...)
+    # runs at the testbed kernel's CONFIG_HZ, as its module or BPF port does there; one
+    # without (reno) and a group's own `hz` are left alone; the catalog's ensembles too.
+    sc = Scenario(flows=[cubiclab.FlowGroup("westwood"), cubiclab.FlowGroup("reno"),
+                         cubiclab.FlowGroup("cubic", params={"hz": 1000})],
+                  web=[WebGroup(algorithm="cubic", sessions=2)])
+    on = as_on_testbed(sc)
+    assert [g.params for g in on.flows] == [{"hz": TESTBED_HZ}, {}, {"hz": 1000}] and TESTBED_HZ == 250
+    assert on.web[0].params == {"hz": TESTBED_HZ}
+    assert [g.params for g in with_host_timing(sc).flows] == [{}, {}, {"hz": 1000}]
+    assert sc.flows[0].params == {}  # a copy
+
+
+def test_sack_compression_sends_fewer_acks_in_recovery():
+    # 0.5% random loss at 20 Mbit/s, 50 ms: with data held out of order the receiver sends
+    # the first three duplicate ACKs of a hole, then one per 1.1 ms timer (min(1 ms, RTT/20)
+    # + 100 us slack) where segments arrive 0.6 ms apart; in order, ACKs are as before. So
+    # the same data takes fewer ACKs (the reverse link's bytes: x0.88 here), and off runs
+    # as unset.
+    sc = Scenario(duration="10s", bottleneck=cubiclab.Bottleneck(rate="20Mbps", buffer="100%BDP",
+                                                              loss={"model": "bernoulli", "p": 0.005}),
+                  flows=[cubiclab.FlowGroup("reno", rtt="50ms")])
+    runs = [cubiclab.simulate(sc.replace(host=Host(sack_compression=v))) for v in (None, False, True)]
+    assert runs[0].flows.equals(runs[1].flows)
+    per_segment = [r.link_totals.tx_bytes.iloc[1] / r.link_totals.tx_bytes.iloc[0] for r in runs]
+    assert per_segment[2] < 0.97 * per_segment[0]
+    # Without SACK (NewReno; the testbed turns tcp_sack off) Linux sends every duplicate ACK.
+    newreno = sc.replace(flows=[cubiclab.FlowGroup("reno", rtt="50ms", recovery="newreno")])
+    off, on = (cubiclab.simulate(newreno.replace(host=Host(sack_compression=v))) for v in (None, True))
+    assert off.flows.equals(on.flows) and off.link_totals.equals(on.link_totals)
 
 
 def test_reads_once_per_segment_are_the_default_and_fewer_reads_fewer_acks():

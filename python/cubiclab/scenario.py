@@ -81,6 +81,9 @@ A scenario file (every key optional except ``flows``)::
                                 # (SO_RCVLOWAT): a full-sized PSH segment is ACKed at once only
                                 # at a read. Unset: a read per segment, except in ensembles
                                 # against the kernel, which set the testbed sink's
+    sack_compression = true     # receivers hold duplicate ACKs past the third and send one
+                                # per min(1 ms, RTT/20) (Linux 4.18+). Unset: off (the seed
+                                # papers' 2.6 hosts), except in ensembles against the kernel
 
     [record]
     interval = "100ms"
@@ -231,6 +234,10 @@ class Host:
     #: at each segment, but ensembles against the kernel set the testbed sink's
     #: (:func:`with_host_timing`).
     read_lowat: str | None = None
+    #: Whether receivers compress SACKs as Linux 4.18+ does (duplicate ACKs past the third of
+    #: one hole held, one sent per min(1 ms, RTT/20)). None: off, but ensembles against the
+    #: kernel turn it on (:func:`as_on_testbed`).
+    sack_compression: bool | None = None
 
 
 #: What ensembles against the kernel set an unset `host.jitter` to.
@@ -417,10 +424,12 @@ class Scenario:
             "min_rto": units.parse_time(sc.min_rto, "min_rto"),
             **({} if sc.tcp_rmem is None else {"tcp_rmem": _tcp_rmem(sc.tcp_rmem, sc.mss)}),
             # Left out when off, so that scenarios without the models compile as before them.
-            **({} if host.jitter in (None, "off") and host.read_lowat is None else {"host": {
-                **({} if host.jitter in (None, "off") else {"jitter": host.jitter}),
-                **({} if host.read_lowat is None else
-                   {"read_lowat": units.parse_size(host.read_lowat, "host.read_lowat", sc.mss)})}}),
+            **({} if host.jitter in (None, "off") and host.read_lowat is None and not host.sack_compression
+               else {"host": {
+                   **({} if host.jitter in (None, "off") else {"jitter": host.jitter}),
+                   **({} if host.read_lowat is None else
+                      {"read_lowat": units.parse_size(host.read_lowat, "host.read_lowat", sc.mss)}),
+                   **({"sack_compression": True} if host.sack_compression else {})}}),
             **({"links": compiled} if links_in else {"bottleneck": compiled[0]}),
             "flows": flows,
             "web": [_web(g, i, *web_path(g), wire, sc.mss) for i, g in enumerate(web_in)],
@@ -467,7 +476,7 @@ def with_host_timing(sc: Scenario) -> Scenario:
     is a run of its own (docs/agreement/README.md)."""
     host = _table(sc.host, Host, "host")
     return sc.replace(host=Host(jitter=ENSEMBLE_JITTER if host.jitter is None else host.jitter,
-                                read_lowat=host.read_lowat))
+                                read_lowat=host.read_lowat, sack_compression=host.sack_compression))
 
 
 def as_on_testbed(sc: Scenario) -> Scenario:
@@ -476,13 +485,28 @@ def as_on_testbed(sc: Scenario) -> Scenario:
     sink does (its SO_RCVLOWAT, `cubiclab.testbed.run.sink_rcvlowat`), unless the scenario
     sets `host.read_lowat` itself: a receiver ACKs a PSH segment at once only at a read, and
     the sink's reads made the kernel's ACKs cover one segment 5% of the time where a read
-    per segment gave the simulator 15% (docs/agreement/README.md, a21)."""
+    per segment gave the simulator 15% (docs/agreement/README.md, a21). Its receivers
+    compress SACKs as the testbed's kernel does, unless the scenario sets
+    `host.sack_compression` itself: in recovery the kernel sent about one SACK per two
+    segments where a receiver without it sends one per segment, and Westwood+ counts them
+    (docs/agreement/README.md, r02). An algorithm whose clock is the kernel's jiffies (it
+    declares an `hz` parameter) runs at the testbed kernel's HZ (`TESTBED_HZ`), as the
+    kernel's module or BPF port does there, unless its group sets `hz` itself."""
     from cubiclab.testbed.run import sink_rcvlowat
 
     sc = with_host_timing(sc)
     if sc.host.read_lowat is None:
         rate = compiled_links(sc.compile())[0]["rate"]
         sc.host.read_lowat = f"{sink_rcvlowat(rate, len(sc.plan(False)['flows']))}B"
+    if sc.host.sack_compression is None:
+        sc.host.sack_compression = True
+    jiffies = {name for name, _, specs in _core.algorithms() if any(p[0] == "hz" for p in specs)}
+    for key, cls in (("flows", FlowGroup), ("web", WebGroup)):
+        groups = getattr(sc, key)
+        for i, g in enumerate(groups):
+            g = groups[i] = _table(g, cls, f"{key}[{i}]")
+            if g.algorithm in jiffies and "hz" not in g.params:
+                g.params = {**g.params, "hz": _core.TESTBED_HZ}
     return sc
 
 

@@ -7,7 +7,8 @@
 //! fast recovery (enter Recovery, then leave it with cwnd = ssthresh), and the trace's ACK
 //! that ends it (the first that raises the window again) runs `tcp_end_cwnd_reduction`
 //! again, where Linux runs it; a `rto` event is
-//! `tcp_retransmit_timer` with nothing left in flight; `undo` is `tcp_undo_cwnd_reduction`.
+//! `tcp_retransmit_timer` with nothing left in flight, then its retransmission's
+//! `CA_EVENT_TX_START` (`tcp_event_data_sent`); `undo` is `tcp_undo_cwnd_reduction`.
 //! A `ts` row (columns `tsval`, `tsecr`) is the timestamp option of the ACK that follows it
 //! (`rx_opt.rcv_tsval`, `rcv_tsecr`; TCP-LP reads them); without one they stay 0, a
 //! connection without timestamps.
@@ -303,6 +304,12 @@ impl Replayer {
             Event::Rto => {
                 self.recovery_acks = false;
                 h.retransmit_timer(0, 0, now);
+                // tcp_retransmit_timer retransmits the head with nothing in flight, snd_nxt
+                // where the sending left it (the row's: Vegas's round starts there).
+                if let Some(nxt) = ev.snd_nxt {
+                    h.tcp.snd_nxt = nxt;
+                }
+                h.tx_start(now);
             }
             Event::TxStart { idle_us } => {
                 h.tcp.lsndtime_ns = now.saturating_sub(idle_us * 1000);
@@ -838,6 +845,23 @@ mod tests {
         let no_restart = row(1, "ack", "7", "100", "", 7, 14) + &rest;
         let rows = replay(alg(), start, &parse_trace_csv(&(header.to_owned() + &no_restart)).unwrap());
         assert_eq!(rows[4].cwnd, 7);
+    }
+
+    #[test]
+    fn vegas_restarts_at_the_timeouts_retransmission() {
+        // tcp_retransmit_timer: tcp_enter_loss (tcp_vegas_state(Loss): Vegas off) marks all
+        // outstanding lost; the head's retransmission leaves with nothing in flight, and
+        // tcp_event_data_sent's CA_EVENT_TX_START runs tcp_vegas_init: baseRTT forgotten,
+        // Vegas on. Before it, two ACKs with RTT 5000 us: baseRTT 5001.
+        let t = "time_us,event,acked,rtt_us\n0,ack,1,5000\n1,ack,1,5000\n300000,rto,,\n";
+        let rows = replay(
+            Algorithm::new("vegas", &Params::new()).unwrap(),
+            ReplayStart::default(),
+            &parse_trace_csv(t).unwrap(),
+        );
+        assert_eq!(var(&rows[1], "base_rtt_us"), 5001.0);
+        assert_eq!((rows[2].ca_state, var(&rows[2], "enabled")), (CaState::Loss, 1.0));
+        assert_eq!(var(&rows[2], "base_rtt_us"), 2147483647.0);
     }
 
     #[test]

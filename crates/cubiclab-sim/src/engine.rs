@@ -22,6 +22,8 @@ pub enum Ev {
     PipeOut(u32),
     /// A flow's delayed-ACK timer.
     DelAck(u32),
+    /// A flow's compressed-ACK timer (SACK compression).
+    SackAck(u32),
     /// A flow's retransmission timer.
     Rto(u32),
     /// A paced flow's next departure time (the kernel's pacing timer).

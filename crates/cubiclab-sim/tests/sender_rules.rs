@@ -168,6 +168,46 @@ fn timeout_marks_everything_lost_and_restarts_from_one() {
     assert_eq!(h.s.poll_timeout(), Some(Timeout { at: 3000 * MS, timer: Timer::Retransmit }));
 }
 
+/// An algorithm state variable (`CongestionControl::vars`) of the sender's algorithm.
+fn alg_var(h: &Harness, name: &str) -> f64 {
+    let mut value = None;
+    h.s.host.alg.vars(&mut |k, v| {
+        if k == name {
+            value = Some(v);
+        }
+    });
+    value.unwrap()
+}
+
+#[test]
+fn the_first_retransmission_after_a_timeout_raises_tx_start() {
+    // tcp_retransmit_timer: tcp_enter_loss marks every unSACKed segment lost, so nothing is
+    // in flight, and tcp_vegas_state(Loss) disables Vegas. tcp_retransmit_skb then sends the
+    // head: tcp_event_data_sent counts in flight before the segment joins retrans_out (after
+    // tcp_transmit_skb), 0, and raises CA_EVENT_TX_START, on which tcp_vegas_init forgets
+    // baseRTT (0x7fffffff) and enables Vegas again. Before: 10 segments out, 0..=4 ACKed at
+    // 100 ms (baseRTT 100 001 us, the sample + 1; segments stay out, so no TX_START on
+    // the new data), Vegas on in Open. Without the event: off, baseRTT kept.
+    let (mut h, _) = Harness::rto_only("vegas", 10, None);
+    h.ack(100, 5, None);
+    assert_eq!((alg_var(&h, "enabled"), alg_var(&h, "base_rtt_us")), (1.0, 100_001.0));
+    assert_eq!(h.rto(1000), vec![(5, true)]);
+    assert_eq!(h.window().2, CaState::Loss);
+    assert_eq!((alg_var(&h, "enabled"), alg_var(&h, "base_rtt_us")), (1.0, 2147483647.0));
+}
+
+#[test]
+fn frto_new_data_after_a_timeout_raises_tx_start() {
+    // F-RTO (tcp_process_loss step 2b): the ACK of the timeout's retransmission of 0
+    // (TSval 1001, echoed at 1010 ms: RTT 10 ms, so Vegas's baseRTT 10 001) leaves 1..=9
+    // marked lost and nothing in flight, and new data goes out instead of retransmissions:
+    // tcp_event_data_sent raises TX_START for 10, and tcp_vegas_init forgets baseRTT again.
+    let (mut h, _) = Harness::frto_without_probes("vegas", 10);
+    assert_eq!(h.rto(1000), vec![(0, true)]);
+    assert_eq!(h.ack_with(1010, 1, &SackBlocks::NONE, 1001), vec![(10, false), (11, false)]);
+    assert_eq!(alg_var(&h, "base_rtt_us"), 2147483647.0);
+}
+
 #[test]
 fn second_timeout_before_progress_keeps_the_first_threshold() {
     // tcp_enter_loss in Loss with icsk_retransmits = 1 and snd_una < high_seq: no new

@@ -25,7 +25,9 @@ How the kernel's ACK processing maps onto replay events (``net/ipv4/tcp_input.c`
 * An ACK that leaves nothing in flight (``snd_una`` reaches the ``snd_nxt`` its probe
   found) is followed by ``tx_start``: the next segment, sent before the next ACK, raises
   ``CA_EVENT_TX_START`` (``tcp_event_data_sent``), on which Vegas, Veno and YeAH restart.
-  The timeout's retransmission raises it too (everything is marked lost); not replayed.
+  The timeout's retransmission raises it too (everything is marked lost): the replay's
+  ``rto`` does. F-RTO's new data after it (the rest still marked lost) raises it again;
+  not replayed.
 * So: an ACK in Open/Disorder (or Loss, where slow start runs) that advances ``snd_una``
   becomes ``ack`` with ``cwnd_limited=1``; an ACK in Recovery/CWR becomes ``ack`` with
   ``cwnd_limited=0``. Entering Recovery (or CWR) becomes ``loss`` *after* that ACK's

@@ -560,6 +560,15 @@ impl Host {
             }
             self.tcp.cwnd = cwnd.max(restart);
         }
+        self.tx_start(now);
+    }
+
+    /// `CA_EVENT_TX_START`: a data segment (new or retransmitted) leaves with nothing in
+    /// flight (`tcp_event_data_sent`: `tcp_packets_in_flight() == 0`, counted before the
+    /// segment; a retransmission joins `retrans_out` only after `tcp_transmit_skb`). Besides
+    /// the first segment after idle, the first retransmission after a timeout
+    /// (`tcp_enter_loss` marks everything outstanding lost).
+    pub fn tx_start(&mut self, now: u64) {
         self.alg.cwnd_event(&mut self.tcp, CaEvent::TxStart, now);
     }
 }

@@ -107,6 +107,14 @@ pub struct Host {
     /// the testbed sink's value.
     #[serde(default, rename = "read_lowat")]
     pub read_lowat_bytes: u64,
+    /// Whether receivers compress SACKs as Linux 4.18+ does (`__tcp_ack_snd_check`): with
+    /// data held out of order, the first three duplicate ACKs of one `rcv_nxt` go at once,
+    /// later ones are held and sent as one when a timer of min(1 ms, RTT/20) + 100 us
+    /// fires or 44 are held (`tcp_comp_sack_*` at their defaults). An algorithm that counts
+    /// ACKs (Westwood+) then sees about one per two segments in recovery. Left out: off,
+    /// as the 2.6 hosts of the seed papers, but ensembles against the kernel turn it on.
+    #[serde(default)]
+    pub sack_compression: bool,
 }
 
 /// The hosts' timing noise model (`[host] jitter`).

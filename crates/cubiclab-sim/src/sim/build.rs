@@ -16,7 +16,7 @@ use crate::pipe::Pipe;
 use crate::record::Results;
 use crate::scenario::{Direction, PlannedHop, Scenario, STREAM_ALGORITHM};
 use crate::tcp::rcv_window::PeerWindow;
-use crate::tcp::{RcvWindow, Receiver, Sender, SenderConfig};
+use crate::tcp::{RcvWindow, Receiver, Recovery, Sender, SenderConfig};
 
 /// What a flow slot needs besides its sender's configuration.
 struct Slot<'a> {
@@ -165,6 +165,7 @@ impl Sim {
         let window = RcvWindow::new(slot.rcvbuf, self.sc.tcp_rmem, self.sc.mss);
         cfg.rwnd = window.syn_window_segments();
         let needs_ecn = alg.needs_ecn();
+        let recovery = cfg.recovery;
         let mut sender = Sender::new(alg, cfg, self.sc.mss);
         sender.app_limit = app_limit;
         sender.set_ecn(slot.ecn);
@@ -173,6 +174,11 @@ impl Sim {
         // socket's), and accepts ECN (Linux's tcp_ecn = 2 default).
         receiver.set_ecn(sender.ecn_ok(), needs_ecn);
         receiver.set_read_lowat(self.segments(self.sc.host.read_lowat_bytes));
+        // Without SACK (a NewReno flow: the testbed turns tcp_sack off) Linux sends every
+        // duplicate ACK ("!tcp_is_sack(tp) -> send_now").
+        if self.sc.host.sack_compression && recovery == Recovery::Sack {
+            receiver.set_sack_compression();
+        }
         let routes = [self.add_route(slot.data_hops, Side::Receiver), self.add_route(slot.ack_hops, Side::Sender)];
         let reverse = slot.ack_hops.iter().map(|h| h.delay_ns).sum();
         self.flows.push(Flow {

@@ -149,10 +149,26 @@ impl Sim {
     pub(super) fn send_ack(&mut self, f: u32) {
         let fl = &mut self.flows[f as usize];
         let sack = fl.receiver.sack_option();
+        fl.receiver.acked_now();
+        self.send_ack_with(f, sack);
+    }
+
+    /// The ACK that SACK compression sent before the blocks changed (the receiver counted
+    /// it as sent).
+    #[cold]
+    fn send_flushed_ack(&mut self, f: u32) {
+        if let Some(sack) = self.flows[f as usize].receiver.take_flushed() {
+            self.send_ack_with(f, sack);
+        }
+    }
+
+    /// An ACK of everything received, with SACK option `sack`.
+    #[inline(always)]
+    fn send_ack_with(&mut self, f: u32, sack: SackBlocks) {
+        let fl = &mut self.flows[f as usize];
         let blocks = sack.len;
         let sack = (blocks > 0).then(|| fl.sack_options.push(sack));
         let ts_snd = fl.receiver.ts_echo();
-        fl.receiver.acked_now();
         let win = fl.receiver.select_window();
         let ack = Packet::ack(f, fl.conn, fl.receiver.rcv_nxt, win, ts_snd, ts_ms(self.now), sack, blocks);
         let ece = fl.receiver.ece();
@@ -206,6 +222,16 @@ impl Sim {
         match action {
             AckAction::Now => self.send_ack(p.flow),
             AckAction::Delay => self.arm_delack(p.flow),
+            AckAction::Compress(None) => {}
+            AckAction::Compress(Some(at)) => self.q.push_timer(at, Ev::SackAck(p.flow)),
+            AckAction::FlushThenNow => {
+                self.send_flushed_ack(p.flow);
+                self.send_ack(p.flow);
+            }
+            AckAction::FlushThenCompress(at) => {
+                self.send_flushed_ack(p.flow);
+                self.q.push_timer(at, Ev::SackAck(p.flow));
+            }
         }
     }
 

@@ -218,6 +218,7 @@ impl Sim {
             Ev::TxDone(link) => self.on_tx_done(link),
             Ev::PipeOut(pipe) => self.on_pipe_out(pipe),
             Ev::DelAck(f) => self.on_delack(f),
+            Ev::SackAck(f) => self.on_sack_timer(f),
             Ev::Rto(f) => self.on_rto_event(f),
             Ev::Pace(f) => self.on_pace_event(f),
             Ev::Start(f) => {

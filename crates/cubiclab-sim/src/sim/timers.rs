@@ -84,6 +84,13 @@ impl Sim {
         }
     }
 
+    /// SACK compression's timer (`tcp_compressed_ack_kick`): the held ACKs leave as one.
+    pub(super) fn on_sack_timer(&mut self, f: u32) {
+        if self.flows[f as usize].receiver.sack_timer_fired(self.now) {
+            self.send_ack(f);
+        }
+    }
+
     pub(super) fn on_delack(&mut self, f: u32) {
         let now = self.now;
         let fl = &mut self.flows[f as usize];

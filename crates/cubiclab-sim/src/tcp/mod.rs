@@ -2,6 +2,7 @@
 //! Linux-style loss recovery (SACK scoreboard or NewReno), PRR and RTO; and a receiver
 //! with delayed ACKs.
 
+pub mod comp_sack;
 pub mod frto;
 pub mod rack;
 pub mod rcv_window;

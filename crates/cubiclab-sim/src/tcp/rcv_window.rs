@@ -273,6 +273,13 @@ impl RcvWindow {
         self.measure_at = if self.rtt_us8 == 0 { Time::MAX } else { self.space_time + self.rtt_ns() };
     }
 
+    /// `rcv_rtt_est.rtt_us`: the receiver's RTT estimate, eight times microseconds (0: none
+    /// yet).
+    #[inline]
+    pub fn rtt_us8(&self) -> u64 {
+        self.rtt_us8
+    }
+
     /// The receiver's RTT estimate in nanoseconds (0: none yet).
     fn rtt_ns(&self) -> Time {
         (self.rtt_us8 >> 3) * 1000

@@ -25,10 +25,14 @@
 //! retransmission) enters quick-ACK mode too. For an algorithm that needs ECN (DCTCP) ECE
 //! follows [`CeEcho`] instead.
 //!
-//! Not modelled: SACK compression (Linux sends the first three duplicate ACKs for one
-//! `rcv_nxt` at once, then at most one per min(1 ms, RTT/20) with up to three blocks; the
-//! sender learns the same segments either way unless ACKs are lost) and PAWS (the
-//! simulated paths never deliver an older timestamp after a newer one).
+//! With SACK compression on ([`Receiver::set_sack_compression`], Linux 4.18+) the ACKs of
+//! out-of-order data past the first three of one `rcv_nxt` are held and sent as one per
+//! timer (see `comp_sack`); the sender learns the same segments from fewer ACKs, which
+//! matters to an algorithm counting ACKs (Westwood+). Off, every out-of-order segment is
+//! ACKed at once, as Linux 2.6 to 4.17 did.
+//!
+//! Not modelled: PAWS (the simulated paths never deliver an older timestamp after a newer
+//! one).
 
 use cubiclab_cc::dctcp::CeEcho;
 use cubiclab_cc::seq::{after, before};
@@ -36,6 +40,7 @@ use cubiclab_path::Ecn;
 
 use crate::engine::Time;
 use crate::packet::SackBlocks;
+use crate::tcp::comp_sack::{self, Compressed, SackCompression};
 use crate::tcp::rcv_window::RcvWindow;
 
 /// What the receiver wants done after a segment arrives.
@@ -45,12 +50,23 @@ pub enum AckAction {
     Now,
     /// Hold the ACK; arm the delayed-ACK timer if it is not armed.
     Delay,
+    /// Hold the ACK (SACK compression); arm the compressed-ACK timer for this time if
+    /// given ([`Receiver::sack_timer_fired`]).
+    Compress(Option<Time>),
+    /// Send the ACK that SACK compression sent before this segment changed the blocks
+    /// ([`Receiver::take_flushed`]), then this segment's now.
+    FlushThenNow,
+    /// The same, then hold this segment's under a new timer at this time.
+    FlushThenCompress(Time),
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
 const TCP_MAX_QUICKACKS: u32 = 16;
 /// Linux `TCP_NUM_SACKS`: SACK blocks the receiver remembers (three fit in an ACK).
 const TCP_NUM_SACKS: usize = 4;
+/// Linux `TCP_SACK_BLOCKS_EXPECTED`: the blocks a sender is counted on to see (SACK
+/// compression sends what it holds before a change beyond them).
+const TCP_SACK_BLOCKS_EXPECTED: usize = 2;
 
 /// `tcp_sack_extend`: merge `[seq, end)` into `block` if they overlap or touch.
 #[inline]
@@ -127,6 +143,11 @@ pub struct Receiver {
     read_lowat: u32,
     unread: u32,
     pushed: bool,
+    /// SACK compression's state; None: off.
+    comp: Option<SackCompression>,
+    /// The SACK option of an ACK that SACK compression sent before this segment's blocks
+    /// changed (`tcp_sack_compress_send_ack`), for the sim to send.
+    flushed: Option<SackBlocks>,
 }
 
 impl Receiver {
@@ -167,7 +188,14 @@ impl Receiver {
             read_lowat: 1,
             unread: 0,
             pushed: false,
+            comp: None,
+            flushed: None,
         }
+    }
+
+    /// Compress SACKs as Linux 4.18+ does (`tcp_comp_sack_*` at their defaults).
+    pub fn set_sack_compression(&mut self) {
+        self.comp = Some(SackCompression::default());
     }
 
     /// The application reads once `segments` in-order segments wait (its `SO_RCVLOWAT`;
@@ -229,6 +257,10 @@ impl Receiver {
         self.prior_ack = None;
         self.unread = 0;
         self.pushed = false;
+        if self.comp.is_some() {
+            self.comp = Some(SackCompression::default());
+        }
+        self.flushed = None;
         if self.ce_echo.is_some() {
             self.ce_echo = Some(CeEcho::new(0));
         }
@@ -318,8 +350,8 @@ impl Receiver {
             return (0, AckAction::Now);
         }
         if ahead > 0 {
-            // tcp_data_queue_ofo: tcp_ecn_check_ce first (the ACK goes at once anyway).
-            self.check_ce(ecn);
+            // tcp_data_queue_ofo: tcp_ecn_check_ce first.
+            ack_now |= self.check_ce(ecn);
             self.reserve(ahead as u32);
             if self.bit(seq) {
                 // tcp_data_queue_ofo: all its bits are present, a D-SACK; its block still
@@ -336,7 +368,7 @@ impl Receiver {
                 self.window.ofo_grow(self.rcv_nxt, self.ooo_end);
             }
             self.sack_new_ofo(seq, seq.wrapping_add(1));
-            return (0, AckAction::Now);
+            return (0, self.ofo_ack_check(ack_now, now));
         }
         // In order: deliver it (tcp_queue_rcv, then tcp_event_data_recv) and any run of
         // buffered segments behind it (tcp_ofo_queue); the application reads it all at once
@@ -365,7 +397,15 @@ impl Receiver {
         let ooo_end = if self.ooo_count > 0 { self.ooo_end } else { self.rcv_nxt };
         self.window.space_adjust(self.rcv_nxt, ooo_end, now);
         if filled_hole {
+            // RFC 5681 4.2: an ACK at once when a gap is filled (ICSK_ACK_NOW once the
+            // out-of-order queue is empty; before that, rcv_nxt moved, and SACK
+            // compression's duplicate count starts again with this ACK).
             self.pending = 0;
+            if self.ooo_count > 0 {
+                let first = ack_now || (self.pushed && read);
+                let action = self.ofo_ack_check(first, now);
+                debug_assert_eq!(action, AckAction::Now);
+            }
             return (delivered, AckAction::Now);
         }
         if self.pending == 0 {
@@ -385,6 +425,63 @@ impl Receiver {
         }
     }
 
+    /// `__tcp_ack_snd_check` for a segment that leaves out-of-order data held: at once if
+    /// `ack_now` (ICSK_ACK_NOW, or an application read of a PSH segment), in quick-ACK mode
+    /// (always, without delayed ACKs) or with `ack_every` segments unacknowledged ("more
+    /// than one full frame"); else as SACK compression decides (off: at once).
+    #[inline]
+    fn ofo_ack_check(&mut self, ack_now: bool, now: Time) -> AckAction {
+        if self.comp.is_none() {
+            return AckAction::Now;
+        }
+        let unacked = self.rcv_nxt.wrapping_sub(self.rcv_wup);
+        let action = if ack_now || self.quick > 0 || self.ack_every == 1 || unacked >= self.ack_every {
+            AckAction::Now
+        } else {
+            let delay = comp_sack::timer_delay(self.window.rtt_us8(), self.rtt / 1000 * 8);
+            match self.comp.as_mut().map(|c| c.ack_check(self.rcv_nxt, now, delay)) {
+                Some(Compressed::Hold(at)) => AckAction::Compress(at),
+                Some(Compressed::Send) | None => AckAction::Now,
+            }
+        };
+        self.after_flush(action)
+    }
+
+    /// [`Receiver::ofo_ack_check`]'s `action` for a segment after whose arrival SACK
+    /// compression may have sent what it held ([`Receiver::take_flushed`]).
+    #[inline]
+    fn after_flush(&self, action: AckAction) -> AckAction {
+        match (self.flushed.is_some(), action) {
+            (true, AckAction::Now) => AckAction::FlushThenNow,
+            // The flush cancelled the timer: this segment's hold armed a new one.
+            (true, AckAction::Compress(Some(at))) => AckAction::FlushThenCompress(at),
+            _ => action,
+        }
+    }
+
+    /// `tcp_sack_compress_send_ack`: with ACKs held, one leaves now, with the blocks as
+    /// they are before this segment changes them ([`Receiver::take_flushed`]).
+    #[inline]
+    fn sack_compress_send_ack(&mut self) {
+        if self.comp.is_some_and(|c| c.holding()) {
+            self.flushed = Some(self.sack_option());
+            self.acked_now();
+        }
+    }
+
+    /// The SACK option of an ACK SACK compression sent before this segment's, if any (the
+    /// receiver's state already counts it as sent).
+    #[inline]
+    pub fn take_flushed(&mut self) -> Option<SackBlocks> {
+        self.flushed.take()
+    }
+
+    /// The compressed-ACK timer entry for `now` fired: whether an ACK is to be sent
+    /// (`tcp_compressed_ack_kick`).
+    pub fn sack_timer_fired(&mut self, now: Time) -> bool {
+        self.comp.as_mut().is_some_and(|c| c.fired(now))
+    }
+
     /// `tcp_dsack_set` (or `tcp_dsack_extend` with one pending: the same block grown).
     #[inline]
     fn dsack_set(&mut self, seq: u32, end: u32) {
@@ -399,11 +496,16 @@ impl Receiver {
 
     /// `tcp_sack_new_ofo_skb`: the block that `[seq, end)` extends moves to the front (and
     /// swallows any it now touches, `tcp_sack_maybe_coalesce`); else a new block goes in
-    /// front and, with all four in use, the oldest is forgotten.
+    /// front and, with all four in use, the oldest is forgotten. A change beyond the first
+    /// two blocks (TCP_SACK_BLOCKS_EXPECTED) first sends the ACKs SACK compression holds.
     #[inline]
     fn sack_new_ofo(&mut self, seq: u32, end: u32) {
         let n = self.num_sacks;
         if let Some(i) = (0..n).find(|&i| sack_extend(&mut self.sacks[i], seq, end)) {
+            // (The block is extended already: that ACK carries it where it was.)
+            if i >= TCP_SACK_BLOCKS_EXPECTED {
+                self.sack_compress_send_ack();
+            }
             self.sacks[..=i].rotate_right(1);
             let mut k = 1;
             while k < self.num_sacks {
@@ -416,6 +518,9 @@ impl Receiver {
                 }
             }
             return;
+        }
+        if n >= TCP_SACK_BLOCKS_EXPECTED {
+            self.sack_compress_send_ack();
         }
         let kept = n.min(TCP_NUM_SACKS - 1);
         self.sacks.copy_within(..kept, 1);
@@ -590,6 +695,10 @@ impl Receiver {
     /// ACK is used up (`tcp_dec_quickack_mode`; leaving the mode resets `ato`).
     pub fn acked_now(&mut self) {
         self.pending = 0;
+        // tcp_event_ack_sent: the ACKs SACK compression held left with it.
+        if let Some(c) = &mut self.comp {
+            c.sent();
+        }
         // inet_csk_clear_xmit_timer(ICSK_TIME_DACK) clears icsk_ack.pending, PUSHED too.
         self.pushed = false;
         // tcp_select_window: the window is advertised up to here.
@@ -606,6 +715,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::rcv_window::ts_ms;
 
     const MS: Time = 1_000_000;
 
@@ -882,5 +992,135 @@ mod tests {
         assert_eq!(r.take_prior_ack(), Some((14, true)));
         assert!(!r.ece());
         assert_eq!(r.ack_ecn(), Ecn::Ect0, "DCTCP's socket keeps ECT on its ACKs");
+    }
+
+    /// A receiver with SACK compression past its quick ACKs: window 20 segments (10 quick
+    /// ACKs), segments 0..40 in order 1 ms apart, each echoing a TSval sent 40 ms earlier
+    /// (tcp_rcv_rtt_measure_ts, with tcp_rcv_rtt_measure's lower window samples: rcv_rtt_est
+    /// 38-40 ms, so the timer's delay is min(1 ms, RTT/20) = 1 ms).
+    fn compressing() -> Receiver {
+        let mut r = fixed(2, 40 * MS, 20);
+        r.set_sack_compression();
+        for s in 0..40 {
+            let t = 100 * MS + s as Time * MS;
+            if let (_, AckAction::Now) = r.on_data(s, 0, ts_ms(t - 40 * MS), false, t) {
+                r.acked_now();
+            }
+        }
+        r.acked_now();
+        assert_eq!(r.quick, 0);
+        assert_eq!(comp_sack::timer_delay(r.window.rtt_us8(), 0), MS, "rcv_rtt_est {}", r.window.rtt_us8());
+        r
+    }
+
+    /// Segment `seq` at `t` ms after the start of [`compressing`]'s last one; an ACK sent at
+    /// once is sent (`acked_now`).
+    fn seg(r: &mut Receiver, seq: u32, t: Time) -> (u32, AckAction) {
+        let out = r.on_data(seq, 0, 0, false, 139 * MS + t * MS);
+        if out.1 == AckAction::Now {
+            r.acked_now();
+        }
+        out
+    }
+
+    #[test]
+    fn sack_compression_sends_three_then_one_per_timer() {
+        // 40 is lost. __tcp_ack_snd_check with the out-of-order queue non-empty: 41, 42, 43
+        // are dup_ack_counter 1..3, sent; 44 is compressed_ack 1 and starts the timer at
+        // +1 ms + 100 us slack (t = 5.1 ms); 45 is held under it. The timer's ACK
+        // (tcp_compressed_ack_kick) carries [41, 46). 46 is held again under a new timer;
+        // 40 fills the hole, the queue empties: ICSK_ACK_NOW, an ACK at once.
+        let mut r = compressing();
+        for s in 41..=43 {
+            assert_eq!(seg(&mut r, s, s as Time - 40), (0, AckAction::Now));
+        }
+        let timer = 139 * MS + 4 * MS + MS + 100_000;
+        assert_eq!(seg(&mut r, 44, 4), (0, AckAction::Compress(Some(timer))));
+        assert_eq!(seg(&mut r, 45, 5), (0, AckAction::Compress(None)));
+        assert!(!r.sack_timer_fired(timer - 1), "not the armed entry");
+        assert!(r.sack_timer_fired(timer));
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(41, 46)]));
+        r.acked_now();
+        assert!(matches!(seg(&mut r, 46, 6), (0, AckAction::Compress(Some(_)))));
+        assert_eq!(seg(&mut r, 40, 7), (7, AckAction::Now));
+        assert!(!r.sack_timer_fired(139 * MS + 6 * MS + MS + 100_000), "cancelled by the ACK");
+    }
+
+    #[test]
+    fn sack_compression_without_the_key_acks_every_segment() {
+        // Off (Linux before 4.18, the catalog's hosts): every out-of-order segment at once.
+        let mut r = compressing();
+        r.comp = None;
+        for s in 41..60 {
+            assert_eq!(seg(&mut r, s, 1), (0, AckAction::Now));
+        }
+    }
+
+    #[test]
+    fn sack_compression_holds_at_most_44() {
+        // compressed_ack >= tcp_comp_sack_nr: the 45th held ACK goes at once, with all.
+        let mut r = compressing();
+        for s in 41..=43 {
+            seg(&mut r, s, 0);
+        }
+        for s in 44..44 + 44 {
+            assert!(matches!(seg(&mut r, s, 0), (0, AckAction::Compress(_))));
+        }
+        assert_eq!(seg(&mut r, 88, 0), (0, AckAction::Now));
+        assert_eq!(seg(&mut r, 89, 0), (0, AckAction::Compress(Some(139 * MS + MS + 100_000))));
+    }
+
+    #[test]
+    fn sack_compression_counts_a_one_segment_fill_as_the_first_of_three() {
+        // 40 and 41 lost; 42, 43, 44 are the three duplicates of rcv_nxt 40. 40 arrives and
+        // delivers itself alone: one segment unacknowledged is not "more than one full
+        // frame", so __tcp_ack_snd_check reaches the SACK test, finds a new rcv_nxt
+        // (dup_ack_counter = 0, then 1) and sends. Only two more duplicates go at once.
+        let mut r = compressing();
+        for s in 42..=44 {
+            assert_eq!(seg(&mut r, s, 0), (0, AckAction::Now));
+        }
+        assert_eq!(seg(&mut r, 40, 1), (1, AckAction::Now));
+        for s in 45..=46 {
+            assert_eq!(seg(&mut r, s, 2), (0, AckAction::Now));
+        }
+        assert!(matches!(seg(&mut r, 47, 2), (0, AckAction::Compress(Some(_)))));
+    }
+
+    #[test]
+    fn sack_compression_sends_three_again_after_a_fill_of_a_run() {
+        // 40 and 42 lost; 41, 43, 44 go at once, 45 is held. 40 delivers 40 and 41: more
+        // than one full frame unacknowledged, sent before the SACK test (its count stays
+        // with rcv_nxt 40). The next duplicates find rcv_nxt 42 new: three at once again.
+        let mut r = compressing();
+        for s in [41, 43, 44] {
+            assert_eq!(seg(&mut r, s, 0), (0, AckAction::Now));
+        }
+        assert!(matches!(seg(&mut r, 45, 0), (0, AckAction::Compress(Some(_)))));
+        assert_eq!(seg(&mut r, 40, 1), (2, AckAction::Now));
+        for s in 46..=48 {
+            assert_eq!(seg(&mut r, s, 2), (0, AckAction::Now));
+        }
+        assert!(matches!(seg(&mut r, 49, 2), (0, AckAction::Compress(Some(_)))));
+    }
+
+    #[test]
+    fn sack_compression_sends_what_it_holds_before_a_third_block() {
+        // tcp_sack_new_ofo_skb: a new block while two exist (TCP_SACK_BLOCKS_EXPECTED)
+        // first sends the held ACKs (tcp_sack_compress_send_ack), with the blocks as they
+        // were; the segment's own ACK is then the first held under a new timer. 40 lost:
+        // 41, 42, 43 sent, 44 held ([41, 45)); 46 starts a second block (45 lost), held;
+        // 48 would start a third (47 lost): the ACK of [46, 47), [41, 45) leaves first.
+        let mut r = compressing();
+        for s in 41..=43 {
+            seg(&mut r, s, 0);
+        }
+        assert!(matches!(seg(&mut r, 44, 0), (0, AckAction::Compress(Some(_)))));
+        assert_eq!(seg(&mut r, 46, 0), (0, AckAction::Compress(None)));
+        assert_eq!(r.take_flushed(), None);
+        let held = seg(&mut r, 48, 1);
+        assert_eq!(r.take_flushed(), Some(SackBlocks::of(&[(46, 47), (41, 45)])));
+        assert_eq!(held, (0, AckAction::FlushThenCompress(139 * MS + MS + MS + 100_000)));
+        assert_eq!(r.sack_option(), SackBlocks::of(&[(48, 49), (46, 47), (41, 45)]));
     }
 }

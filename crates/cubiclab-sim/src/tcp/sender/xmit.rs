@@ -36,6 +36,13 @@ impl Sender {
             let nxt = self.host.tcp.snd_nxt;
             if in_flight < self.host.tcp.cwnd && nxt != self.app_limit && self.window_allows(nxt) {
                 self.burst.new_data = true;
+                if in_flight == 0 && self.packets_out() > 0 {
+                    // tcp_event_data_sent: after a timeout's retransmission was ACKed the
+                    // rest is still marked lost, nothing in flight: TX_START. (With nothing
+                    // outstanding send_new restarts; elsewhere new data never leaves with
+                    // segments out but none in flight: a lost one is retransmitted first.)
+                    self.host.tx_start(now);
+                }
                 return Some(self.send_new(now));
             }
             self.frto_new_data = false;
@@ -51,6 +58,11 @@ impl Sender {
         }
         let (una, nxt) = (self.host.tcp.snd_una, self.host.tcp.snd_nxt);
         if let Some(seq) = self.sb.next_retransmit(una, nxt) {
+            if in_flight == 0 {
+                // tcp_event_data_sent: the first retransmission after a timeout, everything
+                // outstanding marked lost.
+                self.host.tx_start(now);
+            }
             self.sb.on_send(seq, now, true);
             self.host.on_retransmit(Self::ts_val(now));
             self.rate_sent(seq, now, true);
