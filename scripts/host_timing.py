@@ -4,6 +4,11 @@ path (the emulator's read), per packet, from one kernel run of a single bulk flo
 
     sudo python scripts/host_timing.py SCENARIO.toml [--seconds 10] [--seed 1] [--keep DIR]
     python scripts/host_timing.py --dir DIR          # a run kept before (testbed(keep_dir=DIR, io_trace=N))
+    python scripts/host_timing.py --dir D1 D2 ...    # kept runs of one scenario: what differs per run
+
+    # the runs of one scenario, each under the kernel lock, then their per-run part:
+    for s in $(seq 1 10); do flock /tmp/kernel.lock python scripts/host_timing.py SC.toml --seed $s \
+        --seconds 15 --keep runs/s$s; done; python scripts/host_timing.py --dir runs/s*
 
 Two delays, both from the emulator's `io.csv` (CLOCK_MONOTONIC; every read with its first
 sequence and acknowledgment numbers, every write with how late it left) and the trace's
@@ -23,13 +28,23 @@ with its `snd_nxt` and `snd_una` before it):
   later ACK: `tcp_tso_should_defer` holds small sends back at high rates).
 
 The simulator delivers a packet at `d` and the host answers at once, so these are the
-delays its host-timing noise model draws (`[host] jitter`, crates/cubiclab-sim/src/host.rs).
+delays its host-timing noise model draws (`[host] jitter`, crates/cubiclab-sim/src/sim/host.rs).
+
+With several runs (`--dir D1 D2 ...`), each run's quantiles less the pooled runs' (a run
+whose delays are all shifted by x reads x at every quantile; one scaled by s, s - 1 times
+the pooled value), and per side the two components of the delays' variance: within a run
+(the mean of the runs' variances) and between runs (the variance of the runs' means less
+the within part's share of it, the within variance over a run's count), with the
+correlation of the sender's and the receiver's run means: the model's per-run part.
+A run kept by this script also holds its metrics (`metrics.json`, as the agreement matrix
+computes them) and the load before it, printed beside its offsets.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -106,15 +121,22 @@ def summary(name: str, d: np.ndarray, cut_us: float) -> dict:
             **{f"p{100 * p:g}": round(float(v), 1) for p, v in zip(QUANTILES, q)}}
 
 
-def measure(folder: Path, cut_us: float) -> list[dict]:
-    io = pd.read_csv(folder / "emu" / "io.csv")
-    probes = pd.read_csv(folder / "trace.csv")
-    bulk = json.loads((folder / "bulk.json").read_text())
+def _mss(folder: Path) -> int:
+    """The MSS of a kept run's one bulk flow."""
+    # The sender's plan: bulk-forward.json (bulk.json in runs kept before the reverse path).
+    plan = next(p for p in (folder / "bulk-forward.json", folder / "bulk.json") if p.exists())
+    bulk = json.loads(plan.read_text())
     if len(bulk["flows"]) != 1:
         raise SystemExit("host_timing: one bulk flow per run (io.csv does not say which flow a packet is)")
     # The emulator's link line states the full packet: 52 header bytes (IPv4, TCP with timestamps) and the MSS.
     link = next(x for x in (folder / "emu.cfg").read_text().splitlines() if x.startswith("fwd_link"))
-    mss = int(json.loads(link.split(" ", 1)[1])["packet_bytes"]) - HEADER_BYTES
+    return int(json.loads(link.split(" ", 1)[1])["packet_bytes"]) - HEADER_BYTES
+
+
+def measure(folder: Path, cut_us: float) -> list[dict]:
+    io = pd.read_csv(folder / "emu" / "io.csv")
+    probes = pd.read_csv(folder / "trace.csv")
+    mss = _mss(folder)
     late = io[io.kind == "write"].late_ns.to_numpy() / 1e3
     rows = [summary("receiver", receiver_delays(io, mss), cut_us), summary("sender", sender_delays(io, probes), cut_us)]
     rows.append({"side": "emulator lateness", "n": int(len(late)), "over_cut": float((late > cut_us).mean()),
@@ -123,10 +145,48 @@ def measure(folder: Path, cut_us: float) -> list[dict]:
     return rows
 
 
+def delays(folder: Path, cut_us: float) -> dict[str, np.ndarray]:
+    """Per side, one kept run's delays up to `cut_us` (us)."""
+    io = pd.read_csv(folder / "emu" / "io.csv")
+    probes = pd.read_csv(folder / "trace.csv")
+    d = {"receiver": receiver_delays(io, _mss(folder)), "sender": sender_delays(io, probes)}
+    return {k: v[v <= cut_us] for k, v in d.items()}
+
+
+def per_run(folders: list[Path], cut_us: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each run's offsets from the pooled runs (per side: its mean and quantiles less the
+    pooled ones, us), and per side the variance components (within a run, between runs)."""
+    runs = [delays(f, cut_us) for f in folders]
+    rows, parts = [], []
+    for side in ("receiver", "sender"):
+        pooled = np.concatenate([r[side] for r in runs])
+        q_all = np.quantile(pooled, (0.1, 0.5, 0.9))
+        means = np.array([r[side].mean() for r in runs])
+        n = np.array([len(r[side]) for r in runs])
+        for f, r, m in zip(folders, runs, means):
+            q = np.quantile(r[side], (0.1, 0.5, 0.9))
+            extra = json.loads((f / "metrics.json").read_text()) if (f / "metrics.json").exists() else {}
+            rows.append({"run": f.name, "side": side, "n": len(r[side]), "mean_us": round(float(m), 1),
+                         "d_mean": round(float(m - pooled.mean()), 1),
+                         **{f"d_p{p}": round(float(a - b), 1) for p, a, b in zip((10, 50, 90), q, q_all)},
+                         **{k: extra[k] for k in ("load1", "ce_marks", "cwnd_mean[0]") if k in extra}})
+        within = float(np.average([r[side].var(ddof=1) for r in runs], weights=n - 1))
+        between = max(float(means.var(ddof=1)) - within * float(np.mean(1 / n)), 0.0)
+        parts.append({"side": side, "runs": len(runs), "pooled_mean_us": round(float(pooled.mean()), 1),
+                      "within_sd_us": round(within ** 0.5, 1), "between_sd_us": round(between ** 0.5, 1),
+                      "run_means_sd_us": round(float(means.std(ddof=1)), 1),
+                      "run_medians_sd_us": round(float(np.std([np.median(r[side]) for r in runs], ddof=1)), 1)})
+    r_mean = [np.array([r[side].mean() for r in runs]) for side in ("receiver", "sender")]
+    # Two points always correlate by +-1: from three runs on.
+    corr = float(np.corrcoef(r_mean[0], r_mean[1])[0, 1]) if len(runs) > 2 else np.nan
+    parts[0]["corr_receiver_sender"] = parts[1]["corr_receiver_sender"] = round(corr, 2)
+    return pd.DataFrame(rows), pd.DataFrame(parts)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario", nargs="?", help="a scenario of one bulk flow, run on the testbed (root)")
-    ap.add_argument("--dir", type=Path, help="a kept run to measure instead")
+    ap.add_argument("--dir", type=Path, nargs="+", help="kept runs to measure instead (several: per run)")
     ap.add_argument("--keep", type=Path, help="where to keep the run's files")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--seed", type=int)
@@ -134,18 +194,27 @@ def main() -> int:
     args = ap.parse_args()
     if bool(args.scenario) == bool(args.dir):
         ap.error("give a scenario or --dir")
-    folder = args.dir
+    if args.dir and len(args.dir) > 1:
+        runs, parts = per_run(args.dir, args.cut)
+        print(runs.to_string(index=False))
+        print()
+        print(parts.to_string(index=False))
+        return 0
+    folder = args.dir[0] if args.dir else None
     if args.scenario:
         import tempfile
 
         from cubiclab.scenario import Scenario
+        from cubiclab.testbed.ensemble import run_metrics
         from cubiclab.testbed.run import testbed
 
         sc = Scenario.load(args.scenario).replace(duration=f"{args.seconds}s")
         if args.seed is not None:
             sc = sc.replace(seed=args.seed)
         folder = args.keep or Path(tempfile.mkdtemp(prefix="host-timing-"))
+        load1 = os.getloadavg()[0]
         res = testbed(sc, keep_dir=folder, io_trace=5_000_000)
+        (folder / "metrics.json").write_text(json.dumps({"load1": load1, **run_metrics(res)}, default=float) + "\n")
         print(f"# {sc.name}: {args.seconds:g} s, utilisation {res.summary['utilization']:.3f}, emulator "
               f"lateness p99 {res.summary['emulator'].get('late_p99_us')} us; kept in {folder}", file=sys.stderr)
     print(pd.DataFrame(measure(folder, args.cut)).to_string(index=False))
