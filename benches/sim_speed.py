@@ -34,17 +34,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT.parent / "shared" / "peers" / "ns3_dumbbell.py"
 
 
-def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic", spacing=0.1, queue="droptail"):
+def cubiclab_run(rate_mbps, rtt_ms, flows, secs, alg="cubic", spacing=0.1, queue="droptail", jitter=None):
     """The ns-3 peer's dumbbell: flow i starts at `spacing` x i s (0.1 s), buffer one BDP in
-    packets, access links folded into the RTT."""
+    packets, access links folded into the RTT; `jitter`: the hosts' timing noise."""
     import cubiclab
+    from cubiclab.scenario import Host
 
     sc = cubiclab.Scenario(
         name="bench", duration=f"{secs}s", start_jitter="0ms",
         bottleneck=cubiclab.Bottleneck(rate=f"{rate_mbps}Mbps", buffer="100%BDP", delay=f"{rtt_ms / 2 - 2}ms",
                                        queue=queue),
         flows=[cubiclab.FlowGroup(alg, count=flows, rtt=f"{rtt_ms}ms", start_spacing=f"{spacing}s")],
-        record=cubiclab.Record(interval="1s"),
+        record=cubiclab.Record(interval="1s"), host=Host(jitter=jitter),
     )
     t0 = time.perf_counter()
     r = cubiclab.simulate(sc)
@@ -123,7 +124,7 @@ def child_run(python: str, rate, rtt, n, secs, alg) -> dict:
 
 
 def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing=0.1,
-                 hops=0) -> tuple[int, float, dict]:
+                 hops=0, jitter="off") -> tuple[int, float, dict]:
     """(instructions inside the simulator's event loop, delivered packets, the run's
     numbers) of one run, counted by callgrind: the same count on every run, whatever else
     the machine does. With `hops`, the run is `parking_lot_run`'s and the packets are
@@ -132,7 +133,7 @@ def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing
                           # The event loop proper (run_until is inlined into it).
                           "--toggle-collect=cubiclab_sim::sim::Sim::run_until_or_events",
                           python, __file__, "--child", str(rate), str(rtt), str(n), str(secs), "--alg", alg,
-                          "--queue", queue, "--spacing", str(spacing), "--hops", str(hops)],
+                          "--queue", queue, "--spacing", str(spacing), "--hops", str(hops), "--jitter", jitter],
                          capture_output=True, text=True, check=True)
     count = int(re.search(r"Collected : (\d+)", out.stderr)[1])
     if count == 0:
@@ -143,10 +144,12 @@ def instructions(python: str, rate, rtt, n, secs, alg, queue="droptail", spacing
 
 def against_instructions(other: str, alg: str):
     print(f"== this build against {other}: instructions per delivered packet (callgrind)")
-    for rate, rtt, n, secs in [(100, 40, 8, 2), (1000, 40, 4, 1), (1000, 40, 100, 1)]:
-        (a, pa, _), (b, pb, _) = (instructions(sys.executable, rate, rtt, n, secs, alg),
-                                  instructions(other, rate, rtt, n, secs, alg))
-        print(f"  {rate:5d} Mbps {rtt:3d} ms {n:3d} flows {secs:3d} s: this {a / pa:7.0f}, other {b / pb:7.0f} "
+    # The last line with the hosts' timing noise on ([host] jitter, as ensembles against the kernel run).
+    for rate, rtt, n, secs, jitter in [(100, 40, 8, 2, "off"), (1000, 40, 4, 1, "off"), (1000, 40, 100, 1, "off"),
+                                       (100, 40, 8, 2, "testbed")]:
+        (a, pa, _), (b, pb, _) = (instructions(sys.executable, rate, rtt, n, secs, alg, jitter=jitter),
+                                  instructions(other, rate, rtt, n, secs, alg, jitter=jitter))
+        print(f"  {rate:5d} Mbps {rtt:3d} ms {n:3d} flows {secs:3d} s jitter {jitter:7s}: this {a / pa:7.0f}, other {b / pb:7.0f} "
               f"instructions/packet, ratio {(a / pa) / (b / pb):.3f} (same packets: {pa == pb})", flush=True)
 
 
@@ -224,6 +227,7 @@ def main():
     ap.add_argument("--queue", default="droptail", help=argparse.SUPPRESS)
     ap.add_argument("--spacing", type=float, default=0.1, help=argparse.SUPPRESS)
     ap.add_argument("--hops", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--jitter", default="off", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child and args.hops:
         rate, _, _, secs = args.child
@@ -232,7 +236,7 @@ def main():
         return
     if args.child:
         rate, rtt, n, secs = args.child
-        print(json.dumps(cubiclab_run(int(rate), rtt, int(n), secs, args.alg, args.spacing, args.queue)))
+        print(json.dumps(cubiclab_run(int(rate), rtt, int(n), secs, args.alg, args.spacing, args.queue, args.jitter)))
         return
     if args.fq_codel:
         fq_codel_against_droptail(args.alg)

@@ -113,12 +113,13 @@ def test_a_bad_value_is_refused_naming_the_key():
 def test_the_round_trip_grows_by_both_hosts_delays():
     # The model's tables for a host idle 1 ms or more (host.rs, RECEIVER_US[2], SENDER_US[2]),
     # means of the piecewise-linear quantile functions, sum over the table's intervals of
-    # (p_i - p_i-1) (d_i-1 + d_i) / 2: receiver 120.19 us, sender 109.26 us; together 229.4 us.
-    # Every RTT sample is the propagation RTT plus serialisation (off) plus both delays (on);
-    # 900 samples, the delays' sd about 60 us: the mean is within ~3 us.
+    # (p_i - p_i-1) (d_i-1 + d_i) / 2: receiver 120.19 us, sender 109.26 us; together 229.4 us,
+    # moved by the run's shifts, seed 1's -3.484 and -10.665 us (host.rs, SEED_1_SHIFTS):
+    # 215.3 us. Every RTT sample is the propagation RTT plus serialisation (off) plus both
+    # delays (on); 900 samples, the delays' sd about 60 us: the mean is within ~3 us.
     off, on = cubiclab.simulate(one_flow()), cubiclab.simulate(one_flow("testbed"))
     excess_us = 1000 * (on.rtt.rtt_ms.mean() - off.rtt.rtt_ms.mean())
-    assert excess_us == pytest.approx(229.4, rel=0.05)
+    assert excess_us == pytest.approx(229.4 - 3.484 - 10.665, abs=4)
     assert off.rtt.rtt_ms.min() == 21.241  # 20 ms + 2 x 1.2 ms (two segments) + an ACK's 41 us
 
 
@@ -127,3 +128,33 @@ def test_draws_come_from_the_seed():
     assert a.rtt.equals(b.rtt) and not a.rtt.rtt_ms.equals(c.rtt.rtt_ms)
     # No drops (30 packets fit the path: 17 in flight, 17 in the buffer), so nothing is retransmitted.
     assert (a.totals.drops.sum(), a.totals.retransmits.sum()) == (0, 0)
+
+
+def test_the_per_run_part_is_measured_as_the_run_means_spread(monkeypatch):
+    # scripts/host_timing.py --dir D1 D2 ...: runs whose delays are one sample x shifted by
+    # c_k (the receiver's) and by -2 c_k (the sender's). Each run's mean less the pooled mean
+    # is c_k - mean(c) (-2 of it for the sender); the within-run sd is x's; the between-run
+    # sd is sqrt(var(c) - var(x) / n) (the run means' variance less what n draws of x give
+    # it); the sides' run means correlate by -1.
+    import importlib.util
+    from pathlib import Path
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("host_timing", Path(__file__).parents[1] / "scripts" / "host_timing.py")
+    ht = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ht)
+    x = np.random.default_rng(1).gamma(4.0, 25.0, 4000)  # about the measured delays: mean 100 us, sd 50 us
+    shift = {"r1": -12.0, "r2": 3.0, "r3": 9.0, "r4": 0.0}
+    monkeypatch.setattr(ht, "delays", lambda f, cut, flow=None: {"receiver": x + shift[f.name],
+                                                                   "sender": x - 2 * shift[f.name]})
+    runs, parts = ht.per_run([Path(k) for k in shift], cut_us=5000.0)
+    c = np.array(list(shift.values()))
+    receiver = runs[runs.side == "receiver"]
+    assert list(receiver.d_mean) == pytest.approx(c - c.mean(), abs=0.051)  # rounded to 0.1 us
+    assert list(runs[runs.side == "sender"].d_mean) == pytest.approx(-2 * (c - c.mean()), abs=0.051)
+    r, s = parts.iloc[0], parts.iloc[1]
+    assert r.within_sd_us == pytest.approx(x.std(ddof=1), abs=0.051)
+    assert r.between_sd_us == pytest.approx(np.sqrt(c.var(ddof=1) - x.var(ddof=1) / len(x)), abs=0.051)
+    assert s.between_sd_us == pytest.approx(np.sqrt(4 * c.var(ddof=1) - x.var(ddof=1) / len(x)), abs=0.051)
+    assert r.corr_receiver_sender == -1.0

@@ -95,9 +95,11 @@ pub struct Host {
     /// "off": a host handles each packet the instant it arrives, and a run is one
     /// deterministic trajectory of its seed. "testbed": each packet that reaches its
     /// receiver (data) or its sender (ACKs) waits a delay drawn from the run's seed, from the
-    /// distribution measured on this lab's kernel testbed (`scripts/host_timing.py`; the
-    /// model: `sim/host.rs`), its host's packets kept in order. Left out: off, but ensembles
-    /// against the kernel (`cubiclab compare --runs`, the agreement matrix) turn it on.
+    /// distribution measured on this lab's kernel testbed, each side's delays shifted by an
+    /// amount drawn once per run, as a kernel run's turnaround moves from run to run
+    /// (`scripts/host_timing.py`; the model: `sim/host.rs`), its host's packets kept in
+    /// order. Left out: off, but ensembles against the kernel (`cubiclab compare --runs`,
+    /// the agreement matrix) turn it on.
     #[serde(default)]
     pub jitter: HostJitter,
     /// A receiving application's read threshold, bytes: it reads once this many wait in its
