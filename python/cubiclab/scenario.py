@@ -16,8 +16,10 @@ A scenario file (every key optional except ``flows``)::
     queue = "droptail"          # or "red", "codel", "step", "fq_codel", "pie", "dualpi2"
     red = { min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, gentle = true, ecn = false }  # packets
                                 # ecn: mark ECT packets instead of dropping (harddrop = true:
-                                # still drop above the ramp, as tc red harddrop)
-    codel = { target = "5ms", interval = "100ms", ecn = false }  # ecn: mark ECT packets
+                                # still drop above the ramp, as tc red harddrop; nodrop =
+                                # true, with ecn: queue Not-ECT packets instead of dropping)
+    codel = { target = "5ms", interval = "100ms", ecn = false }  # ecn: mark ECT packets;
+                                # ce_threshold = "1ms": mark ECT packets that waited longer
     step = { threshold = "20packets" }  # mark ECT arrivals finding more than this waiting
                                         # (DCTCP's K; or a size, "30KB"); nothing dropped
     fq_codel = { flows = 1024, quantum = 1514, ecn = true, drop_batch = 64 }  # Linux's defaults;

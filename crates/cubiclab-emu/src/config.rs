@@ -458,6 +458,7 @@ mod tests {
                     gentle: false,
                     ecn: true,
                     harddrop: false,
+                    nodrop: true,
                 },
                 // An optional time, set (FQ-CoDel's, off by default).
                 fq_codel: FqCoDelSpec { ce_threshold_ns: Some(1_000_000), ..FqCoDelSpec::default() },

@@ -8,6 +8,18 @@
 //! leaves marked, with the next signal scheduled by the control law, ending that dequeue's
 //! run of drops. Packets that cannot be marked (Not-ECT) are dropped as without ECN.
 //!
+//! `ce_threshold` (`tc ... codel ce_threshold`, `tc ... fq_codel ce_threshold`; off by
+//! default) is `codel_dequeue`'s last step (label `end`), shared by sch_codel and
+//! sch_fq_codel: whatever CoDel decided, the packet leaving is marked if it is ECT or CE and
+//! its sojourn exceeds the threshold, both in CoDel's clock units of 1024 ns
+//! (`codel_get_time`: ns >> 10, read at enqueue and at dequeue, so the sojourn is the
+//! difference of the two truncated readings). CoDel's own `ecn` does not matter. Linux
+//! counts it as `ce_mark` beside CoDel's `ecn_mark`; the link counts marked packets, once
+//! each. Not modelled: `ce_threshold_selector`/`ce_threshold_mask` (Linux 5.16 on: only
+//! packets whose DS field under the mask equals the selector; the path's packets carry no
+//! DSCP), so every ECT or CE packet is subject to the threshold, as Linux's default mask 0
+//! makes it.
+//!
 //! [`CoDel::judge`] is the one state machine: `sch_codel` runs it on its FIFO, FQ-CoDel
 //! (`fq_codel.rs`) on each flow's queue.
 
@@ -27,13 +39,24 @@ pub struct CoDelSpec {
     /// Mark ECN-capable packets instead of dropping them (`tc ... codel ecn`; off by
     /// default, as sch_codel's `codel_params_init`).
     pub ecn: bool,
+    /// Mark an ECT or CE packet that waited longer than this, ns (file: "1ms"; `tc ...
+    /// ce_threshold`). Unset: off, Linux's default.
+    #[serde(rename = "ce_threshold", skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_ns: Option<u64>,
 }
 
 impl Default for CoDelSpec {
     fn default() -> Self {
-        Self { target_ns: 5_000_000, interval_ns: 100_000_000, ecn: false }
+        Self { target_ns: 5_000_000, interval_ns: 100_000_000, ecn: false, ce_threshold_ns: None }
     }
 }
+
+/// CoDel's clock, `codel_get_time`: ns in units of 1024 (`CODEL_SHIFT` 10).
+const CODEL_SHIFT: u32 = 10;
+
+/// The largest `ce_threshold`: one unit below `CODEL_DISABLED_THRESHOLD` (`INT_MAX` units),
+/// the value that means off.
+const MAX_CE_THRESHOLD_NS: u64 = (((i32::MAX as u64) - 1) << CODEL_SHIFT) + ((1 << CODEL_SHIFT) - 1);
 
 impl Table for CoDelSpec {
     fn validate(&self, field: &str) -> Result<(), String> {
@@ -42,11 +65,23 @@ impl Table for CoDelSpec {
                 return Err(format!("{field}.{key} is 0; it must be > 0"));
             }
         }
+        if let Some(t) = self.ce_threshold_ns {
+            if !(1..=MAX_CE_THRESHOLD_NS).contains(&t) {
+                return Err(format!(
+                    "{field}.ce_threshold is {t} ns; allowed: unset (off, the default) or 1 ns to \
+                     {MAX_CE_THRESHOLD_NS} ns (below 2^31 - 1 units of 1024 ns, Linux's \"off\")"
+                ));
+            }
+        }
         Ok(())
     }
 
     fn times(&self) -> Vec<(&'static str, Time)> {
         vec![("target", self.target_ns), ("interval", self.interval_ns)]
+    }
+
+    fn optional_times(&self) -> Vec<(&'static str, Option<Time>)> {
+        vec![("ce_threshold", self.ce_threshold_ns)]
     }
 }
 
@@ -115,6 +150,22 @@ impl CoDel {
     /// `sch->qstats.backlog`). After a `Drop` the next head must be judged at the same
     /// `now`, or [`CoDel::idle`] called if there is none.
     pub(super) fn judge<P: PathPacket>(&mut self, now: Time, p: &P, sojourn: Time, backlog: u64) -> Verdict {
+        match self.decide(now, p, sojourn, backlog) {
+            Verdict::Pass if p.ecn_capable() && self.above_ce_threshold(now, sojourn) => Verdict::Mark,
+            verdict => verdict,
+        }
+    }
+
+    /// `codel_dequeue`'s `end`: whether the head leaving at `now` after `sojourn` ns waited
+    /// longer than `ce_threshold`, both in whole units of CoDel's clock.
+    #[inline]
+    fn above_ce_threshold(&self, now: Time, sojourn: Time) -> bool {
+        let waited = (now >> CODEL_SHIFT) - ((now - sojourn) >> CODEL_SHIFT);
+        self.spec.ce_threshold_ns.is_some_and(|t| waited > t >> CODEL_SHIFT)
+    }
+
+    /// CoDel's own verdict on the head (RFC 8289's state machine, with `ecn`).
+    fn decide<P: PathPacket>(&mut self, now: Time, p: &P, sojourn: Time, backlog: u64) -> Verdict {
         let ok = self.ok_to_drop(now, sojourn, backlog);
         match std::mem::replace(&mut self.next, Next::First) {
             Next::AfterEntry => Verdict::Pass,
@@ -190,13 +241,13 @@ impl Discipline for CoDel {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::VecDeque;
 
     use super::*;
     use crate::queue::{Limit, Queue, QueueDiscipline, QueueSettings};
     use crate::rng::Rng;
-    use crate::test_packet::{ect, pkt, Pkt};
+    use crate::test_packet::{ect, ect1, pkt, Pkt};
 
     #[test]
     fn a_standing_queue_starts_drops_after_an_interval_and_sojourn_falls() {
@@ -205,7 +256,7 @@ mod tests {
         // (interval / sqrt(count) apart) must pull the sojourn time back toward the target:
         // removing the 5% excess (41.7 of 833 packets/s) needs sqrt(count) / interval >= 41.7,
         // count ~ 17, reached within about 2 interval sqrt(17) ~ 0.8 s.
-        let spec = CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000, ecn: false };
+        let spec = CoDelSpec { target_ns: 5_000_000, interval_ns: 100_000_000, ecn: false, ce_threshold_ns: None };
         let b = Buffer { limit: Limit::Packets(10_000), wire_bytes: 1500, rate_bps: 10_000_000, rng: Rng::new(0, 0) };
         let mut q = Queue::new(QueueDiscipline::CoDel, &QueueSettings { codel: spec, ..Default::default() }, b);
         let service = 1_200_000u64; // 1500 B at 10 Mbps
@@ -299,5 +350,89 @@ mod tests {
         let without = drain(false, pkt(1500));
         assert!(without.0.is_empty() && without.1.first() == Some(&105_000_000), "{without:?}");
         assert_eq!(drain(true, pkt(1500)), without);
+    }
+
+    /// sch_codel with `spec`, `p` alone in its FIFO (so CoDel, with no backlog behind it,
+    /// never drops: `codel_should_drop`'s `backlog <= mtu`), enqueued at `at` and dequeued
+    /// at `now`: the verdict.
+    fn alone(spec: CoDelSpec, p: Pkt, at: Time, now: Time) -> Verdict {
+        let b = Buffer { limit: Limit::Packets(1000), wire_bytes: 1500, rate_bps: 12_000_000, rng: Rng::new(0, 0) };
+        let mut q = Queue::new(QueueDiscipline::CoDel, &QueueSettings { codel: spec, ..Default::default() }, b);
+        q.enqueue(at, p);
+        q.dequeue(now, |_| panic!("no drop")).expect("the packet leaves").1
+    }
+
+    #[test]
+    fn ce_threshold_marks_above_it_in_codels_1024_ns_units() {
+        // codel_change stores a threshold of 1 ms as (1000 us * 1000) >> 10 = 976 units;
+        // codel_dequeue marks (at `end`) when ldelay, now - enqueue time in units, is
+        // strictly greater: 977 units or more, whatever `ecn`.
+        let t977 = 977 << 10; // 1,000,448 ns
+        for ecn in [true, false] {
+            let on = CoDelSpec { ecn, ce_threshold_ns: Some(1_000_000), ..CoDelSpec::default() };
+            // Enqueued at 0: ldelay is now >> 10; 1 ms and 1,000,447 ns are 976 units.
+            assert_eq!(alone(on, ect(1500), 0, 1_000_000), Verdict::Pass);
+            assert_eq!(alone(on, ect(1500), 0, t977 - 1), Verdict::Pass);
+            assert_eq!(alone(on, ect(1500), 0, t977), Verdict::Mark);
+            // Both readings truncated: enqueued at 1023 ns (unit 0), 999,425 ns of sojourn
+            // are 977 units; enqueued at 1024 ns (unit 1), 1,000,447 ns are 976.
+            assert_eq!(alone(on, ect(1500), 1023, t977), Verdict::Mark);
+            assert_eq!(alone(on, ect(1500), 1024, t977 + 1023), Verdict::Pass);
+            // INET_ECN_set_ce succeeds on ECT(0), ECT(1) and CE; never on Not-ECT.
+            assert_eq!(alone(on, ect1(1500), 0, t977), Verdict::Mark);
+            assert_eq!(alone(on, Pkt { ce: true, ..pkt(1500) }, 0, t977), Verdict::Mark);
+            assert_eq!(alone(on, pkt(1500), 0, 50_000_000), Verdict::Pass);
+            // Unset (codel_params_init: CODEL_DISABLED_THRESHOLD): off.
+            assert_eq!(alone(CoDelSpec { ecn, ..CoDelSpec::default() }, ect(1500), 0, 50_000_000), Verdict::Pass);
+        }
+    }
+
+    #[test]
+    fn ce_threshold_leaves_codels_drops_alone() {
+        // `drain`'s heads waited k ms at the k-th dequeue: with a 1 ms threshold every ECT
+        // packet sent from 2 ms on is above it. The marking comes after CoDel's decisions and
+        // changes none of its state, so CoDel (ecn off) drops exactly as without it, first at
+        // 105 ms.
+        let run = |threshold| {
+            let b = Buffer { limit: Limit::Packets(10_000), wire_bytes: 1500, rate_bps: 12_000_000, rng: Rng::new(0, 0) };
+            let spec = CoDelSpec { ce_threshold_ns: threshold, ..CoDelSpec::default() };
+            ect_drain(Queue::new(QueueDiscipline::CoDel, &QueueSettings { codel: spec, ..Default::default() }, b))
+        };
+        let (plain, drops) = run(None);
+        assert!(plain.iter().all(|&m| !m) && drops.first() == Some(&105_000_000), "{drops:?}");
+        let (marked, with_threshold) = run(Some(1_000_000));
+        assert_eq!(with_threshold, drops);
+        assert!(!marked[0] && marked[1..].iter().all(|&m| m));
+    }
+
+    #[test]
+    fn ce_threshold_is_refused_outside_linuxs_range() {
+        let at = "bottleneck.codel";
+        let with = |t| CoDelSpec { ce_threshold_ns: Some(t), ..CoDelSpec::default() }.validate(at);
+        assert!(with(1).is_ok() && with(MAX_CE_THRESHOLD_NS).is_ok());
+        assert_eq!(MAX_CE_THRESHOLD_NS >> CODEL_SHIFT, i32::MAX as u64 - 1);
+        assert!(with(MAX_CE_THRESHOLD_NS + 1).is_err());
+        assert_eq!(
+            with(0).unwrap_err(),
+            "bottleneck.codel.ce_threshold is 0 ns; allowed: unset (off, the default) or 1 ns to \
+             2199023254527 ns (below 2^31 - 1 units of 1024 ns, Linux's \"off\")"
+        );
+    }
+
+    /// 2000 ECT packets enqueued in `q` at 0, one dequeued per ms from 1 ms to 600 ms (the
+    /// k-th dequeue's head waited about k ms): whether each packet sent was marked, and the
+    /// times of the drops.
+    pub(in crate::queue) fn ect_drain(mut q: Queue<Pkt>) -> (Vec<bool>, Vec<Time>) {
+        for _ in 0..2000 {
+            q.enqueue(0, ect(1500));
+        }
+        let (mut marked, mut drops) = (Vec::new(), Vec::new());
+        for ms in 1..=600u64 {
+            let now = ms * 1_000_000;
+            let (p, verdict) = q.dequeue(now, |_| drops.push(now)).expect("a packet");
+            assert_eq!(p.ce, verdict == Verdict::Mark);
+            marked.push(verdict == Verdict::Mark);
+        }
+        (marked, drops)
     }
 }

@@ -19,16 +19,8 @@
 //! with a key drawn from the buffer's random stream, so which flows share a bucket is the
 //! same for a seed and changes with it.
 //!
-//! `ce_threshold` (`tc ... ce_threshold`, off by default) is `codel_dequeue`'s last step
-//! (include/net/codel_impl.h, label `end`): whatever CoDel decided, the packet leaving is
-//! marked if it is ECT or CE and its sojourn exceeds the threshold, both in CoDel's clock
-//! units of 1024 ns (`codel_get_time`: ns >> 10, read at enqueue and at dequeue, so the
-//! sojourn is the difference of the two truncated readings). CoDel's own `ecn` does not
-//! matter. Linux counts it as `ce_mark` beside CoDel's `ecn_mark`; the link counts marked
-//! packets, once each. Not modelled: `ce_threshold_selector`/`ce_threshold_mask` (Linux
-//! 5.16 on: only packets whose DS field under the mask equals the selector; the path's
-//! packets carry no DSCP), so every ECT or CE packet is subject to the threshold, as
-//! Linux's default mask 0 makes it.
+//! `ce_threshold` (`tc ... ce_threshold`, off by default) is CoDel's (codel.rs): each
+//! flow's CoDel applies it to the packets leaving that flow.
 
 use std::collections::VecDeque;
 
@@ -85,7 +77,12 @@ impl Default for FqCoDelSpec {
 impl FqCoDelSpec {
     /// The CoDel each flow runs.
     fn codel(&self) -> CoDelSpec {
-        CoDelSpec { target_ns: self.target_ns, interval_ns: self.interval_ns, ecn: self.ecn }
+        CoDelSpec {
+            target_ns: self.target_ns,
+            interval_ns: self.interval_ns,
+            ecn: self.ecn,
+            ce_threshold_ns: self.ce_threshold_ns,
+        }
     }
 }
 
@@ -104,14 +101,6 @@ impl Table for FqCoDelSpec {
                 return Err(format!("{at}.{key} is {value}; allowed: {low} to {high}"));
             }
         }
-        if let Some(t) = self.ce_threshold_ns {
-            if !(1..=MAX_CE_THRESHOLD_NS).contains(&t) {
-                return Err(format!(
-                    "{at}.ce_threshold is {t} ns; allowed: unset (off, the default) or 1 ns to \
-                     {MAX_CE_THRESHOLD_NS} ns (below 2^31 - 1 units of 1024 ns, Linux's \"off\")"
-                ));
-            }
-        }
         self.codel().validate(at)
     }
 
@@ -120,16 +109,9 @@ impl Table for FqCoDelSpec {
     }
 
     fn optional_times(&self) -> Vec<(&'static str, Option<Time>)> {
-        vec![("ce_threshold", self.ce_threshold_ns)]
+        self.codel().optional_times()
     }
 }
-
-/// CoDel's clock, `codel_get_time`: ns in units of 1024 (`CODEL_SHIFT` 10).
-const CODEL_SHIFT: u32 = 10;
-
-/// The largest `ce_threshold`: one unit below `CODEL_DISABLED_THRESHOLD` (`INT_MAX` units),
-/// the value that means off.
-const MAX_CE_THRESHOLD_NS: u64 = (((i32::MAX as u64) - 1) << CODEL_SHIFT) + ((1 << CODEL_SHIFT) - 1);
 
 /// One bucket: its packets, its CoDel, its credit and whether it is on a list.
 struct Flow<P> {
@@ -148,8 +130,6 @@ pub struct FqCoDel<P> {
     quantum: i64,
     drop_batch: u32,
     memory_limit: u64,
-    /// `ce_threshold` in CoDel's 1024-ns units.
-    ce_threshold: Option<u64>,
     limit: Limit,
     /// The hash's key.
     key: u64,
@@ -183,7 +163,6 @@ impl<P: PathPacket> FqCoDel<P> {
             quantum: spec.quantum as i64,
             drop_batch: spec.drop_batch,
             memory_limit: spec.memory_limit,
-            ce_threshold: spec.ce_threshold_ns.map(|t| t >> CODEL_SHIFT),
             limit: b.limit,
             key: b.rng.clone().next_u64(),
             packets: 0,
@@ -278,7 +257,6 @@ impl<P: PathPacket> Scheduler<P> for FqCoDel<P> {
                 continue;
             }
             // codel_dequeue on the flow's queue.
-            let ce_threshold = self.ce_threshold;
             let sent = loop {
                 let Some((enqueued, mut p)) = flow.packets.pop() else {
                     flow.codel.idle(now);
@@ -292,14 +270,7 @@ impl<P: PathPacket> Scheduler<P> for FqCoDel<P> {
                         mark(&mut p);
                         break Some((p, Verdict::Mark));
                     }
-                    Verdict::Pass => {
-                        let waited = (now >> CODEL_SHIFT) - (enqueued >> CODEL_SHIFT);
-                        if ce_threshold.is_some_and(|t| waited > t) && p.ecn_capable() {
-                            mark(&mut p);
-                            break Some((p, Verdict::Mark));
-                        }
-                        break Some((p, Verdict::Pass));
-                    }
+                    Verdict::Pass => break Some((p, Verdict::Pass)),
                 }
             };
             match sent {
@@ -335,6 +306,7 @@ impl<P: PathPacket> Scheduler<P> for FqCoDel<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::queue::codel::tests::ect_drain;
     use crate::queue::{Queue, QueueDiscipline, QueueSettings};
     use crate::rng::Rng;
     use crate::test_packet::{ect, ect1, pkt, Pkt};
@@ -599,18 +571,7 @@ mod tests {
         // exactly as without the threshold: first at 105 ms, then on its control law.
         let run = |threshold| {
             let spec = FqCoDelSpec { ce_threshold_ns: threshold, ecn: false, ..Default::default() };
-            let mut q = fq(spec, Limit::Packets(10_240));
-            for _ in 0..2000 {
-                q.enqueue(0, ect(1500));
-            }
-            let (mut marked, mut drops) = (Vec::new(), Vec::new());
-            for ms in 1..=600u64 {
-                let now = ms * 1_000_000;
-                let (p, verdict) = q.dequeue(now, |_| drops.push(now)).expect("a packet");
-                assert_eq!(p.ce, verdict == Verdict::Mark);
-                marked.push(verdict == Verdict::Mark);
-            }
-            (marked, drops)
+            ect_drain(fq(spec, Limit::Packets(10_240)))
         };
         let (plain, drops) = run(None);
         assert!(plain.iter().all(|&m| !m));

@@ -9,7 +9,9 @@
 //! sch_red does (net/sched/sch_red.c `red_enqueue`, Linux 6.18): `RED_PROB_MARK` marks an
 //! ECT or CE packet (`INET_ECN_set_ce` succeeds) and drops a Not-ECT one; `RED_HARD_MARK`
 //! (here: a probability of 1, above max_th, or 2 max_th when gentle) does the same, unless
-//! `harddrop` (`TC_RED_HARDDROP`) drops every packet there.
+//! `harddrop` (`TC_RED_HARDDROP`) drops every packet there. With `nodrop` (`TC_RED_NODROP`,
+//! Linux 5.7 on, only with `ecn`: `red_validate_flags`), a Not-ECT packet that either
+//! decision would drop is queued instead, unmarked; `harddrop` still drops first.
 
 use super::{Buffer, Discipline, Fifo, Table, Verdict};
 use crate::rng::Rng;
@@ -34,11 +36,14 @@ pub struct RedSpec {
     pub ecn: bool,
     /// With `ecn`: still drop every packet where the probability is 1 (`tc ... red harddrop`).
     pub harddrop: bool,
+    /// With `ecn`: queue a Not-ECT packet RED decided to signal to instead of dropping it
+    /// (`tc ... red ecn nodrop`). Default off.
+    pub nodrop: bool,
 }
 
 impl Default for RedSpec {
     fn default() -> Self {
-        Self { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true, ecn: false, harddrop: false }
+        Self { min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.002, gentle: true, ecn: false, harddrop: false, nodrop: false }
     }
 }
 
@@ -52,6 +57,10 @@ impl Table for RedSpec {
         }
         if !(self.w_q > 0.0 && self.w_q <= 1.0) {
             return Err(format!("{field}.w_q is {}; allowed: (0, 1]", self.w_q));
+        }
+        if self.nodrop && !self.ecn {
+            // red_validate_flags: "nodrop mode is only meaningful with ECN".
+            return Err(format!("{field}.nodrop is true; allowed: true only with {field}.ecn = true"));
         }
         Ok(())
     }
@@ -83,11 +92,16 @@ pub struct Red {
 }
 
 impl Red {
-    /// The verdict on `p` that RED decided to signal to: a mark if ECN is on, `p` can take
-    /// one and `hard` (harddrop above the ramp) does not forbid it; a drop otherwise.
+    /// The verdict on `p` that RED decided to signal to (`red_enqueue`): a drop without ECN
+    /// or if `hard` (harddrop above the ramp); else a mark if `p` can take one; else, with
+    /// `nodrop`, queued as it is; else a drop.
     fn mark_or_drop<P: PathPacket>(&self, p: &P, hard: bool) -> Verdict {
-        if self.spec.ecn && !hard && p.ecn_capable() {
+        if !self.spec.ecn || hard {
+            Verdict::Drop
+        } else if p.ecn_capable() {
             Verdict::Mark
+        } else if self.spec.nodrop {
+            Verdict::Pass
         } else {
             Verdict::Drop
         }
@@ -257,5 +271,45 @@ mod tests {
         q.enqueue(0, ect());
         let sent: Vec<bool> = std::iter::from_fn(|| q.dequeue(0, |_| unreachable!()).map(|(p, _)| p.ce)).collect();
         assert_eq!(sent.last(), Some(&true));
+    }
+
+    #[test]
+    fn with_nodrop_packets_that_cannot_be_marked_are_queued_instead_of_dropped() {
+        // red_enqueue with `ecn nodrop`: where INET_ECN_set_ce fails (Not-ECT) the packet is
+        // enqueued, unmarked, on both RED_PROB_MARK and RED_HARD_MARK; ECT packets are marked
+        // as without nodrop. The decisions themselves (count reset, random draws) are those
+        // of plain RED, so at a held queue of 12 (p_b 0.07) the same arrivals are signalled
+        // to: with nodrop none is dropped and no packet is marked.
+        let ecn = RedSpec { ecn: true, ..RedSpec::default() };
+        let nodrop = RedSpec { nodrop: true, ..ecn };
+        let n = 20_000;
+        assert_eq!(verdicts(&mut held_at(nodrop, 12, 7), pkt(), n), vec![Verdict::Pass; n as usize]);
+        assert_eq!(verdicts(&mut held_at(nodrop, 12, 7), ect(), n), verdicts(&mut held_at(ecn, 12, 7), ect(), n));
+        assert!(verdicts(&mut held_at(ecn, 12, 7), pkt(), n).contains(&Verdict::Drop));
+        // Above the ramp (RED_HARD_MARK): Not-ECT queued, ECT marked; a Not-ECT packet
+        // queued under nodrop leaves without CE.
+        assert_eq!(verdicts(&mut held_at(nodrop, 30, 0), pkt(), 3), vec![Verdict::Pass; 3]);
+        assert_eq!(verdicts(&mut held_at(nodrop, 30, 0), ect(), 3), vec![Verdict::Mark; 3]);
+        let mut q = held_at(nodrop, 30, 0);
+        q.enqueue(0, pkt());
+        let sent: Vec<bool> = std::iter::from_fn(|| q.dequeue(0, |_| unreachable!()).map(|(p, _)| p.ce)).collect();
+        assert_eq!(sent.last(), Some(&false));
+        // harddrop is tested first: above the ramp it drops both kinds, nodrop or not.
+        let hard = RedSpec { harddrop: true, ..nodrop };
+        assert_eq!(verdicts(&mut held_at(hard, 30, 0), pkt(), 3), vec![Verdict::Drop; 3]);
+        assert_eq!(verdicts(&mut held_at(hard, 30, 0), ect(), 3), vec![Verdict::Drop; 3]);
+        // Below it harddrop does not apply: nodrop queues the Not-ECT packets.
+        assert_eq!(verdicts(&mut held_at(hard, 12, 7), pkt(), n), vec![Verdict::Pass; n as usize]);
+    }
+
+    #[test]
+    fn nodrop_without_ecn_is_refused() {
+        // red_validate_flags refuses TC_RED_NODROP without TC_RED_ECN.
+        let spec = RedSpec { nodrop: true, ..RedSpec::default() };
+        assert_eq!(
+            spec.validate("bottleneck.red").unwrap_err(),
+            "bottleneck.red.nodrop is true; allowed: true only with bottleneck.red.ecn = true"
+        );
+        assert!(RedSpec { ecn: true, ..spec }.validate("bottleneck.red").is_ok());
     }
 }
