@@ -380,7 +380,7 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
 
 def plot_run(results, outdir: Path) -> list[Path]:
     """The standard figures of a run: cwnd.png, throughput.png (per flow, and per group
-    with several groups), queue.png (queueing delay, queue, drops; with several links,
+    with several groups), queue.png (queueing delay, queue, drops and any CE marks; with several links,
     each link's throughput too), rtt.png."""
     outdir = Path(outdir)
     return [plot_cwnd(results, outdir / "cwnd.png"), plot_throughput(results, outdir / "throughput.png"),
