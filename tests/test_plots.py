@@ -182,3 +182,21 @@ def test_drops_after_slow_start_readable(monkeypatch):
     assert any(f"drops peak {res.link.drops.max():.0f} (clipped" in t.get_text() for t in ax.texts)
     full = axes_of(monkeypatch, plots.plot_queue, res, "q.png", scale="full").axes[2]
     assert full.get_ylim()[1] >= res.link.drops.max()
+
+
+def test_marks_per_interval_beside_the_drops(monkeypatch):
+    # A marking queue (CoDel with ecn) and two groups, one negotiating ECN: the link table
+    # has both drops (the plain flow's) and CE marks (the ECN flow's) per interval. The drops
+    # panel draws each as the table has it, one point per interval, marks dashed; a run
+    # without marks (the drop-tail runs above) keeps the drops-only label.
+    res = cubiclab.simulate(Scenario(
+        duration="5s", bottleneck=Bottleneck(rate="20Mbps", buffer="200packets", queue="codel", codel={"ecn": True}),
+        flows=[FlowGroup("cubic", rtt="40ms", ecn=True, name="ecn"), FlowGroup("cubic", rtt="40ms", name="plain")]))
+    assert res.link.marks.sum() > 0 and res.link.drops.sum() > 0
+    ax = axes_of(monkeypatch, plots.plot_queue, res, "q.png", scale="full").axes[2]
+    assert ax.get_ylabel() == "drops, marks\nper 100 ms"
+    solid, dashed = ([ln for ln in ax.get_lines() if ln.get_linestyle() == style] for style in ("-", "--"))
+    assert len(solid) == len(dashed) == 1
+    for line, column in ((solid[0], "drops"), (dashed[0], "marks")):
+        assert list(line.get_xdata()) == list(res.link.t) and list(line.get_ydata()) == list(res.link[column])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["drops", "CE marks"]

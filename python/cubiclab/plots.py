@@ -18,6 +18,7 @@ import matplotlib
 if "ipykernel" not in sys.modules and "MPLBACKEND" not in os.environ:
     matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -318,9 +319,10 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
     """Per link of the path (the bottleneck alone on a dumbbell), three panels sharing the
     time axis: the queueing delay a packet arriving would wait (ms: the bytes queued at the
     link's rate, or at its schedule's rate over the interval), the queue in packets, and the
-    congestion drops per interval on an axis of their own. `scale` is the drops axis's, as
-    plot_cwnd's: "steady" fits the drops after every flow's slow start (its first loss),
-    the slow starts' peak clipped and marked; "full" or "log". With several links, a panel
+    congestion drops per interval on an axis of their own, with the CE marks per interval
+    (dashed) beside them when the queue discipline marked any. `scale` is that axis's, as
+    plot_cwnd's: "steady" fits the drops and marks after every flow's slow start (its first
+    loss), the slow starts' peak clipped and marked; "full" or "log". With several links, a panel
     on top has each link's throughput (its utilisation times its rate, per interval; on a
     dumbbell throughput.png has the bottleneck's)."""
     link = results.link
@@ -331,6 +333,8 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
                              gridspec_kw={"height_ratios": [2] * several + [2, 2, 1]})
     ax_t, (ax_d, ax_q, ax_x) = (axes[0] if several else None), axes[several:]
     thinned, drops = False, {}
+    # Marks are drawn only when there are any: a drop-tail run's figure stays as it was.
+    marked = bool(link.marks.sum()) if len(link) else False
     for i, (k, d) in enumerate(link.groupby("link", observed=True)):
         label = names.get(k, f"link {k}") if several else None
         interval = float(d.t.diff().median()) if len(d) > 1 else 0.1
@@ -346,13 +350,20 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
             ax.plot(x, ty, lw=0.8, color=f"C{i}", label=label, drawstyle="steps-pre" if ax is ax_x else "default")
         ax_x.fill_between(x, ty, step="pre", color=f"C{i}", alpha=0.4)
         drops[k] = (d.t.to_numpy(dtype=float), d.drops.to_numpy(dtype=float))
+        if marked:
+            x, ty = thin(d.t, d.marks.to_numpy())
+            ax_x.plot(x, ty, lw=0.8, color=f"C{i}", ls="--", drawstyle="steps-pre")
+            drops[(k, "marks")] = (d.t.to_numpy(dtype=float), d.marks.to_numpy(dtype=float))
     first_losses = _first_losses(results)
     past_slow_start = max(first_losses.values()) if first_losses else np.inf
-    _steady_limit(ax_x, drops, dict.fromkeys(drops, past_slow_start), scale, "drops")
+    _steady_limit(ax_x, drops, dict.fromkeys(drops, past_slow_start), scale, "drops and marks" if marked else "drops")
     ax_d.set_ylabel("queueing delay (ms)")
     ax_q.set_ylabel("queue (packets)")
     # On two lines: the drops panel is short, and a one-line label overran the queue's.
-    ax_x.set_ylabel(f"drops\nper {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms")
+    ax_x.set_ylabel(f"drops{', marks' * marked}\nper {1e3 * float(link.t.diff()[link.t.diff() > 0].min()) if len(link) > 1 else 0:.0f} ms")
+    if marked:
+        ax_x.legend([Line2D([], [], color="0.3", lw=0.8), Line2D([], [], color="0.3", lw=0.8, ls="--")],
+                    ["drops", "CE marks"], fontsize="x-small", loc="upper right")
     ax_x.set_xlabel("time (s)")
     for ax in axes:
         ax.grid(alpha=0.3)
@@ -369,7 +380,7 @@ def plot_queue(results, path: Path, scale: str = "steady") -> Path:
 
 def plot_run(results, outdir: Path) -> list[Path]:
     """The standard figures of a run: cwnd.png, throughput.png (per flow, and per group
-    with several groups), queue.png (queueing delay, queue, drops; with several links,
+    with several groups), queue.png (queueing delay, queue, drops and any CE marks; with several links,
     each link's throughput too), rtt.png."""
     outdir = Path(outdir)
     return [plot_cwnd(results, outdir / "cwnd.png"), plot_throughput(results, outdir / "throughput.png"),
